@@ -1,0 +1,248 @@
+//! Reading kernel files relative to a root directory opened once.
+//!
+//! `--root DIR` makes every reader look at `DIR/proc/…` and `DIR/sys/…`
+//! instead of the live ones, so a captured board tree (`boards/<name>/`) or a
+//! fixture is read by exactly the code that reads the real kernel. Paths are
+//! passed as `&str` shorter than 256 bytes, which rustix turns into C strings
+//! on the stack: opening a file allocates nothing.
+//!
+//! # References
+//! openat(2), read(2), getdents64(2).
+
+use core::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode, OFlags, RawDir};
+use rustix::io::Errno;
+
+/// Why a file could not be read into its fixed buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// openat(2) failed (ENOENT: absent; EACCES; …).
+    Open(Errno),
+    /// read(2) failed after a successful open (EOPNOTSUPP on a PSI file of a
+    /// kernel booted without `psi=1`, ESRCH on a vanished PID, EIO, …).
+    Read(Errno),
+    /// The file is larger than the buffer: the fixed size chosen for it was
+    /// wrong for this kernel. Never a silent cut.
+    Truncated {
+        /// Capacity of the buffer that overflowed, in bytes.
+        capacity: usize,
+    },
+}
+
+impl ReadError {
+    /// The errno behind the failure, if any.
+    pub fn errno(self) -> Option<Errno> {
+        match self {
+            ReadError::Open(e) | ReadError::Read(e) => Some(e),
+            ReadError::Truncated { .. } => None,
+        }
+    }
+
+    /// True when the file (or the process it belonged to) does not exist:
+    /// ENOENT or ESRCH, which /proc/PID files return interchangeably when a
+    /// process exits mid-scan.
+    pub fn is_gone(self) -> bool {
+        matches!(self.errno(), Some(Errno::NOENT) | Some(Errno::SRCH))
+    }
+
+    /// A short description for a one-line warning.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ReadError::Open(Errno::NOENT) => "not found",
+            ReadError::Open(Errno::ACCESS) | ReadError::Open(Errno::PERM) => "permission denied",
+            ReadError::Open(_) => "cannot open",
+            ReadError::Read(Errno::OPNOTSUPP) => "not supported by this kernel",
+            ReadError::Read(_) => "read failed",
+            ReadError::Truncated { .. } => "larger than its buffer",
+        }
+    }
+}
+
+/// The directory that `proc/` and `sys/` are read under (`/` by default).
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+}
+
+impl Root {
+    /// Opens `path` as the root directory (O_DIRECTORY | O_CLOEXEC).
+    ///
+    /// # Errors
+    /// The errno of openat(2), e.g. ENOENT or ENOTDIR.
+    pub fn open(path: &str) -> Result<Root, Errno> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Root { fd })
+    }
+
+    /// The root directory's file descriptor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Reads the whole of `path` (relative, e.g. `proc/meminfo`) into `buf`.
+    ///
+    /// # Errors
+    /// See [`ReadError`]; a file that does not fit is `Truncated`.
+    pub fn read<'b>(&self, path: &str, buf: &'b mut [u8]) -> Result<&'b [u8], ReadError> {
+        read_at(self.fd.as_fd(), path, buf)
+    }
+
+    /// Opens the directory `path` under the root.
+    ///
+    /// # Errors
+    /// The errno of openat(2).
+    pub fn open_dir(&self, path: &str) -> Result<OwnedFd, Errno> {
+        open_dir_at(self.fd.as_fd(), path)
+    }
+}
+
+/// Opens directory `path` relative to `dir` (O_DIRECTORY | O_CLOEXEC).
+///
+/// # Errors
+/// The errno of openat(2).
+pub fn open_dir_at(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat(
+        dir,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// Reads the whole of `path`, relative to `dir`, into `buf`.
+///
+/// Reads until end of file. When `buf` fills, one more byte is attempted: if
+/// the file had more, the result is [`ReadError::Truncated`].
+///
+/// # Errors
+/// [`ReadError::Open`], [`ReadError::Read`] or [`ReadError::Truncated`].
+pub fn read_at<'b>(
+    dir: BorrowedFd<'_>,
+    path: &str,
+    buf: &'b mut [u8],
+) -> Result<&'b [u8], ReadError> {
+    let fd = rustix::fs::openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(ReadError::Open)?;
+    read_fd(fd.as_fd(), buf)
+}
+
+/// Reads from `fd` until end of file into `buf`; see [`read_at`].
+///
+/// # Errors
+/// [`ReadError::Read`] or [`ReadError::Truncated`].
+pub fn read_fd<'b>(fd: BorrowedFd<'_>, buf: &'b mut [u8]) -> Result<&'b [u8], ReadError> {
+    let mut len = 0;
+    while len < buf.len() {
+        match rustix::io::read(fd, &mut buf[len..]) {
+            Ok(0) => return Ok(&buf[..len]),
+            Ok(n) => len += n,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(ReadError::Read(e)),
+        }
+    }
+    let mut probe = [0u8; 1];
+    loop {
+        match rustix::io::read(fd, &mut probe) {
+            Ok(0) => return Ok(&buf[..len]),
+            Ok(_) => {
+                return Err(ReadError::Truncated {
+                    capacity: buf.len(),
+                });
+            }
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(ReadError::Read(e)),
+        }
+    }
+}
+
+/// Calls `f` with the name of every entry of the directory `dir` (other
+/// than `.` and `..`), using `scratch` as the getdents64(2) buffer.
+///
+/// The directory offset is rewound first, so the same open directory can be
+/// listed once per tick. Stops early when `f` returns `false`.
+///
+/// # Errors
+/// The errno of lseek(2) or getdents64(2).
+pub fn for_each_entry(
+    dir: BorrowedFd<'_>,
+    scratch: &mut [MaybeUninit<u8>],
+    mut f: impl FnMut(&[u8], rustix::fs::FileType) -> bool,
+) -> Result<(), Errno> {
+    rustix::fs::seek(dir, rustix::fs::SeekFrom::Start(0))?;
+    let mut it = RawDir::new(dir, scratch);
+    while let Some(entry) = it.next() {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        if !f(name, entry.file_type()) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Formats `prefix`, the decimal `n` and `suffix` into `out` (e.g.
+/// `12345/comm`), returning the text; `None` when `out` is too small.
+///
+/// Used to build per-PID paths on the stack, once per process per tick,
+/// without formatting machinery.
+pub fn join_num<'o>(out: &'o mut [u8], prefix: &str, n: u64, suffix: &str) -> Option<&'o str> {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let parts: [&[u8]; 3] = [prefix.as_bytes(), &digits[i..], suffix.as_bytes()];
+    let mut len = 0;
+    for p in parts {
+        out.get_mut(len..len + p.len())?.copy_from_slice(p);
+        len += p.len();
+    }
+    core::str::from_utf8(&out[..len]).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    #[test]
+    fn join_num_formats_and_checks_capacity() {
+        let mut b = [0u8; 32];
+        assert_eq!(join_num(&mut b, "", 12345, "/comm"), Some("12345/comm"));
+        assert_eq!(join_num(&mut b, "zram", 0, "/mm_stat"), Some("zram0/mm_stat"));
+        let mut small = [0u8; 4];
+        assert_eq!(join_num(&mut small, "", 12345, ""), None);
+    }
+
+    #[test]
+    fn read_reports_truncation_not_a_cut() {
+        let dir = std::env::temp_dir().join(std::format!("headroom-root-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("f"), b"0123456789").unwrap();
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut exact = [0u8; 10];
+        assert_eq!(root.read("f", &mut exact).unwrap(), b"0123456789");
+        let mut small = [0u8; 9];
+        assert_eq!(
+            root.read("f", &mut small),
+            Err(ReadError::Truncated { capacity: 9 })
+        );
+        assert!(root.read("absent", &mut exact).unwrap_err().is_gone());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

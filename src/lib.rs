@@ -29,3 +29,14 @@ pub mod zram;
 pub mod compilers;
 pub mod logtail;
 pub mod text;
+
+// The model, the CSV and the summary.
+pub mod clock;
+pub mod csvread;
+pub mod fsstat;
+pub mod row;
+pub mod summary;
+
+// The recording.
+pub mod record;
+pub mod sampler;

@@ -1,0 +1,297 @@
+//! The recording loop: sample, write one row with one write(2), feed the
+//! summary, wait for the next tick, a stop signal or the watched process.
+//!
+//! Nothing here allocates: the row is formatted into a fixed buffer and the
+//! summary keeps only peak rows.
+//!
+//! # References
+//! write(2), ftruncate(2), poll(2), pidfd_open(2), kill(2).
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::clock;
+use crate::row::{HEADER_COMPAT, HEADER_FULL, ROW_CAP};
+use crate::sampler::{Buffers, Sampler, Warn};
+use crate::summary::Summary;
+
+/// Why the CSV could not be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// The path is a symlink (O_NOFOLLOW gave ELOOP): refused, target untouched.
+    Symlink,
+    /// Any other openat(2) or first write(2) failure.
+    Io(Errno),
+}
+
+/// The CSV being written: every row goes out in one write(2) and is
+/// complete or absent.
+pub struct CsvOut {
+    fd: OwnedFd,
+    /// Bytes known to be in the file (header and complete rows).
+    len: u64,
+    failing: bool,
+    /// Rows that could not be written (disk full, I/O error).
+    pub lost: u64,
+}
+
+impl CsvOut {
+    /// Creates or truncates `name` in `dir` (O_NOFOLLOW: a symlink planted
+    /// at the path is refused) and writes the header.
+    ///
+    /// # Errors
+    /// [`OpenError::Symlink`] or [`OpenError::Io`].
+    pub fn create(dir: BorrowedFd<'_>, name: &str, compat: bool) -> Result<CsvOut, OpenError> {
+        let fd = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )
+        .map_err(|e| if e == Errno::LOOP { OpenError::Symlink } else { OpenError::Io(e) })?;
+        let mut out = CsvOut {
+            fd,
+            len: 0,
+            failing: false,
+            lost: 0,
+        };
+        let header = if compat { HEADER_COMPAT } else { HEADER_FULL };
+        out.append(header.as_bytes()).map_err(OpenError::Io)?;
+        Ok(out)
+    }
+
+    /// Appends `bytes` with one write(2). A short write (the disk filled
+    /// mid-row) is undone with ftruncate(2) so no partial row remains.
+    ///
+    /// # Errors
+    /// The errno of write(2); ENOSPC for a short write.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), Errno> {
+        let r = loop {
+            match rustix::io::write(&self.fd, bytes) {
+                Err(Errno::INTR) => continue,
+                other => break other,
+            }
+        };
+        match r {
+            Ok(n) if n == bytes.len() => {
+                self.len += n as u64;
+                Ok(())
+            }
+            Ok(_) => {
+                let _ = rustix::fs::ftruncate(&self.fd, self.len);
+                let _ = rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(self.len));
+                Err(Errno::NOSPC)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// What ended a recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `--count N` rows were taken.
+    Count,
+    /// The watched process exited.
+    WatchedExited,
+    /// SIGINT, SIGTERM or SIGHUP (the number).
+    Signal(i32),
+}
+
+/// How the loop learns that it must stop.
+pub trait StopFlag {
+    /// The signal received so far, if any.
+    fn signal(&self) -> Option<i32>;
+}
+
+/// Watching `--watch-pid`: a pidfd when the kernel has pidfd_open (5.3+),
+/// else kill(pid, 0) where EPERM still means alive.
+pub enum Watch {
+    /// Nothing to watch.
+    None,
+    /// A pidfd: readable once the process has exited.
+    PidFd(OwnedFd),
+    /// Polled with kill(pid, 0).
+    Kill(rustix::process::Pid),
+}
+
+impl Watch {
+    /// Starts watching `pid`; a process already gone gives `Ok(None)`.
+    pub fn pid(pid: i32) -> Option<Watch> {
+        let p = rustix::process::Pid::from_raw(pid)?;
+        match rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => Some(Watch::PidFd(fd)),
+            Err(Errno::SRCH) => None,
+            Err(_) => Some(Watch::Kill(p)),
+        }
+    }
+
+    fn exited(&self) -> bool {
+        match self {
+            Watch::None => false,
+            Watch::PidFd(fd) => {
+                let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+                let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+                matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+            }
+            Watch::Kill(p) => {
+                matches!(rustix::process::test_kill_process(*p), Err(Errno::SRCH))
+            }
+        }
+    }
+}
+
+/// The recording's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// Time between rows, in milliseconds (0: as fast as possible).
+    pub interval_ms: u64,
+    /// Stop after this many rows.
+    pub count: Option<u64>,
+    /// Write only the 14 compatible columns.
+    pub compat: bool,
+}
+
+/// Waits up to `ms` for the stop fd or the pidfd to become readable.
+fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    // Without a pidfd, wake at least once a second to re-check kill(pid, 0).
+    let ms = if matches!(watch, Watch::Kill(_)) { ms.min(1000) } else { ms };
+    let ts = rustix::time::Timespec {
+        tv_sec: (ms / 1000) as i64,
+        tv_nsec: ((ms % 1000) * 1_000_000) as i64,
+    };
+    let mut fds: heapless::Vec<PollFd<'_>, 2> = heapless::Vec::new();
+    if let Some(s) = stop_fd {
+        let _ = fds.push(PollFd::from_borrowed_fd(s, PollFlags::IN));
+    }
+    if let Watch::PidFd(p) = watch {
+        let _ = fds.push(PollFd::from_borrowed_fd(p.as_fd(), PollFlags::IN));
+    }
+    // EINTR (a signal arrived) simply ends the wait; the flag says why.
+    let _ = poll(&mut fds, Some(&ts));
+}
+
+/// Runs the loop until `--count`, the watched process or a signal stops it.
+///
+/// Each tick: sample, format, one write(2), feed `summary`. A row that
+/// cannot be written is counted in `summary.lost` and in `csv.lost`; the
+/// loop warns once and keeps sampling, writing again when space returns.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    sampler: &mut Sampler<'_>,
+    bufs: &mut Buffers,
+    csv: &mut CsvOut,
+    summary: &mut Summary,
+    plan: Plan,
+    watch: &Watch,
+    stop: &impl StopFlag,
+    stop_fd: Option<BorrowedFd<'_>>,
+    warn: &mut impl Warn,
+    on_row: &mut impl FnMut(&crate::row::Row, WriteState),
+) -> Stop {
+    let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
+    let start_ns = clock::monotonic_ns();
+    let mut rows: u64 = 0;
+    loop {
+        let row = sampler.tick(clock::now_epoch(), bufs, warn);
+        let state = if row.format(plan.compat, &mut line).is_err() {
+            WriteState::Lost(Errno::NOBUFS)
+        } else {
+            match csv.append(&line) {
+                Ok(()) if csv.failing => {
+                    csv.failing = false;
+                    WriteState::Resumed
+                }
+                Ok(()) => WriteState::Written,
+                Err(e) => {
+                    csv.lost += 1;
+                    summary.lost += 1;
+                    let first = !csv.failing;
+                    csv.failing = true;
+                    if first { WriteState::Lost(e) } else { WriteState::StillLost }
+                }
+            }
+        };
+        summary.mem_estimated |= sampler.mem_estimated;
+        summary.observe(&row);
+        on_row(&row, state);
+        rows += 1;
+
+        if let Some(sig) = stop.signal() {
+            return Stop::Signal(sig);
+        }
+        if plan.count.is_some_and(|c| rows >= c) {
+            return Stop::Count;
+        }
+        if watch.exited() {
+            return Stop::WatchedExited;
+        }
+        // Next tick on a fixed schedule from the start, so a slow tick
+        // does not drift the series.
+        loop {
+            let now = clock::monotonic_ns();
+            let due = start_ns.saturating_add(rows.saturating_mul(plan.interval_ms).saturating_mul(1_000_000));
+            if now >= due {
+                break;
+            }
+            wait((due - now).div_ceil(1_000_000), stop_fd, watch);
+            if let Some(sig) = stop.signal() {
+                return Stop::Signal(sig);
+            }
+            if watch.exited() {
+                return Stop::WatchedExited;
+            }
+        }
+    }
+}
+
+/// What happened to the row just sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteState {
+    /// Written whole.
+    Written,
+    /// Written whole after earlier rows were lost.
+    Resumed,
+    /// Not written: the first failure of a run of failures (warn once).
+    Lost(Errno),
+    /// Not written, failures continuing.
+    StillLost,
+}
+
+/// Writes `bytes` to `name` in `dir` through a temporary file and a rename,
+/// so a reader never sees half a summary.
+///
+/// # Errors
+/// The errno of openat(2), write(2) or renameat(2).
+pub fn write_file_atomic(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    tmp_name: &str,
+    bytes: &[u8],
+) -> Result<(), Errno> {
+    let fd = rustix::fs::openat(
+        dir,
+        tmp_name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )?;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match rustix::io::write(&fd, rest) {
+            Ok(0) => {
+                let _ = rustix::fs::unlinkat(dir, tmp_name, rustix::fs::AtFlags::empty());
+                return Err(Errno::NOSPC);
+            }
+            Ok(n) => rest = &rest[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(dir, tmp_name, rustix::fs::AtFlags::empty());
+                return Err(e);
+            }
+        }
+    }
+    drop(fd);
+    rustix::fs::renameat(dir, tmp_name, dir, name)
+}

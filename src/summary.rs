@@ -1,0 +1,506 @@
+//! The run summary: the toolchain's headings in its order, then headroom's
+//! own sections for the data only headroom records.
+//!
+//! [`Summary`] is a streaming accumulator: it sees each [`Row`] once (from
+//! the sampler while recording, or from [`crate::csvread`] for
+//! `summarize`) and keeps only the rows where a peak happened, so its size
+//! is fixed whatever the length of the run.
+//!
+//! Fixes over the bash summarizer (SPEC.md "Summary"): a sample with 0 MB
+//! available or 0 GB free disk counts as near-OOM / low-disk; an empty CSV
+//! prints `samples=0` and no peaks; OOM kills come from /proc/vmstat; the
+//! default thresholds scale down on small hosts and the summary says which
+//! threshold it used.
+
+use heapless::{String, Vec};
+use ufmt::{uWrite, uwrite};
+
+use crate::clock::Iso;
+use crate::row::Row;
+use crate::text::{Context, Stage};
+
+/// The toolchain's default near-OOM threshold, MiB of MemAvailable.
+pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
+/// The toolchain's default low-disk threshold, GiB free.
+pub const DEFAULT_LOW_DISK_GB: u64 = 20;
+/// OOM-kill rows listed one by one; later ones are only counted.
+pub const OOM_ROWS: usize = 16;
+/// Capacity of the rendered summary: about 2 KiB of fixed text plus 16 OOM
+/// rows of at most ~420 bytes. 16 KiB leaves room.
+pub const TEXT_CAP: usize = 16 * 1024;
+
+/// The rendered summary text.
+pub type Text = String<TEXT_CAP>;
+
+/// A threshold and where its value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold {
+    /// Given on the command line.
+    Given(u64),
+    /// The toolchain's default (host large enough).
+    Default(u64),
+    /// Default scaled to a small host: (value, the host size it was scaled from).
+    Scaled(u64, u64),
+}
+
+impl Threshold {
+    /// The value in the threshold's unit.
+    pub fn value(self) -> u64 {
+        match self {
+            Threshold::Given(v) | Threshold::Default(v) | Threshold::Scaled(v, _) => v,
+        }
+    }
+}
+
+/// Where an OOM kill was noticed: the row where the counter rose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct OomRow {
+    iso: Iso,
+    kills: u64,
+    stage: Stage,
+    context: Context,
+}
+
+/// The streaming accumulator behind the summary.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    near_oom: Option<Threshold>,
+    low_disk: Option<Threshold>,
+    samples: u64,
+    max_elapsed: u64,
+    peak_mem: Option<Row>,
+    min_avail: Option<Row>,
+    peak_swap: Option<Row>,
+    min_disk: Option<Row>,
+    peak_load: Option<Row>,
+    peak_cpu: u64,
+    near_oom_samples: u64,
+    low_disk_samples: u64,
+    oom_kills: Option<u64>,
+    oom_rows: Vec<OomRow, OOM_ROWS>,
+    oom_rows_more: u64,
+    peak_rss: Option<Row>,
+    peak_zram: Option<Row>,
+    min_tmp: Option<Row>,
+    min_cg: Option<Row>,
+    /// Malformed CSV rows skipped by `summarize`.
+    pub skipped: u64,
+    /// Rows sampled but not written (the CSV's disk was full).
+    pub lost: u64,
+    /// The MemAvailable figures were estimated (kernel without MemAvailable).
+    pub mem_estimated: bool,
+}
+
+/// Keeps `slot` as the row with the largest (`max`) or smallest key; the
+/// first row wins ties, as `awk '$x > max'` does.
+fn keep(slot: &mut Option<Row>, row: &Row, key: impl Fn(&Row) -> Option<u64>, max: bool) {
+    let Some(k) = key(row) else { return };
+    let better = match slot.as_ref().and_then(&key) {
+        None => true,
+        Some(old) => {
+            if max {
+                k > old
+            } else {
+                k < old
+            }
+        }
+    };
+    if better {
+        *slot = Some(row.clone());
+    }
+}
+
+impl Summary {
+    /// An empty summary; `near_oom_mb` / `low_disk_gb` are the command-line
+    /// thresholds, `None` for the (host-scaled) defaults.
+    pub fn new(near_oom_mb: Option<u64>, low_disk_gb: Option<u64>) -> Summary {
+        Summary {
+            near_oom: near_oom_mb.map(Threshold::Given),
+            low_disk: low_disk_gb.map(Threshold::Given),
+            samples: 0,
+            max_elapsed: 0,
+            peak_mem: None,
+            min_avail: None,
+            peak_swap: None,
+            min_disk: None,
+            peak_load: None,
+            peak_cpu: 0,
+            near_oom_samples: 0,
+            low_disk_samples: 0,
+            oom_kills: None,
+            oom_rows: Vec::new(),
+            oom_rows_more: 0,
+            peak_rss: None,
+            peak_zram: None,
+            min_tmp: None,
+            min_cg: None,
+            skipped: 0,
+            lost: 0,
+            mem_estimated: false,
+        }
+    }
+
+    /// Number of rows observed.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Thresholds from the first row: RAM = used + available; disk total
+    /// from free space and use%.
+    fn set_thresholds(&mut self, row: &Row) {
+        if self.near_oom.is_none() {
+            let ram = row.mem_used_mb.saturating_add(row.mem_avail_mb);
+            self.near_oom = Some(if ram > 0 && ram < 2 * DEFAULT_NEAR_OOM_MB {
+                Threshold::Scaled((ram / 8).max(1), ram)
+            } else {
+                Threshold::Default(DEFAULT_NEAR_OOM_MB)
+            });
+        }
+        if self.low_disk.is_none() {
+            let avail_mb = row
+                .ext
+                .disk_avail_mb
+                .unwrap_or(row.disk_avail_gb.saturating_mul(1024));
+            let total_gb = (row.disk_pct < 100)
+                .then(|| avail_mb.saturating_mul(100) / (100 - row.disk_pct) / 1024);
+            self.low_disk = Some(match total_gb {
+                Some(t) if t > 0 && t < 2 * DEFAULT_LOW_DISK_GB => {
+                    Threshold::Scaled((t / 10).max(1), t)
+                }
+                _ => Threshold::Default(DEFAULT_LOW_DISK_GB),
+            });
+        }
+    }
+
+    /// Takes one row into account.
+    pub fn observe(&mut self, row: &Row) {
+        if self.samples == 0 {
+            self.set_thresholds(row);
+        }
+        self.samples += 1;
+        self.max_elapsed = self.max_elapsed.max(row.elapsed_s);
+        keep(&mut self.peak_mem, row, |r| Some(r.mem_used_mb), true);
+        keep(&mut self.min_avail, row, |r| Some(r.mem_avail_mb), false);
+        keep(&mut self.peak_swap, row, |r| Some(r.swap_used_mb), true);
+        keep(&mut self.min_disk, row, |r| Some(r.disk_avail_gb), false);
+        keep(&mut self.peak_load, row, |r| Some(r.load1.centi), true);
+        self.peak_cpu = self.peak_cpu.max(row.cpu_pct);
+        if row.mem_avail_mb < self.near_oom.map_or(0, Threshold::value) {
+            self.near_oom_samples += 1;
+        }
+        if row.disk_avail_gb < self.low_disk.map_or(0, Threshold::value) {
+            self.low_disk_samples += 1;
+        }
+        if let Some(k) = row.ext.oom_kills {
+            let prev = self.oom_kills.unwrap_or(0);
+            if k > prev {
+                let ev = OomRow {
+                    iso: row.iso,
+                    kills: k - prev,
+                    stage: row.stage.clone(),
+                    context: row.context.clone(),
+                };
+                if self.oom_rows.push(ev).is_err() {
+                    self.oom_rows_more += 1;
+                }
+            }
+            self.oom_kills = Some(prev.max(k));
+        }
+        keep(&mut self.peak_rss, row, |r| r.ext.peak_rss_mb, true);
+        keep(&mut self.peak_zram, row, |r| r.ext.zram_stored_mb, true);
+        keep(&mut self.min_tmp, row, |r| r.ext.tmp_avail_mb, false);
+        keep(&mut self.min_cg, row, |r| r.ext.cg_mem_avail_mb, false);
+    }
+
+    /// Renders the summary into `out` (appending).
+    ///
+    /// # Errors
+    /// `Err(())` when `out` is full, which [`TEXT_CAP`] rules out.
+    pub fn render(&self, out: &mut Text) -> Result<(), ()> {
+        self.render_to(out).map_err(drop)
+    }
+
+    fn render_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let d = self.max_elapsed;
+        uwrite!(w, "=== resource-monitor summary ===\n")?;
+        uwrite!(w, "samples={}  duration={}m", self.samples, d / 60)?;
+        two_digits(w, d % 60)?;
+        uwrite!(w, "s\n")?;
+        if self.skipped > 0 {
+            uwrite!(w, "skipped {} malformed rows\n", self.skipped)?;
+        }
+        if self.lost > 0 {
+            uwrite!(w, "rows lost (the CSV could not be written): {}\n", self.lost)?;
+        }
+        let (Some(pm), Some(ma), Some(ps), Some(md), Some(pl)) = (
+            &self.peak_mem,
+            &self.min_avail,
+            &self.peak_swap,
+            &self.min_disk,
+            &self.peak_load,
+        ) else {
+            return Ok(());
+        };
+        if self.mem_estimated {
+            uwrite!(w, "note: MemAvailable missing on this kernel; estimated as MemFree + Buffers + Cached - Shmem\n")?;
+        }
+        uwrite!(w, "\nPEAK MEMORY USE:\n")?;
+        uwrite!(
+            w,
+            "  {} MB used  (only {} MB available)  at {}\n",
+            pm.mem_used_mb,
+            pm.mem_avail_mb,
+            pm.iso.as_str()
+        )?;
+        stage_context(w, pm)?;
+        uwrite!(w, "\nMIN MEMORY AVAILABLE (closest to OOM):\n")?;
+        uwrite!(w, "  {} MB free  at {}\n", ma.mem_avail_mb, ma.iso.as_str())?;
+        stage_context(w, ma)?;
+        if ps.swap_used_mb > 0 {
+            uwrite!(
+                w,
+                "\nPEAK SWAP USE: {} MB  at {}  (stage={})\n",
+                ps.swap_used_mb,
+                ps.iso.as_str(),
+                stage_of(ps)
+            )?;
+        } else {
+            uwrite!(w, "\nPEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]\n")?;
+        }
+        uwrite!(w, "\nMIN DISK FREE (build fs):\n")?;
+        uwrite!(w, "  {} GB free  at {}\n", md.disk_avail_gb, md.iso.as_str())?;
+        stage_context(w, md)?;
+        uwrite!(
+            w,
+            "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%\n",
+            pl.load1.text.as_str(),
+            pl.iso.as_str(),
+            stage_of(pl),
+            self.peak_cpu
+        )?;
+        let near = self.near_oom.unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
+        let low = self.low_disk.unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB));
+        uwrite!(
+            w,
+            "samples below {} MB free RAM (near-OOM): {}\n",
+            near.value(),
+            self.near_oom_samples
+        )?;
+        uwrite!(
+            w,
+            "samples below {} GB free disk: {}\n",
+            low.value(),
+            self.low_disk_samples
+        )?;
+        match self.oom_kills {
+            Some(k) => uwrite!(w, "kernel OOM-kill events: {}\n", k)?,
+            None => uwrite!(
+                w,
+                "kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)\n"
+            )?,
+        }
+        uwrite!(w, "thresholds: near-OOM ")?;
+        threshold(w, near, "MB", "RAM", "1/8")?;
+        uwrite!(w, ", low-disk ")?;
+        threshold(w, low, "GB", "disk", "1/10")?;
+        uwrite!(w, "\n")?;
+        self.render_own(w)
+    }
+
+    /// headroom's sections, each only when its column has data.
+    fn render_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if let Some(r) = &self.peak_rss {
+            if let Some(mb) = r.ext.peak_rss_mb {
+                uwrite!(
+                    w,
+                    "\nPEAK COMPILER RSS: {} MB ({})  at {}\n",
+                    mb,
+                    r.ext.peak_rss_comm.as_str(),
+                    r.iso.as_str()
+                )?;
+                stage_context(w, r)?;
+            }
+        }
+        if !self.oom_rows.is_empty() {
+            uwrite!(w, "\nOOM KILLS (rows where the kernel counter rose):\n")?;
+            for ev in &self.oom_rows {
+                uwrite!(
+                    w,
+                    "  +{} at {}  stage={}  context={}\n",
+                    ev.kills,
+                    ev.iso.as_str(),
+                    if ev.stage.is_empty() { "?" } else { ev.stage.as_str() },
+                    ev.context.as_str()
+                )?;
+            }
+            if self.oom_rows_more > 0 {
+                uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
+            }
+        }
+        if let Some(r) = &self.peak_zram {
+            if let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb) {
+                if stored > 0 {
+                    uwrite!(
+                        w,
+                        "\nZRAM: peak {} MB stored in {} MB of RAM  at {}\n",
+                        stored,
+                        ram,
+                        r.iso.as_str()
+                    )?;
+                }
+            }
+        }
+        if let Some(r) = &self.min_tmp {
+            if let (Some(mb), Some(pct)) = (r.ext.tmp_avail_mb, r.ext.tmp_pct) {
+                uwrite!(
+                    w,
+                    "\n/TMP: min {} MB free ({}% used)  at {}\n",
+                    mb,
+                    pct,
+                    r.iso.as_str()
+                )?;
+            }
+        }
+        if let Some(r) = &self.min_cg {
+            if let Some(mb) = r.ext.cg_mem_avail_mb {
+                uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MB left under the memory limit  at {}\n",
+                    mb,
+                    r.iso.as_str()
+                )?;
+                stage_context(w, r)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn two_digits<W: uWrite>(w: &mut W, v: u64) -> Result<(), W::Error> {
+    if v < 10 {
+        uwrite!(w, "0")?;
+    }
+    uwrite!(w, "{}", v)
+}
+
+fn stage_of(r: &Row) -> &str {
+    if r.stage.is_empty() { "?" } else { r.stage.as_str() }
+}
+
+fn stage_context<W: uWrite>(w: &mut W, r: &Row) -> Result<(), W::Error> {
+    uwrite!(w, "  stage={}  context={}\n", stage_of(r), r.context.as_str())
+}
+
+fn threshold<W: uWrite>(
+    w: &mut W,
+    t: Threshold,
+    unit: &str,
+    what: &str,
+    frac: &str,
+) -> Result<(), W::Error> {
+    match t {
+        Threshold::Given(v) => uwrite!(w, "< {} {} (given)", v, unit),
+        Threshold::Default(v) => uwrite!(w, "< {} {} (toolchain default)", v, unit),
+        Threshold::Scaled(v, host) => uwrite!(
+            w,
+            "< {} {} (default scaled to {} of {} {} {})",
+            v,
+            unit,
+            frac,
+            host,
+            unit,
+            what
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::csvread::CsvRows;
+
+    fn summarize(data: &[u8], near: Option<u64>, low: Option<u64>) -> std::string::String {
+        let mut s = Summary::new(near, low);
+        let mut r = CsvRows::new();
+        r.feed(data, &mut |row| s.observe(row)).unwrap();
+        r.feed(&[], &mut |row| s.observe(row)).unwrap();
+        s.skipped = r.skipped;
+        let mut t = Text::new();
+        s.render(&mut t).unwrap();
+        std::string::String::from(t.as_str())
+    }
+
+    const SAMPLE: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/toolchain-cargo-build.csv"
+    ));
+
+    #[test]
+    fn toolchain_sample_summary_whole() {
+        let got = summarize(SAMPLE, None, None);
+        let want = "=== resource-monitor summary ===
+samples=18  duration=0m18s
+
+PEAK MEMORY USE:
+  689 MB used  (only 23416 MB available)  at 2026-11-30T01:03:09Z
+  stage=build  context= Compiling syn v2.0.119
+
+MIN MEMORY AVAILABLE (closest to OOM):
+  23416 MB free  at 2026-11-30T01:03:09Z
+  stage=build  context= Compiling syn v2.0.119
+
+PEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]
+
+MIN DISK FREE (build fs):
+  76 GB free  at 2026-11-30T01:03:05Z
+  stage=build  context=
+
+PEAK LOAD: 0.84  at 2026-11-30T01:03:18Z (stage=build)   PEAK CPU: 100%
+samples below 4096 MB free RAM (near-OOM): 0
+samples below 20 GB free disk: 0
+kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)
+thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain default)
+";
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn zeros_count_as_near_oom_and_low_disk() {
+        let data = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
+100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\"
+115,1970-01-01T00:01:55Z,15,1.00,50,3900,0,100,200,0,100,1,b,\"y\"
+";
+        let got = summarize(data, None, None);
+        // RAM 3900 MB < 8192: threshold 3900/8 = 487; disk total ≈ 33 GB: 3 GB.
+        assert!(got.contains("samples below 487 MB free RAM (near-OOM): 1\n"), "{got}");
+        assert!(got.contains("samples below 3 GB free disk: 2\n"), "{got}");
+        assert!(got.contains("PEAK SWAP USE: 200 MB  at 1970-01-01T00:01:55Z  (stage=b)\n"));
+        assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  0 MB free  at 1970-01-01T00:01:55Z\n  stage=b  context=y\n"));
+        assert!(got.contains("(default scaled to 1/8 of 3900 MB RAM)"), "{got}");
+        let given = summarize(data, Some(1000), Some(1));
+        assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
+        assert!(given.contains("samples below 1 GB free disk: 1\n"));
+        assert!(given.contains("near-OOM < 1000 MB (given)"));
+    }
+
+    #[test]
+    fn empty_csv_prints_samples_zero_and_no_peaks() {
+        let got = summarize(crate::row::HEADER_FULL.as_bytes(), None, None);
+        assert_eq!(got, "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n");
+    }
+
+    #[test]
+    fn oom_rows_and_own_sections() {
+        let mut data = std::string::String::from(crate::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\",0,0,0,500,10,1100,0,,,700,cc1plus\n");
+        data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus\n");
+        let got = summarize(data.as_bytes(), None, None);
+        assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
+        assert!(got.contains("OOM KILLS (rows where the kernel counter rose):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
+        assert!(got.contains("PEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z\n"));
+        assert!(got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM"));
+        assert!(got.contains("/TMP: min 400 MB free (20% used)"));
+        assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
+    }
+}

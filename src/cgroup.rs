@@ -441,7 +441,7 @@ fn open_controller(
             return Ok(None);
         };
         let mp = mountinfo::unescape(m.mount_point, &mut mp_store).ok_or(CgroupError::TooDeep)?;
-        (&*mp, rest)
+        (mp, rest)
     };
 
     if components(rest).any(|c| c == b"..") {
@@ -544,8 +544,8 @@ impl MemCgroup {
     /// (the deepest on a tie); `None` when no level has a readable limit
     /// below MemTotal and a readable usage. `buf`: [`TICK_BUF_LEN`].
     ///
-    /// v1 with `memory.use_hierarchy = 0` (deprecated; always 1 since Linux
-    /// 5.16) would make an ancestor's limit not apply; it is not checked.
+    /// v1 with `memory.use_hierarchy = 0` (deprecated; forced to 1 since Linux
+    /// 5.11) would make an ancestor's limit not apply; it is not checked.
     pub fn remaining(&self, mem_total_kib: u64, buf: &mut [u8]) -> Option<Remaining> {
         let total = mem_total_kib.saturating_mul(1024);
         let (limit_file, usage_file, _) = self.files();
@@ -648,7 +648,7 @@ impl CpuCgroup {
             .min()
     }
 
-    /// Number of CPUs in v2 `cpuset.cpus.effective` (since Linux 4.14 on
+    /// Number of CPUs in v2 `cpuset.cpus.effective` (since Linux 5.0 on
     /// v2), from the deepest level where it is readable. `None` on v1 (the
     /// cpuset controller has its own hierarchy there), when absent, or when
     /// the list is empty. `buf`: [`TICK_BUF_LEN`].

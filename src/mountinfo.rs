@@ -31,7 +31,7 @@ pub const PATH: &str = "proc/self/mountinfo";
 /// A Raspberry Pi OS or desktop host has 30–60 mounts of about 120 bytes
 /// (4–8 KiB), but a Docker host lists every container's overlay (whose
 /// lowerdir/upperdir options make a line 300–1,000 bytes), its `/proc`,
-/// `/sys`, cgroup and shm mounts: a few hundred lines, measured at 30–50 KiB
+/// `/sys`, cgroup and shm mounts: a few hundred lines, estimated at 30–50 KiB (not measured)
 /// with a few dozen containers. 64 KiB covers that; a larger table is a
 /// [`crate::root::ReadError::Truncated`] error, never a silent cut.
 pub const BUF_LEN: usize = 64 * 1024;
@@ -129,11 +129,11 @@ impl Iterator for Decoded<'_> {
 
     fn next(&mut self) -> Option<u8> {
         let (&c, rest) = self.raw.split_first()?;
-        if c == b'\\' {
-            if let Some(v) = rest.get(..3).and_then(octal3) {
-                self.raw = rest.get(3..).unwrap_or(&[]);
-                return Some(v);
-            }
+        if c == b'\\'
+            && let Some(v) = rest.get(..3).and_then(octal3)
+        {
+            self.raw = rest.get(3..).unwrap_or(&[]);
+            return Some(v);
         }
         self.raw = rest;
         Some(c)
@@ -207,10 +207,10 @@ fn covers(raw_mp: &[u8], path: &[u8]) -> Option<usize> {
 pub fn fs_type_of<'a>(b: &'a [u8], path: &[u8]) -> Option<&'a [u8]> {
     let mut best: Option<(usize, &'a [u8])> = None;
     for m in entries(b).flatten() {
-        if let Some(n) = covers(m.mount_point, path) {
-            if best.is_none_or(|(len, _)| n >= len) {
-                best = Some((n, m.fs_type));
-            }
+        if let Some(n) = covers(m.mount_point, path)
+            && best.is_none_or(|(len, _)| n >= len)
+        {
+            best = Some((n, m.fs_type));
         }
     }
     best.map(|(_, t)| t)

@@ -42,7 +42,11 @@ impl Iso {
         let shape = b"0000-00-00T00:00:00Z";
         let arr: [u8; 20] = b.try_into().ok()?;
         let ok = arr.iter().zip(shape).all(|(&c, &s)| {
-            if s == b'0' { c.is_ascii_digit() } else { c == s }
+            if s == b'0' {
+                c.is_ascii_digit()
+            } else {
+                c == s
+            }
         });
         ok.then_some(Iso(arr))
     }
@@ -97,11 +101,26 @@ mod tests {
 
     #[test]
     fn leap_days_and_century_rules() {
-        assert_eq!(Iso::from_epoch(951_782_400).as_str(), "2000-02-29T00:00:00Z");
-        assert_eq!(Iso::from_epoch(1_709_164_800).as_str(), "2024-02-29T00:00:00Z");
-        assert_eq!(Iso::from_epoch(4_107_456_000).as_str(), "2100-02-28T00:00:00Z");
-        assert_eq!(Iso::from_epoch(4_107_542_400).as_str(), "2100-03-01T00:00:00Z");
-        assert_eq!(Iso::from_epoch(1_735_689_599).as_str(), "2024-12-31T23:59:59Z");
+        assert_eq!(
+            Iso::from_epoch(951_782_400).as_str(),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            Iso::from_epoch(1_709_164_800).as_str(),
+            "2024-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            Iso::from_epoch(4_107_456_000).as_str(),
+            "2100-02-28T00:00:00Z"
+        );
+        assert_eq!(
+            Iso::from_epoch(4_107_542_400).as_str(),
+            "2100-03-01T00:00:00Z"
+        );
+        assert_eq!(
+            Iso::from_epoch(1_735_689_599).as_str(),
+            "2024-12-31T23:59:59Z"
+        );
         assert_eq!(Iso::from_epoch(u64::MAX).as_str(), "9999-12-31T23:59:59Z");
     }
 

@@ -89,7 +89,11 @@ impl CsvRows {
     ///
     /// # Errors
     /// [`CsvError::MissingColumn`] when the header is not a resource CSV's.
-    pub fn feed(&mut self, mut input: &[u8], on_row: &mut impl FnMut(&Row)) -> Result<(), CsvError> {
+    pub fn feed(
+        &mut self,
+        mut input: &[u8],
+        on_row: &mut impl FnMut(&Row),
+    ) -> Result<(), CsvError> {
         let at_eof = input.is_empty();
         if let Some(&b) = input.last() {
             self.last_byte = b;
@@ -286,8 +290,12 @@ mod tests {
         let mut data = Vec::from(SAMPLE);
         data.extend_from_slice(b"garbage line\n\x00\xff,,,\n");
         data.extend_from_slice(&[b'x'; 20_000]);
-        data.extend_from_slice(b"\n1796000604,2026-11-30T01:03:24Z,19,0.77,5,456,23649,1,0,76,69,0,build,\"\"\n");
-        data.extend_from_slice(b"1796000605,2026-11-30T01:03:25Z,20,0.77,5,4x6,23649,1,0,76,69,0,build,\"\"\n");
+        data.extend_from_slice(
+            b"\n1796000604,2026-11-30T01:03:24Z,19,0.77,5,456,23649,1,0,76,69,0,build,\"\"\n",
+        );
+        data.extend_from_slice(
+            b"1796000605,2026-11-30T01:03:25Z,20,0.77,5,4x6,23649,1,0,76,69,0,build,\"\"\n",
+        );
         let (res, rows, skipped) = read_all(&data, 4096);
         assert_eq!(res, Ok(()));
         assert_eq!(rows.len(), 19);

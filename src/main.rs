@@ -31,6 +31,7 @@ struct Cli {
 
 #[derive(FromArgs)]
 #[argh(subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once at start-up
 enum Cmd {
     Record(RecordArgs),
     Summarize(SummarizeArgs),
@@ -311,10 +312,10 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
     let root = Root::open(&root_path).map_err(|e| Fail(format!("--root {root_path}: {e}")))?;
     let disk = disk_path(a.disk_path);
 
-    if let Err(e) = rustix::fs::mkdir(out_dir.as_str(), rustix::fs::Mode::from_raw_mode(0o755)) {
-        if e != rustix::io::Errno::EXIST {
-            return Err(Fail(format!("cannot create --out-dir {out_dir}: {e}")));
-        }
+    if let Err(e) = rustix::fs::mkdir(out_dir.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
+        && e != rustix::io::Errno::EXIST
+    {
+        return Err(Fail(format!("cannot create --out-dir {out_dir}: {e}")));
     }
     let dir = rustix::fs::open(
         out_dir.as_str(),
@@ -396,16 +397,26 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
         );
     }
     let stem = csv_name.trim_end_matches(".csv");
-    emit_summary(&summary, dir.as_fd(), &format!("{stem}.summary.txt"), &out_dir)?;
+    emit_summary(
+        &summary,
+        dir.as_fd(),
+        &format!("{stem}.summary.txt"),
+        &out_dir,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints the summary and writes it next to the CSV (temporary + rename).
-fn emit_summary(summary: &Summary, dir: BorrowedFd<'_>, name: &str, dir_label: &str) -> Result<(), Fail> {
+fn emit_summary(
+    summary: &Summary,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    dir_label: &str,
+) -> Result<(), Fail> {
     let mut text = Text::new();
     summary
         .render(&mut text)
-        .map_err(|()| Fail("summary larger than its buffer".into()))?;
+        .map_err(|_| Fail("summary larger than its buffer".into()))?;
     let tmp = format!(".{name}.tmp");
     let written = record::write_file_atomic(dir, name, &tmp, text.as_bytes());
     let mut out = std::io::stdout().lock();
@@ -436,7 +447,8 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => return Err(Fail(format!("{}: {e}", a.file))),
         };
-        rows.feed(&buf[..n], &mut |r| summary.observe(r)).map_err(bad)?;
+        rows.feed(&buf[..n], &mut |r| summary.observe(r))
+            .map_err(bad)?;
         if n == 0 {
             break;
         }
@@ -459,7 +471,12 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         rustix::fs::Mode::empty(),
     )
     .map_err(|e| Fail(format!("{parent_s}: {e}")))?;
-    emit_summary(&summary, dir.as_fd(), &format!("{stem}.summary.txt"), &parent_s)?;
+    emit_summary(
+        &summary,
+        dir.as_fd(),
+        &format!("{stem}.summary.txt"),
+        &parent_s,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

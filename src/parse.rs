@@ -100,7 +100,10 @@ pub fn parse_i64(b: &[u8]) -> Option<i64> {
 /// Strips ASCII white space (space, tab, CR, LF, VT, FF) from both ends.
 pub fn trim(b: &[u8]) -> &[u8] {
     let start = b.iter().position(|c| !is_space(*c)).unwrap_or(b.len());
-    let end = b.iter().rposition(|c| !is_space(*c)).map_or(start, |e| e + 1);
+    let end = b
+        .iter()
+        .rposition(|c| !is_space(*c))
+        .map_or(start, |e| e + 1);
     &b[start..end]
 }
 

@@ -49,7 +49,13 @@ impl CsvOut {
             OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o644),
         )
-        .map_err(|e| if e == Errno::LOOP { OpenError::Symlink } else { OpenError::Io(e) })?;
+        .map_err(|e| {
+            if e == Errno::LOOP {
+                OpenError::Symlink
+            } else {
+                OpenError::Io(e)
+            }
+        })?;
         let mut out = CsvOut {
             fd,
             len: 0,
@@ -132,7 +138,10 @@ impl Watch {
             Watch::None => false,
             Watch::PidFd(fd) => {
                 let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
-                let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+                let zero = rustix::time::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
                 matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
             }
             Watch::Kill(p) => {
@@ -157,7 +166,11 @@ pub struct Plan {
 fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
     use rustix::event::{PollFd, PollFlags, poll};
     // Without a pidfd, wake at least once a second to re-check kill(pid, 0).
-    let ms = if matches!(watch, Watch::Kill(_)) { ms.min(1000) } else { ms };
+    let ms = if matches!(watch, Watch::Kill(_)) {
+        ms.min(1000)
+    } else {
+        ms
+    };
     let ts = rustix::time::Timespec {
         tv_sec: (ms / 1000) as i64,
         tv_nsec: ((ms % 1000) * 1_000_000) as i64,
@@ -210,7 +223,11 @@ pub fn run(
                     summary.lost += 1;
                     let first = !csv.failing;
                     csv.failing = true;
-                    if first { WriteState::Lost(e) } else { WriteState::StillLost }
+                    if first {
+                        WriteState::Lost(e)
+                    } else {
+                        WriteState::StillLost
+                    }
                 }
             }
         };
@@ -232,7 +249,10 @@ pub fn run(
         // does not drift the series.
         loop {
             let now = clock::monotonic_ns();
-            let due = start_ns.saturating_add(rows.saturating_mul(plan.interval_ms).saturating_mul(1_000_000));
+            let due = start_ns.saturating_add(
+                rows.saturating_mul(plan.interval_ms)
+                    .saturating_mul(1_000_000),
+            );
             if now >= due {
                 break;
             }

@@ -224,7 +224,10 @@ mod tests {
     fn join_num_formats_and_checks_capacity() {
         let mut b = [0u8; 32];
         assert_eq!(join_num(&mut b, "", 12345, "/comm"), Some("12345/comm"));
-        assert_eq!(join_num(&mut b, "zram", 0, "/mm_stat"), Some("zram0/mm_stat"));
+        assert_eq!(
+            join_num(&mut b, "zram", 0, "/mm_stat"),
+            Some("zram0/mm_stat")
+        );
         let mut small = [0u8; 4];
         assert_eq!(join_num(&mut small, "", 12345, ""), None);
     }

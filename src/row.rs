@@ -56,6 +56,10 @@ pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem
 /// 910 bytes at most. 1 KiB leaves room.
 pub const ROW_CAP: usize = 1024;
 
+/// A fixed-capacity output buffer was too small for what had to go in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferFull;
+
 /// A fixed-point decimal copied verbatim from the kernel (`0.52`, `1.21`)
 /// with its value in hundredths for comparisons.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -169,8 +173,8 @@ impl Row {
     /// `compat` writes only the 14 compatible columns.
     ///
     /// # Errors
-    /// `Err(())` only if `out` is too small, which [`ROW_CAP`] rules out.
-    pub fn format(&self, compat: bool, out: &mut Vec<u8, ROW_CAP>) -> Result<(), ()> {
+    /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
+    pub fn format(&self, compat: bool, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
         out.clear();
         let load1 = if self.load1.text.is_empty() {
             "0"
@@ -193,13 +197,13 @@ impl Row {
             self.disk_pct,
             self.compilers
         )
-        .map_err(drop)?;
+        .map_err(|_| BufferFull)?;
         let stage = if self.stage.is_empty() {
             "?"
         } else {
             self.stage.as_str()
         };
-        ufmt::uwrite!(out, "{},\"{}\"", stage, self.context.as_str()).map_err(drop)?;
+        ufmt::uwrite!(out, "{},\"{}\"", stage, self.context.as_str()).map_err(|_| BufferFull)?;
         if !compat {
             let e = &self.ext;
             for v in [
@@ -214,24 +218,25 @@ impl Row {
             ] {
                 put_opt(out, v)?;
             }
-            out.push(b',').map_err(drop)?;
+            out.push(b',').map_err(|_| BufferFull)?;
             if let Some(p) = &e.psi_mem_some_avg10 {
-                out.extend_from_slice(p.text.as_bytes()).map_err(drop)?;
+                out.extend_from_slice(p.text.as_bytes())
+                    .map_err(|_| BufferFull)?;
             }
             put_opt(out, e.peak_rss_mb)?;
-            out.push(b',').map_err(drop)?;
+            out.push(b',').map_err(|_| BufferFull)?;
             out.extend_from_slice(e.peak_rss_comm.as_bytes())
-                .map_err(drop)?;
+                .map_err(|_| BufferFull)?;
         }
-        out.push(b'\n').map_err(drop)
+        out.push(b'\n').map_err(|_| BufferFull)
     }
 }
 
 /// Appends `,` and the number, or just `,` for an empty field.
-fn put_opt(out: &mut Vec<u8, ROW_CAP>, v: Option<u64>) -> Result<(), ()> {
-    out.push(b',').map_err(drop)?;
+fn put_opt(out: &mut Vec<u8, ROW_CAP>, v: Option<u64>) -> Result<(), BufferFull> {
+    out.push(b',').map_err(|_| BufferFull)?;
     match v {
-        Some(v) => ufmt::uwrite!(out, "{}", v).map_err(drop),
+        Some(v) => ufmt::uwrite!(out, "{}", v).map_err(|_| BufferFull),
         None => Ok(()),
     }
 }
@@ -253,7 +258,9 @@ mod tests {
         r.disk_pct = 69;
         r.compilers = 2;
         r.stage.push_str("build").unwrap();
-        r.context.push_str(" Compiling argh_shared v0.1.19").unwrap();
+        r.context
+            .push_str(" Compiling argh_shared v0.1.19")
+            .unwrap();
         r
     }
 

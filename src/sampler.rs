@@ -309,10 +309,10 @@ impl<'a> Sampler<'a> {
         }
 
         // The tightest cgroup memory limit on our path.
-        if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib) {
-            if let Some(r) = cg.remaining(total, &mut bufs.file) {
-                row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
-            }
+        if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib)
+            && let Some(r) = cg.remaining(total, &mut bufs.file)
+        {
+            row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
         }
 
         // statvfs of the build disk and /tmp.
@@ -340,7 +340,8 @@ impl<'a> Sampler<'a> {
             let mut files = ProcDir(pd.as_fd());
             let file = &mut bufs.file;
             let listed = crate::root::for_each_entry(pd.as_fd(), &mut bufs.dir, |name, _| {
-                if let Some(pid) = crate::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok()) {
+                if let Some(pid) = crate::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok())
+                {
                     scan.visit(pid, &mut files, file);
                 }
                 true
@@ -370,7 +371,9 @@ impl<'a> Sampler<'a> {
     fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         let fd = match self.opts.stage_log {
             StageLog::None => return,
-            StageLog::File(p) => rustix::fs::open(p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()),
+            StageLog::File(p) => {
+                rustix::fs::open(p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            }
             StageLog::Dir(_) => {
                 let Some(dir) = &self.log_dir else {
                     self.warn_once(w, Source::Log, "cannot open the log directory");

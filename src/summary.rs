@@ -16,7 +16,7 @@ use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
 use crate::clock::Iso;
-use crate::row::Row;
+use crate::row::{BufferFull, Row};
 use crate::text::{Context, Stage};
 
 /// The toolchain's default near-OOM threshold, MiB of MemAvailable.
@@ -215,9 +215,9 @@ impl Summary {
     /// Renders the summary into `out` (appending).
     ///
     /// # Errors
-    /// `Err(())` when `out` is full, which [`TEXT_CAP`] rules out.
-    pub fn render(&self, out: &mut Text) -> Result<(), ()> {
-        self.render_to(out).map_err(drop)
+    /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`] rules out.
+    pub fn render(&self, out: &mut Text) -> Result<(), BufferFull> {
+        self.render_to(out).map_err(|_| BufferFull)
     }
 
     fn render_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
@@ -230,7 +230,11 @@ impl Summary {
             uwrite!(w, "skipped {} malformed rows\n", self.skipped)?;
         }
         if self.lost > 0 {
-            uwrite!(w, "rows lost (the CSV could not be written): {}\n", self.lost)?;
+            uwrite!(
+                w,
+                "rows lost (the CSV could not be written): {}\n",
+                self.lost
+            )?;
         }
         let (Some(pm), Some(ma), Some(ps), Some(md), Some(pl)) = (
             &self.peak_mem,
@@ -242,7 +246,10 @@ impl Summary {
             return Ok(());
         };
         if self.mem_estimated {
-            uwrite!(w, "note: MemAvailable missing on this kernel; estimated as MemFree + Buffers + Cached - Shmem\n")?;
+            uwrite!(
+                w,
+                "note: MemAvailable missing on this kernel; estimated as MemFree + Buffers + Cached - Shmem\n"
+            )?;
         }
         uwrite!(w, "\nPEAK MEMORY USE:\n")?;
         uwrite!(
@@ -265,10 +272,18 @@ impl Summary {
                 stage_of(ps)
             )?;
         } else {
-            uwrite!(w, "\nPEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]\n")?;
+            uwrite!(
+                w,
+                "\nPEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]\n"
+            )?;
         }
         uwrite!(w, "\nMIN DISK FREE (build fs):\n")?;
-        uwrite!(w, "  {} GB free  at {}\n", md.disk_avail_gb, md.iso.as_str())?;
+        uwrite!(
+            w,
+            "  {} GB free  at {}\n",
+            md.disk_avail_gb,
+            md.iso.as_str()
+        )?;
         stage_context(w, md)?;
         uwrite!(
             w,
@@ -278,8 +293,12 @@ impl Summary {
             stage_of(pl),
             self.peak_cpu
         )?;
-        let near = self.near_oom.unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
-        let low = self.low_disk.unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB));
+        let near = self
+            .near_oom
+            .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
+        let low = self
+            .low_disk
+            .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB));
         uwrite!(
             w,
             "samples below {} MB free RAM (near-OOM): {}\n",
@@ -309,27 +328,32 @@ impl Summary {
 
     /// headroom's sections, each only when its column has data.
     fn render_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        if let Some(r) = &self.peak_rss {
-            if let Some(mb) = r.ext.peak_rss_mb {
-                uwrite!(
-                    w,
-                    "\nPEAK COMPILER RSS: {} MB ({})  at {}\n",
-                    mb,
-                    r.ext.peak_rss_comm.as_str(),
-                    r.iso.as_str()
-                )?;
-                stage_context(w, r)?;
-            }
+        if let Some(r) = &self.peak_rss
+            && let Some(mb) = r.ext.peak_rss_mb
+        {
+            uwrite!(
+                w,
+                "\nPEAK COMPILER RSS: {} MB ({})  at {}\n",
+                mb,
+                r.ext.peak_rss_comm.as_str(),
+                r.iso.as_str()
+            )?;
+            stage_context(w, r)?;
         }
         if !self.oom_rows.is_empty() {
             uwrite!(w, "\nOOM KILLS (rows where the kernel counter rose):\n")?;
             for ev in &self.oom_rows {
+                let stage = if ev.stage.is_empty() {
+                    "?"
+                } else {
+                    ev.stage.as_str()
+                };
                 uwrite!(
                     w,
                     "  +{} at {}  stage={}  context={}\n",
                     ev.kills,
                     ev.iso.as_str(),
-                    if ev.stage.is_empty() { "?" } else { ev.stage.as_str() },
+                    stage,
                     ev.context.as_str()
                 )?;
             }
@@ -337,40 +361,39 @@ impl Summary {
                 uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
             }
         }
-        if let Some(r) = &self.peak_zram {
-            if let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb) {
-                if stored > 0 {
-                    uwrite!(
-                        w,
-                        "\nZRAM: peak {} MB stored in {} MB of RAM  at {}\n",
-                        stored,
-                        ram,
-                        r.iso.as_str()
-                    )?;
-                }
-            }
+        if let Some(r) = &self.peak_zram
+            && let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb)
+            && stored > 0
+        {
+            uwrite!(
+                w,
+                "\nZRAM: peak {} MB stored in {} MB of RAM  at {}\n",
+                stored,
+                ram,
+                r.iso.as_str()
+            )?;
         }
-        if let Some(r) = &self.min_tmp {
-            if let (Some(mb), Some(pct)) = (r.ext.tmp_avail_mb, r.ext.tmp_pct) {
-                uwrite!(
-                    w,
-                    "\n/TMP: min {} MB free ({}% used)  at {}\n",
-                    mb,
-                    pct,
-                    r.iso.as_str()
-                )?;
-            }
+        if let Some(r) = &self.min_tmp
+            && let (Some(mb), Some(pct)) = (r.ext.tmp_avail_mb, r.ext.tmp_pct)
+        {
+            uwrite!(
+                w,
+                "\n/TMP: min {} MB free ({}% used)  at {}\n",
+                mb,
+                pct,
+                r.iso.as_str()
+            )?;
         }
-        if let Some(r) = &self.min_cg {
-            if let Some(mb) = r.ext.cg_mem_avail_mb {
-                uwrite!(
-                    w,
-                    "\nCGROUP HEADROOM: min {} MB left under the memory limit  at {}\n",
-                    mb,
-                    r.iso.as_str()
-                )?;
-                stage_context(w, r)?;
-            }
+        if let Some(r) = &self.min_cg
+            && let Some(mb) = r.ext.cg_mem_avail_mb
+        {
+            uwrite!(
+                w,
+                "\nCGROUP HEADROOM: min {} MB left under the memory limit  at {}\n",
+                mb,
+                r.iso.as_str()
+            )?;
+            stage_context(w, r)?;
         }
         Ok(())
     }
@@ -384,11 +407,20 @@ fn two_digits<W: uWrite>(w: &mut W, v: u64) -> Result<(), W::Error> {
 }
 
 fn stage_of(r: &Row) -> &str {
-    if r.stage.is_empty() { "?" } else { r.stage.as_str() }
+    if r.stage.is_empty() {
+        "?"
+    } else {
+        r.stage.as_str()
+    }
 }
 
 fn stage_context<W: uWrite>(w: &mut W, r: &Row) -> Result<(), W::Error> {
-    uwrite!(w, "  stage={}  context={}\n", stage_of(r), r.context.as_str())
+    uwrite!(
+        w,
+        "  stage={}  context={}\n",
+        stage_of(r),
+        r.context.as_str()
+    )
 }
 
 fn threshold<W: uWrite>(
@@ -473,11 +505,17 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
 ";
         let got = summarize(data, None, None);
         // RAM 3900 MB < 8192: threshold 3900/8 = 487; disk total ≈ 33 GB: 3 GB.
-        assert!(got.contains("samples below 487 MB free RAM (near-OOM): 1\n"), "{got}");
+        assert!(
+            got.contains("samples below 487 MB free RAM (near-OOM): 1\n"),
+            "{got}"
+        );
         assert!(got.contains("samples below 3 GB free disk: 2\n"), "{got}");
         assert!(got.contains("PEAK SWAP USE: 200 MB  at 1970-01-01T00:01:55Z  (stage=b)\n"));
         assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  0 MB free  at 1970-01-01T00:01:55Z\n  stage=b  context=y\n"));
-        assert!(got.contains("(default scaled to 1/8 of 3900 MB RAM)"), "{got}");
+        assert!(
+            got.contains("(default scaled to 1/8 of 3900 MB RAM)"),
+            "{got}"
+        );
         let given = summarize(data, Some(1000), Some(1));
         assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
         assert!(given.contains("samples below 1 GB free disk: 1\n"));
@@ -487,7 +525,10 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
     #[test]
     fn empty_csv_prints_samples_zero_and_no_peaks() {
         let got = summarize(crate::row::HEADER_FULL.as_bytes(), None, None);
-        assert_eq!(got, "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n");
+        assert_eq!(
+            got,
+            "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
+        );
     }
 
     #[test]

@@ -1,0 +1,345 @@
+//! End-to-end: the built binary, run as a user runs it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+const HEADER: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm";
+
+const HEADINGS: [&str; 9] = [
+    "=== resource-monitor summary ===",
+    "samples=",
+    "PEAK MEMORY USE:",
+    "MIN MEMORY AVAILABLE (closest to OOM):",
+    "PEAK SWAP USE:",
+    "MIN DISK FREE (build fs):",
+    "PEAK LOAD:",
+    "samples below ",
+    "kernel OOM-kill events:",
+];
+
+/// A fresh directory under the target dir for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Splits a row as the toolchain's consumer does: on every comma.
+fn fields(line: &str) -> Vec<&str> {
+    line.split(',').collect()
+}
+
+fn assert_headings_in_order(summary: &str) {
+    let mut at = 0;
+    for h in HEADINGS {
+        let i = summary[at..]
+            .find(h)
+            .unwrap_or_else(|| panic!("heading {h:?} missing or out of order in:\n{summary}"));
+        at += i + h.len();
+    }
+}
+
+fn check_row(line: &str, width: usize) {
+    let f = fields(line);
+    assert_eq!(f.len(), width, "row {line:?}");
+    for (i, v) in f.iter().take(12).enumerate() {
+        if i == 1 {
+            assert_eq!(v.len(), 20, "iso {v}");
+            continue;
+        }
+        assert!(
+            !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+            "field {i} not numeric: {v:?} in {line:?}"
+        );
+    }
+    let ctx = f[13];
+    assert!(ctx.len() >= 2 && ctx.starts_with('"') && ctx.ends_with('"'), "{ctx}");
+    assert!(!ctx[1..ctx.len() - 1].contains('"'));
+}
+
+#[test]
+fn record_three_rows_full_and_compat() {
+    let d = scratch("three");
+    let out = Command::new(BIN)
+        .args(["record", "--interval", "1", "--count", "3", "--run-id", "t"])
+        .arg("--out-dir")
+        .arg(d.join("D"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let csv = fs::read_to_string(d.join("D/resources-t.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], HEADER);
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(csv.ends_with('\n'));
+    for l in &lines[1..] {
+        check_row(l, 25);
+    }
+    let summary = fs::read_to_string(d.join("D/resources-t.summary.txt")).unwrap();
+    assert_headings_in_order(&summary);
+    assert!(summary.contains("samples=3  duration=0m02s"), "{summary}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), summary);
+
+    let out = Command::new(BIN)
+        .args(["record", "--interval", "0", "--count", "2", "--run-id", "c", "--compat"])
+        .arg("--out-dir")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let csv = fs::read_to_string(d.join("resources-c.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], HEADER.split(",swap_total_mb").next().unwrap());
+    assert_eq!(lines.len(), 3);
+    for l in &lines[1..] {
+        check_row(l, 14);
+    }
+}
+
+#[test]
+fn env_defaults_out_dir_and_run_id() {
+    let d = scratch("env");
+    let out = Command::new(BIN)
+        .args(["record", "--interval", "0", "--count", "1"])
+        .env("LOG_DIR", &d)
+        .env("CROSS_RUN_ID", "fromenv")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(d.join("resources-fromenv.csv").is_file());
+    assert!(d.join("resources-fromenv.summary.txt").is_file());
+}
+
+/// A C file that keeps cc1 busy for a couple of seconds at -O2.
+fn write_heavy_c(path: &Path) {
+    let mut src = String::from("#include <stdio.h>\n");
+    for i in 0..1500 {
+        src.push_str(&format!(
+            "static double f{i}(double x) {{ double s = 0; for (int k = 0; k < {n}; k++) {{ s += x * k / (k + {i}.0); if (s > 1e9) s -= x; }} return s; }}\n",
+            n = 10 + i % 7
+        ));
+    }
+    src.push_str("int main(void) { double t = 0;\n");
+    for i in 0..1500 {
+        src.push_str(&format!("t += f{i}(t + {i});\n"));
+    }
+    src.push_str("printf(\"%f\\n\", t); return 0; }\n");
+    fs::write(path, src).unwrap();
+}
+
+#[test]
+fn records_a_real_compile_until_it_exits() {
+    if Command::new("cc").arg("--version").output().is_err() {
+        panic!("this test needs a C compiler (cc): apt-get install gcc");
+    }
+    let d = scratch("build");
+    write_heavy_c(&d.join("heavy.c"));
+    let log = d.join("build.log");
+    // The build: a shell that logs like make and runs the compiler.
+    let script = "echo '[stage compile]'; \
+                  echo '[ 50%] Building C object heavy.c.o'; \
+                  cc -O2 -c heavy.c -o heavy.o && echo '[100%] Linking C executable heavy' && cc heavy.o -o heavy";
+    let mut build = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(&d)
+        .stdout(fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let rec = Command::new(BIN)
+        .args(["record", "--interval", "0.2", "--run-id", "build"])
+        .arg("--out-dir")
+        .arg(&d)
+        .arg("--stage-log")
+        .arg(&log)
+        .arg("--watch-pid")
+        .arg(build.id().to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = build.wait().unwrap();
+    assert!(status.success(), "the test build failed");
+    let out = rec.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "recording did not stop with the build"
+    );
+    let csv = fs::read_to_string(d.join("resources-build.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(fields).collect();
+    assert!(!rows.is_empty());
+    let busy: Vec<&Vec<&str>> = rows
+        .iter()
+        .filter(|r| r[11].parse::<u32>().unwrap() >= 1)
+        .collect();
+    assert!(!busy.is_empty(), "no row saw the compiler:\n{csv}");
+    assert!(
+        busy.iter().any(|r| r[13].contains("Building C object heavy.c.o")),
+        "no context from the log:\n{csv}"
+    );
+    assert!(busy.iter().all(|r| r[12] == "compile"), "stage:\n{csv}");
+    assert!(busy.iter().any(|r| r[24] == "cc1" && !r[23].is_empty()), "{csv}");
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert_headings_in_order(&summary);
+    let min_avail = summary
+        .split("MIN MEMORY AVAILABLE (closest to OOM):\n")
+        .nth(1)
+        .unwrap();
+    let ctx_line = min_avail.lines().nth(1).unwrap();
+    assert!(
+        ctx_line.contains("context=") && !ctx_line.ends_with("context="),
+        "MIN MEMORY AVAILABLE names no context:\n{summary}"
+    );
+}
+
+#[test]
+fn sigterm_writes_the_summary_and_exits_zero() {
+    for (i, sig) in ["TERM", "INT", "HUP"].iter().enumerate() {
+        let d = scratch(&format!("sig{i}"));
+        let child = Command::new(BIN)
+            .args(["record", "--interval", "0.1", "--run-id", "s"])
+            .arg("--out-dir")
+            .arg(&d)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        let k = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "SIG{sig}: {out:?}");
+        let csv = fs::read_to_string(d.join("resources-s.csv")).unwrap();
+        assert!(csv.ends_with('\n'));
+        let n = csv.lines().count() - 1;
+        assert!(n >= 2, "{csv}");
+        for l in csv.lines().skip(1) {
+            check_row(l, 25);
+        }
+        let summary = fs::read_to_string(d.join("resources-s.summary.txt")).unwrap();
+        assert_headings_in_order(&summary);
+        assert!(summary.contains(&format!("samples={n} ")), "{summary}");
+    }
+}
+
+#[test]
+fn watch_pid_of_a_finished_process_takes_one_row() {
+    let d = scratch("gone");
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    let out = Command::new(BIN)
+        .args(["record", "--interval", "5", "--run-id", "g", "--watch-pid", &pid.to_string()])
+        .arg("--out-dir")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let csv = fs::read_to_string(d.join("resources-g.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2);
+}
+
+#[test]
+fn usage_errors_exit_2_and_runtime_errors_exit_1() {
+    let d = scratch("usage");
+    for args in [
+        vec!["record", "--bogus"],
+        vec!["record", "--interval", "x"],
+        vec!["record", "--stage-log", "a", "--stage-log-dir", "b"],
+        vec!["record", "--run-id", "../x"],
+        vec!["record", "--watch-pid", "0"],
+        vec!["record", "--compilers", ",,"],
+        vec!["frobnicate"],
+        vec![],
+    ] {
+        let out = Command::new(BIN).args(&args).current_dir(&d).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(!out.stderr.is_empty());
+    }
+    let out = Command::new(BIN).args(["summarize", "/nonexistent.csv"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let help = Command::new(BIN).args(["record", "--help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+}
+
+#[test]
+fn a_symlink_at_the_csv_path_is_refused_and_its_target_untouched() {
+    let d = scratch("symlink");
+    let target = d.join("precious");
+    fs::write(&target, "keep me\n").unwrap();
+    std::os::unix::fs::symlink(&target, d.join("resources-x.csv")).unwrap();
+    let out = Command::new(BIN)
+        .args(["record", "--count", "1", "--interval", "0", "--run-id", "x"])
+        .arg("--out-dir")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("symlink"));
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+}
+
+#[test]
+fn summarize_the_toolchains_csv_matches_the_golden_summary() {
+    let d = scratch("summarize");
+    let csv = d.join("resources-cargo.csv");
+    fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/toolchain-cargo-build.csv"),
+        &csv,
+    )
+    .unwrap();
+    let out = Command::new(BIN).arg("summarize").arg(&csv).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let want = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/toolchain-cargo-build.summary.txt"
+    ))
+    .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+    assert_eq!(fs::read_to_string(d.join("resources-cargo.summary.txt")).unwrap(), want);
+}
+
+#[test]
+fn summarize_skips_garbage_and_reports_it() {
+    let d = scratch("garbage");
+    let csv = d.join("g.csv");
+    let mut data = fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/toolchain-cargo-build.csv"
+    ))
+    .unwrap();
+    data.extend_from_slice(b"not,a,row\n\xff\xfe garbage\n");
+    fs::write(&csv, data).unwrap();
+    let out = Command::new(BIN).arg("summarize").arg(&csv).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("samples=18 "), "{s}");
+    assert!(s.contains("skipped 2 malformed rows\n"), "{s}");
+    assert!(d.join("g.summary.txt").is_file());
+}
+
+#[test]
+fn summarize_empty_and_header_only_files_are_zero_samples() {
+    let d = scratch("empty");
+    fs::write(d.join("e.csv"), "").unwrap();
+    let out = Command::new(BIN).arg("summarize").arg(d.join("e.csv")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("samples=0"));
+    fs::write(d.join("h.csv"), format!("{HEADER}\n")).unwrap();
+    let out = Command::new(BIN).arg("summarize").arg(d.join("h.csv")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
+    );
+}

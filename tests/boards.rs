@@ -20,7 +20,13 @@ fn mask(csv: &str) -> String {
         let masked: Vec<&str> = fields
             .iter()
             .enumerate()
-            .map(|(i, f)| if n > 0 && HOST_COLUMNS.contains(&i) { "*" } else { f })
+            .map(|(i, f)| {
+                if n > 0 && HOST_COLUMNS.contains(&i) {
+                    "*"
+                } else {
+                    f
+                }
+            })
             .collect();
         out.push_str(&masked.join(","));
         out.push('\n');
@@ -42,7 +48,17 @@ fn every_board_reproduces_its_expected_record() {
         let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("board-{name}"));
         let _ = fs::remove_dir_all(&out_dir);
         let out = Command::new(BIN)
-            .args(["record", "--count", "2", "--interval", "0", "--label", "board", "--run-id", "golden"])
+            .args([
+                "record",
+                "--count",
+                "2",
+                "--interval",
+                "0",
+                "--label",
+                "board",
+                "--run-id",
+                "golden",
+            ])
             .arg("--root")
             .arg(&dir)
             .arg("--out-dir")
@@ -58,7 +74,10 @@ fn every_board_reproduces_its_expected_record() {
         }
         let want = fs::read_to_string(&want_path)
             .unwrap_or_else(|e| panic!("{}: {e} (run ci/bless-boards)", want_path.display()));
-        assert_eq!(got, want, "board {name}: record differs from expected/record.csv");
+        assert_eq!(
+            got, want,
+            "board {name}: record differs from expected/record.csv"
+        );
     }
     assert!(seen >= 2, "expected at least two boards, found {seen}");
 }

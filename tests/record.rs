@@ -58,7 +58,10 @@ fn check_row(line: &str, width: usize) {
         );
     }
     let ctx = f[13];
-    assert!(ctx.len() >= 2 && ctx.starts_with('"') && ctx.ends_with('"'), "{ctx}");
+    assert!(
+        ctx.len() >= 2 && ctx.starts_with('"') && ctx.ends_with('"'),
+        "{ctx}"
+    );
     assert!(!ctx[1..ctx.len() - 1].contains('"'));
 }
 
@@ -86,7 +89,16 @@ fn record_three_rows_full_and_compat() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), summary);
 
     let out = Command::new(BIN)
-        .args(["record", "--interval", "0", "--count", "2", "--run-id", "c", "--compat"])
+        .args([
+            "record",
+            "--interval",
+            "0",
+            "--count",
+            "2",
+            "--run-id",
+            "c",
+            "--compat",
+        ])
         .arg("--out-dir")
         .arg(&d)
         .output()
@@ -180,11 +192,15 @@ fn records_a_real_compile_until_it_exits() {
         .collect();
     assert!(!busy.is_empty(), "no row saw the compiler:\n{csv}");
     assert!(
-        busy.iter().any(|r| r[13].contains("Building C object heavy.c.o")),
+        busy.iter()
+            .any(|r| r[13].contains("Building C object heavy.c.o")),
         "no context from the log:\n{csv}"
     );
     assert!(busy.iter().all(|r| r[12] == "compile"), "stage:\n{csv}");
-    assert!(busy.iter().any(|r| r[24] == "cc1" && !r[23].is_empty()), "{csv}");
+    assert!(
+        busy.iter().any(|r| r[24] == "cc1" && !r[23].is_empty()),
+        "{csv}"
+    );
     let summary = String::from_utf8(out.stdout).unwrap();
     assert_headings_in_order(&summary);
     let min_avail = summary
@@ -237,7 +253,15 @@ fn watch_pid_of_a_finished_process_takes_one_row() {
     let pid = c.id();
     c.wait().unwrap();
     let out = Command::new(BIN)
-        .args(["record", "--interval", "5", "--run-id", "g", "--watch-pid", &pid.to_string()])
+        .args([
+            "record",
+            "--interval",
+            "5",
+            "--run-id",
+            "g",
+            "--watch-pid",
+            &pid.to_string(),
+        ])
         .arg("--out-dir")
         .arg(&d)
         .output()
@@ -260,15 +284,25 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
         vec!["frobnicate"],
         vec![],
     ] {
-        let out = Command::new(BIN).args(&args).current_dir(&d).output().unwrap();
+        let out = Command::new(BIN)
+            .args(&args)
+            .current_dir(&d)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(!out.stderr.is_empty());
     }
-    let out = Command::new(BIN).args(["summarize", "/nonexistent.csv"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["summarize", "/nonexistent.csv"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    let help = Command::new(BIN).args(["record", "--help"]).output().unwrap();
+    let help = Command::new(BIN)
+        .args(["record", "--help"])
+        .output()
+        .unwrap();
     assert_eq!(help.status.code(), Some(0));
 }
 
@@ -294,11 +328,18 @@ fn summarize_the_toolchains_csv_matches_the_golden_summary() {
     let d = scratch("summarize");
     let csv = d.join("resources-cargo.csv");
     fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/toolchain-cargo-build.csv"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/toolchain-cargo-build.csv"
+        ),
         &csv,
     )
     .unwrap();
-    let out = Command::new(BIN).arg("summarize").arg(&csv).output().unwrap();
+    let out = Command::new(BIN)
+        .arg("summarize")
+        .arg(&csv)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let want = fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -306,7 +347,10 @@ fn summarize_the_toolchains_csv_matches_the_golden_summary() {
     ))
     .unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
-    assert_eq!(fs::read_to_string(d.join("resources-cargo.summary.txt")).unwrap(), want);
+    assert_eq!(
+        fs::read_to_string(d.join("resources-cargo.summary.txt")).unwrap(),
+        want
+    );
 }
 
 #[test]
@@ -320,7 +364,11 @@ fn summarize_skips_garbage_and_reports_it() {
     .unwrap();
     data.extend_from_slice(b"not,a,row\n\xff\xfe garbage\n");
     fs::write(&csv, data).unwrap();
-    let out = Command::new(BIN).arg("summarize").arg(&csv).output().unwrap();
+    let out = Command::new(BIN)
+        .arg("summarize")
+        .arg(&csv)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(s.contains("samples=18 "), "{s}");
@@ -332,11 +380,19 @@ fn summarize_skips_garbage_and_reports_it() {
 fn summarize_empty_and_header_only_files_are_zero_samples() {
     let d = scratch("empty");
     fs::write(d.join("e.csv"), "").unwrap();
-    let out = Command::new(BIN).arg("summarize").arg(d.join("e.csv")).output().unwrap();
+    let out = Command::new(BIN)
+        .arg("summarize")
+        .arg(d.join("e.csv"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("samples=0"));
     fs::write(d.join("h.csv"), format!("{HEADER}\n")).unwrap();
-    let out = Command::new(BIN).arg("summarize").arg(d.join("h.csv")).output().unwrap();
+    let out = Command::new(BIN)
+        .arg("summarize")
+        .arg(d.join("h.csv"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),

@@ -1,0 +1,168 @@
+//! Every pure parser, fed mutated real kernel files and random bytes, returns
+//! (a value or an error) and never panics. A deterministic PRNG keeps the
+//! run reproducible; `cargo fuzz` (issue 6) goes further.
+
+use headroom::text::{Context, Stage};
+use headroom::{
+    cgroup, csvread, loadavg, logtail, meminfo, mountinfo, pid, psi, stat, swaps, text, vmstat,
+    zram,
+};
+
+/// xorshift64*: small, deterministic, good enough to mutate inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Bytes that matter to the parsers: separators, digits, signs, brackets.
+const INTERESTING: &[u8] = b" \t\n\r:()[]/,\"\\-+.0123456789kBmaxZ\x00\xff\x1b";
+
+fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+    let mut v = seed.to_vec();
+    for _ in 0..1 + rng.below(8) {
+        let at = rng.below(v.len() + 1);
+        match rng.below(6) {
+            0 if !v.is_empty() => {
+                let i = at.min(v.len() - 1);
+                v[i] = INTERESTING[rng.below(INTERESTING.len())];
+            }
+            1 => v.insert(at, INTERESTING[rng.below(INTERESTING.len())]),
+            2 => v.truncate(at),
+            3 if at < v.len() => {
+                let end = (at + rng.below(64)).min(v.len());
+                v.drain(at..end);
+            }
+            4 => {
+                for _ in 0..rng.below(30) {
+                    v.insert(at, b'9');
+                }
+            }
+            _ => {
+                let n = rng.below(40);
+                for _ in 0..n {
+                    v.push(rng.next() as u8);
+                }
+            }
+        }
+    }
+    v
+}
+
+fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/tests/fixtures/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn run_all(input: &[u8]) {
+    let _ = meminfo::parse(input)
+        .map(|m| (m.mem_used_kib(), m.mem_used_pct(), m.hugepages_in_use_kib()));
+    let _ = vmstat::parse(input);
+    let _ = loadavg::parse(input);
+    let _ = loadavg::parse_centi(input);
+    let _ = psi::parse(input);
+    if let Ok(a) = stat::aggregate(input) {
+        let _ = stat::delta(&a, &stat::CpuTimes::default()).busy_pct();
+        let _ = stat::delta(&stat::CpuTimes::default(), &a).busy_pct();
+    }
+    let _ = stat::per_cpu(input).count();
+    let _ = stat::procs_blocked(input);
+    let mut name = [0u8; 4096];
+    for s in swaps::entries(input).flatten() {
+        let _ = s.unescape(&mut name).len();
+        let _ = s.is_zram();
+    }
+    let _ = swaps::totals(input);
+    let _ = zram::parse_mm_stat(input);
+    let _ = zram::parse_disksize(input);
+    let _ = zram::parse_comp_algorithm(input);
+    let _ = pid::parse_stat(input).map(|p| (p.is_zombie(), p.is_kernel_thread()));
+    let _ = pid::parse_status(input);
+    let _ = pid::parse_comm(input);
+    for m in mountinfo::entries(input).flatten() {
+        let _ = mountinfo::unescape(m.mount_point, &mut name);
+    }
+    let _ = mountinfo::fs_type_of(input, b"/tmp");
+    let _ = cgroup::path_for(input, b"memory");
+    let _ = cgroup::parse_limit(input).map(|l| l.effective(1 << 32));
+    let _ = cgroup::parse_cpu_max(input).map(|c| c.millicpus());
+    let _ = cgroup::parse_cfs_quota(input);
+    let _ = cgroup::parse_cpu_list_count(input);
+    let _ = cgroup::parse_oom_kill(input);
+    for start in [true, false] {
+        let f = logtail::scan(input, start);
+        let mut c = Context::new();
+        if let Some(raw) = f.context {
+            logtail::context_into(raw, &mut c);
+        }
+        logtail::context_into(input, &mut c);
+        assert!(c.chars().count() <= text::CONTEXT_CHARS);
+        assert!(!c.contains(',') && !c.contains('"') && !c.contains('\n') && !c.contains('\r'));
+    }
+    let mut s = Stage::new();
+    text::sanitize_into(input, text::STAGE_CAP, &mut s);
+    assert!(!s.contains(',') && !s.contains('"'));
+    let mut rows = csvread::CsvRows::new();
+    let _ = rows.feed(input, &mut |_| {});
+    let _ = rows.feed(&[], &mut |_| {});
+}
+
+#[test]
+fn mutated_fixtures_and_random_bytes_never_panic() {
+    let seeds: Vec<Vec<u8>> = [
+        "01-meminfo-no-memavailable/proc/meminfo",
+        "02-lxcfs-swapfree-underflow/proc/meminfo",
+        "25-hugepages-reserved-pool/proc/meminfo",
+        "16-proc-stat-openvz-short-lines/t0/proc/stat",
+        "15-proc-stat-cpu-hotplug/a-4core-cpu2-goes-offline/t1/proc/stat",
+        "18-loadavg-high-while-cpu-idle/t1/proc/loadavg",
+        "19-psi-unavailable/c-psi-enabled/proc/pressure/memory",
+        "20-vmstat-no-oom-kill/b-rpi3-kernel-6.1-with-oom_kill/proc/vmstat",
+        "11-proc-swaps-layouts-and-escapes/b-escaped-space-and-long-path/proc/swaps",
+        "09-zram-mm-stat-field-counts/b-rpi3-kernel-5.4-8fields/sys/block/zram0/mm_stat",
+        "09-zram-mm-stat-field-counts/b-rpi3-kernel-5.4-8fields/sys/block/zram0/comp_algorithm",
+        "12-pid-stat-comm-spaces-parens/proc/6666/stat",
+        "12-pid-stat-comm-spaces-parens/proc/4242/status",
+        "04-cgroupv1-unlimited-sentinels/proc/self/mountinfo",
+        "07-cgroup-hybrid-memory-on-v1-line/a-ubuntu2004-hybrid/proc/self/cgroup",
+        "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/cpu.max",
+        "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/cpuset.cpus.effective",
+        "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/memory.events",
+        "23-build-log-hostile-bytes/build.log",
+    ]
+    .iter()
+    .map(|p| fixture(p))
+    .chain(std::iter::once(
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/toolchain-cargo-build.csv"
+        ))
+        .unwrap(),
+    ))
+    .collect();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for seed in &seeds {
+        run_all(seed);
+        for _ in 0..300 {
+            run_all(&mutate(&mut rng, seed));
+        }
+    }
+    for _ in 0..2000 {
+        let n = rng.below(256);
+        let v: Vec<u8> = (0..n)
+            .map(|_| INTERESTING[rng.below(INTERESTING.len())])
+            .collect();
+        run_all(&v);
+    }
+}

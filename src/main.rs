@@ -132,7 +132,27 @@ impl<E: std::fmt::Display> From<E> for Fail {
     }
 }
 
+/// Makes sure fds 0, 1 and 2 are open (on /dev/null if closed), so that a
+/// file headroom opens can never become "stdout" and receive the summary.
+fn guard_std_fds() {
+    for fd in 0..3 {
+        // SAFETY: only queried with fcntl(F_GETFD), never closed or used for I/O.
+        let probe = unsafe { BorrowedFd::borrow_raw(fd) };
+        if rustix::io::fcntl_getfd(probe) == Err(rustix::io::Errno::BADF) {
+            // open(2) returns the lowest free descriptor: this one.
+            if let Ok(null) = rustix::fs::open(
+                "/dev/null",
+                rustix::fs::OFlags::RDWR,
+                rustix::fs::Mode::empty(),
+            ) {
+                std::mem::forget(null);
+            }
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    guard_std_fds();
     let args: Vec<String> = std::env::args().collect();
     let name = args
         .first()

@@ -399,3 +399,31 @@ fn summarize_empty_and_header_only_files_are_zero_samples() {
         "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
     );
 }
+
+#[test]
+fn closed_stdout_never_sends_the_summary_into_the_csv() {
+    let d = scratch("closed-stdout");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" record --count 2 --interval 0 --run-id c --out-dir \"$1\" >&-")
+        .arg(BIN)
+        .arg(&d)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let csv = fs::read_to_string(d.join("resources-c.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(!csv.contains("summary"));
+    for l in csv.lines().skip(1) {
+        check_row(l, 25);
+    }
+    let piped = Command::new("sh")
+        .arg("-c")
+        .arg("\"$0\" summarize \"$1\" | head -c 10 >/dev/null")
+        .arg(BIN)
+        .arg(d.join("resources-c.csv"))
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("panicked"));
+}

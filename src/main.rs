@@ -103,6 +103,9 @@ struct SummarizeArgs {
     /// low-disk threshold in GB free (default 20, scaled on small disks)
     #[argh(option)]
     low_disk_gb: Option<u64>,
+    /// print the summary as JSON on stdout (the .summary.txt file stays text)
+    #[argh(switch)]
+    json: bool,
 }
 
 /// Parses seconds with up to three decimals into milliseconds.
@@ -422,23 +425,29 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
         dir.as_fd(),
         &format!("{stem}.summary.txt"),
         &out_dir,
+        false,
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints the summary and writes it next to the CSV (temporary + rename).
+/// Prints the summary (as JSON with `json`) and writes its text next to the
+/// CSV (temporary file + rename).
 fn emit_summary(
     summary: &Summary,
     dir: BorrowedFd<'_>,
     name: &str,
     dir_label: &str,
+    json: bool,
 ) -> Result<(), Fail> {
+    let full = || Fail("summary larger than its buffer".into());
     let mut text = Text::new();
-    summary
-        .render(&mut text)
-        .map_err(|_| Fail("summary larger than its buffer".into()))?;
+    summary.render(&mut text).map_err(|_| full())?;
     let tmp = format!(".{name}.tmp");
     let written = record::write_file_atomic(dir, name, &tmp, text.as_bytes());
+    if json {
+        text.clear();
+        summary.render_json(&mut text).map_err(|_| full())?;
+    }
     let mut out = std::io::stdout().lock();
     // A closed stdout (`| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
@@ -496,6 +505,7 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         dir.as_fd(),
         &format!("{stem}.summary.txt"),
         &parent_s,
+        a.json,
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -399,6 +399,140 @@ impl Summary {
     }
 }
 
+impl Summary {
+    /// Renders the summary as one JSON object (`summarize --json`), for
+    /// scripts: the same figures as the text, with units in the key names
+    /// and `null` where the text says "unknown" or shows no section.
+    ///
+    /// # Errors
+    /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`] rules out.
+    pub fn render_json(&self, out: &mut Text) -> Result<(), BufferFull> {
+        self.json_to(out).map_err(|_| BufferFull)
+    }
+
+    fn json_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "{{\"samples\":{},\"duration_s\":{},\"skipped_rows\":{},\"lost_rows\":{},\"mem_available_estimated\":{}",
+            self.samples,
+            self.max_elapsed,
+            self.skipped,
+            self.lost,
+            self.mem_estimated
+        )?;
+        json_row(w, "peak_mem", self.peak_mem.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"mem_used_mb\":{},\"mem_avail_mb\":{},",
+                r.mem_used_mb,
+                r.mem_avail_mb
+            )
+        })?;
+        json_row(w, "min_mem_avail", self.min_avail.as_ref(), |w, r| {
+            uwrite!(w, "\"mem_avail_mb\":{},", r.mem_avail_mb)
+        })?;
+        let swap = self.peak_swap.as_ref().filter(|r| r.swap_used_mb > 0);
+        json_row(w, "peak_swap", swap, |w, r| {
+            uwrite!(w, "\"swap_used_mb\":{},", r.swap_used_mb)
+        })?;
+        json_row(w, "min_disk", self.min_disk.as_ref(), |w, r| {
+            uwrite!(w, "\"disk_avail_gb\":{},", r.disk_avail_gb)
+        })?;
+        json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
+            let load = if r.load1.text.is_empty() {
+                "0"
+            } else {
+                r.load1.text.as_str()
+            };
+            uwrite!(w, "\"load1\":{},", load)
+        })?;
+        uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
+        let near = self
+            .near_oom
+            .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
+        let low = self
+            .low_disk
+            .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB));
+        uwrite!(
+            w,
+            ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"samples\":{}}}",
+            near.value(),
+            near.source(),
+            self.near_oom_samples
+        )?;
+        uwrite!(
+            w,
+            ",\"low_disk\":{{\"below_gb\":{},\"from\":\"{}\",\"samples\":{}}}",
+            low.value(),
+            low.source(),
+            self.low_disk_samples
+        )?;
+        match self.oom_kills {
+            Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
+            None => uwrite!(w, ",\"oom_kills\":null")?,
+        }
+        json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
+            uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
+            json_str(w, r.ext.peak_rss_comm.as_str())?;
+            uwrite!(w, ",")
+        })?;
+        json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"cg_mem_avail_mb\":{},",
+                r.ext.cg_mem_avail_mb.unwrap_or(0)
+            )
+        })?;
+        uwrite!(w, "}}\n")
+    }
+}
+
+impl Threshold {
+    /// Where the value came from, one word: `given`, `default`, `scaled`.
+    pub fn source(self) -> &'static str {
+        match self {
+            Threshold::Given(_) => "given",
+            Threshold::Default(_) => "default",
+            Threshold::Scaled(..) => "scaled",
+        }
+    }
+}
+
+/// `,"key":{fields…,"iso":…,"stage":…,"context":…}` or `,"key":null`.
+fn json_row<W: uWrite>(
+    w: &mut W,
+    key: &str,
+    row: Option<&Row>,
+    fields: impl FnOnce(&mut W, &Row) -> Result<(), W::Error>,
+) -> Result<(), W::Error> {
+    uwrite!(w, ",\"{}\":", key)?;
+    let Some(r) = row else {
+        return uwrite!(w, "null");
+    };
+    uwrite!(w, "{{")?;
+    fields(w, r)?;
+    uwrite!(w, "\"iso\":\"{}\",\"stage\":", r.iso.as_str())?;
+    json_str(w, stage_of(r))?;
+    uwrite!(w, ",\"context\":")?;
+    json_str(w, r.context.as_str())?;
+    uwrite!(w, "}}")
+}
+
+/// A JSON string literal; stage and context are already free of quotes and
+/// control characters, but `\\` and anything else is escaped all the same.
+fn json_str<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
+    w.write_char('"')?;
+    for c in s.chars() {
+        match c {
+            '"' => w.write_str("\\\"")?,
+            '\\' => w.write_str("\\\\")?,
+            c if (c as u32) < 0x20 => w.write_str(" ")?,
+            c => w.write_char(c)?,
+        }
+    }
+    w.write_char('"')
+}
+
 fn two_digits<W: uWrite>(w: &mut W, v: u64) -> Result<(), W::Error> {
     if v < 10 {
         uwrite!(w, "0")?;

@@ -427,3 +427,31 @@ fn closed_stdout_never_sends_the_summary_into_the_csv() {
     assert!(piped.status.success());
     assert!(!String::from_utf8_lossy(&piped.stderr).contains("panicked"));
 }
+
+#[test]
+fn summarize_json_on_stdout_text_in_the_file() {
+    let d = scratch("json");
+    let csv = d.join("resources-cargo.csv");
+    fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/toolchain-cargo-build.csv"
+        ),
+        &csv,
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["summarize", "--json"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let want = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/toolchain-cargo-build.summary.json"
+    ))
+    .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+    let text = fs::read_to_string(d.join("resources-cargo.summary.txt")).unwrap();
+    assert!(text.starts_with("=== resource-monitor summary ===\n"));
+}

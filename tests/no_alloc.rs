@@ -1,0 +1,132 @@
+//! After start-up, ticks of the recording loop allocate nothing: a counting
+//! global allocator watches N ticks of the sampler, the row formatting, the
+//! CSV write and the summary.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+use headroom::compilers::CompilerList;
+use headroom::record::{CsvOut, Plan, StopFlag, Watch, run};
+use headroom::root::Root;
+use headroom::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
+use headroom::summary::Summary;
+use rustix::fd::AsFd;
+
+struct NoWarn;
+impl Warn for NoWarn {
+    fn warn(&mut self, _: Source, _: &'static str) {}
+}
+struct Never;
+impl StopFlag for Never {
+    fn signal(&self) -> Option<i32> {
+        None
+    }
+}
+
+#[test]
+fn ticks_after_start_up_allocate_nothing() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-alloc");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("build.log");
+    std::fs::write(&log, "[stage compile]\n[ 10%] Building C object a.o\n").unwrap();
+    let log = log.to_str().unwrap().to_string();
+    let dir_s = dir.to_str().unwrap().to_string();
+
+    // Start-up: everything that may allocate happens here.
+    let root = Root::open("/").unwrap();
+    let compilers = CompilerList::default_list();
+    let mut bufs = Box::new(Buffers::new());
+    let opts = Options {
+        disk_path: &dir_s,
+        tmp_path: "/tmp",
+        stage_log: StageLog::File(&log),
+        label: None,
+        compilers: &compilers,
+    };
+    let mut sampler = Sampler::new(&root, opts, &mut bufs);
+    let out = rustix::fs::open(
+        dir_s.as_str(),
+        rustix::fs::OFlags::RDONLY,
+        rustix::fs::Mode::empty(),
+    )
+    .unwrap();
+    let mut csv = CsvOut::create(out.as_fd(), "resources-a.csv", false).unwrap();
+    let mut summary = Box::new(Summary::new(None, None));
+    let mut warn = NoWarn;
+    let mut rows = 0u64;
+    let plan = Plan {
+        interval_ms: 0,
+        count: Some(1),
+        compat: false,
+    };
+    // One warm-up tick (first-use paths), then count.
+    run(
+        &mut sampler,
+        &mut bufs,
+        &mut csv,
+        &mut summary,
+        plan,
+        &Watch::None,
+        &Never,
+        None,
+        &mut warn,
+        &mut |_, _| {},
+    );
+
+    let before = ALLOCS.load(Ordering::SeqCst);
+    let plan = Plan {
+        interval_ms: 0,
+        count: Some(50),
+        compat: false,
+    };
+    run(
+        &mut sampler,
+        &mut bufs,
+        &mut csv,
+        &mut summary,
+        plan,
+        &Watch::None,
+        &Never,
+        None,
+        &mut warn,
+        &mut |row, _| {
+            rows += 1;
+            assert!(row.context.contains("Building C object a.o"));
+        },
+    );
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(rows, 50);
+    assert_eq!(
+        after - before,
+        0,
+        "{} allocations in 50 ticks",
+        after - before
+    );
+    assert_eq!(summary.samples(), 51);
+}

@@ -247,8 +247,9 @@ fn last_stage_in(line: &[u8]) -> Option<&[u8]> {
 /// file larger than `buf` is not an error. Use a [`TAIL_BYTES`] buffer.
 ///
 /// # Errors
-/// [`ReadError::Read`] with the errno of fstat(2) or pread(2) (ESPIPE for a
-/// pipe, EISDIR for a directory, …).
+/// [`ReadError::NotRegular`] for a FIFO, device or directory (a FIFO would
+/// block, `/dev/zero` never ends); [`ReadError::Read`] with the errno of
+/// fstat(2) or pread(2).
 ///
 /// # References
 /// fstat(2), pread(2).
@@ -257,6 +258,9 @@ pub fn read_tail<'b>(
     buf: &'b mut [u8],
 ) -> Result<(&'b [u8], bool), ReadError> {
     let st = rustix::fs::fstat(file).map_err(ReadError::Read)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(ReadError::NotRegular);
+    }
     let size = u64::try_from(st.st_size).unwrap_or(0);
     let cap = u64::try_from(buf.len()).unwrap_or(u64::MAX);
     let start = size.saturating_sub(cap);

@@ -29,6 +29,9 @@ pub enum ReadError {
         /// Capacity of the buffer that overflowed, in bytes.
         capacity: usize,
     },
+    /// Not a regular file (a FIFO, a device, a directory) where one is
+    /// required: reading it could block forever or never end.
+    NotRegular,
 }
 
 impl ReadError {
@@ -36,7 +39,7 @@ impl ReadError {
     pub fn errno(self) -> Option<Errno> {
         match self {
             ReadError::Open(e) | ReadError::Read(e) => Some(e),
-            ReadError::Truncated { .. } => None,
+            ReadError::Truncated { .. } | ReadError::NotRegular => None,
         }
     }
 
@@ -56,6 +59,7 @@ impl ReadError {
             ReadError::Read(Errno::OPNOTSUPP) => "not supported by this kernel",
             ReadError::Read(_) => "read failed",
             ReadError::Truncated { .. } => "larger than its buffer",
+            ReadError::NotRegular => "not a regular file",
         }
     }
 }

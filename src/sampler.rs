@@ -37,6 +37,15 @@ pub const DIR_SCRATCH_LEN: usize = 8 * 1024;
 /// 6.x with ~60 lines; meminfo ~1.5 KiB; vmstat ~4–5 KiB): 16 KiB.
 pub const FILE_LEN: usize = 16 * 1024;
 
+/// How a build log is opened: O_NONBLOCK so that a FIFO given as the log
+/// cannot block the sampler (and its signal handling) in open(2); O_NOCTTY
+/// so a terminal device never becomes ours. `read_tail` then refuses
+/// anything that is not a regular file.
+const LOG_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::NOCTTY);
+
 /// A source that may warn once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -371,9 +380,7 @@ impl<'a> Sampler<'a> {
     fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         let fd = match self.opts.stage_log {
             StageLog::None => return,
-            StageLog::File(p) => {
-                rustix::fs::open(p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            }
+            StageLog::File(p) => rustix::fs::open(p, LOG_FLAGS, Mode::empty()),
             StageLog::Dir(_) => {
                 let Some(dir) = &self.log_dir else {
                     self.warn_once(w, Source::Log, "cannot open the log directory");
@@ -381,12 +388,9 @@ impl<'a> Sampler<'a> {
                 };
                 let mut name = heapless::String::<256>::new();
                 match logtail::newest_log(dir.as_fd(), &mut bufs.dir, &mut name) {
-                    Ok(true) => rustix::fs::openat(
-                        dir.as_fd(),
-                        name.as_str(),
-                        OFlags::RDONLY | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    ),
+                    Ok(true) => {
+                        rustix::fs::openat(dir.as_fd(), name.as_str(), LOG_FLAGS, Mode::empty())
+                    }
                     Ok(false) => return,
                     Err(e) => Err(e),
                 }

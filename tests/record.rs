@@ -455,3 +455,53 @@ fn summarize_json_on_stdout_text_in_the_file() {
     let text = fs::read_to_string(d.join("resources-cargo.summary.txt")).unwrap();
     assert!(text.starts_with("=== resource-monitor summary ===\n"));
 }
+
+/// Runs `cmd`, killing it and failing if it takes longer than `secs`.
+fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(secs)).is_err() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = tx.send(());
+    assert!(
+        out.status.code().is_some(),
+        "killed after {secs} s: it hung ({out:?})"
+    );
+    out
+}
+
+#[test]
+fn a_fifo_or_device_as_the_log_never_blocks() {
+    let d = scratch("fifo");
+    let fifo = d.join("fifo.log");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for log in [fifo.as_path(), Path::new("/dev/zero"), d.as_path()] {
+        let out = output_within(
+            Command::new(BIN)
+                .args(["record", "--count", "2", "--interval", "0", "--run-id", "f"])
+                .arg("--out-dir")
+                .arg(&d)
+                .arg("--stage-log")
+                .arg(log),
+            20,
+        );
+        assert_eq!(out.status.code(), Some(0), "{log:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.matches("not a regular file").count(), 1, "{err}");
+    }
+}

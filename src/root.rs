@@ -131,8 +131,15 @@ pub fn read_at<'b>(
     path: &str,
     buf: &'b mut [u8],
 ) -> Result<&'b [u8], ReadError> {
-    let fd = rustix::fs::openat(dir, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(ReadError::Open)?;
+    // O_NONBLOCK: a FIFO planted in a --root tree reads as empty instead of
+    // blocking the sampler; /proc and /sys files ignore the flag.
+    let fd = rustix::fs::openat(
+        dir,
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .map_err(ReadError::Open)?;
     read_fd(fd.as_fd(), buf)
 }
 

@@ -504,12 +504,9 @@ mod tests {
         std::fs::write(&path, b"0123456789abcdefg").unwrap();
         let (t, s) = read_tail(file.as_fd(), &mut buf).unwrap();
         assert_eq!((t, s), (&b"123456789abcdefg"[..], false));
-        // A directory cannot be pread.
+        // A directory is refused before any read.
         let d = open(&dir);
-        assert_eq!(
-            read_tail(d.as_fd(), &mut buf),
-            Err(ReadError::Read(Errno::ISDIR))
-        );
+        assert_eq!(read_tail(d.as_fd(), &mut buf), Err(ReadError::NotRegular));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -33,6 +33,9 @@ const ALL_COLUMNS: usize = CORE_COLUMNS.len() + EXT_COLUMNS.len();
 pub enum CsvError {
     /// The header lacks this compatible column: not a resource CSV.
     MissingColumn(&'static str),
+    /// The first record is longer than [`FIELD_BUF`] or has more than
+    /// [`MAX_FIELDS`] fields: not a resource CSV (binary data, /dev/zero).
+    HeaderTooLong,
 }
 
 /// Position of each known column in the file's records.
@@ -114,6 +117,9 @@ impl CsvRows {
                     }
                 }
                 ReadRecordResult::OutputFull | ReadRecordResult::OutputEndsFull => {
+                    if self.cols.is_none() {
+                        return Err(CsvError::HeaderTooLong);
+                    }
                     // Keep consuming the record, discarding its data.
                     self.overflow = true;
                     self.ends_len = 0;
@@ -122,7 +128,7 @@ impl CsvRows {
                 ReadRecordResult::Record => {
                     // A last record with no newline is a row cut short (the
                     // writer always ends rows with one): malformed.
-                    if at_eof && self.last_byte != b'\n' {
+                    if at_eof && self.last_byte != b'\n' && self.cols.is_some() {
                         self.overflow = true;
                     }
                     let r = self.record(on_row);
@@ -237,6 +243,15 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
         Some(f) => Some(Decimal::parse(f)?),
     };
     e.peak_rss_mb = ext(9).ok()?;
+    // In headroom's own CSVs an empty swap_total_mb (read with the memory
+    // figures) or disk_avail_mb says the source was unreadable and the core
+    // columns hold the toolchain's placeholder 0.
+    if cols.at[14].is_some() {
+        row.mem_known = e.swap_total_mb.is_some();
+    }
+    if cols.at[14 + 5].is_some() {
+        row.disk_known = e.disk_avail_mb.is_some();
+    }
     if let Some(comm) = get(14 + 10) {
         sanitize_into(comm, 15, &mut e.peak_rss_comm);
     }
@@ -321,6 +336,36 @@ mod tests {
     fn a_file_that_is_not_a_resource_csv_is_an_error() {
         let (res, _, _) = read_all(b"a,b,c\n1,2,3\n", 512);
         assert_eq!(res, Err(CsvError::MissingColumn("epoch")));
+        // One line and no newline: still judged as a header.
+        let (res, _, _) = read_all(b"x", 512);
+        assert_eq!(res, Err(CsvError::MissingColumn("epoch")));
+        // A first "line" longer than any header (binary data, /dev/zero).
+        let zeros = std::vec![0u8; 3 * FIELD_BUF];
+        let (res, _, _) = read_all(&zeros, 1000);
+        assert_eq!(res, Err(CsvError::HeaderTooLong));
+    }
+
+    #[test]
+    fn header_only_without_final_newline_is_zero_rows_not_malformed() {
+        let h = crate::row::HEADER_FULL.trim_end().as_bytes();
+        let (res, rows, skipped) = read_all(h, 17);
+        assert_eq!((res, rows.len(), skipped), (Ok(()), 0, 0));
+    }
+
+    #[test]
+    fn empty_memory_and_disk_extension_fields_mark_the_sources_unknown() {
+        let mut data = Vec::from(crate::row::HEADER_FULL.as_bytes());
+        data.extend_from_slice(b"1,2026-11-30T01:03:06Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,\n");
+        data.extend_from_slice(
+            b"2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,\n",
+        );
+        let (res, rows, _) = read_all(&data, 64);
+        assert_eq!(res, Ok(()));
+        assert!(!rows[0].mem_known && !rows[0].disk_known);
+        assert!(rows[1].mem_known && rows[1].disk_known);
+        // A 14-column CSV has no such columns: its figures are taken as read.
+        let (_, rows, _) = read_all(SAMPLE, 4096);
+        assert!(rows.iter().all(|r| r.mem_known && r.disk_known));
     }
 
     #[test]

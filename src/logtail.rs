@@ -35,9 +35,12 @@ pub const STAGE_LINES: usize = 200;
 
 /// Words whose presence makes a line a candidate context line (besides the
 /// `[N/M]` counter checked by [`has_counter`]). Case-sensitive, anywhere in
-/// the line.
-const CONTEXT_MARKERS: [&[u8]; 12] = [
+/// the line. SPEC.md's list plus `Linking`: CMake announces its link step
+/// as `[100%] Linking CXX executable x`, and the link (with LTO, often the
+/// largest process of the build) must not be blamed on the last compile.
+const CONTEXT_MARKERS: [&[u8]; 13] = [
     b"Building",
+    b"Linking",
     b"Compiling",
     b"CC ",
     b"CXX ",
@@ -100,8 +103,8 @@ pub fn whole_lines(
 /// - context: among the last [`CONTEXT_LINES`] lines, the last whose text
 ///   after its last `\r` contains `Building`, `Compiling`, `[N/M]` (ASCII
 ///   digits on both sides, e.g. ninja's `[12/345]`), `CC `, `CXX `, `LD `,
-///   `LINK`, `Built target`, `[stage `, `Finished`, `Installing`, `error` or
-///   `warning` (case-sensitive). That text is returned raw.
+///   `LINK`, `Linking`, `Built target`, `[stage `, `Finished`, `Installing`,
+///   `error` or `warning` (case-sensitive). That text is returned raw.
 /// - stage: among the last [`STAGE_LINES`] lines, the last `[stage NAME]`
 ///   or `#<digits> [NAME ` (BuildKit step, e.g. `#5 [builder 3/7] RUN make`
 ///   gives `builder`), anywhere in the line; the last one in its line wins.
@@ -650,6 +653,7 @@ mod tests {
             b"  CXX src/a.o",
             b"  LD      vmlinux",
             b"[100%] LINKING",
+            b"[100%] Linking CXX executable app",
             b"[ 10%] Built target core",
             b"    Finished `release` profile",
             b"Installing /usr/lib/x",
@@ -666,6 +670,7 @@ mod tests {
             b"WARNING",
             b"compiling",
             b"Link",
+            b"linking",
         ] {
             assert_eq!(scan(near, true).context, None, "{near:?}");
         }

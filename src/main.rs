@@ -25,6 +25,10 @@ use headroom::summary::{Summary, Text};
 /// small Linux host.
 #[derive(FromArgs)]
 struct Cli {
+    /// read proc/ and sys/ under DIR instead of / (before the subcommand:
+    /// `headroom --root boards/x record ...`)
+    #[argh(option)]
+    root: Option<String>,
     #[argh(subcommand)]
     cmd: Cmd,
 }
@@ -112,10 +116,19 @@ struct SummarizeArgs {
 fn parse_interval(s: &str) -> Result<u64, String> {
     let bad = || format!("bad interval '{s}': expected seconds such as 15, 0.5 or 0");
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-    if whole.is_empty() || frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && frac.is_empty())
+        || frac.len() > 3
+        || !all_digits(whole)
+        || !all_digits(frac)
+    {
         return Err(bad());
     }
-    let w: u64 = whole.parse().map_err(|_| bad())?;
+    let w: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
     let f: u64 = if frac.is_empty() {
         0
     } else {
@@ -124,6 +137,24 @@ fn parse_interval(s: &str) -> Result<u64, String> {
     w.checked_mul(1000)
         .and_then(|ms| ms.checked_add(f))
         .ok_or_else(bad)
+}
+
+/// The message of a std I/O error ("No such file or directory").
+fn io_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => errtext(rustix::io::Errno::from_raw_os_error(n)),
+        None => e.to_string(),
+    }
+}
+
+/// The C library's message for an errno, without the "(os error N)" tail.
+fn errtext(e: rustix::io::Errno) -> String {
+    let msg = std::io::Error::from_raw_os_error(e.raw_os_error()).to_string();
+    // "No such file or directory (os error 2)" -> keep the words only.
+    match msg.rfind(" (os error") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
 }
 
 /// A runtime failure: one line on stderr, exit 1.
@@ -181,7 +212,10 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.cmd {
-        Cmd::Record(a) => record_cmd(a),
+        Cmd::Record(mut a) => {
+            a.root = a.root.or(cli.root);
+            record_cmd(a)
+        }
         Cmd::Summarize(a) => summarize_cmd(a),
     };
     match result {
@@ -278,7 +312,7 @@ fn install_signals() -> Result<OwnedFd, Fail> {
     let (r, w) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
     )
-    .map_err(|e| Fail(format!("cannot create a pipe: {e}")))?;
+    .map_err(|e| Fail(format!("cannot create a pipe: {}", errtext(e))))?;
     WAKE_FD.store(rustix::fd::AsRawFd::as_raw_fd(&w), Ordering::SeqCst);
     std::mem::forget(w);
     for sig in [
@@ -304,6 +338,15 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
         .run_id
         .or_else(|| env_nonempty("CROSS_RUN_ID"))
         .unwrap_or_else(|| "run".into());
+    if a.count == Some(0) {
+        return usage("--count must be at least 1");
+    }
+    if out_dir.is_empty() {
+        return usage("--out-dir must not be empty");
+    }
+    if a.root.as_deref() == Some("") {
+        return usage("--root must not be empty");
+    }
     if !valid_run_id(&run_id) {
         return usage(&format!(
             "run id '{run_id}' is not usable in a file name (no '/', no '..')"
@@ -332,26 +375,29 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
         Some(p) => Watch::pid(p),
     };
     let root_path = a.root.unwrap_or_else(|| "/".into());
-    let root = Root::open(&root_path).map_err(|e| Fail(format!("--root {root_path}: {e}")))?;
+    let root =
+        Root::open(&root_path).map_err(|e| Fail(format!("--root {root_path}: {}", errtext(e))))?;
     let disk = disk_path(a.disk_path);
 
-    if let Err(e) = rustix::fs::mkdir(out_dir.as_str(), rustix::fs::Mode::from_raw_mode(0o755))
-        && e != rustix::io::Errno::EXIST
-    {
-        return Err(Fail(format!("cannot create --out-dir {out_dir}: {e}")));
-    }
+    // Start-up, before any sampling: std's recursive mkdir is fine here.
+    std::fs::create_dir_all(&out_dir).map_err(|e| {
+        Fail(format!(
+            "cannot create --out-dir {out_dir}: {}",
+            io_text(&e)
+        ))
+    })?;
     let dir = rustix::fs::open(
         out_dir.as_str(),
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
-    .map_err(|e| Fail(format!("--out-dir {out_dir}: {e}")))?;
+    .map_err(|e| Fail(format!("--out-dir {out_dir}: {}", errtext(e))))?;
     let csv_name = format!("resources-{run_id}.csv");
     let mut csv = CsvOut::create(dir.as_fd(), &csv_name, a.compat).map_err(|e| match e {
         OpenError::Symlink => Fail(format!(
             "{out_dir}/{csv_name} is a symlink: refusing to write through it"
         )),
-        OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {e}")),
+        OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {}", errtext(e))),
     })?;
 
     let wake = install_signals()?;
@@ -404,7 +450,8 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
             WriteState::Lost(e) => {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "headroom: warning: cannot write a row to {csv_name}: {e}; sampling goes on and the summary counts lost rows"
+                    "headroom: warning: cannot write a row to {csv_name}: {}; sampling goes on and the summary counts lost rows",
+                    errtext(e)
                 );
             }
             WriteState::Resumed => {
@@ -451,16 +498,23 @@ fn emit_summary(
     let mut out = std::io::stdout().lock();
     // A closed stdout (`| head`) is not an error worth reporting.
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {e}")))
+    written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))
 }
 
 fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
+    if a.file.is_empty() {
+        return usage("summarize: the CSV path must not be empty");
+    }
     let fd = rustix::fs::open(
         a.file.as_str(),
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
-    .map_err(|e| Fail(format!("{}: {e}", a.file)))?;
+    .map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(Fail(format!("{}: not a regular file", a.file)));
+    }
     let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
     let mut rows = Box::new(CsvRows::new());
     let mut buf = vec![0u8; 64 * 1024];
@@ -469,12 +523,16 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
             "{}: not a resource CSV (the header has no '{c}' column)",
             a.file
         )),
+        CsvError::HeaderTooLong => Fail(format!(
+            "{}: not a resource CSV (the first line is not a header)",
+            a.file
+        )),
     };
     loop {
         let n = match rustix::io::read(&fd, &mut buf[..]) {
             Ok(n) => n,
             Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(Fail(format!("{}: {e}", a.file))),
+            Err(e) => return Err(Fail(format!("{}: {}", a.file, errtext(e)))),
         };
         rows.feed(&buf[..n], &mut |r| summary.observe(r))
             .map_err(bad)?;
@@ -499,7 +557,7 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
-    .map_err(|e| Fail(format!("{parent_s}: {e}")))?;
+    .map_err(|e| Fail(format!("{parent_s}: {}", errtext(e))))?;
     emit_summary(
         &summary,
         dir.as_fd(),
@@ -522,7 +580,9 @@ mod tests {
         assert_eq!(parse_interval("1.25"), Ok(1250));
         assert!(parse_interval("1.2345").is_err());
         assert!(parse_interval("-1").is_err());
-        assert!(parse_interval(".5").is_err());
+        assert_eq!(parse_interval(".5"), Ok(500));
+        assert!(parse_interval(".").is_err());
+        assert!(parse_interval("+1").is_err());
         assert!(parse_interval("x").is_err());
         assert!(parse_interval("99999999999999999999").is_err());
     }

@@ -187,6 +187,8 @@ fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
 }
 
 /// Runs the loop until `--count`, the watched process or a signal stops it.
+/// When the watched process exits, one final row is taken at once (the
+/// state after the build's last step) before the loop ends.
 ///
 /// Each tick: sample, format, one write(2), feed `summary`. A row that
 /// cannot be written is counted in `summary.lost` and in `csv.lost`; the
@@ -207,6 +209,9 @@ pub fn run(
     let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
     let start_ns = clock::monotonic_ns();
     let mut rows: u64 = 0;
+    // Set when the watched process has exited: one last row shows the
+    // state after the build's final step, then the loop ends.
+    let mut last = false;
     loop {
         let row = sampler.tick(clock::now_epoch(), bufs, warn);
         let state = if row.format(plan.compat, &mut line).is_err() {
@@ -242,8 +247,12 @@ pub fn run(
         if plan.count.is_some_and(|c| rows >= c) {
             return Stop::Count;
         }
-        if watch.exited() {
+        if last {
             return Stop::WatchedExited;
+        }
+        if watch.exited() {
+            last = true;
+            continue;
         }
         // Next tick on a fixed schedule from the start, so a slow tick
         // does not drift the series.
@@ -261,7 +270,8 @@ pub fn run(
                 return Stop::Signal(sig);
             }
             if watch.exited() {
-                return Stop::WatchedExited;
+                last = true;
+                break;
             }
         }
     }

@@ -72,9 +72,13 @@ pub struct Decimal {
 
 impl Decimal {
     /// Parses `<digits>[.<1–2 digits>]`; `None` for anything else or text
-    /// longer than 12 bytes.
+    /// longer than 12 bytes. A bare integer is accepted: the CSV writes `0`
+    /// for a load it could not read.
     pub fn parse(b: &[u8]) -> Option<Decimal> {
-        let centi = crate::loadavg::parse_centi(b)?;
+        let centi = match crate::parse::parse_u64(b) {
+            Some(v) => v.checked_mul(100)?,
+            None => crate::loadavg::parse_centi(b)?,
+        };
         let s = core::str::from_utf8(b).ok()?;
         let mut text = String::new();
         text.push_str(s).ok()?;
@@ -145,6 +149,13 @@ pub struct Row {
     pub context: Context,
     /// Extension columns; all `None` for a 14-column CSV.
     pub ext: Ext,
+    /// The memory columns were really read (/proc/meminfo was readable).
+    /// When false, the compatible core still writes 0 as the toolchain
+    /// does, but the summary does not take those zeros for an OOM edge.
+    pub mem_known: bool,
+    /// The disk columns were really read (statvfs of the disk path worked);
+    /// as `mem_known`, for the disk columns.
+    pub disk_known: bool,
 }
 
 impl Row {
@@ -166,6 +177,18 @@ impl Row {
             stage: Stage::new(),
             context: Context::new(),
             ext: Ext::default(),
+            mem_known: true,
+            disk_known: true,
+        }
+    }
+
+    /// `load1` as written to the CSV: the kernel's text, or `0` when
+    /// /proc/loadavg could not be read (the compatible core writes 0).
+    pub fn load1_str(&self) -> &str {
+        if self.load1.text.is_empty() {
+            "0"
+        } else {
+            self.load1.text.as_str()
         }
     }
 
@@ -176,11 +199,7 @@ impl Row {
     /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
     pub fn format(&self, compat: bool, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
         out.clear();
-        let load1 = if self.load1.text.is_empty() {
-            "0"
-        } else {
-            self.load1.text.as_str()
-        };
+        let load1 = self.load1_str();
         ufmt::uwrite!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},",

@@ -171,11 +171,23 @@ pub struct Sampler<'a> {
     pub mem_estimated: bool,
 }
 
-/// Opens a host directory (not under the root) for fstatvfs or listing.
+/// Opens a host directory (not under the root) for listing.
 fn open_host_dir(path: &str) -> Option<OwnedFd> {
     rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// Opens a host directory for fstatvfs only: O_PATH needs no read
+/// permission on it (statvfs of a mode-700 `$HOME` works for anyone who
+/// can reach it, as df does).
+fn open_host_path(path: &str) -> Option<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
     .ok()
@@ -196,8 +208,8 @@ impl<'a> Sampler<'a> {
             proc_dir: root.open_dir("proc").ok(),
             sys_block: root.open_dir(zram::SYS_BLOCK).ok(),
             mem_cg,
-            disk: open_host_dir(opts.disk_path),
-            tmp: open_host_dir(opts.tmp_path),
+            disk: open_host_path(opts.disk_path),
+            tmp: open_host_path(opts.tmp_path),
             log_dir,
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
@@ -266,9 +278,15 @@ impl<'a> Sampler<'a> {
                         );
                     }
                 }
-                Err(_) => self.warn_once(w, Source::MemInfo, "unexpected format"),
+                Err(_) => {
+                    row.mem_known = false;
+                    self.warn_once(w, Source::MemInfo, "unexpected format");
+                }
             },
-            Err(e) => self.warn_once(w, Source::MemInfo, e.describe()),
+            Err(e) => {
+                row.mem_known = false;
+                self.warn_once(w, Source::MemInfo, e.describe());
+            }
         }
 
         // /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick.
@@ -331,8 +349,14 @@ impl<'a> Sampler<'a> {
                 row.disk_pct = s.used_pct();
                 row.ext.disk_avail_mb = Some(s.avail_mib());
             }
-            Some(Err(_)) => self.warn_once(w, Source::Disk, "statvfs failed"),
-            None => self.warn_once(w, Source::Disk, "cannot open"),
+            Some(Err(_)) => {
+                row.disk_known = false;
+                self.warn_once(w, Source::Disk, "statvfs failed");
+            }
+            None => {
+                row.disk_known = false;
+                self.warn_once(w, Source::Disk, "cannot open");
+            }
         }
         match self.tmp.as_ref().map(|d| FsStat::of_fd(d.as_fd())) {
             Some(Ok(s)) => {

@@ -29,6 +29,9 @@ pub const OOM_ROWS: usize = 16;
 /// rows of at most ~420 bytes. 16 KiB leaves room.
 pub const TEXT_CAP: usize = 16 * 1024;
 
+/// What a memory section says when no sample could read /proc/meminfo.
+const NO_MEM: &str = "  unknown: /proc/meminfo could not be read on any sample\n";
+
 /// The rendered summary text.
 pub type Text = String<TEXT_CAP>;
 
@@ -145,52 +148,58 @@ impl Summary {
         self.samples
     }
 
-    /// Thresholds from the first row: RAM = used + available; disk total
-    /// from free space and use%.
-    fn set_thresholds(&mut self, row: &Row) {
-        if self.near_oom.is_none() {
-            let ram = row.mem_used_mb.saturating_add(row.mem_avail_mb);
-            self.near_oom = Some(if ram > 0 && ram < 2 * DEFAULT_NEAR_OOM_MB {
-                Threshold::Scaled((ram / 8).max(1), ram)
-            } else {
-                Threshold::Default(DEFAULT_NEAR_OOM_MB)
-            });
-        }
-        if self.low_disk.is_none() {
-            let avail_mb = row
-                .ext
-                .disk_avail_mb
-                .unwrap_or(row.disk_avail_gb.saturating_mul(1024));
-            let total_gb = (row.disk_pct < 100)
-                .then(|| avail_mb.saturating_mul(100) / (100 - row.disk_pct) / 1024);
-            self.low_disk = Some(match total_gb {
-                Some(t) if t > 0 && t < 2 * DEFAULT_LOW_DISK_GB => {
-                    Threshold::Scaled((t / 10).max(1), t)
-                }
-                _ => Threshold::Default(DEFAULT_LOW_DISK_GB),
-            });
+    /// Near-OOM threshold from the first row with memory figures:
+    /// RAM = used + available.
+    fn near_oom_for(row: &Row) -> Threshold {
+        let ram = row.mem_used_mb.saturating_add(row.mem_avail_mb);
+        if ram > 0 && ram < 2 * DEFAULT_NEAR_OOM_MB {
+            Threshold::Scaled((ram / 8).max(1), ram)
+        } else {
+            Threshold::Default(DEFAULT_NEAR_OOM_MB)
         }
     }
 
-    /// Takes one row into account.
-    pub fn observe(&mut self, row: &Row) {
-        if self.samples == 0 {
-            self.set_thresholds(row);
+    /// Low-disk threshold from the first row with disk figures: the total
+    /// from free space and use%.
+    fn low_disk_for(row: &Row) -> Threshold {
+        let avail_mb = row
+            .ext
+            .disk_avail_mb
+            .unwrap_or(row.disk_avail_gb.saturating_mul(1024));
+        let total_gb = (row.disk_pct < 100)
+            .then(|| avail_mb.saturating_mul(100) / (100 - row.disk_pct) / 1024);
+        match total_gb {
+            Some(t) if t > 0 && t < 2 * DEFAULT_LOW_DISK_GB => {
+                Threshold::Scaled((t / 10).max(1), t)
+            }
+            _ => Threshold::Default(DEFAULT_LOW_DISK_GB),
         }
+    }
+
+    /// Takes one row into account. Memory (or disk) figures of a row whose
+    /// source could not be read are left out: a 0 written for a missing
+    /// /proc/meminfo is not an OOM edge.
+    pub fn observe(&mut self, row: &Row) {
         self.samples += 1;
         self.max_elapsed = self.max_elapsed.max(row.elapsed_s);
-        keep(&mut self.peak_mem, row, |r| Some(r.mem_used_mb), true);
-        keep(&mut self.min_avail, row, |r| Some(r.mem_avail_mb), false);
-        keep(&mut self.peak_swap, row, |r| Some(r.swap_used_mb), true);
-        keep(&mut self.min_disk, row, |r| Some(r.disk_avail_gb), false);
+        if row.mem_known {
+            let near = *self.near_oom.get_or_insert_with(|| Self::near_oom_for(row));
+            keep(&mut self.peak_mem, row, |r| Some(r.mem_used_mb), true);
+            keep(&mut self.min_avail, row, |r| Some(r.mem_avail_mb), false);
+            keep(&mut self.peak_swap, row, |r| Some(r.swap_used_mb), true);
+            if row.mem_avail_mb < near.value() {
+                self.near_oom_samples += 1;
+            }
+        }
+        if row.disk_known {
+            let low = *self.low_disk.get_or_insert_with(|| Self::low_disk_for(row));
+            keep(&mut self.min_disk, row, |r| Some(r.disk_avail_gb), false);
+            if row.disk_avail_gb < low.value() {
+                self.low_disk_samples += 1;
+            }
+        }
         keep(&mut self.peak_load, row, |r| Some(r.load1.centi), true);
         self.peak_cpu = self.peak_cpu.max(row.cpu_pct);
-        if row.mem_avail_mb < self.near_oom.map_or(0, Threshold::value) {
-            self.near_oom_samples += 1;
-        }
-        if row.disk_avail_gb < self.low_disk.map_or(0, Threshold::value) {
-            self.low_disk_samples += 1;
-        }
         if let Some(k) = row.ext.oom_kills {
             let prev = self.oom_kills.unwrap_or(0);
             if k > prev {
@@ -236,15 +245,9 @@ impl Summary {
                 self.lost
             )?;
         }
-        let (Some(pm), Some(ma), Some(ps), Some(md), Some(pl)) = (
-            &self.peak_mem,
-            &self.min_avail,
-            &self.peak_swap,
-            &self.min_disk,
-            &self.peak_load,
-        ) else {
+        if self.samples == 0 {
             return Ok(());
-        };
+        }
         if self.mem_estimated {
             uwrite!(
                 w,
@@ -252,47 +255,67 @@ impl Summary {
             )?;
         }
         uwrite!(w, "\nPEAK MEMORY USE:\n")?;
-        uwrite!(
-            w,
-            "  {} MB used  (only {} MB available)  at {}\n",
-            pm.mem_used_mb,
-            pm.mem_avail_mb,
-            pm.iso.as_str()
-        )?;
-        stage_context(w, pm)?;
+        match &self.peak_mem {
+            Some(pm) => {
+                uwrite!(
+                    w,
+                    "  {} MB used  (only {} MB available)  at {}\n",
+                    pm.mem_used_mb,
+                    pm.mem_avail_mb,
+                    pm.iso.as_str()
+                )?;
+                stage_context(w, pm)?;
+            }
+            None => uwrite!(w, "{}", NO_MEM)?,
+        }
         uwrite!(w, "\nMIN MEMORY AVAILABLE (closest to OOM):\n")?;
-        uwrite!(w, "  {} MB free  at {}\n", ma.mem_avail_mb, ma.iso.as_str())?;
-        stage_context(w, ma)?;
-        if ps.swap_used_mb > 0 {
-            uwrite!(
+        match &self.min_avail {
+            Some(ma) => {
+                uwrite!(w, "  {} MB free  at {}\n", ma.mem_avail_mb, ma.iso.as_str())?;
+                stage_context(w, ma)?;
+            }
+            None => uwrite!(w, "{}", NO_MEM)?,
+        }
+        match &self.peak_swap {
+            Some(ps) if ps.swap_used_mb > 0 => uwrite!(
                 w,
                 "\nPEAK SWAP USE: {} MB  at {}  (stage={})\n",
                 ps.swap_used_mb,
                 ps.iso.as_str(),
                 stage_of(ps)
-            )?;
-        } else {
-            uwrite!(
+            )?,
+            Some(_) => uwrite!(
                 w,
                 "\nPEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]\n"
-            )?;
+            )?,
+            None => uwrite!(w, "\nPEAK SWAP USE: unknown  at -  (stage=-)\n")?,
         }
         uwrite!(w, "\nMIN DISK FREE (build fs):\n")?;
-        uwrite!(
-            w,
-            "  {} GB free  at {}\n",
-            md.disk_avail_gb,
-            md.iso.as_str()
-        )?;
-        stage_context(w, md)?;
-        uwrite!(
-            w,
-            "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%\n",
-            pl.load1.text.as_str(),
-            pl.iso.as_str(),
-            stage_of(pl),
-            self.peak_cpu
-        )?;
+        match &self.min_disk {
+            Some(md) => {
+                uwrite!(
+                    w,
+                    "  {} GB free  at {}\n",
+                    md.disk_avail_gb,
+                    md.iso.as_str()
+                )?;
+                stage_context(w, md)?;
+            }
+            None => uwrite!(
+                w,
+                "  unknown: the disk path could not be read on any sample\n"
+            )?,
+        }
+        if let Some(pl) = &self.peak_load {
+            uwrite!(
+                w,
+                "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%\n",
+                pl.load1_str(),
+                pl.iso.as_str(),
+                stage_of(pl),
+                self.peak_cpu
+            )?;
+        }
         let near = self
             .near_oom
             .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
@@ -439,12 +462,7 @@ impl Summary {
             uwrite!(w, "\"disk_avail_gb\":{},", r.disk_avail_gb)
         })?;
         json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
-            let load = if r.load1.text.is_empty() {
-                "0"
-            } else {
-                r.load1.text.as_str()
-            };
-            uwrite!(w, "\"load1\":{},", load)
+            uwrite!(w, "\"load1\":{},", r.load1_str())
         })?;
         uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
         let near = self
@@ -654,6 +672,28 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
         assert!(given.contains("samples below 1 GB free disk: 1\n"));
         assert!(given.contains("near-OOM < 1000 MB (given)"));
+    }
+
+    #[test]
+    fn unreadable_sources_are_not_oom_or_low_disk() {
+        let mut data = std::string::String::from(crate::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,\n");
+        data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,\n");
+        let got = summarize(data.as_bytes(), None, None);
+        assert!(
+            got.contains("samples below 4096 MB free RAM (near-OOM): 0\n"),
+            "{got}"
+        );
+        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
+        assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown: /proc/meminfo could not be read on any sample\n"), "{got}");
+        assert!(
+            got.contains("MIN DISK FREE (build fs):\n  unknown"),
+            "{got}"
+        );
+        assert!(
+            got.contains("PEAK LOAD: 0  at 1970-01-01T00:01:40Z"),
+            "{got}"
+        );
     }
 
     #[test]

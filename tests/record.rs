@@ -197,6 +197,12 @@ fn records_a_real_compile_until_it_exits() {
         "no context from the log:\n{csv}"
     );
     assert!(busy.iter().all(|r| r[12] == "compile"), "stage:\n{csv}");
+    // One last row once the build has exited shows its final step.
+    let last = rows.last().unwrap();
+    assert!(
+        last[13].contains("[100%] Linking C executable heavy"),
+        "last row is not the final step:\n{csv}"
+    );
     assert!(
         busy.iter().any(|r| r[24] == "cc1" && !r[23].is_empty()),
         "{csv}"
@@ -292,13 +298,45 @@ fn usage_errors_exit_2_and_runtime_errors_exit_1() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(!out.stderr.is_empty());
     }
+    for args in [
+        vec!["record", "--count", "0"],
+        vec!["record", "--out-dir", ""],
+        vec!["record", "--root", ""],
+        vec!["summarize", ""],
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
     let out = Command::new(BIN)
         .args(["summarize", "/nonexistent.csv"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        err,
+        "headroom: /nonexistent.csv: No such file or directory\n"
+    );
+    for dev in ["/dev/null", "/dev/zero"] {
+        let out = output_within(Command::new(BIN).args(["summarize", dev]), 20);
+        assert_eq!(out.status.code(), Some(1), "{dev}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("headroom: {dev}: not a regular file\n")
+        );
+    }
+    let not_csv = d.join("nul.csv");
+    fs::write(&not_csv, vec![0u8; 100_000]).unwrap();
+    let out = Command::new(BIN)
+        .arg("summarize")
+        .arg(&not_csv)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     let help = Command::new(BIN)
         .args(["record", "--help"])
         .output()
@@ -503,5 +541,45 @@ fn a_fifo_or_device_as_the_log_never_blocks() {
         assert_eq!(out.status.code(), Some(0), "{log:?}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.matches("not a regular file").count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn root_goes_before_or_after_the_subcommand_and_an_empty_root_is_no_oom() {
+    let d = scratch("root");
+    let empty = d.join("empty-root");
+    fs::create_dir_all(&empty).unwrap();
+    for args in [
+        vec![
+            "--root".to_string(),
+            empty.display().to_string(),
+            "record".into(),
+        ],
+        vec![
+            "record".into(),
+            "--root".into(),
+            empty.display().to_string(),
+        ],
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .args(["--count", "2", "--interval", "0", "--run-id", "r"])
+            .arg("--out-dir")
+            .arg(&d)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let summary = String::from_utf8(out.stdout).unwrap();
+        assert!(summary.contains("(near-OOM): 0\n"), "{summary}");
+        assert!(
+            summary.contains("unknown: /proc/meminfo could not be read"),
+            "{summary}"
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            err.matches("proc/meminfo").count(),
+            1,
+            "warned once:\n{err}"
+        );
     }
 }

@@ -85,9 +85,9 @@ pub fn parse(b: &[u8]) -> Result<MemInfo, ParseError> {
     let get = |key: &[u8]| -> Result<Option<u64>, ParseError> {
         match colon_value(b, key) {
             None => Ok(None),
-            Some(v) => parse_u64(v)
-                .map(Some)
-                .ok_or_else(|| ParseError::at(ParseErrorKind::BadNumber, line_of(b, v))),
+            Some(v) => parse_u64(v).map(Some).ok_or_else(|| {
+                ParseError::at(ParseErrorKind::BadNumber, crate::parse::line_of(b, v))
+            }),
         }
     };
     let mem_total_kib = get(b"MemTotal")?.ok_or(ParseError::missing("MemTotal"))?;
@@ -171,13 +171,6 @@ impl MemInfo {
     pub fn mem_used_excluding_hugetlb_kib(&self) -> Option<u64> {
         Some(self.mem_used_kib().saturating_sub(self.hugetlb_kib?))
     }
-}
-
-/// The 1-based line of `b` on which the sub-slice `sub` starts.
-fn line_of(b: &[u8], sub: &[u8]) -> usize {
-    let off = (sub.as_ptr() as usize).saturating_sub(b.as_ptr() as usize);
-    let before = b.get(..off).unwrap_or(b);
-    before.iter().filter(|&&c| c == b'\n').count() + 1
 }
 
 /// Reads [`PATH`] under `root` into `buf` (give it [`BUF_LEN`] bytes) and

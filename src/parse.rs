@@ -112,6 +112,22 @@ pub const fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
+/// The 1-based line of `b` on which `sub`, a sub-slice of `b` (e.g. a
+/// value found by [`colon_value`]), starts; for [`ParseError::at`]. A
+/// slice from elsewhere gives 0 ("not tied to a line").
+pub fn line_of(b: &[u8], sub: &[u8]) -> usize {
+    let start = b.as_ptr() as usize;
+    let Some(off) = (sub.as_ptr() as usize).checked_sub(start) else {
+        return 0;
+    };
+    if off.saturating_add(sub.len()) > b.len() {
+        return 0;
+    }
+    b.get(..off).map_or(0, |before| {
+        before.iter().filter(|&&c| c == b'\n').count() + 1
+    })
+}
+
 /// Iterates over the lines of `b`, split on `\n`, without the `\n`.
 ///
 /// A final line without a newline is yielded; an empty input or a trailing
@@ -178,6 +194,15 @@ mod tests {
         let f = b"oom_kill_x 9\noom_kill 4\n";
         assert_eq!(space_value(f, b"oom_kill"), Some(&b"4"[..]));
         assert_eq!(space_value(f, b"oom"), None);
+    }
+
+    #[test]
+    fn line_of_counts_newlines_before_the_slice() {
+        let b = b"a 1\nb 2\nc 3\n";
+        assert_eq!(line_of(b, &b[0..1]), 1);
+        assert_eq!(line_of(b, &b[10..11]), 3);
+        assert_eq!(line_of(&b[4..], b), 0);
+        assert_eq!(line_of(b"x", b"elsewhere"), 0);
     }
 
     #[test]

@@ -236,7 +236,7 @@ impl<'a> Sampler<'a> {
         row.elapsed_s = epoch.saturating_sub(first);
 
         // /proc/loadavg: load1 verbatim.
-        match self.root.read(loadavg::PATH, &mut bufs.file) {
+        match loadavg::read(self.root, &mut bufs.file) {
             Ok(b) => match loadavg::parse(b) {
                 Ok(l) => row.load1 = Decimal::parse(l.load1_text).unwrap_or_default(),
                 Err(_) => self.warn_once(w, Source::LoadAvg, "unexpected format"),
@@ -245,7 +245,7 @@ impl<'a> Sampler<'a> {
         }
 
         // /proc/stat: busy % since the previous tick.
-        match self.root.read(stat::PATH, &mut bufs.scratch) {
+        match stat::read(self.root, &mut bufs.scratch) {
             Ok(b) => match stat::aggregate(b) {
                 Ok(cur) => {
                     if let Some(prev) = &self.prev_cpu {
@@ -260,7 +260,7 @@ impl<'a> Sampler<'a> {
 
         // /proc/meminfo.
         let mut mem_total_kib = None;
-        match self.root.read(meminfo::PATH, &mut bufs.file) {
+        match meminfo::read(self.root, &mut bufs.file) {
             Ok(b) => match meminfo::parse(b) {
                 Ok(m) => {
                     mem_total_kib = Some(m.mem_total_kib);
@@ -290,7 +290,7 @@ impl<'a> Sampler<'a> {
         }
 
         // /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick.
-        match self.root.read(vmstat::PATH, &mut bufs.file) {
+        match vmstat::read(self.root, &mut bufs.file) {
             Ok(b) => {
                 if let Ok(vmstat::VmStat {
                     oom_kill: Some(k), ..
@@ -305,7 +305,7 @@ impl<'a> Sampler<'a> {
 
         // /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.
         if !self.psi_off {
-            match self.root.read(psi::PATH_MEMORY, &mut bufs.file) {
+            match psi::read(self.root, &mut bufs.file) {
                 Ok(b) => match psi::parse(b) {
                     Ok(p) => row.ext.psi_mem_some_avg10 = Decimal::parse(p.some.avg10_text),
                     Err(_) => self.warn_once(w, Source::Psi, "unexpected format"),

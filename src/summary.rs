@@ -176,6 +176,17 @@ impl Summary {
         }
     }
 
+    /// The thresholds in force: given, or set from the first row that had
+    /// the figures, or the toolchain's defaults when no row had them.
+    fn thresholds(&self) -> (Threshold, Threshold) {
+        (
+            self.near_oom
+                .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB)),
+            self.low_disk
+                .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB)),
+        )
+    }
+
     /// Takes one row into account. Memory (or disk) figures of a row whose
     /// source could not be read are left out: a 0 written for a missing
     /// /proc/meminfo is not an OOM edge.
@@ -316,12 +327,7 @@ impl Summary {
                 self.peak_cpu
             )?;
         }
-        let near = self
-            .near_oom
-            .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
-        let low = self
-            .low_disk
-            .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB));
+        let (near, low) = self.thresholds();
         uwrite!(
             w,
             "samples below {} MB free RAM (near-OOM): {}\n",
@@ -465,12 +471,7 @@ impl Summary {
             uwrite!(w, "\"load1\":{},", r.load1_str())
         })?;
         uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
-        let near = self
-            .near_oom
-            .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB));
-        let low = self
-            .low_disk
-            .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB));
+        let (near, low) = self.thresholds();
         uwrite!(
             w,
             ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"samples\":{}}}",

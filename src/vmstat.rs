@@ -42,18 +42,11 @@ pub fn parse(b: &[u8]) -> Result<VmStat, ParseError> {
     }
     let oom_kill = match space_value(b, b"oom_kill") {
         None => None,
-        Some(v) => Some(
-            parse_u64(v).ok_or_else(|| ParseError::at(ParseErrorKind::BadNumber, line_of(b, v)))?,
-        ),
+        Some(v) => Some(parse_u64(v).ok_or_else(|| {
+            ParseError::at(ParseErrorKind::BadNumber, crate::parse::line_of(b, v))
+        })?),
     };
     Ok(VmStat { oom_kill })
-}
-
-/// The 1-based line of `b` on which the sub-slice `sub` starts.
-fn line_of(b: &[u8], sub: &[u8]) -> usize {
-    let off = (sub.as_ptr() as usize).saturating_sub(b.as_ptr() as usize);
-    let before = b.get(..off).unwrap_or(b);
-    before.iter().filter(|&&c| c == b'\n').count() + 1
 }
 
 /// Reads [`PATH`] under `root` into `buf` (give it [`BUF_LEN`] bytes) and

@@ -36,7 +36,9 @@ pub mod csvread;
 pub mod fsstat;
 pub mod row;
 pub mod summary;
+pub mod usage;
 
 // The recording.
+pub mod actions;
 pub mod record;
 pub mod sampler;

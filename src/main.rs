@@ -20,6 +20,7 @@ use headroom::record::{self, CsvOut, OpenError, Plan, Stop, StopFlag, Watch, Wri
 use headroom::root::Root;
 use headroom::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
 use headroom::summary::{Summary, Text};
+use headroom::usage::{End, Usage};
 
 /// headroom: what a build did to RAM, swap, zram, /tmp, disk and CPU on a
 /// small Linux host.
@@ -38,7 +39,9 @@ struct Cli {
 #[allow(clippy::large_enum_variant)] // parsed once at start-up
 enum Cmd {
     Record(RecordArgs),
+    Run(RunArgs),
     Summarize(SummarizeArgs),
+    Actions(ActionsArgs),
 }
 
 /// Sample the host every --interval seconds into resources-<run-id>.csv and
@@ -93,6 +96,63 @@ struct RecordArgs {
     root: Option<String>,
 }
 
+/// Run CMD in its own process group while recording, forward SIGINT,
+/// SIGTERM and SIGHUP to it, then print the summary and what CMD used (wall,
+/// CPU, average cores, ru_maxrss, signal) on stderr and exit with CMD's
+/// status. With --actions and neither --out-dir nor --run-id, nothing is
+/// recorded or printed: one row is appended to the actions file (for
+/// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
+#[derive(FromArgs)]
+#[argh(subcommand, name = "run")]
+struct RunArgs {
+    /// output directory (default: $LOG_DIR, else .)
+    #[argh(option)]
+    out_dir: Option<String>,
+    /// run id: the CSV is resources-<ID>.csv (default: $CROSS_RUN_ID, else run)
+    #[argh(option)]
+    run_id: Option<String>,
+    /// seconds between rows, e.g. 15, 0.5 or 0 (default 15)
+    #[argh(option, from_str_fn(parse_interval))]
+    interval: Option<u64>,
+    /// stop recording after N rows (CMD still runs to its end)
+    #[argh(option)]
+    count: Option<u64>,
+    /// directory whose filesystem is the build disk (default:
+    /// $BUILDKIT_CACHE_DIR, else $HOME, else /)
+    #[argh(option)]
+    disk_path: Option<String>,
+    /// build log to take stage and context from
+    #[argh(option)]
+    stage_log: Option<String>,
+    /// directory whose newest *.log gives stage and context
+    #[argh(option)]
+    stage_log_dir: Option<String>,
+    /// stage when the log names none; also the id in --actions
+    #[argh(option)]
+    label: Option<String>,
+    /// near-OOM threshold in MB of MemAvailable (default 4096, scaled on small hosts)
+    #[argh(option)]
+    near_oom_mb: Option<u64>,
+    /// low-disk threshold in GB free (default 20, scaled on small disks)
+    #[argh(option)]
+    low_disk_gb: Option<u64>,
+    /// write only the 14 toolchain-compatible columns
+    #[argh(switch)]
+    compat: bool,
+    /// comma-separated process names that count as compilers
+    #[argh(option)]
+    compilers: Option<String>,
+    /// read proc/ and sys/ under DIR instead of / (default /)
+    #[argh(option)]
+    root: Option<String>,
+    /// append one row (id, start, wall, CPU, max RSS, signal, exit) to FILE
+    #[argh(option)]
+    actions: Option<String>,
+    /// the command and its arguments, after --
+    #[argh(positional, greedy)]
+    cmd: Vec<String>,
+}
+
 /// Summarize a recorded CSV (headroom's or the bash toolchain's) to stdout
 /// and to <csv minus .csv>.summary.txt.
 #[derive(FromArgs)]
@@ -108,6 +168,25 @@ struct SummarizeArgs {
     #[argh(option)]
     low_disk_gb: Option<u64>,
     /// print the summary as JSON on stdout (the .summary.txt file stays text)
+    #[argh(switch)]
+    json: bool,
+}
+
+/// Summarize an actions file written by `run --actions`: a table by
+/// wall-time bucket, the actions that ended on a signal, the longest ones.
+#[derive(FromArgs)]
+#[argh(subcommand, name = "actions")]
+struct ActionsArgs {
+    /// the actions CSV
+    #[argh(positional)]
+    file: String,
+    /// how many of the longest actions to list (default 10, at most 100)
+    #[argh(option, default = "10")]
+    top: usize,
+    /// list only actions with at least this many seconds of wall time
+    #[argh(option, from_str_fn(parse_interval))]
+    min_wall: Option<u64>,
+    /// print JSON instead of the table
     #[argh(switch)]
     json: bool,
 }
@@ -216,7 +295,12 @@ fn main() -> ExitCode {
             a.root = a.root.or(cli.root);
             record_cmd(a)
         }
+        Cmd::Run(mut a) => {
+            a.root = a.root.or(cli.root);
+            run_cmd(a)
+        }
         Cmd::Summarize(a) => summarize_cmd(a),
+        Cmd::Actions(a) => actions_cmd(a),
     };
     match result {
         Ok(code) => code,
@@ -330,6 +414,309 @@ fn install_signals() -> Result<OwnedFd, Fail> {
 }
 
 fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
+    record_job(a, None)
+}
+
+/// The command `run` starts, and where its action row goes.
+struct ChildSpec {
+    argv: Vec<String>,
+    actions: Option<String>,
+}
+
+fn run_cmd(a: RunArgs) -> Result<ExitCode, Fail> {
+    if a.cmd.is_empty() {
+        return usage("run: no command given (headroom run [options] -- CMD [ARGS...])");
+    }
+    let light = a.actions.is_some() && a.out_dir.is_none() && a.run_id.is_none();
+    let spec = ChildSpec {
+        argv: a.cmd,
+        actions: a.actions,
+    };
+    if light {
+        return run_light(spec, a.label.as_deref());
+    }
+    let r = RecordArgs {
+        out_dir: a.out_dir,
+        run_id: a.run_id,
+        interval: a.interval,
+        count: a.count,
+        disk_path: a.disk_path,
+        stage_log: a.stage_log,
+        stage_log_dir: a.stage_log_dir,
+        label: a.label,
+        watch_pid: None,
+        near_oom_mb: a.near_oom_mb,
+        low_disk_gb: a.low_disk_gb,
+        compat: a.compat,
+        compilers: a.compilers,
+        root: a.root,
+    };
+    record_job(r, Some(spec))
+}
+
+/// Forwards the stop signals to the child's process group instead of
+/// stopping: the recording ends when the child does.
+struct Forward<'a> {
+    group: rustix::process::Pid,
+    wake: BorrowedFd<'a>,
+}
+
+impl StopFlag for Forward<'_> {
+    fn signal(&self) -> Option<i32> {
+        let sig = SIGNAL.swap(0, Ordering::SeqCst);
+        let forward = match sig {
+            0 => return None,
+            2 => rustix::process::Signal::INT,
+            15 => rustix::process::Signal::TERM,
+            _ => rustix::process::Signal::HUP,
+        };
+        let _ = rustix::process::kill_process_group(self.group, forward);
+        // Empty the self-pipe so the next poll(2) waits again.
+        let mut sink = [0u8; 64];
+        while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
+        None
+    }
+}
+
+/// A started child: its pid and when it started.
+struct Started {
+    pid: rustix::process::Pid,
+    start_epoch: u64,
+    start: std::time::Instant,
+}
+
+/// Starts `argv` in its own process group. A command that cannot be
+/// started is reported like a shell would: 127 not found, 126 otherwise.
+fn spawn(argv: &[String]) -> Result<Started, (u8, String)> {
+    use std::os::unix::process::CommandExt;
+    let (prog, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
+    let start_epoch = headroom::clock::now_epoch();
+    let start = std::time::Instant::now();
+    match std::process::Command::new(prog)
+        .args(args)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(child) => {
+            let raw = i32::try_from(child.id()).unwrap_or(0);
+            let pid =
+                rustix::process::Pid::from_raw(raw).ok_or((126, format!("{prog}: bad pid")))?;
+            // The child is reaped with wait4(2) below, for its rusage.
+            drop(child);
+            Ok(Started {
+                pid,
+                start_epoch,
+                start,
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err((127, format!("{prog}: command not found")))
+        }
+        Err(e) => Err((126, format!("{prog}: cannot execute: {}", io_text(&e)))),
+    }
+}
+
+/// `struct timeval` of the 64-bit Linux ABIs headroom is built for.
+#[repr(C)]
+#[derive(Default)]
+struct Timeval {
+    tv_sec: std::os::raw::c_long,
+    tv_usec: std::os::raw::c_long,
+}
+
+/// `struct rusage` (getrusage(2)): two timevals and fourteen longs.
+#[repr(C)]
+#[derive(Default)]
+struct Rusage {
+    ru_utime: Timeval,
+    ru_stime: Timeval,
+    ru_maxrss: std::os::raw::c_long,
+    rest: [std::os::raw::c_long; 13],
+}
+
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Rusage>() == 144);
+
+unsafe extern "C" {
+    /// wait4(2) from the C library: waits for `pid` and fills `rusage` with
+    /// the resources of it and its waited-for descendants.
+    fn wait4(pid: c_int, status: *mut c_int, options: c_int, rusage: *mut Rusage) -> c_int;
+}
+
+fn tv_ms(t: &Timeval) -> u64 {
+    let s = u64::try_from(t.tv_sec).unwrap_or(0);
+    let us = u64::try_from(t.tv_usec).unwrap_or(0);
+    s.saturating_mul(1000).saturating_add(us / 1000)
+}
+
+/// Waits for the child to exit, forwarding stop signals meanwhile, then
+/// reaps it with wait4(2) for its status and rusage.
+fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>) -> Usage {
+    let fwd = Forward { group: c.pid, wake };
+    while !watch.exited() {
+        let mut fds = [rustix::event::PollFd::from_borrowed_fd(
+            wake,
+            rustix::event::PollFlags::IN,
+        )];
+        let ts = rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: 200_000_000,
+        };
+        let _ = rustix::event::poll(&mut fds, Some(&ts));
+        fwd.signal();
+    }
+    let mut status: c_int = 0;
+    let mut ru = Rusage::default();
+    loop {
+        // SAFETY: `status` and `ru` are valid, writable and of the C types
+        // wait4(2) expects (Rusage's size is checked at compile time).
+        let r = unsafe { wait4(c.pid.as_raw_nonzero().get(), &mut status, 0, &mut ru) };
+        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+        fwd.signal();
+    }
+    Usage {
+        wall_ms: u64::try_from(c.start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        user_ms: tv_ms(&ru.ru_utime),
+        sys_ms: tv_ms(&ru.ru_stime),
+        max_rss_kib: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+        end: End::from_wait_status(status),
+    }
+}
+
+/// A short label for the command: its words, cut to fit.
+fn command_label(argv: &[String]) -> heapless::String<128> {
+    let mut label = heapless::String::<128>::new();
+    let joined = argv.join(" ");
+    headroom::text::sanitize_into(joined.as_bytes(), 100, &mut label);
+    label
+}
+
+/// Appends the action row for a finished run to `path` with one
+/// O_APPEND write (header first when the file is new), so concurrent
+/// wrapped commands never interleave.
+fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Started, u: &Usage) {
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let mut id = heapless::String::<96>::new();
+    headroom::actions::action_id(id_label, &words, &mut id);
+    let action = headroom::actions::Action::from_usage(id, c.start_epoch, u);
+    let mut line = heapless::Vec::<u8, 256>::new();
+    if headroom::actions::format_row(&action, &mut line).is_err() {
+        return;
+    }
+    let fd = match rustix::fs::open(
+        path,
+        rustix::fs::OFlags::WRONLY
+            | rustix::fs::OFlags::APPEND
+            | rustix::fs::OFlags::CREATE
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    ) {
+        Ok(fd) => fd,
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: --actions {path}: {}",
+                errtext(e)
+            );
+            return;
+        }
+    };
+    let mut bytes = Vec::with_capacity(line.len() + 64);
+    if rustix::fs::fstat(&fd)
+        .map(|st| st.st_size == 0)
+        .unwrap_or(false)
+    {
+        bytes.extend_from_slice(headroom::actions::HEADER.as_bytes());
+    }
+    bytes.extend_from_slice(&line);
+    if let Err(e) = rustix::io::write(&fd, &bytes) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: --actions {path}: {}",
+            errtext(e)
+        );
+    }
+}
+
+/// `run --actions FILE` with nothing to record: start, wait, append a row,
+/// exit with the command's status.
+fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
+    let wake = install_signals()?;
+    let c = match spawn(&spec.argv) {
+        Ok(c) => c,
+        Err((code, msg)) => {
+            let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+            return Ok(ExitCode::from(code));
+        }
+    };
+    let watch = Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid));
+    let u = finish_child(&c, &watch, wake.as_fd());
+    if let Some(path) = &spec.actions {
+        append_action(path, label, &spec.argv, &c, &u);
+    }
+    Ok(ExitCode::from(u.end.shell_status()))
+}
+
+/// The live status line: rewritten in place on a terminal, never written
+/// to a pipe or file.
+struct StatusLine {
+    on: bool,
+    shown: bool,
+}
+
+impl StatusLine {
+    fn new() -> StatusLine {
+        StatusLine {
+            on: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            shown: false,
+        }
+    }
+
+    fn show(&mut self, row: &headroom::row::Row) {
+        if !self.on {
+            return;
+        }
+        let mut line = heapless::String::<256>::new();
+        let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
+        if row.elapsed_s % 60 < 10 {
+            let _ = line.push('0');
+        }
+        let _ = ufmt::uwrite!(
+            line,
+            "{}s  avail {} MB  swap {} MB",
+            row.elapsed_s % 60,
+            row.mem_avail_mb,
+            row.swap_used_mb
+        );
+        if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
+            && let Some(ratio) = stored.saturating_mul(100).checked_div(ram)
+        {
+            let _ = ufmt::uwrite!(line, "  zram ");
+            let _ = headroom::usage::write_centi(&mut line, ratio);
+            let _ = ufmt::uwrite!(line, ":1");
+        }
+        let _ = ufmt::uwrite!(
+            line,
+            "  compilers {}  stage {}",
+            row.compilers,
+            row.stage.as_str()
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        self.shown = true;
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            let _ = std::io::stderr().write_all(b"\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}
+
+fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail> {
     let out_dir = a
         .out_dir
         .or_else(|| env_nonempty("LOG_DIR"))
@@ -411,14 +798,28 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
     };
     let mut sampler = Sampler::new(&root, opts, &mut bufs);
     let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
+    summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
     let plan = Plan {
         interval_ms: a.interval.unwrap_or(15_000),
         count: a.count,
         compat: a.compat,
     };
-    let watch = match watch {
-        Some(w) => w,
-        None => {
+    // `run`: start the command now that the CSV is ready and the signal
+    // handlers are in place, and watch it.
+    let started = match &child {
+        None => None,
+        Some(spec) => match spawn(&spec.argv) {
+            Ok(c) => Some(c),
+            Err((code, msg)) => {
+                let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+                return Ok(ExitCode::from(code));
+            }
+        },
+    };
+    let watch = match (&started, watch) {
+        (Some(c), _) => Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid)),
+        (None, Some(w)) => w,
+        (None, None) => {
             let _ = writeln!(
                 std::io::stderr(),
                 "headroom: warning: --watch-pid {}: no such process; taking one row",
@@ -436,45 +837,93 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
         plan
     };
     let mut warn = StderrWarn;
-    let stop = record::run(
-        &mut sampler,
-        &mut bufs,
-        &mut csv,
-        &mut summary,
-        plan,
-        &watch,
-        &Signals,
-        Some(wake.as_fd()),
-        &mut warn,
-        &mut |_row, state| match state {
-            WriteState::Lost(e) => {
+    let mut status = StatusLine::new();
+    let mut on_row = |row: &headroom::row::Row, state| match state {
+        WriteState::Lost(e) => {
+            status.clear();
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: cannot write a row to {csv_name}: {}; sampling goes on and the summary counts lost rows",
+                errtext(e)
+            );
+        }
+        WriteState::Resumed => {
+            status.clear();
+            let _ = writeln!(std::io::stderr(), "headroom: writing {csv_name} again");
+        }
+        WriteState::Written | WriteState::StillLost => status.show(row),
+    };
+    let stop = match &started {
+        None => record::run(
+            &mut sampler,
+            &mut bufs,
+            &mut csv,
+            &mut summary,
+            plan,
+            &watch,
+            &Signals,
+            Some(wake.as_fd()),
+            &mut warn,
+            &mut on_row,
+        ),
+        Some(c) => record::run(
+            &mut sampler,
+            &mut bufs,
+            &mut csv,
+            &mut summary,
+            plan,
+            &watch,
+            &Forward {
+                group: c.pid,
+                wake: wake.as_fd(),
+            },
+            Some(wake.as_fd()),
+            &mut warn,
+            &mut on_row,
+        ),
+    };
+    status.clear();
+    let stem = csv_name.trim_end_matches(".csv");
+    let summary_name = format!("{stem}.summary.txt");
+    match (started, child) {
+        (Some(c), Some(spec)) => {
+            let u = finish_child(&c, &watch, wake.as_fd());
+            summary.run = Some((command_label(&spec.argv), u));
+            if let Some(path) = &spec.actions {
+                append_action(path, a.label.as_deref(), &spec.argv, &c, &u);
+            }
+            // CMD owns stdout (it may be `gcc -E`): the report goes to stderr.
+            emit_summary(
+                &summary,
+                dir.as_fd(),
+                &summary_name,
+                &out_dir,
+                Output::Stderr,
+            )?;
+            Ok(ExitCode::from(u.end.shell_status()))
+        }
+        _ => {
+            if let Stop::Signal(sig) = stop {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "headroom: warning: cannot write a row to {csv_name}: {}; sampling goes on and the summary counts lost rows",
-                    errtext(e)
+                    "headroom: stopped by signal {sig}; writing the summary"
                 );
             }
-            WriteState::Resumed => {
-                let _ = writeln!(std::io::stderr(), "headroom: writing {csv_name} again");
-            }
-            WriteState::Written | WriteState::StillLost => {}
-        },
-    );
-    if let Stop::Signal(sig) = stop {
-        let _ = writeln!(
-            std::io::stderr(),
-            "headroom: stopped by signal {sig}; writing the summary"
-        );
+            emit_summary(&summary, dir.as_fd(), &summary_name, &out_dir, Output::Text)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
-    let stem = csv_name.trim_end_matches(".csv");
-    emit_summary(
-        &summary,
-        dir.as_fd(),
-        &format!("{stem}.summary.txt"),
-        &out_dir,
-        false,
-    )?;
-    Ok(ExitCode::SUCCESS)
+}
+
+/// Where and how the summary is printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// Text on stdout.
+    Text,
+    /// JSON on stdout.
+    Json,
+    /// Text on stderr (`run`: stdout belongs to the command).
+    Stderr,
 }
 
 /// Prints the summary (as JSON with `json`) and writes its text next to the
@@ -484,62 +933,128 @@ fn emit_summary(
     dir: BorrowedFd<'_>,
     name: &str,
     dir_label: &str,
-    json: bool,
+    output: Output,
 ) -> Result<(), Fail> {
     let full = || Fail("summary larger than its buffer".into());
     let mut text = Text::new();
     summary.render(&mut text).map_err(|_| full())?;
     let tmp = format!(".{name}.tmp");
     let written = record::write_file_atomic(dir, name, &tmp, text.as_bytes());
-    if json {
+    if output == Output::Json {
         text.clear();
         summary.render_json(&mut text).map_err(|_| full())?;
     }
-    let mut out = std::io::stdout().lock();
     // A closed stdout (`| head`) is not an error worth reporting.
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if output == Output::Stderr {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
     written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))
+}
+
+/// Opens `path` for reading, refusing anything but a regular file (a FIFO
+/// would block, /dev/zero never ends).
+fn open_regular(path: &str) -> Result<OwnedFd, Fail> {
+    let fd = rustix::fs::open(
+        path,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::NONBLOCK,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| Fail(format!("{path}: {}", errtext(e))))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| Fail(format!("{path}: {}", errtext(e))))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(Fail(format!("{path}: not a regular file")));
+    }
+    Ok(fd)
+}
+
+/// Feeds the whole of `fd` to `feed` in 64 KiB chunks, then an empty chunk
+/// for end of file.
+fn stream<E>(
+    fd: &OwnedFd,
+    path: &str,
+    mut feed: impl FnMut(&[u8]) -> Result<(), E>,
+    on_err: impl Fn(E) -> Fail,
+) -> Result<(), Fail> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match rustix::io::read(fd, &mut buf[..]) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(Fail(format!("{path}: {}", errtext(e)))),
+        };
+        feed(&buf[..n]).map_err(&on_err)?;
+        if n == 0 {
+            return Ok(());
+        }
+    }
+}
+
+fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
+    if a.file.is_empty() {
+        return usage("actions: the file path must not be empty");
+    }
+    if a.top > headroom::actions::TOP_CAP {
+        return usage(&format!(
+            "--top {}: at most {}",
+            a.top,
+            headroom::actions::TOP_CAP
+        ));
+    }
+    let fd = open_regular(&a.file)?;
+    let mut table = Box::new(headroom::actions::Table::new(
+        a.top,
+        a.min_wall.unwrap_or(0),
+    ));
+    let mut rows = Box::new(headroom::actions::ActionRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |act| table.observe(act)),
+        |e| match e {
+            headroom::actions::ActionsError::ResourceCsv => Fail(format!(
+                "{}: this is a resources CSV; use headroom summarize",
+                a.file
+            )),
+        },
+    )?;
+    table.skipped_rows = rows.skipped;
+    let mut text = Box::new(Text::new());
+    let rendered = if a.json {
+        table.render_json(&mut *text)
+    } else {
+        table.render(&mut *text)
+    };
+    rendered.map_err(|_| Fail("the table is larger than its buffer".into()))?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("summarize: the CSV path must not be empty");
     }
-    let fd = rustix::fs::open(
-        a.file.as_str(),
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
-    let st = rustix::fs::fstat(&fd).map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
-    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
-        return Err(Fail(format!("{}: not a regular file", a.file)));
-    }
+    let fd = open_regular(&a.file)?;
     let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
     let mut rows = Box::new(CsvRows::new());
-    let mut buf = vec![0u8; 64 * 1024];
-    let bad = |e: CsvError| match e {
-        CsvError::MissingColumn(c) => Fail(format!(
-            "{}: not a resource CSV (the header has no '{c}' column)",
-            a.file
-        )),
-        CsvError::HeaderTooLong => Fail(format!(
-            "{}: not a resource CSV (the first line is not a header)",
-            a.file
-        )),
-    };
-    loop {
-        let n = match rustix::io::read(&fd, &mut buf[..]) {
-            Ok(n) => n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(Fail(format!("{}: {}", a.file, errtext(e)))),
-        };
-        rows.feed(&buf[..n], &mut |r| summary.observe(r))
-            .map_err(bad)?;
-        if n == 0 {
-            break;
-        }
-    }
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |r| summary.observe(r)),
+        |e| match e {
+            CsvError::MissingColumn(c) => Fail(format!(
+                "{}: not a resource CSV (the header has no '{c}' column)",
+                a.file
+            )),
+            CsvError::HeaderTooLong => Fail(format!(
+                "{}: not a resource CSV (the first line is not a header)",
+                a.file
+            )),
+        },
+    )?;
     summary.skipped = rows.skipped;
     let path = std::path::Path::new(&a.file);
     let parent = match path.parent() {
@@ -563,7 +1078,7 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         dir.as_fd(),
         &format!("{stem}.summary.txt"),
         &parent_s,
-        a.json,
+        if a.json { Output::Json } else { Output::Text },
     )?;
     Ok(ExitCode::SUCCESS)
 }

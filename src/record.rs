@@ -120,10 +120,25 @@ pub enum Watch {
     PidFd(OwnedFd),
     /// Polled with kill(pid, 0).
     Kill(rustix::process::Pid),
+    /// Our own child on a kernel without pidfd: polled with
+    /// waitid(WNOHANG | WNOWAIT), which sees the exit without reaping, so
+    /// the caller's wait4(2) still gets the status and rusage. (kill(pid, 0)
+    /// would keep succeeding on the unreaped zombie.)
+    Child(rustix::process::Pid),
 }
 
 impl Watch {
-    /// Starts watching `pid`; a process already gone gives `Ok(None)`.
+    /// Starts watching our own child `pid` (for `run`): a pidfd, else
+    /// [`Watch::Child`].
+    pub fn child(pid: i32) -> Option<Watch> {
+        let p = rustix::process::Pid::from_raw(pid)?;
+        match rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => Some(Watch::PidFd(fd)),
+            Err(_) => Some(Watch::Child(p)),
+        }
+    }
+
+    /// Starts watching `pid`; a process already gone gives `None`.
     pub fn pid(pid: i32) -> Option<Watch> {
         let p = rustix::process::Pid::from_raw(pid)?;
         match rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) {
@@ -133,7 +148,8 @@ impl Watch {
         }
     }
 
-    fn exited(&self) -> bool {
+    /// True once the watched process has exited (checked without blocking).
+    pub fn exited(&self) -> bool {
         match self {
             Watch::None => false,
             Watch::PidFd(fd) => {
@@ -146,6 +162,14 @@ impl Watch {
             }
             Watch::Kill(p) => {
                 matches!(rustix::process::test_kill_process(*p), Err(Errno::SRCH))
+            }
+            Watch::Child(p) => {
+                use rustix::process::{WaitId, WaitIdOptions, waitid};
+                let opts = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+                matches!(
+                    waitid(WaitId::Pid(*p), opts),
+                    Ok(Some(_)) | Err(Errno::CHILD)
+                )
             }
         }
     }

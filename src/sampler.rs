@@ -169,6 +169,9 @@ pub struct Sampler<'a> {
     warned: u32,
     /// MemAvailable was estimated on some tick (kernel < 3.14).
     pub mem_estimated: bool,
+    /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
+    /// start-up); `None` when mountinfo is unreadable.
+    pub tmp_is_tmpfs: Option<bool>,
 }
 
 /// Opens a host directory (not under the root) for listing.
@@ -198,6 +201,10 @@ impl<'a> Sampler<'a> {
     /// such and warned about on the first tick, not here.
     pub fn new(root: &'a Root, opts: Options<'a>, bufs: &mut Buffers) -> Sampler<'a> {
         let mem_cg = cgroup::open_memory(root, &mut bufs.scratch).ok().flatten();
+        let tmp_is_tmpfs = root
+            .read(crate::mountinfo::PATH, &mut bufs.scratch)
+            .ok()
+            .map(|b| crate::mountinfo::fs_type_of(b, opts.tmp_path.as_bytes()) == Some(b"tmpfs"));
         let log_dir = match opts.stage_log {
             StageLog::Dir(d) => open_host_dir(d),
             _ => None,
@@ -218,6 +225,7 @@ impl<'a> Sampler<'a> {
             psi_off: false,
             warned: 0,
             mem_estimated: false,
+            tmp_is_tmpfs,
         }
     }
 

@@ -18,6 +18,7 @@ use ufmt::{uWrite, uwrite};
 use crate::clock::Iso;
 use crate::row::{BufferFull, Row};
 use crate::text::{Context, Stage};
+use crate::usage::{Usage, write_centi};
 
 /// The toolchain's default near-OOM threshold, MiB of MemAvailable.
 pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
@@ -92,6 +93,11 @@ pub struct Summary {
     pub lost: u64,
     /// The MemAvailable figures were estimated (kernel without MemAvailable).
     pub mem_estimated: bool,
+    /// /tmp is a tmpfs (from mountinfo when recording): its files are RAM.
+    /// `None` when unknown (`summarize` of a CSV).
+    pub tmp_is_tmpfs: Option<bool>,
+    /// For `run`: the command's label and what it used.
+    pub run: Option<(String<128>, Usage)>,
 }
 
 /// Keeps `slot` as the row with the largest (`max`) or smallest key; the
@@ -140,6 +146,8 @@ impl Summary {
             skipped: 0,
             lost: 0,
             mem_estimated: false,
+            tmp_is_tmpfs: None,
+            run: None,
         }
     }
 
@@ -394,13 +402,14 @@ impl Summary {
             && let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb)
             && stored > 0
         {
-            uwrite!(
-                w,
-                "\nZRAM: peak {} MB stored in {} MB of RAM  at {}\n",
-                stored,
-                ram,
-                r.iso.as_str()
-            )?;
+            uwrite!(w, "\nZRAM: peak {} MB stored in {} MB of RAM", stored, ram)?;
+            if let Some(ratio) = stored.saturating_mul(100).checked_div(ram) {
+                uwrite!(w, " (ratio ")?;
+                write_centi(w, ratio)?;
+                uwrite!(w, ":1)")?;
+            }
+            uwrite!(w, "  at {}\n", r.iso.as_str())?;
+            stage_context(w, r)?;
         }
         if let Some(r) = &self.min_tmp
             && let (Some(mb), Some(pct)) = (r.ext.tmp_avail_mb, r.ext.tmp_pct)
@@ -412,6 +421,12 @@ impl Summary {
                 pct,
                 r.iso.as_str()
             )?;
+            if self.tmp_is_tmpfs == Some(true) {
+                uwrite!(
+                    w,
+                    "  /tmp is tmpfs: what the build leaves there is RAM (Shmem); TMPDIR on the build disk spares it\n"
+                )?;
+            }
         }
         if let Some(r) = &self.min_cg
             && let Some(mb) = r.ext.cg_mem_avail_mb
@@ -423,6 +438,9 @@ impl Summary {
                 r.iso.as_str()
             )?;
             stage_context(w, r)?;
+        }
+        if let Some((label, usage)) = &self.run {
+            usage.render(label.as_str(), w)?;
         }
         Ok(())
     }
@@ -502,6 +520,78 @@ impl Summary {
                 r.ext.cg_mem_avail_mb.unwrap_or(0)
             )
         })?;
+        let zram = self
+            .peak_zram
+            .as_ref()
+            .filter(|r| r.ext.zram_stored_mb.unwrap_or(0) > 0);
+        json_row(w, "peak_zram", zram, |w, r| {
+            uwrite!(
+                w,
+                "\"zram_stored_mb\":{},\"zram_ram_mb\":{},",
+                r.ext.zram_stored_mb.unwrap_or(0),
+                r.ext.zram_ram_mb.unwrap_or(0)
+            )
+        })?;
+        json_row(w, "min_tmp", self.min_tmp.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"tmp_avail_mb\":{},\"tmp_pct\":{},",
+                r.ext.tmp_avail_mb.unwrap_or(0),
+                r.ext.tmp_pct.unwrap_or(0)
+            )
+        })?;
+        match self.tmp_is_tmpfs {
+            Some(t) => uwrite!(w, ",\"tmp_is_tmpfs\":{}", t)?,
+            None => uwrite!(w, ",\"tmp_is_tmpfs\":null")?,
+        }
+        uwrite!(w, ",\"oom_kill_rows\":[")?;
+        for (i, ev) in self.oom_rows.iter().enumerate() {
+            if i > 0 {
+                uwrite!(w, ",")?;
+            }
+            uwrite!(
+                w,
+                "{{\"kills\":{},\"iso\":\"{}\",\"stage\":",
+                ev.kills,
+                ev.iso.as_str()
+            )?;
+            json_str(
+                w,
+                if ev.stage.is_empty() {
+                    "?"
+                } else {
+                    ev.stage.as_str()
+                },
+            )?;
+            uwrite!(w, ",\"context\":")?;
+            json_str(w, ev.context.as_str())?;
+            uwrite!(w, "}}")?;
+        }
+        uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
+        match &self.run {
+            Some((label, u)) => {
+                uwrite!(w, ",\"run\":{{\"command\":")?;
+                json_str(w, label.as_str())?;
+                uwrite!(
+                    w,
+                    ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{},",
+                    u.wall_ms,
+                    u.user_ms,
+                    u.sys_ms,
+                    u.cores_centi(),
+                    u.max_rss_kib
+                )?;
+                match u.end {
+                    crate::usage::End::Exited(c) => uwrite!(w, "\"exit\":{},\"signal\":null}}", c)?,
+                    crate::usage::End::Signaled(sg) => {
+                        uwrite!(w, "\"exit\":null,\"signal\":")?;
+                        json_str(w, crate::usage::signal_name(sg).unwrap_or("?"))?;
+                        uwrite!(w, "}}")?;
+                    }
+                }
+            }
+            None => uwrite!(w, ",\"run\":null")?,
+        }
         uwrite!(w, "}}\n")
     }
 }

@@ -1,0 +1,238 @@
+//! End-to-end tests of `headroom run` and `headroom actions`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `headroom run` recording into `d` with a fast interval.
+fn run(d: &Path, cmd: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["run", "--interval", "0.2", "--run-id", "r"])
+        .arg("--out-dir")
+        .arg(d)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn exit_codes_are_the_commands() {
+    let d = scratch("codes");
+    let out = run(&d, &["sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\nRUN: sh -c exit 3\n"), "{err}");
+    assert!(err.contains("  exit 3\n"), "{err}");
+    assert!(err.contains("=== resource-monitor summary ==="));
+    assert!(out.stdout.is_empty(), "stdout belongs to the command");
+
+    let out = run(&d, &["sh", "-c", "kill -9 $$"]);
+    assert_eq!(out.status.code(), Some(137), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("killed by signal KILL (9), exit status 137"),
+        "{err}"
+    );
+    let summary = fs::read_to_string(d.join("resources-r.summary.txt")).unwrap();
+    assert!(summary.contains("killed by signal KILL"), "{summary}");
+
+    let out = run(&d, &["/nonexistent/command"]);
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "headroom: /nonexistent/command: command not found\n"
+    );
+    let not_exec = d.join("not-exec");
+    fs::write(&not_exec, "#!/bin/sh\n").unwrap();
+    let out = run(&d, &[not_exec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+
+    let out = Command::new(BIN).args(["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_commands_stdout_is_untouched() {
+    let d = scratch("stdout");
+    let out = run(&d, &["echo", "hello"]);
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"hello\n");
+}
+
+/// MiB in the `max RSS N MiB` line of a run block.
+fn max_rss_mib(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("max RSS "))
+        .unwrap_or_else(|| panic!("no max RSS line in:\n{stderr}"));
+    line.trim_start()["max RSS ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn max_rss_is_the_largest_process_within_ten_percent() {
+    let d = scratch("rss");
+    // tail keeps a newline-free stream whole: ~300 MiB resident.
+    let out = run(
+        &d,
+        &["sh", "-c", "head -c 300M /dev/zero | tail >/dev/null"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mib = max_rss_mib(&String::from_utf8_lossy(&out.stderr));
+    assert!(
+        (270..=330).contains(&mib),
+        "max RSS {mib} MiB, expected 300 ± 10 %"
+    );
+}
+
+#[test]
+fn make_j2_reports_the_largest_compiler_not_the_sum() {
+    let d = scratch("make");
+    // Two "compilers" of ~120 and ~200 MiB at once: the sum would be ~320.
+    fs::write(
+        d.join("Makefile"),
+        "all: a b\na:\n\thead -c 120M /dev/zero | tail >/dev/null\nb:\n\thead -c 200M /dev/zero | tail >/dev/null\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--interval", "0.2", "--run-id", "m"])
+        .arg("--out-dir")
+        .arg(&d)
+        .args(["--", "make", "-s", "-j2", "-C"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mib = max_rss_mib(&String::from_utf8_lossy(&out.stderr));
+    assert!(
+        (180..=230).contains(&mib),
+        "max RSS {mib} MiB, expected the 200 MiB one"
+    );
+}
+
+#[test]
+fn fifty_concurrent_wrapped_commands_leave_fifty_intact_rows() {
+    let d = scratch("concurrent");
+    let actions = d.join("a.csv");
+    let children: Vec<_> = (0..50)
+        .map(|i| {
+            Command::new(BIN)
+                .args(["run", "--actions"])
+                .arg(&actions)
+                .args(["--", "sh", "-c", "exit 0", &format!("unit{i}.c")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(out.stderr.is_empty(), "light mode prints nothing: {out:?}");
+    }
+    let text = fs::read_to_string(&actions).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with("id,")).collect();
+    assert_eq!(rows.len(), 50, "{text}");
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.split(',').next().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 50, "{text}");
+    for r in &rows {
+        assert_eq!(r.split(',').count(), 9, "{r}");
+        assert!(r.starts_with("sh unit"), "{r}");
+    }
+    // No CSV or summary is written in this mode.
+    assert!(!d.join("resources-run.csv").exists());
+    let out = Command::new(BIN)
+        .arg("actions")
+        .arg(&actions)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("50 actions"));
+}
+
+#[test]
+fn sigterm_is_forwarded_to_the_command() {
+    let d = scratch("forward");
+    let child = Command::new(BIN)
+        .args(["run", "--interval", "0.2", "--run-id", "f"])
+        .arg("--out-dir")
+        .arg(&d)
+        .args(["--", "sleep", "30"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("killed by signal TERM"));
+}
+
+#[test]
+fn status_line_on_a_terminal_and_none_on_a_pipe() {
+    let d = scratch("status");
+    let piped = Command::new(BIN)
+        .args([
+            "record",
+            "--count",
+            "3",
+            "--interval",
+            "0.1",
+            "--run-id",
+            "p",
+        ])
+        .arg("--out-dir")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    assert!(
+        !piped.stderr.iter().any(|&b| b == b'\r' || b == 0x1b),
+        "control characters on a piped stderr: {:?}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    // script(1) gives the command a pseudo-terminal.
+    let cmd = format!(
+        "{BIN} record --count 3 --interval 0.1 --run-id t --out-dir {} >/dev/null",
+        d.display()
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(tty.status.success(), "{tty:?}");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        shown.contains("\r\x1b[Kheadroom 0m00s  avail "),
+        "{shown:?}"
+    );
+    assert!(shown.contains("  compilers "), "{shown:?}");
+    // Three rows shown, then cleared: nothing of the line is left at the end.
+    assert_eq!(shown.matches("\r\x1b[Kheadroom ").count(), 3, "{shown:?}");
+    let tail = shown.rsplit("\r\x1b[K").next().unwrap();
+    assert!(
+        !tail.contains("headroom"),
+        "status line not cleared: {shown:?}"
+    );
+}

@@ -492,18 +492,20 @@ impl Summary {
         let (near, low) = self.thresholds();
         uwrite!(
             w,
-            ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"samples\":{}}}",
+            ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"scaled_from_ram_mb\":",
             near.value(),
-            near.source(),
-            self.near_oom_samples
+            near.source()
         )?;
+        json_opt(w, near.scaled_from())?;
+        uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
         uwrite!(
             w,
-            ",\"low_disk\":{{\"below_gb\":{},\"from\":\"{}\",\"samples\":{}}}",
+            ",\"low_disk\":{{\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_gb\":",
             low.value(),
-            low.source(),
-            self.low_disk_samples
+            low.source()
         )?;
+        json_opt(w, low.scaled_from())?;
+        uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
         match self.oom_kills {
             Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
             None => uwrite!(w, ",\"oom_kills\":null")?,
@@ -597,6 +599,15 @@ impl Summary {
 }
 
 impl Threshold {
+    /// The host size a scaled default was computed from (MB of RAM or GB
+    /// of disk); `None` for a given or unscaled threshold.
+    pub fn scaled_from(self) -> Option<u64> {
+        match self {
+            Threshold::Scaled(_, host) => Some(host),
+            _ => None,
+        }
+    }
+
     /// Where the value came from, one word: `given`, `default`, `scaled`.
     pub fn source(self) -> &'static str {
         match self {
@@ -604,6 +615,14 @@ impl Threshold {
             Threshold::Default(_) => "default",
             Threshold::Scaled(..) => "scaled",
         }
+    }
+}
+
+/// A number or `null`.
+fn json_opt<W: uWrite>(w: &mut W, v: Option<u64>) -> Result<(), W::Error> {
+    match v {
+        Some(v) => uwrite!(w, "{}", v),
+        None => uwrite!(w, "null"),
     }
 }
 
@@ -763,6 +782,23 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
         assert!(given.contains("samples below 1 GB free disk: 1\n"));
         assert!(given.contains("near-OOM < 1000 MB (given)"));
+        let mut sum = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(data, &mut |row| sum.observe(row)).unwrap();
+        sum.run = Some((
+            String::try_from("make -j2").unwrap(),
+            Usage {
+                wall_ms: 1500,
+                user_ms: 2000,
+                sys_ms: 100,
+                max_rss_kib: 2048,
+                end: crate::usage::End::Signaled(9),
+            },
+        ));
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
+        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"}}\n"), "{j}");
     }
 
     #[test]

@@ -236,3 +236,49 @@ fn status_line_on_a_terminal_and_none_on_a_pipe() {
         "status line not cleared: {shown:?}"
     );
 }
+
+#[test]
+fn actions_on_a_crafted_file_matches_the_golden_table() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/actions-crafted.csv"
+    );
+    for (args, golden) in [
+        (vec!["--top", "5"], "actions-crafted.txt"),
+        (vec!["--top", "5", "--json"], "actions-crafted.json"),
+    ] {
+        let out = Command::new(BIN)
+            .arg("actions")
+            .arg(file)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let want = fs::read_to_string(format!(
+            "{}/tests/data/{golden}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{args:?}");
+    }
+    let out = Command::new(BIN)
+        .args(["actions", file, "--top", "101"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(BIN)
+        .args([
+            "actions",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/toolchain-cargo-build.csv"
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a resources CSV is not an actions file"
+    );
+}

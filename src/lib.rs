@@ -34,6 +34,7 @@ pub mod text;
 pub mod clock;
 pub mod csvread;
 pub mod fsstat;
+pub mod host;
 pub mod row;
 pub mod summary;
 pub mod usage;

@@ -35,6 +35,7 @@ pub mod clock;
 pub mod csvread;
 pub mod fsstat;
 pub mod host;
+pub mod jobs;
 pub mod row;
 pub mod summary;
 pub mod usage;

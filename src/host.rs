@@ -96,8 +96,10 @@ pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
             limit = l;
         }
     };
-    take(online, CoreLimit::Online);
+    // On a live host the affinity mask is the measured figure (ties go to
+    // it); online CPUs bind only in a tree, or when affinity is unknown.
     take(affinity, CoreLimit::Affinity);
+    take(online, CoreLimit::Online);
     take(
         quota_millicpus.map(|m| u32::try_from(m.div_ceil(1000)).unwrap_or(u32::MAX)),
         CoreLimit::Quota,

@@ -37,10 +37,12 @@ pub mod fsstat;
 pub mod host;
 pub mod jobs;
 pub mod row;
+pub mod status;
 pub mod summary;
 pub mod usage;
 
 // The recording.
 pub mod actions;
+pub mod advise;
 pub mod record;
 pub mod sampler;

@@ -42,6 +42,9 @@ enum Cmd {
     Run(RunArgs),
     Summarize(SummarizeArgs),
     Actions(ActionsArgs),
+    Jobs(JobsArgs),
+    Advise(AdviseArgs),
+    Status(StatusArgs),
 }
 
 /// Sample the host every --interval seconds into resources-<run-id>.csv and
@@ -191,6 +194,85 @@ struct ActionsArgs {
     json: bool,
 }
 
+/// How many parallel compile jobs this host takes: prints the bare number
+/// (make -j"$(headroom jobs --profile heavy)"). Environment: PARALLEL_JOBS,
+/// BUILD_MEM_DIVISOR, AGGRESSIVE_PARALLELISM, DEFAULT_MB_PER_JOB,
+/// RUST_MB_PER_JOB, CPP_HEAVY_MB_PER_JOB.
+#[derive(FromArgs)]
+#[argh(subcommand, name = "jobs")]
+struct JobsArgs {
+    #[argh(option, default = "String::from(\"generic\")")]
+    /// generic (2000 MB per job, 800 aggressive), rust (2500/1200) or heavy (4096)
+    profile: String,
+    /// peak MB one job needs (overrides the profile)
+    #[argh(option)]
+    peak_mb: Option<u64>,
+    /// a recorded CSV: plan from its largest peak_rss_mb, keeping 10 % headroom
+    #[argh(option)]
+    from: Option<String>,
+    /// the job count you would like; capped by what fits
+    #[argh(option)]
+    requested: Option<u64>,
+    /// plan for this many cores instead of this host's
+    #[argh(option)]
+    cores: Option<u64>,
+    /// plan for this much usable memory (MB) instead of this host's
+    #[argh(option)]
+    avail_mb: Option<u64>,
+    /// print each input, its value and where it came from
+    #[argh(switch)]
+    explain: bool,
+    /// read proc/ and sys/ under DIR instead of / (a board tree)
+    #[argh(option)]
+    root: Option<String>,
+}
+
+/// The safe -j with a command per build tool and, when one job does not
+/// fit, the swap to add and how (zram, dphys-swapfile or a swapfile).
+#[derive(FromArgs)]
+#[argh(subcommand, name = "advise")]
+struct AdviseArgs {
+    #[argh(option, default = "String::from(\"generic\")")]
+    /// generic, rust or heavy
+    profile: String,
+    /// peak MB one job needs (overrides the profile)
+    #[argh(option)]
+    peak_mb: Option<u64>,
+    /// a recorded CSV: plan from its largest peak_rss_mb
+    #[argh(option)]
+    from: Option<String>,
+    /// the job count you would like
+    #[argh(option)]
+    requested: Option<u64>,
+    /// plan for this many cores
+    #[argh(option)]
+    cores: Option<u64>,
+    /// plan for this much usable memory (MB)
+    #[argh(option)]
+    avail_mb: Option<u64>,
+    /// directory on the build disk (default: $BUILDKIT_CACHE_DIR, else
+    /// $HOME, else /; / for a --root tree)
+    #[argh(option)]
+    disk_path: Option<String>,
+    /// read proc/ and sys/ under DIR instead of / (a board tree)
+    #[argh(option)]
+    root: Option<String>,
+}
+
+/// One screen to read before a build: memory, swap, zram, /tmp and the build
+/// disk, cgroup limits, cores, memory pressure, OOM kills.
+#[derive(FromArgs)]
+#[argh(subcommand, name = "status")]
+struct StatusArgs {
+    /// directory on the build disk (default: $BUILDKIT_CACHE_DIR, else
+    /// $HOME, else /; / for a --root tree)
+    #[argh(option)]
+    disk_path: Option<String>,
+    /// read proc/ and sys/ under DIR instead of / (a board tree)
+    #[argh(option)]
+    root: Option<String>,
+}
+
 /// Parses seconds with up to three decimals into milliseconds.
 fn parse_interval(s: &str) -> Result<u64, String> {
     let bad = || format!("bad interval '{s}': expected seconds such as 15, 0.5 or 0");
@@ -301,6 +383,18 @@ fn main() -> ExitCode {
         }
         Cmd::Summarize(a) => summarize_cmd(a),
         Cmd::Actions(a) => actions_cmd(a),
+        Cmd::Jobs(mut a) => {
+            a.root = a.root.or(cli.root);
+            jobs_cmd(a)
+        }
+        Cmd::Advise(mut a) => {
+            a.root = a.root.or(cli.root);
+            advise_cmd(a)
+        }
+        Cmd::Status(mut a) => {
+            a.root = a.root.or(cli.root);
+            status_cmd(a)
+        }
     };
     match result {
         Ok(code) => code,
@@ -952,6 +1046,318 @@ fn emit_summary(
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     }
     written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))
+}
+
+/// The planning inputs shared by `jobs` and `advise`.
+struct PlanArgs {
+    profile: String,
+    peak_mb: Option<u64>,
+    from: Option<String>,
+    requested: Option<u64>,
+    cores: Option<u64>,
+    avail_mb: Option<u64>,
+    root: Option<String>,
+}
+
+/// Opens `--root` (default `/`); `live` is true for the real machine.
+fn open_root(root: &Option<String>) -> Result<(Root, bool), Fail> {
+    let path = root.as_deref().unwrap_or("/");
+    let r = Root::open(path).map_err(|e| Fail(format!("--root {path}: {}", errtext(e))))?;
+    let live = std::fs::canonicalize(path)
+        .map(|p| p == std::path::Path::new("/"))
+        .unwrap_or(false);
+    Ok((r, live))
+}
+
+/// Everything `jobs` and `advise` compute before printing.
+struct Planned {
+    root: Root,
+    live: bool,
+    profile: headroom::jobs::Profile,
+    cores: u64,
+    cores_from: String,
+    usable_mb: u64,
+    usable_from: String,
+    host_avail_mb: u64,
+    measured: Option<(u64, String)>,
+    env: [Option<String>; 6],
+}
+
+fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
+    let Some(profile) = headroom::jobs::Profile::parse(&a.profile) else {
+        return usage(&format!(
+            "--profile {}: expected generic, rust or heavy",
+            a.profile
+        ))
+        .map(Err);
+    };
+    for (name, v) in [
+        ("--peak-mb", a.peak_mb),
+        ("--cores", a.cores),
+        ("--requested", a.requested),
+    ] {
+        if v == Some(0) {
+            return usage(&format!("{name} must be at least 1")).map(Err);
+        }
+    }
+    let (root, live) = open_root(&a.root)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let (cores, cores_from) = match a.cores {
+        Some(n) => (n, "--cores".to_string()),
+        None => {
+            let c = headroom::host::cores(&root, live, &mut buf);
+            let mut from = match c.limit {
+                headroom::host::CoreLimit::Affinity => {
+                    format!("sched_getaffinity: {} in the affinity mask", c.usable)
+                }
+                headroom::host::CoreLimit::Online => format!(
+                    "{} CPUs online ({})",
+                    c.usable,
+                    if live {
+                        "sched_getaffinity"
+                    } else {
+                        headroom::host::CPU_ONLINE
+                    }
+                ),
+                headroom::host::CoreLimit::Quota => format!(
+                    "cgroup CPU quota {}.{:02} CPUs, rounded up",
+                    c.quota_millicpus.unwrap_or(0) / 1000,
+                    c.quota_millicpus.unwrap_or(0) % 1000 / 10
+                ),
+                headroom::host::CoreLimit::Cpuset => format!("cgroup cpuset of {} CPUs", c.usable),
+            };
+            if let Some(online) = c.online
+                && online != c.usable
+            {
+                from.push_str(&format!("; {online} online"));
+            }
+            (u64::from(c.usable), from)
+        }
+    };
+    let (usable_mb, usable_from, host_avail_mb) = match a.avail_mb {
+        Some(n) => (n, "--avail-mb".to_string(), n),
+        None => {
+            let m = headroom::host::memory(&root, &mut buf)
+                .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
+            let avail = m.meminfo.mem_available_kib / 1024;
+            let from = match (m.limit, m.cgroup) {
+                (headroom::host::MemLimit::Cgroup, Some(r)) => {
+                    let mut path = heapless::String::<256>::new();
+                    headroom::host::cgroup_path(&root, b"memory", r.depth, &mut buf, &mut path);
+                    let file = match m.cgroup_version {
+                        Some(headroom::cgroup::Version::V1) => "memory.limit_in_bytes",
+                        _ => "memory.max",
+                    };
+                    format!(
+                        "cgroup {file} on {} : limit {} MB, usage {} MB; MemAvailable {} MB",
+                        path.as_str(),
+                        r.limit_bytes >> 20,
+                        r.usage_bytes >> 20,
+                        avail
+                    )
+                }
+                _ => {
+                    let est = if m.meminfo.mem_available_estimated {
+                        ", estimated"
+                    } else {
+                        ""
+                    };
+                    format!("MemAvailable (proc/meminfo{est})")
+                }
+            };
+            (m.usable_mb, from, avail)
+        }
+    };
+    let measured = match &a.from {
+        None => None,
+        Some(path) => Some((largest_peak(path)?, path.clone())),
+    };
+    let env = [
+        "PARALLEL_JOBS",
+        "BUILD_MEM_DIVISOR",
+        "AGGRESSIVE_PARALLELISM",
+        "DEFAULT_MB_PER_JOB",
+        "RUST_MB_PER_JOB",
+        "CPP_HEAVY_MB_PER_JOB",
+    ]
+    .map(|k| std::env::var(k).ok());
+    Ok(Ok(Planned {
+        root,
+        live,
+        profile,
+        cores,
+        cores_from,
+        usable_mb,
+        usable_from,
+        host_avail_mb,
+        measured,
+        env,
+    }))
+}
+
+/// The largest peak_rss_mb of a recorded CSV.
+fn largest_peak(path: &str) -> Result<u64, Fail> {
+    let fd = open_regular(path)?;
+    let mut rows = Box::new(CsvRows::new());
+    let mut peak: Option<u64> = None;
+    stream(
+        &fd,
+        path,
+        |chunk| {
+            rows.feed(chunk, &mut |r| {
+                if let Some(p) = r.ext.peak_rss_mb {
+                    peak = Some(peak.map_or(p, |q| q.max(p)));
+                }
+            })
+        },
+        |_| Fail(format!("{path}: not a resource CSV")),
+    )?;
+    peak.ok_or_else(|| {
+        Fail(format!(
+            "{path}: no peak_rss_mb recorded (a --compat CSV, or no compiler ran)"
+        ))
+    })
+}
+
+impl Planned {
+    fn env(&self) -> headroom::jobs::Env<'_> {
+        headroom::jobs::Env {
+            parallel_jobs: self.env[0].as_deref(),
+            build_mem_divisor: self.env[1].as_deref(),
+            aggressive: self.env[2].as_deref(),
+            default_mb_per_job: self.env[3].as_deref(),
+            rust_mb_per_job: self.env[4].as_deref(),
+            cpp_heavy_mb_per_job: self.env[5].as_deref(),
+        }
+    }
+
+    fn capacity(&self) -> headroom::jobs::Capacity<'_> {
+        headroom::jobs::Capacity {
+            cores: self.cores,
+            cores_from: &self.cores_from,
+            usable_mb: self.usable_mb,
+            usable_from: &self.usable_from,
+            host_avail_mb: self.host_avail_mb,
+        }
+    }
+
+    fn ask(&self, a: &PlanArgs) -> headroom::jobs::Ask<'_> {
+        headroom::jobs::Ask {
+            profile: self.profile,
+            peak_mb: a.peak_mb,
+            measured: self.measured.as_ref().map(|(p, f)| (*p, f.as_str())),
+            requested: a.requested,
+        }
+    }
+}
+
+fn warn_ignored(plan: &headroom::jobs::Plan<'_>) {
+    for i in &plan.ignored {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: {}={} ignored (expected {})",
+            i.var,
+            i.value,
+            i.expected
+        );
+    }
+}
+
+fn print_text(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
+    let pa = PlanArgs {
+        profile: a.profile,
+        peak_mb: a.peak_mb,
+        from: a.from,
+        requested: a.requested,
+        cores: a.cores,
+        avail_mb: a.avail_mb,
+        root: a.root,
+    };
+    let p = match prepare_plan(&pa)? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let env = p.env();
+    let cap = p.capacity();
+    let ask = p.ask(&pa);
+    let plan = headroom::jobs::plan(&ask, &env, &cap);
+    warn_ignored(&plan);
+    let mut text = Box::new(Text::new());
+    if a.explain {
+        plan.explain(&ask, &cap, &mut *text)
+            .map_err(|_| Fail("explanation larger than its buffer".into()))?;
+    } else {
+        let _ = ufmt::uwrite!(text, "{}\n", plan.jobs);
+    }
+    print_text(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
+    let pa = PlanArgs {
+        profile: a.profile,
+        peak_mb: a.peak_mb,
+        from: a.from,
+        requested: a.requested,
+        cores: a.cores,
+        avail_mb: a.avail_mb,
+        root: a.root,
+    };
+    let p = match prepare_plan(&pa)? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let env = p.env();
+    let cap = p.capacity();
+    let ask = p.ask(&pa);
+    let plan = headroom::jobs::plan(&ask, &env, &cap);
+    warn_ignored(&plan);
+    let disk = if p.live {
+        disk_path(a.disk_path)
+    } else {
+        a.disk_path.unwrap_or_else(|| "/".into())
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
+    let s = headroom::advise::gather(
+        &p.root,
+        p.live,
+        p.usable_mb,
+        &disk,
+        "/tmp",
+        &mut buf,
+        &mut dir,
+    );
+    let mut text = Box::new(Text::new());
+    headroom::advise::render(&plan, p.profile, &s, &mut *text)
+        .map_err(|_| Fail("advice larger than its buffer".into()))?;
+    print_text(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
+    let (root, live) = open_root(&a.root)?;
+    let disk = if live {
+        disk_path(a.disk_path)
+    } else {
+        a.disk_path.unwrap_or_else(|| "/".into())
+    };
+    let opts = headroom::status::StatusOpts {
+        live,
+        disk_path: &disk,
+        tmp_path: "/tmp",
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut text = Box::new(Text::new());
+    headroom::status::render(&root, &opts, &mut buf, &mut *text)
+        .map_err(|_| Fail("status larger than its buffer".into()))?;
+    print_text(&text);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Opens `path` for reading, refusing anything but a regular file (a FIFO

@@ -1,0 +1,209 @@
+//! End-to-end: `jobs`, `advise` and `status` through the CLI.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+const JOB_VARS: [&str; 6] = [
+    "PARALLEL_JOBS",
+    "BUILD_MEM_DIVISOR",
+    "AGGRESSIVE_PARALLELISM",
+    "DEFAULT_MB_PER_JOB",
+    "RUST_MB_PER_JOB",
+    "CPP_HEAVY_MB_PER_JOB",
+];
+
+/// `headroom jobs ARGS` with exactly the given job variables set.
+fn jobs(args: &[&str], env: &[(&str, &str)]) -> (String, String, Option<i32>) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("jobs").args(args);
+    for v in JOB_VARS {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn spec_reference_cases_through_the_cli() {
+    let host = ["--cores", "8", "--avail-mb", "16000"];
+    fn with(host: &[&'static str], extra: &[&'static str]) -> Vec<&'static str> {
+        [host, extra].concat()
+    }
+    let cases: [(Vec<&str>, &[(&str, &str)], &str); 6] = [
+        (with(&host, &["--peak-mb", "4096"]), &[], "3\n"),
+        (with(&host, &["--peak-mb", "2000"]), &[], "8\n"),
+        (with(&host, &["--peak-mb", "99999"]), &[], "1\n"),
+        (
+            with(&host, &["--profile", "heavy"]),
+            &[("PARALLEL_JOBS", "5")],
+            "5\n",
+        ),
+        (
+            with(&host, &["--profile", "heavy"]),
+            &[("PARALLEL_JOBS", "0")],
+            "3\n",
+        ),
+        (
+            with(&host, &["--profile", "heavy"]),
+            &[("PARALLEL_JOBS", "bogus")],
+            "3\n",
+        ),
+    ];
+    for (args, env, want) in cases {
+        let (out, err, code) = jobs(&args, env);
+        assert_eq!(
+            (out.as_str(), code),
+            (want, Some(0)),
+            "{args:?} {env:?}: {err}"
+        );
+        if env.iter().any(|(_, v)| *v != "5") {
+            assert!(err.contains("warning: PARALLEL_JOBS="), "{err}");
+        }
+    }
+    let big = ["--cores", "64", "--avail-mb", "24000", "--peak-mb", "1000"];
+    for (div, want) in [("1", "24\n"), ("3", "8\n"), ("bogus", "24\n")] {
+        let (out, err, _) = jobs(&big, &[("BUILD_MEM_DIVISOR", div)]);
+        assert_eq!(out, want, "divisor {div}: {err}");
+    }
+}
+
+#[test]
+fn taskset_binds_and_explain_names_the_affinity_mask() {
+    let out = Command::new("taskset")
+        .args(["-c", "0", BIN, "jobs", "--profile", "generic", "--explain"])
+        .env_remove("PARALLEL_JOBS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("cores:          1  (sched_getaffinity: 1 in the affinity mask"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bound by:       cores (sched_getaffinity"),
+        "{text}"
+    );
+    let bare = Command::new("taskset")
+        .args(["-c", "0", BIN, "jobs", "--profile", "generic"])
+        .env_remove("PARALLEL_JOBS")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(bare.stdout).unwrap(), "1\n");
+}
+
+#[test]
+fn a_limit_on_a_parent_cgroup_only_binds() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/07-cgroup-hybrid-memory-on-v1-line/a-ubuntu2004-hybrid"
+    );
+    let (out, err, code) = jobs(
+        &[
+            "--root",
+            root,
+            "--peak-mb",
+            "500",
+            "--cores",
+            "8",
+            "--explain",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("usable memory:  2032 MB  (cgroup memory.limit_in_bytes on /user.slice : limit 3072 MB, usage 1040 MB;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("jobs = max(1, min(cores 8, 2032 / 1 / 500 = 4)) = 4\n"),
+        "{out}"
+    );
+    assert!(out.contains("bound by:       memory (cgroup"), "{out}");
+}
+
+#[test]
+fn bad_arguments_exit_2_with_one_line() {
+    for args in [
+        vec!["jobs", "--profile", "nope"],
+        vec!["jobs", "--peak-mb", "0"],
+        vec!["jobs", "--cores", "0"],
+        vec!["jobs", "--peak-mb", "x"],
+        vec!["advise", "--profile", "nope"],
+        vec!["status", "--bogus"],
+    ] {
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            !err.is_empty() && err.lines().count() <= 2,
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn from_a_recorded_csv_plans_with_its_measured_peak() {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plan-from");
+    std::fs::create_dir_all(&d).unwrap();
+    let csv = d.join("r.csv");
+    let mut text = String::from(
+        "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm\n",
+    );
+    for (i, peak) in [300, 1000, 700].iter().enumerate() {
+        text.push_str(&format!(
+            "{e},1970-01-01T00:00:0{i}Z,{i},0.10,50,100,900,10,0,5,50,1,b,\"x\",0,,,100,1,5000,0,,,{peak},cc1plus\n",
+            e = i
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let (out, err, code) = jobs(
+        &[
+            "--from",
+            csv.to_str().unwrap(),
+            "--cores",
+            "16",
+            "--avail-mb",
+            "10000",
+            "--explain",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("peak per job:   1000 MB  (largest peak_rss_mb in "),
+        "{out}"
+    );
+    assert!(
+        out.contains("jobs = max(1, min(cores 16, 10000 x 0.9 / 1 / 1000 = 9)) = 9\n"),
+        "{out}"
+    );
+    let (_, err, code) = jobs(&["--from", "/nonexistent.csv"], &[]);
+    assert_eq!(code, Some(1), "{err}");
+}
+
+#[test]
+fn status_and_advise_run_on_this_host() {
+    for args in [
+        vec!["status"],
+        vec!["advise"],
+        vec!["advise", "--profile", "heavy"],
+    ] {
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.lines().count() <= 40,
+            "{args:?} is more than one screen:\n{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 110), "{text}");
+    }
+}

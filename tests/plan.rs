@@ -37,7 +37,13 @@ fn spec_reference_cases_through_the_cli() {
     fn with(host: &[&'static str], extra: &[&'static str]) -> Vec<&'static str> {
         [host, extra].concat()
     }
-    let cases: [(Vec<&str>, &[(&str, &str)], &str); 6] = [
+    /// Arguments, environment, expected output.
+    type Case = (
+        Vec<&'static str>,
+        &'static [(&'static str, &'static str)],
+        &'static str,
+    );
+    let cases: [Case; 6] = [
         (with(&host, &["--peak-mb", "4096"]), &[], "3\n"),
         (with(&host, &["--peak-mb", "2000"]), &[], "8\n"),
         (with(&host, &["--peak-mb", "99999"]), &[], "1\n"),

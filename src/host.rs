@@ -47,6 +47,8 @@ pub struct Cores {
     /// CPUs online (from `sys/devices/system/cpu/online`, else the `cpuN`
     /// lines of /proc/stat).
     pub online: Option<u32>,
+    /// The file `online` came from.
+    pub online_from: &'static str,
     /// CPUs in this process's affinity mask (live host only).
     pub affinity: Option<u32>,
     /// The tightest CPU quota on the cgroup path, in thousandths of a CPU.
@@ -59,21 +61,31 @@ pub struct Cores {
     pub limit: CoreLimit,
 }
 
-/// Counts the CPUs in the `online` list; `None` when unreadable.
-fn online_cpus(root: &Root, buf: &mut [u8]) -> Option<u32> {
+/// Counts the CPUs online: the `online` list, else the `cpuN` lines of
+/// /proc/stat; with the file it came from. `None` when neither is readable.
+fn online_cpus(root: &Root, buf: &mut [u8]) -> Option<(u32, &'static str)> {
     if let Ok(b) = root.read(CPU_ONLINE, buf) {
-        return cgroup::parse_cpu_list_count(b).ok().filter(|&n| n > 0);
+        return cgroup::parse_cpu_list_count(b)
+            .ok()
+            .filter(|&n| n > 0)
+            .map(|n| (n, CPU_ONLINE));
     }
     let b = root.read(crate::stat::PATH, buf).ok()?;
     let n = crate::stat::per_cpu(b).count();
-    u32::try_from(n).ok().filter(|&n| n > 0)
+    u32::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .map(|n| (n, crate::stat::PATH))
 }
 
 /// Usable cores: affinity (live) or online CPUs (a tree), capped by the
 /// cgroup quota (rounded up) and cpuset. `buf` needs 64 KiB (/proc/stat and
 /// mountinfo).
 pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
-    let online = online_cpus(root, buf);
+    let (online, online_from) = match online_cpus(root, buf) {
+        Some((n, from)) => (Some(n), from),
+        None => (None, "none"),
+    };
     let affinity = if live {
         rustix::thread::sched_getaffinity(None)
             .ok()
@@ -110,6 +122,7 @@ pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
     }
     Cores {
         online,
+        online_from,
         affinity,
         quota_millicpus,
         cpuset,

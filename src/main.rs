@@ -1110,15 +1110,9 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
                 headroom::host::CoreLimit::Affinity => {
                     format!("sched_getaffinity: {} in the affinity mask", c.usable)
                 }
-                headroom::host::CoreLimit::Online => format!(
-                    "{} CPUs online ({})",
-                    c.usable,
-                    if live {
-                        "sched_getaffinity"
-                    } else {
-                        headroom::host::CPU_ONLINE
-                    }
-                ),
+                headroom::host::CoreLimit::Online => {
+                    format!("{} CPUs online ({})", c.usable, c.online_from)
+                }
                 headroom::host::CoreLimit::Quota => format!(
                     "cgroup CPU quota {}.{:02} CPUs, rounded up",
                     c.quota_millicpus.unwrap_or(0) / 1000,

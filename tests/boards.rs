@@ -81,3 +81,69 @@ fn every_board_reproduces_its_expected_record() {
     }
     assert!(seen >= 2, "expected at least two boards, found {seen}");
 }
+
+/// The planning commands whose whole output each board must reproduce.
+const PLANS: [(&str, &[&str]); 4] = [
+    ("status.txt", &["status"]),
+    (
+        "jobs-generic.txt",
+        &["jobs", "--profile", "generic", "--explain"],
+    ),
+    (
+        "jobs-heavy.txt",
+        &["jobs", "--profile", "heavy", "--explain"],
+    ),
+    ("advise-heavy.txt", &["advise", "--profile", "heavy"]),
+];
+
+/// The job-count variables, cleared so the host's environment cannot leak
+/// into a golden output.
+const JOB_VARS: [&str; 6] = [
+    "PARALLEL_JOBS",
+    "BUILD_MEM_DIVISOR",
+    "AGGRESSIVE_PARALLELISM",
+    "DEFAULT_MB_PER_JOB",
+    "RUST_MB_PER_JOB",
+    "CPP_HEAVY_MB_PER_JOB",
+];
+
+#[test]
+fn every_board_reproduces_its_expected_plans_byte_for_byte() {
+    let boards = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+    let mut checked = 0;
+    for entry in fs::read_dir(&boards).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("proc").is_dir() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for (file, args) in PLANS {
+            let mut cmd = Command::new(BIN);
+            cmd.arg("--root").arg(&dir).args(args);
+            for v in JOB_VARS {
+                cmd.env_remove(v);
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{name} {args:?}: {out:?}");
+            let got = String::from_utf8(out.stdout).unwrap();
+            let want_path = dir.join("expected").join(file);
+            if std::env::var_os("BLESS").is_some() {
+                fs::create_dir_all(dir.join("expected")).unwrap();
+                fs::write(&want_path, &got).unwrap();
+            }
+            let want = fs::read_to_string(&want_path)
+                .unwrap_or_else(|e| panic!("{}: {e} (run ci/bless-boards)", want_path.display()));
+            assert_eq!(
+                got,
+                want,
+                "board {name}: `{}` differs from expected/{file}",
+                args.join(" ")
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 4 * 9,
+        "expected nine boards with four plans each, checked {checked}"
+    );
+}

@@ -365,8 +365,13 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(()) => {
-                    let _ = writeln!(std::io::stderr(), "{}", early.output.trim_end());
-                    let _ = writeln!(std::io::stderr(), "Run {name} --help for usage.");
+                    // One line: argh's message, then where the usage is.
+                    let msg = early.output.lines().next().unwrap_or("bad arguments");
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "headroom: {} (see {name} --help)",
+                        msg.trim_end()
+                    );
                     ExitCode::from(2)
                 }
             };

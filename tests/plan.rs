@@ -213,3 +213,29 @@ fn status_and_advise_run_on_this_host() {
         assert!(text.lines().all(|l| l.chars().count() <= 110), "{text}");
     }
 }
+
+#[test]
+fn pi_zero_heavy_advice_says_j1_and_the_swap_to_add_with_commands() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/rpi-zero2w-512m");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--root", root, "advise", "--profile", "heavy"]);
+    for v in JOB_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let a = String::from_utf8(out.stdout).unwrap();
+    assert!(a.starts_with("safe parallel jobs: 1 "), "{a}");
+    for line in ["  make -j1\n", "  ninja -j1\n", "  taskset -c 0 "] {
+        assert!(a.contains(line), "{line:?} missing:\n{a}");
+    }
+    assert!(
+        a.contains("even -j1 or taskset -c 0 cannot save one job"),
+        "{a}"
+    );
+    assert!(a.contains("CONF_SWAPSIZE="), "{a}");
+    assert!(
+        a.contains("    sudo dphys-swapfile setup\n    sudo dphys-swapfile swapon\n"),
+        "{a}"
+    );
+}

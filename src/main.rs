@@ -366,11 +366,11 @@ fn main() -> ExitCode {
                 }
                 Err(()) => {
                     // One line: argh's message, then where the usage is.
-                    let msg = early.output.lines().next().unwrap_or("bad arguments");
+                    let words: Vec<&str> = early.output.split_whitespace().collect();
                     let _ = writeln!(
                         std::io::stderr(),
                         "headroom: {} (see {name} --help)",
-                        msg.trim_end()
+                        words.join(" ")
                     );
                     ExitCode::from(2)
                 }

@@ -134,14 +134,13 @@ pub fn render<W: uWrite + ?Sized>(
 ) -> Result<(), W::Error> {
     let peak = plan.peak_mb.0;
     let j = plan.jobs;
-    uwrite!(
-        w,
-        "safe parallel jobs: {}  (one {} job peaks at ~{} MB; {} MB usable",
-        j,
-        profile.name(),
-        peak,
-        s.usable_mb
-    )?;
+    uwrite!(w, "safe parallel jobs: {}  (one ", j)?;
+    if matches!(plan.peak_mb.1, crate::jobs::From::Measured(_)) {
+        uwrite!(w, "measured job")?;
+    } else {
+        uwrite!(w, "{} job", profile.name())?;
+    }
+    uwrite!(w, " peaks at ~{} MB; {} MB usable", peak, s.usable_mb)?;
     if plan.divisor.0 > 1 {
         uwrite!(w, ", divided by {} builds", plan.divisor.0)?;
     }

@@ -348,7 +348,13 @@ fn guard_std_fds() {
 
 fn main() -> ExitCode {
     guard_std_fds();
-    let args: Vec<String> = std::env::args().collect();
+    // Arguments as the OS gave them: a Latin-1 file name must not panic.
+    // argh sees a lossy UTF-8 copy; `run` passes CMD's raw bytes on.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args: Vec<String> = raw
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let name = args
         .first()
         .and_then(|a| std::path::Path::new(a).file_name())
@@ -384,7 +390,14 @@ fn main() -> ExitCode {
         }
         Cmd::Run(mut a) => {
             a.root = a.root.or(cli.root);
-            run_cmd(a)
+            // CMD's own bytes, untouched: everything after the first `--`.
+            let raw_cmd = raw
+                .iter()
+                .position(|x| x == "--")
+                .map(|i| raw[i + 1..].to_vec())
+                .filter(|c| c.len() == a.cmd.len())
+                .unwrap_or_else(|| a.cmd.iter().map(std::ffi::OsString::from).collect());
+            run_cmd(a, raw_cmd)
         }
         Cmd::Summarize(a) => summarize_cmd(a),
         Cmd::Actions(a) => actions_cmd(a),
@@ -518,17 +531,21 @@ fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
 
 /// The command `run` starts, and where its action row goes.
 struct ChildSpec {
+    /// CMD and its arguments, lossily decoded (for labels and ids).
     argv: Vec<String>,
+    /// The same, as the OS gave them (what is executed).
+    raw: Vec<std::ffi::OsString>,
     actions: Option<String>,
 }
 
-fn run_cmd(a: RunArgs) -> Result<ExitCode, Fail> {
+fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
     if a.cmd.is_empty() {
         return usage("run: no command given (headroom run [options] -- CMD [ARGS...])");
     }
     let light = a.actions.is_some() && a.out_dir.is_none() && a.run_id.is_none();
     let spec = ChildSpec {
         argv: a.cmd,
+        raw,
         actions: a.actions,
     };
     if light {
@@ -570,6 +587,8 @@ impl StopFlag for Forward<'_> {
             _ => rustix::process::Signal::HUP,
         };
         let _ = rustix::process::kill_process_group(self.group, forward);
+        // A stopped command (SIGTSTP, SIGTTIN) would never see it: wake it.
+        let _ = rustix::process::kill_process_group(self.group, rustix::process::Signal::CONT);
         // Empty the self-pipe so the next poll(2) waits again.
         let mut sink = [0u8; 64];
         while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
@@ -586,12 +605,13 @@ struct Started {
 
 /// Starts `argv` in its own process group. A command that cannot be
 /// started is reported like a shell would: 127 not found, 126 otherwise.
-fn spawn(argv: &[String]) -> Result<Started, (u8, String)> {
+fn spawn(argv: &[std::ffi::OsString]) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
-    let (prog, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
+    let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
+    let prog = prog_os.to_string_lossy();
     let start_epoch = headroom::clock::now_epoch();
     let start = std::time::Instant::now();
-    match std::process::Command::new(prog)
+    match std::process::Command::new(prog_os)
         .args(args)
         .process_group(0)
         .spawn()
@@ -613,6 +633,42 @@ fn spawn(argv: &[String]) -> Result<Started, (u8, String)> {
         }
         Err(e) => Err((126, format!("{prog}: cannot execute: {}", io_text(&e)))),
     }
+}
+
+/// The terminal on stdin, when we are its foreground process group.
+fn our_terminal() -> Option<BorrowedFd<'static>> {
+    // SAFETY: fd 0 stays open for the life of the process (guard_std_fds
+    // opens /dev/null on it when it was closed); it is only queried here.
+    let tty = unsafe { BorrowedFd::borrow_raw(0) };
+    let fg = rustix::termios::tcgetpgrp(tty).ok()?;
+    (fg == rustix::process::getpgrp()).then_some(tty)
+}
+
+/// Hands the terminal to CMD's process group while it runs, as a shell does
+/// for a foreground job: CMD may read the terminal (no SIGTTIN stop) and
+/// Ctrl-C reaches it directly. Returns whether it was handed over.
+fn give_terminal(group: rustix::process::Pid) -> bool {
+    let Some(tty) = our_terminal() else {
+        return false;
+    };
+    if rustix::termios::tcsetpgrp(tty, group).is_err() {
+        return false;
+    }
+    // It may have been stopped reading the terminal before the hand-over.
+    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::CONT);
+    true
+}
+
+/// Takes the terminal back after CMD ended.
+fn take_terminal_back() {
+    // SAFETY: as in `our_terminal`.
+    let tty = unsafe { BorrowedFd::borrow_raw(0) };
+    // A background group setting the foreground gets SIGTTOU: ignore it.
+    // SAFETY: SIG_IGN (1) is a valid disposition for SIGTTOU.
+    unsafe {
+        signal(rustix::process::Signal::TTOU.as_raw(), 1);
+    }
+    let _ = rustix::termios::tcsetpgrp(tty, rustix::process::getpgrp());
 }
 
 /// `struct timeval` of the 64-bit Linux ABIs headroom is built for.
@@ -653,15 +709,8 @@ fn tv_ms(t: &Timeval) -> u64 {
 fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>) -> Usage {
     let fwd = Forward { group: c.pid, wake };
     while !watch.exited() {
-        let mut fds = [rustix::event::PollFd::from_borrowed_fd(
-            wake,
-            rustix::event::PollFlags::IN,
-        )];
-        let ts = rustix::time::Timespec {
-            tv_sec: 0,
-            tv_nsec: 200_000_000,
-        };
-        let _ = rustix::event::poll(&mut fds, Some(&ts));
+        // Wakes at once on the exit (pidfd) or a signal (the self-pipe).
+        record::wait(1000, Some(wake), watch);
         fwd.signal();
     }
     let mut status: c_int = 0;
@@ -704,15 +753,15 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
     if headroom::actions::format_row(&action, &mut line).is_err() {
         return;
     }
-    let fd = match rustix::fs::open(
-        path,
-        rustix::fs::OFlags::WRONLY
-            | rustix::fs::OFlags::APPEND
-            | rustix::fs::OFlags::CREATE
-            | rustix::fs::OFlags::NOFOLLOW
-            | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::from_raw_mode(0o644),
-    ) {
+    // O_NONBLOCK: a FIFO without a reader fails at once instead of
+    // blocking; O_NOFOLLOW: a planted symlink is refused.
+    let flags = rustix::fs::OFlags::WRONLY
+        | rustix::fs::OFlags::APPEND
+        | rustix::fs::OFlags::CREATE
+        | rustix::fs::OFlags::NOFOLLOW
+        | rustix::fs::OFlags::NONBLOCK
+        | rustix::fs::OFlags::CLOEXEC;
+    let fd = match rustix::fs::open(path, flags, rustix::fs::Mode::from_raw_mode(0o644)) {
         Ok(fd) => fd,
         Err(e) => {
             let _ = writeln!(
@@ -723,11 +772,19 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
             return;
         }
     };
+    let st = rustix::fs::fstat(&fd).ok();
+    let regular = st.is_some_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+    });
+    if !regular {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: --actions {path}: not a regular file"
+        );
+        return;
+    }
     let mut bytes = Vec::with_capacity(line.len() + 64);
-    if rustix::fs::fstat(&fd)
-        .map(|st| st.st_size == 0)
-        .unwrap_or(false)
-    {
+    if st.is_some_and(|st| st.st_size == 0) {
         bytes.extend_from_slice(headroom::actions::HEADER.as_bytes());
     }
     bytes.extend_from_slice(&line);
@@ -744,7 +801,7 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
 /// exit with the command's status.
 fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     let wake = install_signals()?;
-    let c = match spawn(&spec.argv) {
+    let c = match spawn(&spec.raw) {
         Ok(c) => c,
         Err((code, msg)) => {
             let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -752,7 +809,11 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
         }
     };
     let watch = Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid));
+    let handed = give_terminal(c.pid);
     let u = finish_child(&c, &watch, wake.as_fd());
+    if handed {
+        take_terminal_back();
+    }
     if let Some(path) = &spec.actions {
         append_action(path, label, &spec.argv, &c, &u);
     }
@@ -764,13 +825,22 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
 struct StatusLine {
     on: bool,
     shown: bool,
+    /// Terminal columns: a longer line would wrap, and `\r` would then
+    /// rewrite only its last row.
+    width: usize,
 }
 
 impl StatusLine {
     fn new() -> StatusLine {
+        // SAFETY: fd 2 stays open for the life of the process (guard_std_fds).
+        let err = unsafe { BorrowedFd::borrow_raw(2) };
+        let width = rustix::termios::tcgetwinsize(err)
+            .map(|w| usize::from(w.ws_col))
+            .unwrap_or(80);
         StatusLine {
             on: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             shown: false,
+            width: if width == 0 { 80 } else { width },
         }
     }
 
@@ -803,7 +873,12 @@ impl StatusLine {
             row.compilers,
             row.stage.as_str()
         );
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        // Keep one column free so the cursor never wraps.
+        let keep = line
+            .char_indices()
+            .nth(self.width.saturating_sub(1) + 4) // +4: the "\r\x1b[K" prefix
+            .map_or(line.len(), |(i, _)| i);
+        let _ = std::io::stderr().write_all(&line.as_bytes()[..keep]);
         self.shown = true;
     }
 
@@ -907,7 +982,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // handlers are in place, and watch it.
     let started = match &child {
         None => None,
-        Some(spec) => match spawn(&spec.argv) {
+        Some(spec) => match spawn(&spec.raw) {
             Ok(c) => Some(c),
             Err((code, msg)) => {
                 let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -927,6 +1002,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Watch::None
         }
     };
+    let handed = started.as_ref().is_some_and(|c| give_terminal(c.pid));
     let plan = if matches!(watch, Watch::None) && a.watch_pid.is_some() {
         Plan {
             count: Some(1),
@@ -987,17 +1063,22 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     match (started, child) {
         (Some(c), Some(spec)) => {
             let u = finish_child(&c, &watch, wake.as_fd());
+            if handed {
+                take_terminal_back();
+            }
             summary.run = Some((command_label(&spec.argv), u));
             if let Some(path) = &spec.actions {
                 append_action(path, a.label.as_deref(), &spec.argv, &c, &u);
             }
             // CMD owns stdout (it may be `gcc -E`): the report goes to stderr.
+            let advice = measured_advice(&root, &summary);
             emit_summary(
                 &summary,
                 dir.as_fd(),
                 &summary_name,
                 &out_dir,
                 Output::Stderr,
+                &advice,
             )?;
             Ok(ExitCode::from(u.end.shell_status()))
         }
@@ -1008,10 +1089,65 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
                     "headroom: stopped by signal {sig}; writing the summary"
                 );
             }
-            emit_summary(&summary, dir.as_fd(), &summary_name, &out_dir, Output::Text)?;
+            let advice = measured_advice(&root, &summary);
+            emit_summary(
+                &summary,
+                dir.as_fd(),
+                &summary_name,
+                &out_dir,
+                Output::Text,
+                &advice,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The advice of `advise` for the largest compiler this recording measured
+/// (keeping 10 % headroom), on the host recorded; empty when no compiler ran.
+fn measured_advice(root: &Root, summary: &Summary) -> String {
+    let Some(peak) = summary.peak_rss_mb().filter(|&p| p > 0) else {
+        return String::new();
+    };
+    let live = root_is_live(root);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
+    let cores = headroom::host::cores(root, live, &mut buf);
+    let Ok(mem) = headroom::host::memory(root, &mut buf) else {
+        return String::new();
+    };
+    let cap = headroom::jobs::Capacity {
+        cores: u64::from(cores.usable),
+        cores_from: "this host",
+        usable_mb: mem.usable_mb,
+        usable_from: "this host",
+        host_avail_mb: mem.meminfo.mem_available_kib / 1024,
+    };
+    let ask = headroom::jobs::Ask {
+        profile: headroom::jobs::Profile::Generic,
+        peak_mb: None,
+        measured: Some((peak, "this recording")),
+        requested: None,
+    };
+    let plan = headroom::jobs::plan(&ask, &headroom::jobs::Env::default(), &cap);
+    let disk = disk_path(None);
+    let s = headroom::advise::gather(root, live, mem.usable_mb, &disk, "/tmp", &mut buf, &mut dir);
+    let mut text = Box::new(Text::new());
+    let _ = ufmt::uwrite!(
+        text,
+        "\nADVICE (for the largest compiler measured, {} MB, with 10 % headroom, on this host now):\n",
+        peak
+    );
+    let _ = headroom::advise::render(&plan, headroom::jobs::Profile::Generic, &s, &mut *text);
+    text.as_str().to_string()
+}
+
+/// True when `root` is the machine's own `/`.
+fn root_is_live(root: &Root) -> bool {
+    let (Ok(a), Ok(b)) = (rustix::fs::fstat(root.fd()), rustix::fs::stat("/")) else {
+        return false;
+    };
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
 }
 
 /// Where and how the summary is printed.
@@ -1033,10 +1169,12 @@ fn emit_summary(
     name: &str,
     dir_label: &str,
     output: Output,
+    extra: &str,
 ) -> Result<(), Fail> {
     let full = || Fail("summary larger than its buffer".into());
     let mut text = Text::new();
     summary.render(&mut text).map_err(|_| full())?;
+    text.push_str(extra).map_err(|_| full())?;
     let tmp = format!(".{name}.tmp");
     let written = record::write_file_atomic(dir, name, &tmp, text.as_bytes());
     if output == Output::Json {
@@ -1068,9 +1206,7 @@ struct PlanArgs {
 fn open_root(root: &Option<String>) -> Result<(Root, bool), Fail> {
     let path = root.as_deref().unwrap_or("/");
     let r = Root::open(path).map_err(|e| Fail(format!("--root {path}: {}", errtext(e))))?;
-    let live = std::fs::canonicalize(path)
-        .map(|p| p == std::path::Path::new("/"))
-        .unwrap_or(false);
+    let live = root_is_live(&r);
     Ok((r, live))
 }
 
@@ -1478,12 +1614,19 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         rustix::fs::Mode::empty(),
     )
     .map_err(|e| Fail(format!("{parent_s}: {}", errtext(e))))?;
+    // A summary written by `run` holds the RUN block (and the advice from
+    // that host), which no CSV column carries: keep it when rewriting.
+    let kept = std::fs::read_to_string(parent.join(format!("{stem}.summary.txt")))
+        .ok()
+        .and_then(|old| old.find("\nRUN: ").map(|at| old[at..].to_string()))
+        .unwrap_or_default();
     emit_summary(
         &summary,
         dir.as_fd(),
         &format!("{stem}.summary.txt"),
         &parent_s,
         if a.json { Output::Json } else { Output::Text },
+        &kept,
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -186,8 +186,9 @@ pub struct Plan {
     pub compat: bool,
 }
 
-/// Waits up to `ms` for the stop fd or the pidfd to become readable.
-fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
+/// Waits up to `ms` milliseconds for the stop fd or the watched process's
+/// pidfd to become readable (a signal, or the exit): whichever comes first.
+pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
     use rustix::event::{PollFd, PollFlags, poll};
     // Without a pidfd, wake at least once a second to re-check kill(pid, 0).
     let ms = if matches!(watch, Watch::Kill(_)) {

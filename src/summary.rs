@@ -151,6 +151,11 @@ impl Summary {
         }
     }
 
+    /// The largest single-compiler RSS seen, MiB.
+    pub fn peak_rss_mb(&self) -> Option<u64> {
+        self.peak_rss.as_ref().and_then(|r| r.ext.peak_rss_mb)
+    }
+
     /// Number of rows observed.
     pub fn samples(&self) -> u64 {
         self.samples
@@ -363,41 +368,10 @@ impl Summary {
         self.render_own(w)
     }
 
-    /// headroom's sections, each only when its column has data.
+    /// headroom's sections, each only when its column has data, in SPEC.md's
+    /// order: zram, /tmp, cgroup headroom, peak compiler RSS, OOM kills,
+    /// then the `run` block.
     fn render_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        if let Some(r) = &self.peak_rss
-            && let Some(mb) = r.ext.peak_rss_mb
-        {
-            uwrite!(
-                w,
-                "\nPEAK COMPILER RSS: {} MB ({})  at {}\n",
-                mb,
-                r.ext.peak_rss_comm.as_str(),
-                r.iso.as_str()
-            )?;
-            stage_context(w, r)?;
-        }
-        if !self.oom_rows.is_empty() {
-            uwrite!(w, "\nOOM KILLS (rows where the kernel counter rose):\n")?;
-            for ev in &self.oom_rows {
-                let stage = if ev.stage.is_empty() {
-                    "?"
-                } else {
-                    ev.stage.as_str()
-                };
-                uwrite!(
-                    w,
-                    "  +{} at {}  stage={}  context={}\n",
-                    ev.kills,
-                    ev.iso.as_str(),
-                    stage,
-                    ev.context.as_str()
-                )?;
-            }
-            if self.oom_rows_more > 0 {
-                uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
-            }
-        }
         if let Some(r) = &self.peak_zram
             && let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb)
             && stored > 0
@@ -438,6 +412,39 @@ impl Summary {
                 r.iso.as_str()
             )?;
             stage_context(w, r)?;
+        }
+        if let Some(r) = &self.peak_rss
+            && let Some(mb) = r.ext.peak_rss_mb
+        {
+            uwrite!(
+                w,
+                "\nPEAK COMPILER RSS: {} MB ({})  at {}\n",
+                mb,
+                r.ext.peak_rss_comm.as_str(),
+                r.iso.as_str()
+            )?;
+            stage_context(w, r)?;
+        }
+        if !self.oom_rows.is_empty() {
+            uwrite!(w, "\nOOM KILLS (rows where the kernel counter rose):\n")?;
+            for ev in &self.oom_rows {
+                let stage = if ev.stage.is_empty() {
+                    "?"
+                } else {
+                    ev.stage.as_str()
+                };
+                uwrite!(
+                    w,
+                    "  +{} at {}  stage={}  context={}\n",
+                    ev.kills,
+                    ev.iso.as_str(),
+                    stage,
+                    ev.context.as_str()
+                )?;
+            }
+            if self.oom_rows_more > 0 {
+                uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
+            }
         }
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;

@@ -282,3 +282,77 @@ fn actions_on_a_crafted_file_matches_the_golden_table() {
         "a resources CSV is not an actions file"
     );
 }
+
+#[test]
+fn the_status_line_fits_a_narrow_terminal() {
+    let d = scratch("narrow");
+    let cmd = format!(
+        "stty cols 40; {BIN} record --count 3 --interval 0.1 --run-id n --label a-very-long-stage-name-that-would-wrap --out-dir {} >/dev/null",
+        d.display()
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(tty.status.success(), "{tty:?}");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    let lines: Vec<&str> = shown
+        .split("\r\x1b[K")
+        .filter(|l| l.starts_with("headroom "))
+        .collect();
+    assert_eq!(lines.len(), 3, "{shown:?}");
+    for l in lines {
+        assert!(
+            l.chars().count() <= 39,
+            "{} columns: {l:?}",
+            l.chars().count()
+        );
+    }
+}
+
+#[test]
+fn a_command_that_reads_the_terminal_gets_it() {
+    let d = scratch("tty-read");
+    let cmd = format!(
+        "{BIN} run --interval 0.2 --run-id t --out-dir {} -- sh -c 'read x; echo got-$x'",
+        d.display()
+    );
+    // script(1) gives the command a terminal and types "hi" into it a second later.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("(sleep 1; printf 'hi\\n') | timeout 20 script -qec \"$0\" /dev/null")
+        .arg(&cmd)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(text.contains("got-hi"), "{text:?}");
+    assert!(text.contains("  exit 0"), "{text:?}");
+}
+
+#[test]
+fn non_utf8_arguments_reach_the_command_untouched() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let d = scratch("latin1");
+    let name = OsStr::from_bytes(b"caf\xe9.c");
+    std::fs::write(d.join(name), b"").unwrap();
+    let actions = d.join("a.csv");
+    let out = Command::new(BIN)
+        .args(["run", "--actions"])
+        .arg(&actions)
+        .args(["--", "test", "-e"])
+        .arg(name)
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    // `test -e` finds the file only if its bytes arrived unchanged.
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let rows = fs::read_to_string(&actions).unwrap();
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    assert!(
+        rows.lines().nth(1).unwrap().starts_with("test caf"),
+        "{rows}"
+    );
+}

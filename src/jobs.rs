@@ -67,6 +67,16 @@ impl Profile {
 /// mode turns itself on.
 pub const AGGRESSIVE_FROM_MB: u64 = 16384;
 
+/// The variables of the model, in the order of the fields of [`Env`].
+pub const ENV_VARS: [&str; 6] = [
+    "PARALLEL_JOBS",
+    "BUILD_MEM_DIVISOR",
+    "AGGRESSIVE_PARALLELISM",
+    "DEFAULT_MB_PER_JOB",
+    "RUST_MB_PER_JOB",
+    "CPP_HEAVY_MB_PER_JOB",
+];
+
 /// The raw environment (`None` = unset), as `parallelism.sh` reads it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Env<'a> {

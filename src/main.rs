@@ -1307,15 +1307,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         None => None,
         Some(path) => Some((largest_peak(path)?, path.clone())),
     };
-    let env = [
-        "PARALLEL_JOBS",
-        "BUILD_MEM_DIVISOR",
-        "AGGRESSIVE_PARALLELISM",
-        "DEFAULT_MB_PER_JOB",
-        "RUST_MB_PER_JOB",
-        "CPP_HEAVY_MB_PER_JOB",
-    ]
-    .map(|k| std::env::var(k).ok());
+    let env = headroom::jobs::ENV_VARS.map(|k| std::env::var(k).ok());
     Ok(Ok(Planned {
         root,
         live,

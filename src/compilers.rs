@@ -23,7 +23,7 @@ use rustix::io::Errno;
 
 use crate::parse::{ParseError, ParseErrorKind, parse_u64, trim};
 use crate::pid::{parse_comm, parse_stat, parse_status};
-use crate::root::{ReadError, for_each_entry, join_num, read_at};
+use crate::root::{ReadError, for_each_entry, join_num, read_once_at};
 
 /// Longest name a pattern may have, in bytes: `comm` is at most 15 bytes.
 pub const NAME_MAX: usize = 15;
@@ -203,7 +203,8 @@ impl PidFiles for ProcDir<'_> {
             .get(..end)
             .and_then(|p| core::str::from_utf8(p).ok())
             .ok_or(ReadError::Open(Errno::NAMETOOLONG))?;
-        read_at(self.0, p, buf)
+        // comm, stat and status are generated whole per read: one read(2).
+        read_once_at(self.0, p, buf)
     }
 }
 

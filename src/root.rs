@@ -143,6 +143,43 @@ pub fn read_at<'b>(
     read_fd(fd.as_fd(), buf)
 }
 
+/// Reads `path`, relative to `dir`, with ONE read(2): for files the kernel
+/// generates whole on each read (/proc/PID/comm, stat and status are
+/// `single_open` seq files, at most a few KiB), a read shorter than `buf`
+/// has everything, and the second read(2) that would only confirm end of
+/// file is saved; on the per-process path that is a quarter of the
+/// syscalls. A read that fills `buf` is [`ReadError::Truncated`], as in
+/// [`read_at`].
+///
+/// # Errors
+/// [`ReadError::Open`], [`ReadError::Read`] or [`ReadError::Truncated`].
+pub fn read_once_at<'b>(
+    dir: BorrowedFd<'_>,
+    path: &str,
+    buf: &'b mut [u8],
+) -> Result<&'b [u8], ReadError> {
+    let fd = rustix::fs::openat(
+        dir,
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .map_err(ReadError::Open)?;
+    let n = loop {
+        match rustix::io::read(&fd, &mut *buf) {
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(ReadError::Read(e)),
+            Ok(n) => break n,
+        }
+    };
+    if n >= buf.len() {
+        return Err(ReadError::Truncated {
+            capacity: buf.len(),
+        });
+    }
+    Ok(&buf[..n])
+}
+
 /// Reads from `fd` until end of file into `buf`; see [`read_at`].
 ///
 /// # Errors
@@ -257,6 +294,16 @@ mod tests {
             Err(ReadError::Truncated { capacity: 9 })
         );
         assert!(root.read("absent", &mut exact).unwrap_err().is_gone());
+        // One read: whole when shorter than the buffer, Truncated when it fills it.
+        let mut big = [0u8; 64];
+        assert_eq!(
+            read_once_at(root.fd(), "f", &mut big).unwrap(),
+            b"0123456789"
+        );
+        assert_eq!(
+            read_once_at(root.fd(), "f", &mut exact),
+            Err(ReadError::Truncated { capacity: 10 })
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,6 +9,21 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
+/// The binary under test: this build's, or `$HEADROOM_BIN` (words split on
+/// spaces, e.g. `qemu-aarch64-static target/aarch64-…/headroom`) so that
+/// `ci/cross-test` checks the cross-built binaries against the same goldens.
+fn headroom() -> Command {
+    match std::env::var("HEADROOM_BIN") {
+        Ok(words) if !words.trim().is_empty() => {
+            let mut w = words.split_whitespace();
+            let mut cmd = Command::new(w.next().unwrap_or(BIN));
+            cmd.args(w);
+            cmd
+        }
+        _ => Command::new(BIN),
+    }
+}
+
 /// Columns that depend on the machine running the test, not on the tree:
 /// epoch, iso, elapsed_s, and statvfs of the disk path and /tmp.
 const HOST_COLUMNS: [usize; 8] = [0, 1, 2, 9, 10, 17, 18, 19];
@@ -47,7 +62,7 @@ fn every_board_reproduces_its_expected_record() {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("board-{name}"));
         let _ = fs::remove_dir_all(&out_dir);
-        let out = Command::new(BIN)
+        let out = headroom()
             .args([
                 "record",
                 "--count",
@@ -111,7 +126,7 @@ fn every_board_reproduces_its_expected_plans_byte_for_byte() {
         }
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         for (file, args) in PLANS {
-            let mut cmd = Command::new(BIN);
+            let mut cmd = headroom();
             cmd.arg("--root").arg(&dir).args(args);
             for v in JOB_VARS {
                 cmd.env_remove(v);

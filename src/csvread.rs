@@ -207,8 +207,7 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
     }
     let get = |i: usize| -> Option<&[u8]> { fields.get(usize::from(cols.at[i]?)).copied() };
     let num = |i: usize| -> Option<u64> { parse_u64(get(i)?) };
-    let mut row = Row::empty(num(0)?);
-    row.iso = Iso::parse(get(1)?)?;
+    let mut row = Row::empty_at(num(0)?, Iso::parse(get(1)?)?);
     row.elapsed_s = num(2)?;
     row.load1 = Decimal::parse(get(3)?)?;
     row.cpu_pct = num(4)?;

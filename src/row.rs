@@ -161,9 +161,15 @@ pub struct Row {
 impl Row {
     /// A row with every value zero/empty at `epoch`.
     pub fn empty(epoch: u64) -> Row {
+        Row::empty_at(epoch, Iso::from_epoch(epoch))
+    }
+
+    /// A row with every value zero/empty at `epoch`, whose `iso` text is
+    /// already known (a CSV being read).
+    pub fn empty_at(epoch: u64, iso: Iso) -> Row {
         Row {
             epoch,
-            iso: Iso::from_epoch(epoch),
+            iso,
             elapsed_s: 0,
             load1: Decimal::default(),
             cpu_pct: 0,

@@ -132,6 +132,22 @@ impl<const N: usize> Writer<'_, N> {
 /// ```
 pub fn sanitize_into<const N: usize>(src: &[u8], max_chars: usize, out: &mut heapless::String<N>) {
     out.clear();
+    // Fast path: text that is already its own display form (printable
+    // ASCII, no `,` or `"`, no run of spaces, no trailing space, short
+    // enough) is copied as is. Recorded CSVs are all like this, and
+    // `summarize` reads millions of rows.
+    if src.len() <= max_chars.min(N)
+        && src.last() != Some(&b' ')
+        && src
+            .iter()
+            .all(|&b| (0x20..0x7f).contains(&b) && b != b',' && b != b'"')
+        && !src.windows(2).any(|w| w == b"  ")
+        && let Ok(text) = core::str::from_utf8(src)
+        && out.push_str(text).is_ok()
+    {
+        return;
+    }
+    out.clear();
     let mut w = Writer {
         out,
         max_chars,

@@ -163,18 +163,32 @@ pub fn render<W: uWrite + ?Sized>(
     // Does one job fit?
     let margin = (peak / 10).max(128);
     let need = peak.saturating_add(margin);
+    // With BUILD_MEM_DIVISOR builds sharing the host, one build has its share.
+    let usable = s.usable_mb / plan.divisor.0.max(1);
+    let s = &Situation {
+        usable_mb: usable,
+        ..s.clone()
+    };
     uwrite!(
         w,
         "\nmemory: one job needs ~{} MB (+{} MB margin); ",
         peak,
         margin
     )?;
-    uwrite!(
-        w,
-        "{} MB usable RAM + {} MB free swap\n",
-        s.usable_mb,
-        s.swap_free_mb
-    )?;
+    uwrite!(w, "{} MB usable RAM", usable)?;
+    if plan.divisor.0 > 1 {
+        uwrite!(w, " (a 1/{} share)", plan.divisor.0)?;
+    }
+    uwrite!(w, " + {} MB free swap\n", s.swap_free_mb)?;
+    if plan.binding == crate::jobs::Binding::Override {
+        uwrite!(
+            w,
+            "  note: PARALLEL_JOBS forces -j{}; {} jobs at once need ~{} MB, this checks one\n",
+            j,
+            j,
+            peak.saturating_mul(j)
+        )?;
+    }
     if need <= s.usable_mb {
         uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?;
     } else {
@@ -239,27 +253,17 @@ fn advise_swap<W: uWrite + ?Sized>(
         uwrite!(w, "  zram (compressed RAM swap, assuming ")?;
         write_centi(w, ratio)?;
         uwrite!(w, ":1): a {} MB device gains ~{} MB\n", zram_disksize, add)?;
-        if s.zram_devices > 0 {
-            uwrite!(
-                w,
-                "    sudo swapoff /dev/zram0\n    echo 1 | sudo tee /sys/block/zram0/reset\n    echo "
-            )?;
-            size_arg(w, zram_disksize)?;
-            uwrite!(
-                w,
-                " | sudo tee /sys/block/zram0/disksize\n    sudo mkswap /dev/zram0\n    sudo swapon -p 100 /dev/zram0\n"
-            )?;
-        } else {
-            uwrite!(
-                w,
-                "    sudo modprobe zram\n    dev=$(sudo zramctl --find --size "
-            )?;
-            size_arg(w, zram_disksize)?;
-            uwrite!(
-                w,
-                " --algorithm zstd)\n    sudo mkswap \"$dev\"\n    sudo swapon -p 100 \"$dev\"\n"
-            )?;
-        }
+        // A new device: an existing zram (swap in use, or not swap at all)
+        // is never reset under a running system.
+        uwrite!(
+            w,
+            "    sudo modprobe zram\n    dev=$(sudo zramctl --find --size "
+        )?;
+        size_arg(w, zram_disksize)?;
+        uwrite!(
+            w,
+            " --algorithm zstd)\n    sudo mkswap \"$dev\"\n    sudo swapon -p 100 \"$dev\"\n"
+        )?;
         if s.on_flash {
             return Ok(());
         }
@@ -284,11 +288,17 @@ fn advise_swap<W: uWrite + ?Sized>(
                 "  dphys-swapfile (Raspberry Pi OS): CONF_SWAPSIZE={}",
                 size
             )?;
-            uwrite!(w, " (CONF_MAXSWAP caps it, 2048 by default)\n")?;
+            uwrite!(w, " and CONF_MAXSWAP={} (the cap, 2048 by default)\n", size)?;
             uwrite!(w, "    sudo dphys-swapfile swapoff\n")?;
+            // Drop any CONF_SWAPSIZE/CONF_MAXSWAP line, set or commented,
+            // then append both: works whether or not the file has them.
             uwrite!(
                 w,
-                "    sudo sed -i 's/^#\\?CONF_SWAPSIZE=.*/CONF_SWAPSIZE={}/; s/^#\\?CONF_MAXSWAP=.*/CONF_MAXSWAP={}/' /etc/dphys-swapfile\n",
+                "    sudo sed -i '/^#\\?CONF_SWAPSIZE=/d; /^#\\?CONF_MAXSWAP=/d' /etc/dphys-swapfile\n"
+            )?;
+            uwrite!(
+                w,
+                "    printf 'CONF_SWAPSIZE={}\\nCONF_MAXSWAP={}\\n' | sudo tee -a /etc/dphys-swapfile\n",
                 size,
                 size
             )?;
@@ -304,8 +314,19 @@ fn advise_swap<W: uWrite + ?Sized>(
             size_arg(w, add)?;
             uwrite!(
                 w,
-                " /swapfile\n    sudo chmod 600 /swapfile\n    sudo mkswap /swapfile\n    sudo swapon /swapfile\n    echo '/swapfile none swap sw 0 0' | sudo tee -a /etc/fstab\n"
+                " /swapfile\n    sudo chmod 600 /swapfile\n    sudo mkswap /swapfile\n    sudo swapon /swapfile\n"
             )?;
+            if s.on_flash {
+                uwrite!(
+                    w,
+                    "    # after the build: sudo swapoff /swapfile && sudo rm /swapfile\n"
+                )?;
+            } else {
+                uwrite!(
+                    w,
+                    "    echo '/swapfile none swap sw 0 0' | sudo tee -a /etc/fstab\n"
+                )?;
+            }
         }
     }
     if let Some(free) = s.disk_avail_mb
@@ -375,8 +396,42 @@ mod tests {
         // 4096 + 409 − 399 = 4106 → 4608 MB.
         assert!(a.contains("zram cannot cover it"), "{a}");
         assert!(!a.contains("zramctl"), "{a}");
-        assert!(a.contains("CONF_SWAPSIZE=4608"), "{a}");
+        assert!(
+            a.contains("CONF_SWAPSIZE=4608 and CONF_MAXSWAP=4608"),
+            "{a}"
+        );
+        assert!(a.contains("    printf 'CONF_SWAPSIZE=4608\\nCONF_MAXSWAP=4608\\n' | sudo tee -a /etc/dphys-swapfile\n"), "{a}");
         assert!(a.contains("    sudo dphys-swapfile setup\n"), "{a}");
+    }
+
+    #[test]
+    fn the_divisor_shares_ram_between_builds() {
+        let s = Situation {
+            usable_mb: 7449,
+            ..Situation::default()
+        };
+        let cap = Capacity {
+            cores: 4,
+            cores_from: "--cores",
+            usable_mb: 7449,
+            usable_from: "--avail-mb",
+            host_avail_mb: 7449,
+        };
+        let ask = Ask {
+            profile: Profile::Heavy,
+            peak_mb: None,
+            measured: None,
+            requested: None,
+        };
+        let env = Env {
+            build_mem_divisor: Some("2"),
+            ..Env::default()
+        };
+        let p = plan(&ask, &env, &cap);
+        let mut out = heapless::String::<4096>::new();
+        render(&p, Profile::Heavy, &s, &mut out).unwrap();
+        assert!(out.contains("3724 MB usable RAM (a 1/2 share)"), "{out}");
+        assert!(out.contains("does NOT fit"), "{out}");
     }
 
     #[test]
@@ -412,10 +467,12 @@ mod tests {
             ),
             "{a}"
         );
+        // A new device, never a reset of the one in use.
         assert!(
-            a.contains("echo 1 | sudo tee /sys/block/zram0/reset"),
+            a.contains("dev=$(sudo zramctl --find --size 2560M --algorithm zstd)"),
             "{a}"
         );
+        assert!(!a.contains("reset") && !a.contains("swapoff"), "{a}");
         assert!(!a.contains("fallocate"), "{a}");
         assert!(a.contains("/tmp is tmpfs"), "{a}");
         let s = Situation {

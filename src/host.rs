@@ -153,6 +153,9 @@ pub struct Memory {
     pub usable_mb: u64,
     /// Which input gave `usable_mb`.
     pub limit: MemLimit,
+    /// The cgroup tree could not be read: a limit may exist that
+    /// `usable_mb` does not know (callers warn).
+    pub cgroup_error: Option<cgroup::CgroupError>,
 }
 
 /// Reads /proc/meminfo and the memory cgroup path under `root`.
@@ -162,7 +165,10 @@ pub struct Memory {
 pub fn memory(root: &Root, buf: &mut [u8]) -> Result<Memory, MemoryError> {
     let b = meminfo::read(root, buf).map_err(MemoryError::Read)?;
     let m = meminfo::parse(b).map_err(MemoryError::Parse)?;
-    let cg = cgroup::open_memory(root, buf).ok().flatten();
+    let (cg, cgroup_error) = match cgroup::open_memory(root, buf) {
+        Ok(cg) => (cg, None),
+        Err(e) => (None, Some(e)),
+    };
     let remaining = cg.as_ref().and_then(|c| c.remaining(m.mem_total_kib, buf));
     let avail_mb = m.mem_available_kib / 1024;
     let (usable_mb, limit) = match remaining {
@@ -177,6 +183,7 @@ pub fn memory(root: &Root, buf: &mut [u8]) -> Result<Memory, MemoryError> {
         cgroup_version: cg.map(|c| c.version),
         usable_mb,
         limit,
+        cgroup_error,
     })
 }
 

@@ -246,10 +246,13 @@ pub fn plan<'a>(ask: &Ask<'a>, env: &Env<'a>, cap: &Capacity<'_>) -> Plan<'a> {
         Profile::Rust => env.rust_mb_per_job,
         Profile::Heavy => env.cpp_heavy_mb_per_job,
     };
-    let peak_mb = if let Some(p) = ask.peak_mb {
+    let peak_mb = if let Some((m, file)) = ask.measured
+        && ask.peak_mb.is_none_or(|p| m > p)
+    {
+        // Never size below a measured peak, even when --peak-mb says less.
+        (m.max(1), From::Measured(file))
+    } else if let Some(p) = ask.peak_mb {
         (p, From::Option("--peak-mb"))
-    } else if let Some((p, file)) = ask.measured {
-        (p.max(1), From::Measured(file))
     } else {
         match profile_env {
             Some(v) => match positive(v) {
@@ -527,6 +530,23 @@ mod tests {
             ..a
         };
         assert_eq!(plan(&a, &Env::default(), &cap(2, 100_000)).jobs, 2);
+        // --peak-mb below the measured peak does not win.
+        let both = Ask {
+            peak_mb: Some(100),
+            measured: Some((1700, "run.csv")),
+            requested: None,
+            profile: Profile::Generic,
+        };
+        let p = plan(&both, &Env::default(), &cap(16, 10000));
+        assert_eq!(p.peak_mb, (1700, From::Measured("run.csv")));
+        let both = Ask {
+            peak_mb: Some(3000),
+            ..both
+        };
+        assert_eq!(
+            plan(&both, &Env::default(), &cap(16, 10000)).peak_mb.0,
+            3000
+        );
         let floor = plan(&ask(Profile::Heavy, None), &Env::default(), &cap(4, 300));
         assert_eq!(
             (floor.jobs, floor.binding, floor.memory_jobs),

@@ -1275,6 +1275,12 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             let m = headroom::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
             let avail = m.meminfo.mem_available_kib / 1024;
+            if let Some(e) = m.cgroup_error {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "headroom: warning: the memory cgroup could not be read ({e:?}): a limit there is not counted"
+                );
+            }
             let from = match (m.limit, m.cgroup) {
                 (headroom::host::MemLimit::Cgroup, Some(r)) => {
                     let mut path = heapless::String::<256>::new();

@@ -45,6 +45,13 @@ pub const SCRATCH_LEN: usize = 64 * 1024;
 /// one device, zram-config scripts one per CPU (4–8); 32 keeps the screen.
 pub const MAX_ZRAM: usize = 32;
 
+/// Swap devices listed one per line; more are counted ("and N more") so the
+/// screen stays one screen (Ubuntu's zram-config makes one per core).
+pub const MAX_SWAP_ROWS: usize = 8;
+
+/// zram devices listed one per line; more are counted.
+pub const MAX_ZRAM_ROWS: usize = 8;
+
 /// Page size assumed for a `--root` tree, in KiB: the tree does not record
 /// the board's page size, and the smallest one flags the fewest devices
 /// "full" (a device whose used == size is full with any page size).
@@ -186,7 +193,13 @@ fn swap_lines<W: uWrite>(
     w.write_str("\n")?;
     let mut zbuf = [0u8; zram::BUF_LEN];
     let mut name = [0u8; swaps::NAME_MAX_LEN];
-    for s in swaps::entries(b) {
+    let total = swaps::entries(b).count();
+    for (shown, s) in swaps::entries(b).enumerate() {
+        if shown == MAX_SWAP_ROWS && total > MAX_SWAP_ROWS + 1 {
+            label(w, "")?;
+            uwrite!(w, "and {} more\n", total - shown)?;
+            break;
+        }
         label(w, "")?;
         let s = match s {
             Ok(s) => s,
@@ -290,7 +303,10 @@ fn zram_lines<W: uWrite>(
     right(w, "ratio", 7)?;
     w.write_str("  (MiB)\n")?;
     let mut zbuf = [0u8; zram::BUF_LEN];
-    for name in &names {
+    let more = more.saturating_add(
+        u32::try_from(names.len().saturating_sub(MAX_ZRAM_ROWS)).unwrap_or(u32::MAX),
+    );
+    for name in names.iter().take(MAX_ZRAM_ROWS) {
         label(w, "")?;
         left(w, name, 8)?;
         let d = match zram::device(sb, name, &mut zbuf) {

@@ -232,3 +232,26 @@ fn pi_zero_heavy_advice_says_j1_and_the_swap_to_add_with_commands() {
         "{a}"
     );
 }
+
+#[test]
+fn status_lists_at_most_eight_swap_devices() {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("many-swap");
+    std::fs::create_dir_all(d.join("proc")).unwrap();
+    let mut swaps = String::from("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+    for i in 0..16 {
+        swaps.push_str(&format!(
+            "/dev/zram{i}                              partition\t1024\t\t0\t\t100\n"
+        ));
+    }
+    std::fs::write(d.join("proc/swaps"), swaps).unwrap();
+    let out = Command::new(BIN)
+        .arg("--root")
+        .arg(&d)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("/dev/zram").count(), 8, "{text}");
+    assert!(text.contains("            and 8 more\n"), "{text}");
+}

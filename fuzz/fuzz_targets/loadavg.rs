@@ -1,0 +1,9 @@
+//! Fuzz target: loadavg. Never panics, whatever the bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = headroom::loadavg::parse(data);
+    let _ = headroom::loadavg::parse_centi(data);
+});

@@ -1,0 +1,10 @@
+//! Fuzz target: pid. Never panics, whatever the bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = headroom::pid::parse_stat(data).map(|p| (p.is_zombie(), p.is_kernel_thread()));
+    let _ = headroom::pid::parse_status(data);
+    let _ = headroom::pid::parse_comm(data);
+});

@@ -1,0 +1,10 @@
+//! Fuzz target: stat. Never panics, whatever the bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(a) = headroom::stat::aggregate(data) { let _ = headroom::stat::delta(&a, &Default::default()).busy_pct(); let _ = headroom::stat::delta(&Default::default(), &a).busy_pct(); }
+    let _ = headroom::stat::per_cpu(data).count();
+    let _ = headroom::stat::procs_blocked(data);
+});

@@ -4,5 +4,12 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = headroom::meminfo::parse(data).map(|m| (m.mem_used_kib(), m.swap_used_kib(), m.mem_used_pct(), m.hugepages_in_use_kib()));
+    let _ = headroom::meminfo::parse(data).map(|m| {
+        (
+            m.mem_used_kib(),
+            m.swap_used_kib(),
+            m.mem_used_pct(),
+            m.hugepages_in_use_kib(),
+        )
+    });
 });

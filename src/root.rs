@@ -131,16 +131,20 @@ pub fn read_at<'b>(
     path: &str,
     buf: &'b mut [u8],
 ) -> Result<&'b [u8], ReadError> {
-    // O_NONBLOCK: a FIFO planted in a --root tree reads as empty instead of
-    // blocking the sampler; /proc and /sys files ignore the flag.
-    let fd = rustix::fs::openat(
+    read_fd(open_file_at(dir, path)?.as_fd(), buf)
+}
+
+/// Opens `path` relative to `dir` for reading. O_NONBLOCK: a FIFO planted
+/// in a --root tree reads as empty instead of blocking the sampler; /proc
+/// and /sys files ignore the flag.
+fn open_file_at(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, ReadError> {
+    rustix::fs::openat(
         dir,
         path,
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
         Mode::empty(),
     )
-    .map_err(ReadError::Open)?;
-    read_fd(fd.as_fd(), buf)
+    .map_err(ReadError::Open)
 }
 
 /// Reads `path`, relative to `dir`, with ONE read(2): for files the kernel
@@ -158,13 +162,7 @@ pub fn read_once_at<'b>(
     path: &str,
     buf: &'b mut [u8],
 ) -> Result<&'b [u8], ReadError> {
-    let fd = rustix::fs::openat(
-        dir,
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
-    )
-    .map_err(ReadError::Open)?;
+    let fd = open_file_at(dir, path)?;
     let n = loop {
         match rustix::io::read(&fd, &mut *buf) {
             Err(Errno::INTR) => continue,

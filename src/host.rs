@@ -282,17 +282,7 @@ pub fn fs_type_and_source(
     let Ok(b) = root.read(crate::mountinfo::PATH, buf) else {
         return (None, source);
     };
-    let mut best: Option<(usize, crate::mountinfo::Mount<'_>)> = None;
-    let p = path.as_bytes();
-    for m in crate::mountinfo::entries(b).flatten() {
-        let mp = m.mount_point;
-        let covers = mp == b"/"
-            || (p.starts_with(mp) && (p.len() == mp.len() || p.get(mp.len()) == Some(&b'/')));
-        if covers && best.as_ref().is_none_or(|(len, _)| mp.len() >= *len) {
-            best = Some((mp.len(), m));
-        }
-    }
-    let Some((_, m)) = best else {
+    let Some(m) = crate::mountinfo::mount_of(b, path.as_bytes()) else {
         return (None, source);
     };
     let mut t = FsType::new();

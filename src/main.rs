@@ -447,6 +447,17 @@ fn disk_path(arg: Option<String>) -> String {
     }
 }
 
+/// The build-disk path for the planning commands: [`disk_path`] on the live
+/// host; in a `--root` tree, `--disk-path` or the tree's `/` (this
+/// machine's $HOME means nothing there).
+fn disk_for(live: bool, arg: Option<String>) -> String {
+    if live {
+        disk_path(arg)
+    } else {
+        arg.unwrap_or_else(|| "/".into())
+    }
+}
+
 /// A run id becomes part of a file name: no `/`, no `..`, nothing empty.
 fn valid_run_id(id: &str) -> bool {
     !id.is_empty()
@@ -935,9 +946,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         Some(p) if p <= 0 => return usage(&format!("--watch-pid {p}: not a process id")),
         Some(p) => Watch::pid(p),
     };
-    let root_path = a.root.unwrap_or_else(|| "/".into());
-    let root =
-        Root::open(&root_path).map_err(|e| Fail(format!("--root {root_path}: {}", errtext(e))))?;
+    let (root, _) = open_root(&a.root)?;
     let disk = disk_path(a.disk_path);
 
     // Start-up, before any sampling: std's recursive mkdir is fine here.
@@ -1450,11 +1459,7 @@ fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let ask = p.ask(&pa);
     let plan = headroom::jobs::plan(&ask, &env, &cap);
     warn_ignored(&plan);
-    let disk = if p.live {
-        disk_path(a.disk_path)
-    } else {
-        a.disk_path.unwrap_or_else(|| "/".into())
-    };
+    let disk = disk_for(p.live, a.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
     let s = headroom::advise::gather(
@@ -1475,11 +1480,7 @@ fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
 
 fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
-    let disk = if live {
-        disk_path(a.disk_path)
-    } else {
-        a.disk_path.unwrap_or_else(|| "/".into())
-    };
+    let disk = disk_for(live, a.disk_path);
     let opts = headroom::status::StatusOpts {
         live,
         disk_path: &disk,

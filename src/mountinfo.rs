@@ -205,15 +205,23 @@ fn covers(raw_mp: &[u8], path: &[u8]) -> Option<usize> {
 /// `None` when no mount covers `path` (not absolute, or an empty table).
 /// Malformed lines are skipped. Symbolic links in `path` are not resolved.
 pub fn fs_type_of<'a>(b: &'a [u8], path: &[u8]) -> Option<&'a [u8]> {
-    let mut best: Option<(usize, &'a [u8])> = None;
+    mount_of(b, path).map(|m| m.fs_type)
+}
+
+/// The mount that holds `path` (absolute, already unescaped): the one whose
+/// (decoded) mount point is the longest prefix of `path` on a `/` boundary;
+/// when several share it, the last one in the file (mounted over the
+/// others). Malformed lines are skipped.
+pub fn mount_of<'a>(b: &'a [u8], path: &[u8]) -> Option<Mount<'a>> {
+    let mut best: Option<(usize, Mount<'a>)> = None;
     for m in entries(b).flatten() {
         if let Some(n) = covers(m.mount_point, path)
-            && best.is_none_or(|(len, _)| n >= len)
+            && best.as_ref().is_none_or(|(len, _)| n >= *len)
         {
-            best = Some((n, m.fs_type));
+            best = Some((n, m));
         }
     }
-    best.map(|(_, t)| t)
+    best.map(|(_, m)| m)
 }
 
 #[cfg(test)]

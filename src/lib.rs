@@ -18,6 +18,7 @@ pub mod cgroup;
 pub mod loadavg;
 pub mod meminfo;
 pub mod mountinfo;
+pub mod oom_score_adj;
 pub mod pid;
 pub mod psi;
 pub mod stat;

@@ -614,19 +614,30 @@ struct Started {
     start: std::time::Instant,
 }
 
-/// Starts `argv` in its own process group. A command that cannot be
-/// started is reported like a shell would: 127 not found, 126 otherwise.
-fn spawn(argv: &[std::ffi::OsString]) -> Result<Started, (u8, String)> {
+/// Starts `argv` in its own process group, with `oom_score_adj` (when
+/// known) as its OOM score adjustment: the value headroom had before it
+/// lowered its own. A command that cannot be started is reported like a
+/// shell would: 127 not found, 126 otherwise.
+fn spawn(argv: &[std::ffi::OsString], oom_score_adj: Option<i16>) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
     let prog = prog_os.to_string_lossy();
     let start_epoch = headroom::clock::now_epoch();
     let start = std::time::Instant::now();
-    match std::process::Command::new(prog_os)
-        .args(args)
-        .process_group(0)
-        .spawn()
-    {
+    let mut cmd = std::process::Command::new(prog_os);
+    cmd.args(args).process_group(0);
+    if let Some(v) = oom_score_adj {
+        // SAFETY: the closure runs in the forked child before execve; it
+        // only calls open(2), write(2) and close(2) through rustix with a
+        // stack buffer: no allocation, no lock, async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                let _ = headroom::oom_score_adj::write_self(v);
+                Ok(())
+            });
+        }
+    }
+    match cmd.spawn() {
         Ok(child) => {
             let raw = i32::try_from(child.id()).unwrap_or(0);
             let pid =
@@ -812,7 +823,7 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
 /// exit with the command's status.
 fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     let wake = install_signals()?;
-    let c = match spawn(&spec.raw) {
+    let c = match spawn(&spec.raw, None) {
         Ok(c) => c,
         Err((code, msg)) => {
             let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -971,6 +982,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     })?;
 
     let wake = install_signals()?;
+    // The witness must outlive the build: ask the OOM killer to pick the
+    // build first (root only; CMD gets the value we started with back).
+    let adj_before = headroom::oom_score_adj::protect_self();
     let mut bufs = Box::new(Buffers::new());
     let opts = Options {
         disk_path: &disk,
@@ -991,7 +1005,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // handlers are in place, and watch it.
     let started = match &child {
         None => None,
-        Some(spec) => match spawn(&spec.raw) {
+        Some(spec) => match spawn(&spec.raw, adj_before) {
             Ok(c) => Some(c),
             Err((code, msg)) => {
                 let _ = writeln!(std::io::stderr(), "headroom: {msg}");

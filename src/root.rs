@@ -50,13 +50,23 @@ impl ReadError {
         matches!(self.errno(), Some(Errno::NOENT) | Some(Errno::SRCH))
     }
 
-    /// A short description for a one-line warning.
+    /// A short description for a one-line warning, naming the errno for
+    /// the failures a user can look up (`read failed: I/O error (EIO)`).
     pub fn describe(self) -> &'static str {
         match self {
             ReadError::Open(Errno::NOENT) => "not found",
             ReadError::Open(Errno::ACCESS) | ReadError::Open(Errno::PERM) => "permission denied",
+            ReadError::Open(Errno::LOOP) => "cannot open: symlink loop (ELOOP)",
+            ReadError::Open(Errno::NXIO) => "cannot open: no such device (ENXIO)",
+            ReadError::Open(Errno::NODEV) => "cannot open: no such device (ENODEV)",
             ReadError::Open(_) => "cannot open",
-            ReadError::Read(Errno::OPNOTSUPP) => "not supported by this kernel",
+            ReadError::Read(Errno::OPNOTSUPP) => "not supported by this kernel (EOPNOTSUPP)",
+            ReadError::Read(Errno::IO) => "read failed: I/O error (EIO)",
+            ReadError::Read(Errno::ISDIR) => "read failed: a directory (EISDIR)",
+            ReadError::Read(Errno::INVAL) => "read failed: invalid argument (EINVAL)",
+            ReadError::Read(Errno::NODEV) => "read failed: no such device (ENODEV)",
+            ReadError::Read(Errno::SRCH) => "read failed: process gone (ESRCH)",
+            ReadError::Read(Errno::AGAIN) => "read failed: would block (EAGAIN)",
             ReadError::Read(_) => "read failed",
             ReadError::Truncated { .. } => "larger than its buffer",
             ReadError::NotRegular => "not a regular file",

@@ -960,6 +960,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let (root, _) = open_root(&a.root)?;
     let disk = disk_path(a.disk_path);
 
+    // From here on a stop signal yields the summary, however early it
+    // comes: the handlers are in place before the CSV exists.
+    let wake = install_signals()?;
     // Start-up, before any sampling: std's recursive mkdir is fine here.
     std::fs::create_dir_all(&out_dir).map_err(|e| {
         Fail(format!(
@@ -981,7 +984,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {}", errtext(e))),
     })?;
 
-    let wake = install_signals()?;
     // The witness must outlive the build: ask the OOM killer to pick the
     // build first (root only; CMD gets the value we started with back).
     let adj_before = headroom::oom_score_adj::protect_self();

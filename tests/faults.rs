@@ -1,6 +1,9 @@
-//! Faults on purpose: SIGKILL at random moments, a disk that fills (the
-//! latter needs root to mount a tiny tmpfs: `#[ignore]`d in a plain
-//! `cargo test`, run by `ci/test` as root, reported skipped otherwise).
+//! Faults on purpose: SIGKILL at random moments; TERM, INT and HUP at
+//! random moments; `run` with a command that ignores SIGTERM, one that
+//! leaves orphans, and closed stdin/stdout/stderr; a disk that fills and a
+//! watched PID whose number is taken again. The last two need root (a tiny
+//! tmpfs; a PID namespace and ns_last_pid): `#[ignore]`d in a plain
+//! `cargo test`, run by `ci/test` as root, reported skipped otherwise.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -128,4 +131,208 @@ fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert!(samples > rows, "{samples} samples, {rows} rows written");
+}
+
+/// Sends `sig` (a name for kill(1)) to `pid`.
+fn kill(sig: &str, pid: u32) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill -{sig} {pid}");
+}
+
+#[test]
+fn term_int_hup_at_random_moments_always_yield_the_summary() {
+    let d = scratch("stops");
+    let csv = d.join("resources-s.csv");
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for round in 0..30 {
+        let sig = ["TERM", "INT", "HUP"][round % 3];
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let _ = fs::remove_file(&csv);
+        let child = Command::new(BIN)
+            .args(["record", "--interval", "0.05", "--run-id", "s"])
+            .arg("--out-dir")
+            .arg(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The CSV exists once the handlers are in place; then 0–150 ms,
+        // so some signals land before the first row, some mid-tick.
+        while !csv.exists() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(x % 150));
+        kill(sig, child.id());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "SIG{sig} round {round}: {out:?}"
+        );
+        let text = fs::read_to_string(&csv).unwrap();
+        assert_whole_rows(&text);
+        let n = text.lines().count() - 1;
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout.starts_with("=== resource-monitor summary ===\n")
+                && stdout.contains(&format!("samples={n} ")),
+            "SIG{sig} round {round}, {n} rows: {stdout}"
+        );
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains("stopped by signal"), "{stderr}");
+        assert!(d.join("resources-s.summary.txt").is_file());
+    }
+}
+
+/// Waits up to `secs` for `child`; None if it is still running then.
+fn wait_within(child: &mut std::process::Child, secs: u64) -> Option<std::process::ExitStatus> {
+    for _ in 0..secs * 20 {
+        if let Some(s) = child.try_wait().unwrap() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn run_with_a_command_that_ignores_sigterm_waits_for_it() {
+    let d = scratch("ignore-term");
+    let ready = d.join("ready");
+    let script = format!("trap '' TERM; touch {}; sleep 1.5; exit 7", ready.display());
+    let mut child = Command::new(BIN)
+        .args(["run", "--interval", "0.1", "--run-id", "i", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(fs::File::create(d.join("err")).unwrap()))
+        .spawn()
+        .unwrap();
+    while !ready.exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    kill("TERM", child.id());
+    // Forwarded and ignored: headroom goes on recording until CMD ends.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "headroom left its command"
+    );
+    let status = wait_within(&mut child, 10).expect("headroom ends with its command");
+    assert_eq!(status.code(), Some(7));
+    let err = fs::read_to_string(d.join("err")).unwrap();
+    assert!(err.contains("\nRUN: sh -c "), "{err}");
+    assert!(err.contains("  exit 7\n"), "{err}");
+    let csv = fs::read_to_string(d.join("resources-i.csv")).unwrap();
+    assert_whole_rows(&csv);
+    assert!(
+        csv.lines().count() > 10,
+        "recorded through the 1.5 s: {csv}"
+    );
+}
+
+#[test]
+fn run_ends_with_its_command_even_when_orphans_live_on() {
+    let d = scratch("orphans");
+    let pidfile = d.join("orphan.pid");
+    // The orphan keeps headroom's stdout and stderr open: a reader that
+    // waited for EOF would hang; headroom waits for its command only.
+    let script = format!("sleep 30 & echo $! > {}; exit 3", pidfile.display());
+    let mut child = Command::new(BIN)
+        .args(["run", "--interval", "0.1", "--run-id", "o", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::from(fs::File::create(d.join("out")).unwrap()))
+        .stderr(Stdio::from(fs::File::create(d.join("err")).unwrap()))
+        .spawn()
+        .unwrap();
+    let status = wait_within(&mut child, 10);
+    if let Ok(pid) = fs::read_to_string(&pidfile) {
+        let _ = Command::new("kill").arg(pid.trim()).status();
+    }
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(3),
+        "headroom waited for the orphan"
+    );
+    let err = fs::read_to_string(d.join("err")).unwrap();
+    assert!(err.contains("  exit 3\n"), "{err}");
+}
+
+#[test]
+fn run_and_record_with_stdin_stdout_stderr_closed() {
+    let d = scratch("closed");
+    let script = format!(
+        "exec {BIN} run --interval 0.1 --run-id c --out-dir {} -- \
+         sh -c 'echo to-stdout; cat; echo to-stderr >&2; exit 4' <&- >&- 2>&-",
+        d.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let csv = fs::read_to_string(d.join("resources-c.csv")).unwrap();
+    assert_whole_rows(&csv);
+    assert!(csv.lines().count() >= 2, "{csv}");
+    let summary = fs::read_to_string(d.join("resources-c.summary.txt")).unwrap();
+    assert!(summary.contains("  exit 4\n"), "{summary}");
+
+    let script = format!(
+        "exec {BIN} record --interval 0 --count 3 --run-id r --out-dir {} <&- >&- 2>&-",
+        d.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let csv = fs::read_to_string(d.join("resources-r.csv")).unwrap();
+    assert_whole_rows(&csv);
+    assert_eq!(csv.lines().count(), 4);
+    assert!(d.join("resources-r.summary.txt").is_file());
+}
+
+#[test]
+#[ignore = "needs root for a PID namespace and ns_last_pid; ci/test runs it"]
+fn watch_pid_stops_when_its_process_exits_though_another_takes_its_number() {
+    let d = scratch("pid-reuse");
+    // In a PID namespace of our own nothing else takes PIDs: after the
+    // victim is reaped, ns_last_pid = victim - 1 makes the next fork get
+    // the victim's number. headroom is stopped (SIGSTOP) across the swap,
+    // so when it looks again the number is alive: kill(pid, 0) would say
+    // "still running" forever; the pidfd it opened at start says "exited".
+    let script = format!(
+        r#"set -e
+cd {d}
+sleep 60 & victim=$!
+{BIN} record --interval 0.2 --run-id reuse --out-dir . --watch-pid $victim >out 2>err &
+rec=$!
+while [ ! -s resources-reuse.csv ] || [ "$(wc -l < resources-reuse.csv)" -lt 2 ]; do sleep 0.05; done
+kill -STOP $rec
+kill $victim; wait $victim || true
+echo $((victim - 1)) > /proc/sys/kernel/ns_last_pid
+sleep 60 & impostor=$!
+echo "$victim $impostor" > pids
+kill -CONT $rec
+i=0
+while kill -0 $rec 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $rec 2>/dev/null; then echo running > verdict; kill $rec; else
+  set +e; wait $rec; echo "exit $?" > verdict; fi
+kill $impostor"#,
+        d = d.display()
+    );
+    let ok = Command::new("unshare")
+        .args(["--pid", "--fork", "sh", "-c", &script])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "the script ran");
+    let pids = fs::read_to_string(d.join("pids")).unwrap();
+    let (victim, impostor) = pids.trim().split_once(' ').unwrap();
+    assert_eq!(victim, impostor, "the PID number was taken again");
+    assert_eq!(fs::read_to_string(d.join("verdict")).unwrap(), "exit 0\n");
+    assert!(
+        fs::read_to_string(d.join("out"))
+            .unwrap()
+            .contains("=== resource-monitor summary")
+    );
 }

@@ -53,28 +53,9 @@ pub fn parse(b: &[u8]) -> Result<i16, ParseError> {
 /// Writes `v` as the file expects it (`-900\n`) into `out`; returns the
 /// bytes to write.
 pub fn format(v: i16, out: &mut [u8; TEXT_LEN]) -> &[u8] {
-    let mut digits = [0u8; 5];
-    let mut n = v.unsigned_abs();
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let mut len = 0;
-    if v < 0 {
-        out[0] = b'-';
-        len = 1;
-    }
-    for &d in &digits[i..] {
-        out[len] = d;
-        len += 1;
-    }
-    out[len] = b'\n';
-    &out[..=len]
+    let sign = if v < 0 { "-" } else { "" };
+    // At most 6 bytes (`-1000\n`): always fits.
+    crate::root::join_num(out, sign, u64::from(v.unsigned_abs()), "\n").map_or(&[], str::as_bytes)
 }
 
 /// Reads this process's value.

@@ -225,6 +225,26 @@ fn fixture_23_latin1_ansi_progress_bars_and_a_cut_utf8_tail() {
     }
 }
 
+/// Records two rows following `log`; each must be whole, with a bounded
+/// context.
+fn record_two_rows_of(d: &Path, log: &Path) {
+    let out = record(
+        None,
+        d,
+        &["--count", "2", "--stage-log", log.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let rows = rows(&d.join("resources-h.csv"));
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert!(
+            r[13].chars().count() <= 200,
+            "context is bounded: {}",
+            r[13].len()
+        );
+    }
+}
+
 #[test]
 fn a_single_10_mb_line_and_binary_data_as_the_log() {
     let d = scratch("bigline");
@@ -234,19 +254,7 @@ fn a_single_10_mb_line_and_binary_data_as_the_log() {
         .unwrap();
     f.write_all(&vec![b'x'; 10 << 20]).unwrap();
     drop(f);
-    let out = record(
-        None,
-        &d,
-        &["--count", "2", "--stage-log", log.to_str().unwrap()],
-    );
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    for r in rows(&d.join("resources-h.csv")) {
-        assert!(
-            r[13].chars().count() <= 200,
-            "context is bounded: {}",
-            r[13].len()
-        );
-    }
+    record_two_rows_of(&d, &log);
 
     // 1 MiB of noise (every byte value, NULs and ESCs included).
     let mut x: u32 = 0x2545_f491;
@@ -259,13 +267,7 @@ fn a_single_10_mb_line_and_binary_data_as_the_log() {
         })
         .collect();
     fs::write(&log, &noise).unwrap();
-    let out = record(
-        None,
-        &d,
-        &["--count", "2", "--stage-log", log.to_str().unwrap()],
-    );
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(rows(&d.join("resources-h.csv")).len(), 2);
+    record_two_rows_of(&d, &log);
 }
 
 #[test]

@@ -62,6 +62,33 @@ impl Drop for Cgroup {
     }
 }
 
+/// A scratch directory for one test, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `sh -c script` as the build and records it from outside, every
+/// 0.2 s, following `log`, until it exits; returns headroom's output.
+fn record_build(d: &Path, run_id: &str, log: &Path, script: &str) -> std::process::Output {
+    let mut build = Command::new("sh").args(["-c", script]).spawn().unwrap();
+    let rec = Command::new(BIN)
+        .args(["record", "--interval", "0.2", "--run-id", run_id])
+        .arg("--out-dir")
+        .arg(d)
+        .arg("--stage-log")
+        .arg(log)
+        .arg("--watch-pid")
+        .arg(build.id().to_string())
+        .output()
+        .unwrap();
+    build.wait().unwrap();
+    assert!(rec.status.success(), "{rec:?}");
+    rec
+}
+
 /// The kernel's count of OOM kills in `cg` (v1 `memory.oom_control` and
 /// v2 `memory.events` both have an `oom_kill` line).
 fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
@@ -120,25 +147,11 @@ fn may_lower_oom_score_adj() -> bool {
 fn an_oom_storm_is_recorded_kill_by_kill_from_outside() {
     const HOGS: u32 = 5;
     let cg = Cgroup::create("storm", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oom-storm");
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
+    let d = scratch("oom-storm");
     let log = d.join("build.log");
     fs::write(&log, "[stage storm]\n").unwrap();
     let script = storm_script(Some(&cg), &log, HOGS, &d.join("adj"));
-    let mut build = Command::new("sh").args(["-c", &script]).spawn().unwrap();
-    let rec = Command::new(BIN)
-        .args(["record", "--interval", "0.2", "--run-id", "storm"])
-        .arg("--out-dir")
-        .arg(&d)
-        .arg("--stage-log")
-        .arg(&log)
-        .arg("--watch-pid")
-        .arg(build.id().to_string())
-        .output()
-        .unwrap();
-    build.wait().unwrap();
-    assert!(rec.status.success(), "{rec:?}");
+    let rec = record_build(&d, "storm", &log, &script);
     let kills = cgroup_oom_kills(&cg);
     assert_eq!(kills, u64::from(HOGS), "every hog was killed by the kernel");
     let csv = fs::read_to_string(d.join("resources-storm.csv")).unwrap();
@@ -170,9 +183,7 @@ fn headroom_run_inside_the_storm_survives_and_hands_the_build_its_oom_score() {
     const HOGS: u32 = 3;
     let cg =
         Cgroup::create("storm-run", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oom-storm-run");
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
+    let d = scratch("oom-storm-run");
     let log = d.join("build.log");
     fs::write(&log, "").unwrap();
     let adj = d.join("adj");
@@ -231,9 +242,7 @@ fn headroom_run_inside_the_storm_survives_and_hands_the_build_its_oom_score() {
 #[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
 fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
     let cg = Cgroup::create("oom", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oom");
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
+    let d = scratch("oom");
     let log = d.join("build.log");
     fs::write(&log, "[stage hog]\n").unwrap();
     // The "build": joins the limited cgroup, logs a compile line, then a
@@ -245,19 +254,7 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
         procs = cg.dir.join("cgroup.procs").display(),
         log = log.display()
     );
-    let mut build = Command::new("sh").args(["-c", &script]).spawn().unwrap();
-    let rec = Command::new(BIN)
-        .args(["record", "--interval", "0.2", "--run-id", "oom"])
-        .arg("--out-dir")
-        .arg(&d)
-        .arg("--stage-log")
-        .arg(&log)
-        .arg("--watch-pid")
-        .arg(build.id().to_string())
-        .output()
-        .unwrap();
-    build.wait().unwrap();
-    assert!(rec.status.success(), "{rec:?}");
+    let rec = record_build(&d, "oom", &log, &script);
     let csv = fs::read_to_string(d.join("resources-oom.csv")).unwrap();
     let kills: Vec<u64> = csv
         .lines()

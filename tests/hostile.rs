@@ -93,18 +93,14 @@ fn board_copy(d: &Path) -> PathBuf {
 /// virtio NIC's `phys_port_name`), as /proc/pressure/* does on a kernel
 /// booted with psi=0.
 fn eopnotsupp_file() -> Option<PathBuf> {
-    let mut found = None;
-    for dev in fs::read_dir("/sys/class/net").ok()?.flatten() {
-        for attr in ["phys_port_name", "phys_port_id", "phys_switch_id"] {
-            let p = dev.path().join(attr);
-            if let Err(e) = fs::read(&p) {
-                if e.raw_os_error() == Some(95) && found.is_none() {
-                    found = Some(p);
-                }
-            }
-        }
-    }
-    found
+    let devs: Vec<PathBuf> = fs::read_dir("/sys/class/net")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    devs.iter()
+        .flat_map(|dev| ["phys_port_name", "phys_port_id", "phys_switch_id"].map(|a| dev.join(a)))
+        .find(|p| matches!(fs::read(p), Err(e) if e.raw_os_error() == Some(95)))
 }
 
 fn swap_in_symlink(at: &Path, to: &Path) {

@@ -54,6 +54,17 @@ const CONTEXT_MARKERS: [&[u8]; 13] = [
     b"warning",
 ];
 
+/// `MARKER_START[b]`: some context marker starts with byte `b`.
+const MARKER_START: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < CONTEXT_MARKERS.len() {
+        t[CONTEXT_MARKERS[i][0] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// What [`scan`] found in a log tail: zero-copy views into the tail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Found<'a> {
@@ -179,14 +190,19 @@ fn skip_while_nonempty(b: &[u8], pred: impl Fn(u8) -> bool) -> Option<&[u8]> {
     if n == 0 { None } else { b.get(n..) }
 }
 
-/// True when `b` contains `needle` (non-empty) as a substring.
-fn contains(b: &[u8], needle: &[u8]) -> bool {
-    b.windows(needle.len()).any(|w| w == needle)
-}
-
 /// True when `text` contains a context marker (see [`scan`]).
+///
+/// One pass over `text`: only at a byte that starts some marker are the
+/// markers compared. A 64 KiB line with no marker (a link command still
+/// being written, binary noise) costs one table look per byte, not one
+/// comparison per byte and marker.
 fn is_context_line(text: &[u8]) -> bool {
-    CONTEXT_MARKERS.iter().any(|m| contains(text, m)) || has_counter(text)
+    text.iter().enumerate().any(|(i, &c)| {
+        MARKER_START[usize::from(c)]
+            && CONTEXT_MARKERS
+                .iter()
+                .any(|m| m[0] == c && text[i..].starts_with(m))
+    }) || has_counter(text)
 }
 
 /// True when `text` contains `[<digits>/<digits>]`.

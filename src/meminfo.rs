@@ -97,13 +97,13 @@ pub fn parse(b: &[u8]) -> Result<MemInfo, ParseError> {
     let shmem_kib = get(b"Shmem")?;
     let (avail, mem_available_estimated) = match get(b"MemAvailable")? {
         Some(v) => (v, false),
-        None => (
-            mem_free_kib
-                .saturating_add(buffers)
-                .saturating_add(cached)
-                .saturating_sub(shmem_kib.unwrap_or(0)),
-            true,
-        ),
+        // In u128, so that a sum past u64 (only a hostile file can print
+        // one) is not cut before Shmem comes off; clamped to MemTotal below.
+        None => {
+            let sum = u128::from(mem_free_kib) + u128::from(buffers) + u128::from(cached);
+            let est = sum.saturating_sub(u128::from(shmem_kib.unwrap_or(0)));
+            (u64::try_from(est).unwrap_or(u64::MAX), true)
+        }
     };
     let swap_total_kib = get(b"SwapTotal")?.unwrap_or(0);
     let swap_free_raw = get(b"SwapFree")?.unwrap_or(0);

@@ -187,6 +187,19 @@ mod tests {
     extern crate std;
     use super::*;
 
+    /// Found by tests/properties.rs: the estimate's sum went past u64 and
+    /// saturated before Shmem was taken off, giving 0 instead of 1.
+    #[test]
+    fn estimate_past_u64_is_exact_then_clamped() {
+        let m = parse(
+            b"MemTotal: 1 kB\nMemFree: 1 kB\nCached: 18446744073709551615 kB\n\
+              Shmem: 18446744073709551615 kB\n",
+        )
+        .unwrap();
+        assert!(m.mem_available_estimated);
+        assert_eq!(m.mem_available_kib, 1);
+    }
+
     macro_rules! fixture {
         ($p:literal) => {
             include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $p))

@@ -5,7 +5,7 @@
 //! summary keeps only peak rows.
 //!
 //! # References
-//! write(2), ftruncate(2), poll(2), pidfd_open(2), kill(2).
+//! write(2), fallocate(2), ftruncate(2), poll(2), pidfd_open(2), kill(2).
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
@@ -29,8 +29,8 @@ pub enum OpenError {
 /// complete or absent.
 pub struct CsvOut {
     fd: OwnedFd,
-    /// Bytes known to be in the file (header and complete rows).
-    len: u64,
+    /// The header, written first and again if the file is emptied under us.
+    header: &'static str,
     failing: bool,
     /// Rows that could not be written (disk full, I/O error).
     pub lost: u64,
@@ -38,7 +38,8 @@ pub struct CsvOut {
 
 impl CsvOut {
     /// Creates or truncates `name` in `dir` (O_NOFOLLOW: a symlink planted
-    /// at the path is refused) and writes the header.
+    /// at the path is refused; O_APPEND: rows land at the end even after
+    /// someone else truncated the file) and writes the header.
     ///
     /// # Errors
     /// [`OpenError::Symlink`] or [`OpenError::Io`].
@@ -46,7 +47,12 @@ impl CsvOut {
         let fd = rustix::fs::openat(
             dir,
             name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::WRONLY
+                | OFlags::CREATE
+                | OFlags::TRUNC
+                | OFlags::APPEND
+                | OFlags::NOFOLLOW
+                | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o644),
         )
         .map_err(|e| {
@@ -56,23 +62,50 @@ impl CsvOut {
                 OpenError::Io(e)
             }
         })?;
+        let header = if compat { HEADER_COMPAT } else { HEADER_FULL };
         let mut out = CsvOut {
             fd,
-            len: 0,
+            header,
             failing: false,
             lost: 0,
         };
-        let header = if compat { HEADER_COMPAT } else { HEADER_FULL };
-        out.append(header.as_bytes()).map_err(OpenError::Io)?;
+        out.append_whole(header.as_bytes()).map_err(OpenError::Io)?;
         Ok(out)
     }
 
-    /// Appends `bytes` with one write(2). A short write (the disk filled
-    /// mid-row) is undone with ftruncate(2) so no partial row remains.
+    /// Appends one row. When the file was emptied by someone else since
+    /// the last row (`: > file`, logrotate's copytruncate), the header goes
+    /// first, so the file stays a CSV `summarize` reads.
     ///
     /// # Errors
-    /// The errno of write(2); ENOSPC for a short write.
-    pub fn append(&mut self, bytes: &[u8]) -> Result<(), Errno> {
+    /// As [`CsvOut::append_whole`].
+    pub fn append(&mut self, row: &[u8]) -> Result<(), Errno> {
+        if rustix::fs::fstat(&self.fd).is_ok_and(|st| st.st_size == 0) {
+            self.append_whole(self.header.as_bytes())?;
+        }
+        self.append_whole(row)
+    }
+
+    /// Appends `bytes` whole or not at all, even if the process is killed
+    /// midway: the space is reserved first with fallocate(2) (KEEP_SIZE,
+    /// so the file does not grow until the write), so a full disk fails
+    /// before anything is written. On a filesystem without fallocate, a
+    /// short write is cut back with ftruncate(2) — a SIGKILL between the two
+    /// could leave half a row there, nowhere else.
+    ///
+    /// # Errors
+    /// ENOSPC when the space cannot be reserved or the write was short;
+    /// the errno of fstat(2) or write(2) otherwise.
+    fn append_whole(&mut self, bytes: &[u8]) -> Result<(), Errno> {
+        let end = rustix::fs::fstat(&self.fd)?.st_size;
+        let end = u64::try_from(end).unwrap_or(0);
+        let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        match rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::KEEP_SIZE, end, len) {
+            Err(Errno::NOSPC) => return Err(Errno::NOSPC),
+            Err(Errno::DQUOT) => return Err(Errno::DQUOT),
+            // Reserved, or a filesystem that cannot reserve: write anyway.
+            _ => {}
+        }
         let r = loop {
             match rustix::io::write(&self.fd, bytes) {
                 Err(Errno::INTR) => continue,
@@ -80,13 +113,9 @@ impl CsvOut {
             }
         };
         match r {
-            Ok(n) if n == bytes.len() => {
-                self.len += n as u64;
-                Ok(())
-            }
+            Ok(n) if n == bytes.len() => Ok(()),
             Ok(_) => {
-                let _ = rustix::fs::ftruncate(&self.fd, self.len);
-                let _ = rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(self.len));
+                let _ = rustix::fs::ftruncate(&self.fd, end);
                 Err(Errno::NOSPC)
             }
             Err(e) => Err(e),

@@ -336,3 +336,87 @@ kill $impostor"#,
             .contains("=== resource-monitor summary")
     );
 }
+
+#[test]
+#[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
+fn sigkill_on_a_filling_disk_never_leaves_half_a_row() {
+    let d = scratch("full-kill");
+    let mnt = d.join("tiny");
+    fs::create_dir_all(&mnt).unwrap();
+    let m = mnt.display().to_string();
+    assert!(sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")));
+    // 56 of 64 KiB taken: each run's rows reach the limit within ~0.1 s,
+    // so many kills land while rows are being refused for lack of space.
+    sh(&format!(
+        "dd if=/dev/zero of={m}/filler bs=1k count=56 2>/dev/null"
+    ));
+    let csv = mnt.join("resources-k.csv");
+    let mut x: u64 = 0xD1B5_4A32_D192_ED03;
+    let mut torn = Vec::new();
+    let mut filled = 0;
+    for _ in 0..150 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut child = Command::new(BIN)
+            .args(["record", "--interval", "0", "--run-id", "k"])
+            .arg("--out-dir")
+            .arg(&mnt)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20 + x % 200));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let text = fs::read_to_string(&csv).unwrap_or_default();
+        if text.len() > 6000 {
+            filled += 1;
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            torn.push(text.len());
+        }
+    }
+    sh(&format!("umount {m}"));
+    assert!(filled > 10, "the disk filled in only {filled} runs");
+    assert!(torn.is_empty(), "half rows left at sizes {torn:?}");
+}
+
+#[test]
+fn a_csv_emptied_by_someone_else_gets_its_header_back_and_no_holes() {
+    let d = scratch("emptied");
+    let csv = d.join("resources-e.csv");
+    let child = Command::new(BIN)
+        .args(["record", "--interval", "0.05", "--run-id", "e"])
+        .arg("--out-dir")
+        .arg(&d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // What logrotate's copytruncate and `: > file` do.
+    fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&csv)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    kill("TERM", child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = fs::read_to_string(&csv).unwrap();
+    assert!(
+        !text.contains('\0'),
+        "no hole of NULs where the old rows were"
+    );
+    assert!(text.starts_with("epoch,iso,"), "{text}");
+    assert_whole_rows(&text);
+    assert!(text.lines().count() >= 3, "{text}");
+    let s = Command::new(BIN)
+        .arg("summarize")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert_eq!(s.status.code(), Some(0), "{s:?}");
+}

@@ -777,7 +777,8 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
     }
     // O_NONBLOCK: a FIFO without a reader fails at once instead of
     // blocking; O_NOFOLLOW: a planted symlink is refused.
-    let flags = rustix::fs::OFlags::WRONLY
+    // Read and write: the last byte is checked before appending.
+    let flags = rustix::fs::OFlags::RDWR
         | rustix::fs::OFlags::APPEND
         | rustix::fs::OFlags::CREATE
         | rustix::fs::OFlags::NOFOLLOW
@@ -805,18 +806,33 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
         );
         return;
     }
+    let size = st.map_or(0, |st| u64::try_from(st.st_size).unwrap_or(0));
     let mut bytes = Vec::with_capacity(line.len() + 64);
-    if st.is_some_and(|st| st.st_size == 0) {
+    if size == 0 {
         bytes.extend_from_slice(headroom::actions::HEADER.as_bytes());
+    } else {
+        // A row torn by an earlier full disk must not swallow this one.
+        let mut last = [0u8; 1];
+        if matches!(rustix::io::pread(&fd, &mut last, size - 1), Ok(1) if last[0] != b'\n') {
+            bytes.push(b'\n');
+        }
     }
     bytes.extend_from_slice(&line);
-    if let Err(e) = rustix::io::write(&fd, &bytes) {
-        let _ = writeln!(
-            std::io::stderr(),
-            "headroom: --actions {path}: {}",
-            errtext(e)
-        );
-    }
+    // Reserve the space first (with slack for parallel appenders), so a
+    // full disk refuses the row instead of tearing it; the file is shared,
+    // so a torn row could not be cut back.
+    let want = u64::try_from(bytes.len()).unwrap_or(u64::MAX) + 4096;
+    let reserved = rustix::fs::fallocate(&fd, rustix::fs::FallocateFlags::KEEP_SIZE, size, want);
+    let written = match reserved {
+        Err(e @ (rustix::io::Errno::NOSPC | rustix::io::Errno::DQUOT)) => Err(e),
+        _ => rustix::io::write(&fd, &bytes),
+    };
+    let problem = match written {
+        Ok(n) if n == bytes.len() => return,
+        Ok(_) => "short write (disk full?): the row is torn".to_string(),
+        Err(e) => format!("row not written: {}", errtext(e)),
+    };
+    let _ = writeln!(std::io::stderr(), "headroom: --actions {path}: {problem}");
 }
 
 /// `run --actions FILE` with nothing to record: start, wait, append a row,

@@ -420,3 +420,49 @@ fn a_csv_emptied_by_someone_else_gets_its_header_back_and_no_holes() {
         .unwrap();
     assert_eq!(s.status.code(), Some(0), "{s:?}");
 }
+
+#[test]
+#[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
+fn run_actions_on_a_filling_disk_refuses_rows_instead_of_tearing_them() {
+    let d = scratch("actions-full");
+    let mnt = d.join("tiny");
+    fs::create_dir_all(&mnt).unwrap();
+    let m = mnt.display().to_string();
+    assert!(sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")));
+    sh(&format!(
+        "dd if=/dev/zero of={m}/filler bs=1k count=60 2>/dev/null"
+    ));
+    let table = mnt.join("a.csv");
+    let mut refused = 0;
+    for _ in 0..80 {
+        let out = Command::new(BIN)
+            .arg("run")
+            .arg("--actions")
+            .arg(&table)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        if String::from_utf8_lossy(&out.stderr).contains("row not written") {
+            refused += 1;
+        }
+    }
+    sh(&format!("rm -f {m}/filler"));
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg("--actions")
+        .arg(&table)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let text = fs::read_to_string(&table).unwrap_or_default();
+    sh(&format!("umount {m}"));
+    assert!(refused > 0, "the disk never filled");
+    assert!(text.ends_with('\n'), "{text}");
+    let width = text.lines().next().unwrap().split(',').count();
+    for l in text.lines() {
+        assert_eq!(l.split(',').count(), width, "torn row {l:?}");
+    }
+    assert!(text.lines().last().unwrap().starts_with("true,"));
+}

@@ -263,6 +263,9 @@ pub fn run(
     let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
     let start_ns = clock::monotonic_ns();
     let mut rows: u64 = 0;
+    // The grid slot of the tick just taken (0: the first, at start).
+    let mut slot: u64 = 0;
+    let interval_ns = plan.interval_ms.saturating_mul(1_000_000);
     // Set when the watched process has exited: one last row shows the
     // state after the build's final step, then the loop ends.
     let mut last = false;
@@ -308,14 +311,18 @@ pub fn run(
             last = true;
             continue;
         }
-        // Next tick on a fixed schedule from the start, so a slow tick
-        // does not drift the series.
+        // Next tick on a fixed grid from the start, so a slow tick does not
+        // drift the series; after a stall (SIGSTOP, a host thrashing in
+        // swap) the missed slots are skipped, as sar does, not made up in
+        // a burst of rows with the same time stamp.
+        slot = next_slot(
+            slot,
+            clock::monotonic_ns().saturating_sub(start_ns),
+            interval_ns,
+        );
+        let due = start_ns.saturating_add(slot.saturating_mul(interval_ns));
         loop {
             let now = clock::monotonic_ns();
-            let due = start_ns.saturating_add(
-                rows.saturating_mul(plan.interval_ms)
-                    .saturating_mul(1_000_000),
-            );
             if now >= due {
                 break;
             }
@@ -329,6 +336,15 @@ pub fn run(
             }
         }
     }
+}
+
+/// The grid slot after `slot` for a tick interval of `interval_ns`, now
+/// that `elapsed_ns` have passed since the start: the next slot, or, when
+/// that one has already passed, the latest slot that has begun (taken at
+/// once; the ones before it are skipped).
+fn next_slot(slot: u64, elapsed_ns: u64, interval_ns: u64) -> u64 {
+    let begun = elapsed_ns.checked_div(interval_ns).unwrap_or(0);
+    slot.saturating_add(1).max(begun)
 }
 
 /// What happened to the row just sampled.
@@ -378,4 +394,23 @@ pub fn write_file_atomic(
     }
     drop(fd);
     rustix::fs::renameat(dir, tmp_name, dir, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_slot;
+
+    #[test]
+    fn slots_follow_the_grid_and_skip_what_a_stall_missed() {
+        const S: u64 = 1_000_000_000;
+        // On time: the next slot.
+        assert_eq!(next_slot(0, S / 10, S), 1);
+        assert_eq!(next_slot(4, 4 * S + 3, S), 5);
+        // A slow tick that ran into the next slot: that slot, at once.
+        assert_eq!(next_slot(4, 5 * S + 1, S), 5);
+        // Stopped for 3.5 slots after slot 4: slot 8 (begun), 5–7 skipped.
+        assert_eq!(next_slot(4, 8 * S + S / 2, S), 8);
+        // --interval 0: every tick is the next slot, due at the start.
+        assert_eq!(next_slot(7, 123, 0), 8);
+    }
 }

@@ -163,8 +163,11 @@ fn records_a_real_compile_until_it_exits() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Only the C compiler counts: a rustc elsewhere on the machine (cargo
+    // building other tests) must not become the peak compiler.
     let rec = Command::new(BIN)
         .args(["record", "--interval", "0.2", "--run-id", "build"])
+        .args(["--compilers", "cc1,cc,gcc,as,collect2,ld"])
         .arg("--out-dir")
         .arg(&d)
         .arg("--stage-log")

@@ -484,6 +484,17 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Write end of the self-pipe that wakes the loop's poll(2).
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 
+/// SIGCHLD while CMD owns the terminal: only wakes the loop (the self-pipe),
+/// which then looks whether CMD stopped.
+extern "C" fn on_child(_sig: c_int) {
+    let fd = WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: as in `on_signal`.
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        let _ = rustix::io::write(fd, &[0u8]);
+    }
+}
+
 extern "C" fn on_signal(sig: c_int) {
     SIGNAL.store(sig, Ordering::SeqCst);
     let fd = WAKE_FD.load(Ordering::SeqCst);
@@ -586,10 +597,18 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
 struct Forward<'a> {
     group: rustix::process::Pid,
     wake: BorrowedFd<'a>,
+    /// CMD was given the terminal: follow its job-control stops.
+    handed: bool,
 }
 
 impl StopFlag for Forward<'_> {
     fn signal(&self) -> Option<i32> {
+        if self.handed {
+            follow_stop(self.group);
+        }
+        // Empty the self-pipe so the next poll(2) waits again.
+        let mut sink = [0u8; 64];
+        while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
         let sig = SIGNAL.swap(0, Ordering::SeqCst);
         let forward = match sig {
             0 => return None,
@@ -600,9 +619,6 @@ impl StopFlag for Forward<'_> {
         let _ = rustix::process::kill_process_group(self.group, forward);
         // A stopped command (SIGTSTP, SIGTTIN) would never see it: wake it.
         let _ = rustix::process::kill_process_group(self.group, rustix::process::Signal::CONT);
-        // Empty the self-pipe so the next poll(2) waits again.
-        let mut sink = [0u8; 64];
-        while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
         None
     }
 }
@@ -676,9 +692,38 @@ fn give_terminal(group: rustix::process::Pid) -> bool {
     if rustix::termios::tcsetpgrp(tty, group).is_err() {
         return false;
     }
+    // A stop of CMD (Ctrl-Z) must wake the loop: see `follow_stop`.
+    // SAFETY: `on_child` only calls write(2), async-signal-safe, and has
+    // the C ABI signal(2) expects.
+    unsafe {
+        signal(
+            rustix::process::Signal::CHILD.as_raw(),
+            on_child as *const () as usize,
+        );
+    }
     // It may have been stopped reading the terminal before the hand-over.
     let _ = rustix::process::kill_process_group(group, rustix::process::Signal::CONT);
     true
+}
+
+/// Job control for a command that owns the terminal, as a shell does it:
+/// when CMD's process group is stopped (Ctrl-Z's SIGTSTP, or SIGTTIN,
+/// SIGTTOU, SIGSTOP), headroom takes the terminal back and stops itself, so
+/// the shell above sees a stopped job and gets its prompt back. When
+/// continued — `fg` hands the terminal to headroom first, `bg` does not —
+/// headroom hands the terminal on to CMD when it has it, and continues CMD.
+fn follow_stop(group: rustix::process::Pid) {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let opts = WaitIdOptions::STOPPED | WaitIdOptions::NOHANG;
+    if !matches!(waitid(WaitId::Pid(group), opts), Ok(Some(st)) if st.stopped()) {
+        return;
+    }
+    take_terminal_back();
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP);
+    // Continued.
+    if !give_terminal(group) {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::CONT);
+    }
 }
 
 /// Takes the terminal back after CMD ended.
@@ -728,8 +773,12 @@ fn tv_ms(t: &Timeval) -> u64 {
 
 /// Waits for the child to exit, forwarding stop signals meanwhile, then
 /// reaps it with wait4(2) for its status and rusage.
-fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>) -> Usage {
-    let fwd = Forward { group: c.pid, wake };
+fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, handed: bool) -> Usage {
+    let fwd = Forward {
+        group: c.pid,
+        wake,
+        handed,
+    };
     while !watch.exited() {
         // Wakes at once on the exit (pidfd) or a signal (the self-pipe).
         record::wait(1000, Some(wake), watch);
@@ -848,7 +897,7 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     };
     let watch = Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid));
     let handed = give_terminal(c.pid);
-    let u = finish_child(&c, &watch, wake.as_fd());
+    let u = finish_child(&c, &watch, wake.as_fd(), handed);
     if handed {
         take_terminal_back();
     }
@@ -1092,6 +1141,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             &Forward {
                 group: c.pid,
                 wake: wake.as_fd(),
+                handed,
             },
             Some(wake.as_fd()),
             &mut warn,
@@ -1103,7 +1153,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let summary_name = format!("{stem}.summary.txt");
     match (started, child) {
         (Some(c), Some(spec)) => {
-            let u = finish_child(&c, &watch, wake.as_fd());
+            let u = finish_child(&c, &watch, wake.as_fd(), handed);
             if handed {
                 take_terminal_back();
             }

@@ -356,3 +356,64 @@ fn non_utf8_arguments_reach_the_command_untouched() {
         "{rows}"
     );
 }
+
+#[test]
+fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
+    use std::io::{Read, Write};
+    let d = scratch("ctrl-z");
+    // An interactive bash on a pseudo-terminal (script(1)), typed at.
+    let mut sh = Command::new("script")
+        .args(["-qfec", "bash --norc --noprofile -i", "/dev/null"])
+        .env("PS1", "$ ")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = sh.stdin.take().unwrap();
+    let mut stdout = sh.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let _ = stdout.read_to_end(&mut all);
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let mut type_in = |text: &str, pause_ms: u64| {
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+    };
+    type_in(
+        &format!(
+            "{BIN} run --interval 0.2 --run-id z --out-dir {} -- sleep 2\n",
+            d.display()
+        ),
+        1000,
+    );
+    type_in("\x1a", 800); // Ctrl-Z
+    // Only a shell that got its prompt back runs this.
+    type_in("echo back-at-the-prompt\n", 500);
+    type_in("fg\n", 3500);
+    type_in("echo after-fg-$?\nexit\n", 500);
+    drop(type_in);
+    drop(stdin);
+    let mut waited = 0;
+    while sh.try_wait().unwrap().is_none() && waited < 100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    }
+    if waited == 100 {
+        let _ = sh.kill();
+    }
+    let _ = sh.wait();
+    let shown = reader.join().unwrap();
+    let at = |s: &str| {
+        shown
+            .rfind(s)
+            .unwrap_or_else(|| panic!("no {s:?} in {shown:?}"))
+    };
+    assert!(at("Stopped") < at("back-at-the-prompt"), "{shown:?}");
+    assert!(at("back-at-the-prompt") < at("RUN: sleep 2"), "{shown:?}");
+    assert!(shown.contains("after-fg-0"), "{shown:?}");
+    let csv = fs::read_to_string(d.join("resources-z.csv")).unwrap();
+    assert!(csv.lines().count() > 3, "{csv}");
+}

@@ -382,6 +382,7 @@ fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
         stdin.flush().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(pause_ms));
     };
+    // The shell exits after `exit`; stdin is closed when `sh` is dropped.
     type_in(
         &format!(
             "{BIN} run --interval 0.2 --run-id z --out-dir {} -- sleep 2\n",
@@ -394,8 +395,6 @@ fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
     type_in("echo back-at-the-prompt\n", 500);
     type_in("fg\n", 3500);
     type_in("echo after-fg-$?\nexit\n", 500);
-    drop(type_in);
-    drop(stdin);
     let mut waited = 0;
     while sh.try_wait().unwrap().is_none() && waited < 100 {
         std::thread::sleep(std::time::Duration::from_millis(100));

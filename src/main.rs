@@ -526,6 +526,9 @@ impl StopFlag for Signals {
 
 /// Installs SIGINT/SIGTERM/SIGHUP handlers that set [`SIGNAL`] and wake the
 /// loop through a non-blocking self-pipe; returns the read end.
+/// signal(2)'s SIG_IGN.
+const SIG_IGN: usize = 1;
+
 fn install_signals() -> Result<OwnedFd, Fail> {
     let (r, w) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
@@ -540,8 +543,15 @@ fn install_signals() -> Result<OwnedFd, Fail> {
     ] {
         // SAFETY: `on_signal` only touches atomics and calls write(2), both
         // async-signal-safe; it has the C ABI signal(2) expects.
-        unsafe {
-            signal(sig.as_raw(), on_signal as *const () as usize);
+        let before = unsafe { signal(sig.as_raw(), on_signal as *const () as usize) };
+        // `nohup headroom record &` (SIGHUP ignored) and a background job
+        // of a non-interactive shell (SIGINT ignored) keep ignoring them,
+        // as the GNU coding standards ask; SIGTERM is always caught.
+        if before == SIG_IGN && sig != rustix::process::Signal::TERM {
+            // SAFETY: SIG_IGN is a valid disposition for any of these.
+            unsafe {
+                signal(sig.as_raw(), SIG_IGN);
+            }
         }
     }
     Ok(r)
@@ -733,7 +743,7 @@ fn take_terminal_back() {
     // A background group setting the foreground gets SIGTTOU: ignore it.
     // SAFETY: SIG_IGN (1) is a valid disposition for SIGTTOU.
     unsafe {
-        signal(rustix::process::Signal::TTOU.as_raw(), 1);
+        signal(rustix::process::Signal::TTOU.as_raw(), SIG_IGN);
     }
     let _ = rustix::termios::tcsetpgrp(tty, rustix::process::getpgrp());
 }

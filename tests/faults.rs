@@ -497,3 +497,42 @@ fn a_stall_skips_the_missed_ticks_instead_of_bursting() {
     let rows: u32 = per_second.values().sum();
     assert!((6..=9).contains(&rows), "{rows} rows: {per_second:?}");
 }
+
+#[test]
+fn nohup_keeps_sighup_ignored_and_sigterm_still_stops() {
+    let d = scratch("nohup");
+    // `trap '' HUP INT; exec …` is what nohup and a background job of a
+    // non-interactive shell leave: the signals ignored across exec.
+    let child = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "trap '' HUP INT; exec {BIN} record --interval 0.1 --run-id n --out-dir {}",
+                d.display()
+            ),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let csv = d.join("resources-n.csv");
+    while !csv.exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    kill("HUP", child.id());
+    kill("INT", child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    let rows_before = fs::read_to_string(&csv).unwrap().lines().count();
+    std::thread::sleep(Duration::from_millis(400));
+    let rows_after = fs::read_to_string(&csv).unwrap().lines().count();
+    assert!(
+        rows_after > rows_before,
+        "still recording after HUP and INT"
+    );
+    kill("TERM", child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped by signal 15"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("=== resource-monitor summary"));
+}

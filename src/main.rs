@@ -361,6 +361,18 @@ fn main() -> ExitCode {
         .and_then(|n| n.to_str())
         .unwrap_or("headroom")
         .to_string();
+    // Paths and options must be UTF-8 (a lossy copy would point at another
+    // file); only CMD, after `--`, may be any bytes.
+    let ours = raw.iter().skip(1).take_while(|a| *a != "--");
+    if let Some((i, bad)) = ours.enumerate().find(|(_, a)| a.to_str().is_none()) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: argument {} ({:?}) is not valid UTF-8: options and paths must be (see {name} --help)",
+            i + 1,
+            bad
+        );
+        return ExitCode::from(2);
+    }
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let cli = match Cli::from_args(&[&name], &rest) {
         Ok(c) => c,
@@ -430,7 +442,17 @@ fn usage(msg: &str) -> Result<ExitCode, Fail> {
 }
 
 fn env_nonempty(key: &str) -> Option<String> {
-    std::env::var(key).ok().filter(|v| !v.is_empty())
+    match std::env::var(key) {
+        Ok(v) => Some(v).filter(|v| !v.is_empty()),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(v)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: ${key} ({v:?}) is not valid UTF-8: ignored"
+            );
+            None
+        }
+    }
 }
 
 /// `--disk-path`, else $BUILDKIT_CACHE_DIR, else $HOME, else `/`; `/` when

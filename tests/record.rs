@@ -586,3 +586,21 @@ fn root_goes_before_or_after_the_subcommand_and_an_empty_root_is_no_oom() {
         );
     }
 }
+
+#[test]
+fn a_non_utf8_path_is_a_usage_error_not_another_file() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = scratch("non-utf8");
+    let bad = std::ffi::OsStr::from_bytes(b"out\xff");
+    let out = Command::new(BIN)
+        .args(["record", "--count", "1", "--out-dir"])
+        .arg(bad)
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not valid UTF-8"), "{err}");
+    assert_eq!(fs::read_dir(&d).unwrap().count(), 0, "nothing was created");
+}

@@ -87,6 +87,20 @@ pub enum CgroupError {
     TooDeep,
 }
 
+/// One line for a warning: `proc/self/cgroup: cannot open: symlink loop
+/// (ELOOP)`, `memory.max: unexpected format (line 1)`.
+impl core::fmt::Display for CgroupError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            CgroupError::Read(path, e) => write!(f, "{path}: {}", e.describe()),
+            CgroupError::Parse(path, e) => {
+                write!(f, "{path}: unexpected format (line {})", e.line)
+            }
+            CgroupError::TooDeep => f.write_str("the cgroup path is too long or too deep"),
+        }
+    }
+}
+
 /// Finds the cgroup of `controller` (e.g. `b"memory"`, `b"cpu"`) in the
 /// contents of `/proc/self/cgroup` (lines `hierarchy-ID:controller-list:path`).
 ///
@@ -669,6 +683,18 @@ mod tests {
     use super::*;
     use crate::parse::colon_value;
     use std::vec;
+
+    #[test]
+    fn errors_read_as_one_line_not_debug_text() {
+        use std::string::ToString;
+        let e = CgroupError::Read("proc/self/cgroup", ReadError::Open(rustix::io::Errno::LOOP));
+        assert_eq!(
+            e.to_string(),
+            "proc/self/cgroup: cannot open: symlink loop (ELOOP)"
+        );
+        let e = CgroupError::Read("memory.max", ReadError::Truncated { capacity: 64 });
+        assert_eq!(e.to_string(), "memory.max: larger than its buffer");
+    }
 
     const MIB: u64 = 1024 * 1024;
 

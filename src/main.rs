@@ -493,9 +493,14 @@ struct StderrWarn;
 
 impl Warn for StderrWarn {
     fn warn(&mut self, source: Source, why: &'static str) {
+        let outcome = if why == headroom::sampler::MEM_ESTIMATED {
+            ""
+        } else {
+            " (its field stays empty)"
+        };
         let _ = writeln!(
             std::io::stderr(),
-            "headroom: warning: {}: {why} (its field stays empty)",
+            "headroom: warning: {}: {why}{outcome}",
             source.path()
         );
     }
@@ -1029,7 +1034,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     }
     if !valid_run_id(&run_id) {
         return usage(&format!(
-            "run id '{run_id}' is not usable in a file name (no '/', no '..')"
+            "run id {run_id:?} is not usable in a file name (no '/', no '..')"
         ));
     }
     let stage_log = match (&a.stage_log, &a.stage_log_dir) {
@@ -1401,7 +1406,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             if let Some(e) = m.cgroup_error {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "headroom: warning: the memory cgroup could not be read ({e:?}): a limit there is not counted"
+                    "headroom: warning: the memory cgroup could not be read ({e}): a limit there is not counted"
                 );
             }
             let from = match (m.limit, m.cgroup) {

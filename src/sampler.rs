@@ -46,6 +46,11 @@ const LOG_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::NONBLOCK)
     .union(OFlags::NOCTTY);
 
+/// The one warning that does not leave a field empty: `mem_avail_mb` is
+/// filled with the estimate.
+pub const MEM_ESTIMATED: &str =
+    "no MemAvailable (kernel < 3.14?): estimated as MemFree + Buffers + Cached - Shmem";
+
 /// A source that may warn once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -279,11 +284,7 @@ impl<'a> Sampler<'a> {
                     row.ext.swap_total_mb = Some(m.swap_total_kib / 1024);
                     if m.mem_available_estimated && !self.mem_estimated {
                         self.mem_estimated = true;
-                        self.warn_once(
-                            w,
-                            Source::MemInfo,
-                            "no MemAvailable (kernel < 3.14?): estimated as MemFree + Buffers + Cached - Shmem",
-                        );
+                        self.warn_once(w, Source::MemInfo, MEM_ESTIMATED);
                     }
                 }
                 Err(_) => {
@@ -431,8 +432,8 @@ impl<'a> Sampler<'a> {
         let fd = match fd {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => return, // not created yet
-            Err(_) => {
-                self.warn_once(w, Source::Log, "cannot open");
+            Err(e) => {
+                self.warn_once(w, Source::Log, ReadError::Open(e).describe());
                 return;
             }
         };

@@ -1200,7 +1200,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             }
             // CMD owns stdout (it may be `gcc -E`): the report goes to stderr.
             let advice = measured_advice(&root, &summary);
-            emit_summary(
+            emit_record_summary(
                 &summary,
                 dir.as_fd(),
                 &summary_name,
@@ -1218,7 +1218,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
                 );
             }
             let advice = measured_advice(&root, &summary);
-            emit_summary(
+            emit_record_summary(
                 &summary,
                 dir.as_fd(),
                 &summary_name,
@@ -1317,6 +1317,26 @@ fn emit_summary(
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     }
     written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))
+}
+
+/// [`emit_summary`] for `record` and `run`, whose CSV was rewritten at
+/// start: when the new summary cannot be written, an older one of the same
+/// name describes another run, so it is removed (better none than a stale
+/// one beside the new CSV).
+fn emit_record_summary(
+    summary: &Summary,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    dir_label: &str,
+    output: Output,
+    extra: &str,
+) -> Result<(), Fail> {
+    emit_summary(summary, dir, name, dir_label, output, extra).map_err(|Fail(msg)| {
+        match rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()) {
+            Ok(()) => Fail(format!("{msg} (the older one there was removed)")),
+            Err(_) => Fail(msg),
+        }
+    })
 }
 
 /// The planning inputs shared by `jobs` and `advise`.

@@ -536,3 +536,42 @@ fn nohup_keeps_sighup_ignored_and_sigterm_still_stops() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped by signal 15"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("=== resource-monitor summary"));
 }
+
+#[test]
+#[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
+fn a_summary_that_cannot_be_written_leaves_no_stale_one() {
+    let d = scratch("stale");
+    let mnt = d.join("tiny");
+    fs::create_dir_all(&mnt).unwrap();
+    let m = mnt.display().to_string();
+    assert!(sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")));
+    let rec = || {
+        Command::new(BIN)
+            .args(["record", "--count", "2", "--interval", "0", "--run-id", "s"])
+            .arg("--out-dir")
+            .arg(&mnt)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(rec().status.code(), Some(0));
+    assert!(mnt.join("resources-s.summary.txt").exists());
+    sh(&format!(
+        "dd if=/dev/zero of={m}/filler bs=1k 2>/dev/null; true"
+    ));
+    let out = rec();
+    let listing: Vec<_> = fs::read_dir(&mnt)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    sh(&format!("umount {m}"));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the older one there was removed"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("samples=2 "));
+    assert!(
+        !listing
+            .iter()
+            .any(|n| n.to_string_lossy().contains("summary")),
+        "{listing:?}"
+    );
+}

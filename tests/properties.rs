@@ -392,6 +392,24 @@ proptest! {
         prop_assert_eq!(parse_u64(&b), s.and_then(naive_u64));
         prop_assert_eq!(parse_i64(&b), s.and_then(naive_i64));
     }
+
+    /// /proc/self/oom_score_adj: one integer in -1000..=1000, white space
+    /// around it allowed.
+    #[test]
+    fn oom_score_adj_matches_naive(b in digit_bytes(), pad in 0usize..3, nl in any::<bool>()) {
+        let mut text = vec![b' '; pad];
+        text.extend_from_slice(&b);
+        if nl {
+            text.push(b'\n');
+        }
+        let naive = std::str::from_utf8(&b)
+            .ok()
+            .map(|s| s.trim_matches(|c| " \t\n\r\x0b\x0c".contains(c)))
+            .and_then(naive_i64)
+            .filter(|v| (-1000..=1000).contains(v))
+            .map(|v| v as i16);
+        prop_assert_eq!(headroom::oom_score_adj::parse(&text).ok(), naive);
+    }
 }
 
 // ----------------------------------------------------------------- meminfo

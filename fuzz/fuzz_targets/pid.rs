@@ -7,4 +7,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = headroom::pid::parse_stat(data).map(|p| (p.is_zombie(), p.is_kernel_thread()));
     let _ = headroom::pid::parse_status(data);
     let _ = headroom::pid::parse_comm(data);
+    let _ = headroom::oom_score_adj::parse(data);
 });

@@ -150,6 +150,19 @@ impl Buffers {
     }
 }
 
+impl Buffers {
+    /// Writes every byte once, so that every page of the buffers is
+    /// resident from start-up: a zeroed heap allocation may be mapped
+    /// lazily, and a buffer first filled deep into a long run (a /proc
+    /// listing that grows past 4 KiB when processes multiply) would raise
+    /// the RSS then. With this, the footprint is fixed at start.
+    pub fn commit(&mut self) {
+        self.scratch.fill(0xA5);
+        self.file.fill(0xA5);
+        self.dir.fill(MaybeUninit::new(0xA5));
+    }
+}
+
 impl Default for Buffers {
     fn default() -> Self {
         Self::new()
@@ -205,6 +218,7 @@ impl<'a> Sampler<'a> {
     /// Opens every source once. Sources that are absent are remembered as
     /// such and warned about on the first tick, not here.
     pub fn new(root: &'a Root, opts: Options<'a>, bufs: &mut Buffers) -> Sampler<'a> {
+        bufs.commit();
         let mem_cg = cgroup::open_memory(root, &mut bufs.scratch).ok().flatten();
         let tmp_is_tmpfs = root
             .read(crate::mountinfo::PATH, &mut bufs.scratch)

@@ -511,17 +511,6 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Write end of the self-pipe that wakes the loop's poll(2).
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 
-/// SIGCHLD while CMD owns the terminal: only wakes the loop (the self-pipe),
-/// which then looks whether CMD stopped.
-extern "C" fn on_child(_sig: c_int) {
-    let fd = WAKE_FD.load(Ordering::SeqCst);
-    if fd >= 0 {
-        // SAFETY: as in `on_signal`.
-        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-        let _ = rustix::io::write(fd, &[0u8]);
-    }
-}
-
 extern "C" fn on_signal(sig: c_int) {
     SIGNAL.store(sig, Ordering::SeqCst);
     let fd = WAKE_FD.load(Ordering::SeqCst);
@@ -629,35 +618,77 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
     record_job(r, Some(spec))
 }
 
-/// Forwards the stop signals to the child's process group instead of
-/// stopping: the recording ends when the child does.
+/// Passes stop signals on to CMD instead of stopping: the recording ends
+/// when CMD does.
+///
+/// With a controlling terminal CMD shares headroom's process group, as
+/// under `time`: the terminal's Ctrl-C, Ctrl-\\ and Ctrl-Z reach CMD (and
+/// a make or script around headroom) directly, so SIGINT is not sent again;
+/// Ctrl-Z stops headroom with CMD and the shell's `fg` continues both.
+/// Without one (CI, cron, systemd), CMD leads a process group of its own
+/// and every signal goes to that whole group, grandchildren included.
 struct Forward<'a> {
-    group: rustix::process::Pid,
+    /// CMD's pid; with `own_group`, also its process group.
+    pid: rustix::process::Pid,
+    own_group: bool,
     wake: BorrowedFd<'a>,
-    /// CMD was given the terminal: follow its job-control stops.
-    handed: bool,
 }
 
 impl StopFlag for Forward<'_> {
     fn signal(&self) -> Option<i32> {
-        if self.handed {
-            follow_stop(self.group);
-        }
+        use rustix::process::{Signal, kill_process, kill_process_group};
         // Empty the self-pipe so the next poll(2) waits again.
         let mut sink = [0u8; 64];
         while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
-        let sig = SIGNAL.swap(0, Ordering::SeqCst);
-        let forward = match sig {
-            0 => return None,
-            2 => rustix::process::Signal::INT,
-            15 => rustix::process::Signal::TERM,
-            _ => rustix::process::Signal::HUP,
+        let forward = match (SIGNAL.swap(0, Ordering::SeqCst), self.own_group) {
+            (0, _) => return None,
+            // From the terminal, CMD got it as we did.
+            (2, false) => return None,
+            (2, true) => Signal::INT,
+            (15, _) => Signal::TERM,
+            _ => Signal::HUP,
         };
-        let _ = rustix::process::kill_process_group(self.group, forward);
         // A stopped command (SIGTSTP, SIGTTIN) would never see it: wake it.
-        let _ = rustix::process::kill_process_group(self.group, rustix::process::Signal::CONT);
+        if self.own_group {
+            let _ = kill_process_group(self.pid, forward);
+            let _ = kill_process_group(self.pid, Signal::CONT);
+        } else {
+            let _ = kill_process(self.pid, forward);
+            let _ = kill_process(self.pid, Signal::CONT);
+        }
         None
     }
+}
+
+/// Whether this process has a controlling terminal (job control applies).
+fn controlling_terminal() -> bool {
+    rustix::fs::open(
+        "/dev/tty",
+        rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::NOCTTY
+            | rustix::fs::OFlags::NONBLOCK
+            | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .is_ok()
+}
+
+/// After `run` has reported: when CMD died of SIGINT or SIGQUIT, headroom
+/// dies of it too, so that a shell loop or make around it stops as it
+/// would without headroom ("wait and cooperative exit"); the shell's `$?`
+/// is the same 128 + signal either way. Returns when it is not so.
+fn die_like(end: headroom::usage::End) {
+    use rustix::process::Signal;
+    let sig = match end {
+        headroom::usage::End::Signaled(2) => Signal::INT,
+        headroom::usage::End::Signaled(3) => Signal::QUIT,
+        _ => return,
+    };
+    // SAFETY: SIG_DFL (0) is a valid disposition for SIGINT and SIGQUIT.
+    unsafe {
+        signal(sig.as_raw(), 0);
+    }
+    let _ = rustix::process::kill_process(rustix::process::getpid(), sig);
 }
 
 /// A started child: its pid and when it started.
@@ -667,18 +698,26 @@ struct Started {
     start: std::time::Instant,
 }
 
-/// Starts `argv` in its own process group, with `oom_score_adj` (when
-/// known) as its OOM score adjustment: the value headroom had before it
-/// lowered its own. A command that cannot be started is reported like a
-/// shell would: 127 not found, 126 otherwise.
-fn spawn(argv: &[std::ffi::OsString], oom_score_adj: Option<i16>) -> Result<Started, (u8, String)> {
+/// Starts `argv` — in a process group of its own when `own_group` (see
+/// [`Forward`]) — with `oom_score_adj` (when known) as its OOM score
+/// adjustment: the value headroom had before it lowered its own. A command
+/// that cannot be started is reported like a shell would: 127 not found,
+/// 126 otherwise.
+fn spawn(
+    argv: &[std::ffi::OsString],
+    oom_score_adj: Option<i16>,
+    own_group: bool,
+) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
     let prog = prog_os.to_string_lossy();
     let start_epoch = headroom::clock::now_epoch();
     let start = std::time::Instant::now();
     let mut cmd = std::process::Command::new(prog_os);
-    cmd.args(args).process_group(0);
+    cmd.args(args);
+    if own_group {
+        cmd.process_group(0);
+    }
     if let Some(v) = oom_score_adj {
         // SAFETY: the closure runs in the forked child before execve; it
         // only calls open(2), write(2) and close(2) through rustix with a
@@ -708,71 +747,6 @@ fn spawn(argv: &[std::ffi::OsString], oom_score_adj: Option<i16>) -> Result<Star
         }
         Err(e) => Err((126, format!("{prog}: cannot execute: {}", io_text(&e)))),
     }
-}
-
-/// The terminal on stdin, when we are its foreground process group.
-fn our_terminal() -> Option<BorrowedFd<'static>> {
-    // SAFETY: fd 0 stays open for the life of the process (guard_std_fds
-    // opens /dev/null on it when it was closed); it is only queried here.
-    let tty = unsafe { BorrowedFd::borrow_raw(0) };
-    let fg = rustix::termios::tcgetpgrp(tty).ok()?;
-    (fg == rustix::process::getpgrp()).then_some(tty)
-}
-
-/// Hands the terminal to CMD's process group while it runs, as a shell does
-/// for a foreground job: CMD may read the terminal (no SIGTTIN stop) and
-/// Ctrl-C reaches it directly. Returns whether it was handed over.
-fn give_terminal(group: rustix::process::Pid) -> bool {
-    let Some(tty) = our_terminal() else {
-        return false;
-    };
-    if rustix::termios::tcsetpgrp(tty, group).is_err() {
-        return false;
-    }
-    // A stop of CMD (Ctrl-Z) must wake the loop: see `follow_stop`.
-    // SAFETY: `on_child` only calls write(2), async-signal-safe, and has
-    // the C ABI signal(2) expects.
-    unsafe {
-        signal(
-            rustix::process::Signal::CHILD.as_raw(),
-            on_child as *const () as usize,
-        );
-    }
-    // It may have been stopped reading the terminal before the hand-over.
-    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::CONT);
-    true
-}
-
-/// Job control for a command that owns the terminal, as a shell does it:
-/// when CMD's process group is stopped (Ctrl-Z's SIGTSTP, or SIGTTIN,
-/// SIGTTOU, SIGSTOP), headroom takes the terminal back and stops itself, so
-/// the shell above sees a stopped job and gets its prompt back. When
-/// continued — `fg` hands the terminal to headroom first, `bg` does not —
-/// headroom hands the terminal on to CMD when it has it, and continues CMD.
-fn follow_stop(group: rustix::process::Pid) {
-    use rustix::process::{WaitId, WaitIdOptions, waitid};
-    let opts = WaitIdOptions::STOPPED | WaitIdOptions::NOHANG;
-    if !matches!(waitid(WaitId::Pid(group), opts), Ok(Some(st)) if st.stopped()) {
-        return;
-    }
-    take_terminal_back();
-    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP);
-    // Continued.
-    if !give_terminal(group) {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::CONT);
-    }
-}
-
-/// Takes the terminal back after CMD ended.
-fn take_terminal_back() {
-    // SAFETY: as in `our_terminal`.
-    let tty = unsafe { BorrowedFd::borrow_raw(0) };
-    // A background group setting the foreground gets SIGTTOU: ignore it.
-    // SAFETY: SIG_IGN (1) is a valid disposition for SIGTTOU.
-    unsafe {
-        signal(rustix::process::Signal::TTOU.as_raw(), SIG_IGN);
-    }
-    let _ = rustix::termios::tcsetpgrp(tty, rustix::process::getpgrp());
 }
 
 /// `struct timeval` of the 64-bit Linux ABIs headroom is built for.
@@ -810,11 +784,11 @@ fn tv_ms(t: &Timeval) -> u64 {
 
 /// Waits for the child to exit, forwarding stop signals meanwhile, then
 /// reaps it with wait4(2) for its status and rusage.
-fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, handed: bool) -> Usage {
+fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group: bool) -> Usage {
     let fwd = Forward {
-        group: c.pid,
+        pid: c.pid,
+        own_group,
         wake,
-        handed,
     };
     while !watch.exited() {
         // Wakes at once on the exit (pidfd) or a signal (the self-pipe).
@@ -925,7 +899,8 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
 /// exit with the command's status.
 fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     let wake = install_signals()?;
-    let c = match spawn(&spec.raw, None) {
+    let own_group = !controlling_terminal();
+    let c = match spawn(&spec.raw, None, own_group) {
         Ok(c) => c,
         Err((code, msg)) => {
             let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -933,14 +908,11 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
         }
     };
     let watch = Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid));
-    let handed = give_terminal(c.pid);
-    let u = finish_child(&c, &watch, wake.as_fd(), handed);
-    if handed {
-        take_terminal_back();
-    }
+    let u = finish_child(&c, &watch, wake.as_fd(), own_group);
     if let Some(path) = &spec.actions {
         append_action(path, label, &spec.argv, &c, &u);
     }
+    die_like(u.end);
     Ok(ExitCode::from(u.end.shell_status()))
 }
 
@@ -1089,6 +1061,8 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // The witness must outlive the build: ask the OOM killer to pick the
     // build first (root only; CMD gets the value we started with back).
     let adj_before = headroom::oom_score_adj::protect_self();
+    // With a controlling terminal CMD shares our process group (see Forward).
+    let own_group = !controlling_terminal();
     let mut bufs = Box::new(Buffers::new());
     let opts = Options {
         disk_path: &disk,
@@ -1109,7 +1083,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // handlers are in place, and watch it.
     let started = match &child {
         None => None,
-        Some(spec) => match spawn(&spec.raw, adj_before) {
+        Some(spec) => match spawn(&spec.raw, adj_before, own_group) {
             Ok(c) => Some(c),
             Err((code, msg)) => {
                 let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -1129,7 +1103,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Watch::None
         }
     };
-    let handed = started.as_ref().is_some_and(|c| give_terminal(c.pid));
     let plan = if matches!(watch, Watch::None) && a.watch_pid.is_some() {
         Plan {
             count: Some(1),
@@ -1176,9 +1149,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             plan,
             &watch,
             &Forward {
-                group: c.pid,
+                pid: c.pid,
+                own_group,
                 wake: wake.as_fd(),
-                handed,
             },
             Some(wake.as_fd()),
             &mut warn,
@@ -1190,24 +1163,26 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let summary_name = format!("{stem}.summary.txt");
     match (started, child) {
         (Some(c), Some(spec)) => {
-            let u = finish_child(&c, &watch, wake.as_fd(), handed);
-            if handed {
-                take_terminal_back();
-            }
+            let u = finish_child(&c, &watch, wake.as_fd(), own_group);
             summary.run = Some((command_label(&spec.argv), u));
             if let Some(path) = &spec.actions {
                 append_action(path, a.label.as_deref(), &spec.argv, &c, &u);
             }
             // CMD owns stdout (it may be `gcc -E`): the report goes to stderr.
             let advice = measured_advice(&root, &summary);
-            emit_record_summary(
+            // A summary that cannot be written is said, but the exit status
+            // stays CMD's: that is what a build script checks.
+            if let Err(Fail(msg)) = emit_record_summary(
                 &summary,
                 dir.as_fd(),
                 &summary_name,
                 &out_dir,
                 Output::Stderr,
                 &advice,
-            )?;
+            ) {
+                let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+            }
+            die_like(u.end);
             Ok(ExitCode::from(u.end.shell_status()))
         }
         _ => {

@@ -357,11 +357,12 @@ fn non_utf8_arguments_reach_the_command_untouched() {
     );
 }
 
-#[test]
-fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
+/// An interactive bash on a pseudo-terminal (script(1)), typed at: the
+/// lines typed, with a pause after each, and everything the terminal
+/// showed. Markers are computed by the shell (`$((6*7))`), so the terminal's
+/// echo of a typed line never counts as the shell having run it.
+fn interactive(lines: &[(&str, u64)]) -> String {
     use std::io::{Read, Write};
-    let d = scratch("ctrl-z");
-    // An interactive bash on a pseudo-terminal (script(1)), typed at.
     let mut sh = Command::new("script")
         .args(["-qfec", "bash --norc --noprofile -i", "/dev/null"])
         .env("PS1", "$ ")
@@ -377,24 +378,12 @@ fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
         let _ = stdout.read_to_end(&mut all);
         String::from_utf8_lossy(&all).into_owned()
     });
-    let mut type_in = |text: &str, pause_ms: u64| {
+    for (text, pause_ms) in lines {
         stdin.write_all(text.as_bytes()).unwrap();
         stdin.flush().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(pause_ms));
-    };
-    // The shell exits after `exit`; stdin is closed when `sh` is dropped.
-    type_in(
-        &format!(
-            "{BIN} run --interval 0.2 --run-id z --out-dir {} -- sleep 2\n",
-            d.display()
-        ),
-        1000,
-    );
-    type_in("\x1a", 800); // Ctrl-Z
-    // Only a shell that got its prompt back runs this.
-    type_in("echo back-at-the-prompt\n", 500);
-    type_in("fg\n", 3500);
-    type_in("echo after-fg-$?\nexit\n", 500);
+        std::thread::sleep(std::time::Duration::from_millis(*pause_ms));
+    }
+    let _ = stdin.write_all(b"exit\n");
     let mut waited = 0;
     while sh.try_wait().unwrap().is_none() && waited < 100 {
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -404,15 +393,85 @@ fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
         let _ = sh.kill();
     }
     let _ = sh.wait();
-    let shown = reader.join().unwrap();
+    drop(stdin);
+    reader.join().unwrap()
+}
+
+#[test]
+fn ctrl_z_stops_the_job_and_fg_resumes_it_in_an_interactive_shell() {
+    let d = scratch("ctrl-z");
+    let run = format!(
+        "{BIN} run --interval 0.2 --run-id z --out-dir {} -- sleep 2\n",
+        d.display()
+    );
+    let shown = interactive(&[
+        (&run, 1000),
+        ("\x1a", 800), // Ctrl-Z
+        ("echo prompt-$((6*7))\n", 500),
+        ("fg\n", 3500),
+        ("echo after-fg-$?-$((6*7))\n", 500),
+    ]);
     let at = |s: &str| {
         shown
-            .rfind(s)
+            .find(s)
             .unwrap_or_else(|| panic!("no {s:?} in {shown:?}"))
     };
-    assert!(at("Stopped") < at("back-at-the-prompt"), "{shown:?}");
-    assert!(at("back-at-the-prompt") < at("RUN: sleep 2"), "{shown:?}");
-    assert!(shown.contains("after-fg-0"), "{shown:?}");
+    assert!(at("Stopped") < at("prompt-42"), "{shown:?}");
+    assert!(at("prompt-42") < at("RUN: sleep 2"), "{shown:?}");
+    assert!(shown.contains("after-fg-0-42"), "{shown:?}");
     let csv = fs::read_to_string(d.join("resources-z.csv")).unwrap();
     assert!(csv.lines().count() > 3, "{csv}");
+}
+
+#[test]
+fn job_control_around_run_is_the_shells_bg_scripts_ctrl_c_and_reads() {
+    let d = scratch("jobs");
+    let dir = d.display();
+    let shown = interactive(&[
+        // Ctrl-Z, then bg: headroom ends in the background; the shell lives.
+        (
+            &format!("{BIN} run --actions {dir}/a.csv -- sleep 1\n"),
+            500,
+        ),
+        ("\x1a", 500),
+        ("bg\n", 2500),
+        ("echo alive-$((6*7))\n", 300),
+        // Inside a script: one Ctrl-Z stops the whole job.
+        (
+            &format!("bash -c '{BIN} run --out-dir {dir} --run-id s -- sleep 2'\n"),
+            800,
+        ),
+        ("\x1a", 800),
+        ("echo script-stopped-$((6*7))\n", 300),
+        ("fg\n", 2500),
+        // Ctrl-C stops a loop around run, as it would without headroom.
+        (
+            &format!(
+                "for i in 1 2 3; do {BIN} run --actions {dir}/l.csv -- sleep 2; echo step$i=$?; done\n"
+            ),
+            800,
+        ),
+        ("\x03", 800),
+        ("echo loop-over-$((6*7))\n", 300),
+        // A command started with & and brought back with fg reads the terminal.
+        (
+            &format!(
+                "{BIN} run --out-dir {dir} --run-id r -- sh -c 'sleep 1; read x; echo got-$x' 2>/dev/null &\n"
+            ),
+            300,
+        ),
+        ("fg\n", 1500),
+        ("hello\n", 1000),
+    ]);
+    assert!(
+        shown.contains("alive-42"),
+        "the shell died after bg: {shown:?}"
+    );
+    assert!(shown.contains("script-stopped-42"), "{shown:?}");
+    assert!(shown.contains("loop-over-42"), "{shown:?}");
+    assert!(
+        !shown.contains("step2="),
+        "Ctrl-C did not stop the loop: {shown:?}"
+    );
+    assert!(shown.contains("got-hello"), "{shown:?}");
 }

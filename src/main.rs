@@ -348,6 +348,16 @@ fn guard_std_fds() {
 
 fn main() -> ExitCode {
     guard_std_fds();
+    // Past the file-size limit (ulimit -f), write(2) fails with EFBIG, as
+    // a full disk does, instead of SIGXFSZ killing headroom mid-summary. A
+    // handler, not SIG_IGN, so CMD of `run` starts with the default.
+    // SAFETY: `on_xfsz` does nothing; it has the C ABI signal(2) expects.
+    unsafe {
+        signal(
+            rustix::process::Signal::XFSZ.as_raw(),
+            on_xfsz as *const () as usize,
+        );
+    }
     // Arguments as the OS gave them: a Latin-1 file name must not panic.
     // argh sees a lossy UTF-8 copy; `run` passes CMD's raw bytes on.
     let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -510,6 +520,9 @@ impl Warn for StderrWarn {
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Write end of the self-pipe that wakes the loop's poll(2).
 static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// SIGXFSZ: nothing to do, the write(2) that raised it fails with EFBIG.
+extern "C" fn on_xfsz(_sig: c_int) {}
 
 extern "C" fn on_signal(sig: c_int) {
     SIGNAL.store(sig, Ordering::SeqCst);

@@ -94,15 +94,16 @@ impl CsvOut {
     /// could leave half a row there, nowhere else.
     ///
     /// # Errors
-    /// ENOSPC when the space cannot be reserved or the write was short;
-    /// the errno of fstat(2) or write(2) otherwise.
+    /// ENOSPC, EDQUOT or EFBIG (the file-size limit) when the space cannot
+    /// be reserved or the write was short; the errno of fstat(2) or
+    /// write(2) otherwise.
     fn append_whole(&mut self, bytes: &[u8]) -> Result<(), Errno> {
         let end = rustix::fs::fstat(&self.fd)?.st_size;
         let end = u64::try_from(end).unwrap_or(0);
         let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         match rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::KEEP_SIZE, end, len) {
-            Err(Errno::NOSPC) => return Err(Errno::NOSPC),
-            Err(Errno::DQUOT) => return Err(Errno::DQUOT),
+            // No room: the disk, a quota, or the file-size limit (ulimit -f).
+            Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) => return Err(e),
             // Reserved, or a filesystem that cannot reserve: write anyway.
             _ => {}
         }
@@ -114,9 +115,14 @@ impl CsvOut {
         };
         match r {
             Ok(n) if n == bytes.len() => Ok(()),
-            Ok(_) => {
+            Ok(n) => {
+                // Writing the rest tells why (ENOSPC, EDQUOT, EFBIG).
+                let why = match rustix::io::write(&self.fd, &bytes[n..]) {
+                    Err(e) => e,
+                    Ok(_) => Errno::NOSPC,
+                };
                 let _ = rustix::fs::ftruncate(&self.fd, end);
-                Err(Errno::NOSPC)
+                Err(why)
             }
             Err(e) => Err(e),
         }
@@ -393,7 +399,9 @@ pub fn write_file_atomic(
         }
     }
     drop(fd);
-    rustix::fs::renameat(dir, tmp_name, dir, name)
+    rustix::fs::renameat(dir, tmp_name, dir, name).inspect_err(|_| {
+        let _ = rustix::fs::unlinkat(dir, tmp_name, rustix::fs::AtFlags::empty());
+    })
 }
 
 #[cfg(test)]

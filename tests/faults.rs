@@ -575,3 +575,51 @@ fn a_summary_that_cannot_be_written_leaves_no_stale_one() {
         "{listing:?}"
     );
 }
+
+#[test]
+fn the_file_size_limit_is_a_full_disk_not_a_crash() {
+    let d = scratch("ulimit-f");
+    let log = d.join("build.log");
+    fs::write(
+        &log,
+        format!("[ 10%] Building CXX object {}.o\n", "x".repeat(300)),
+    )
+    .unwrap();
+    // ulimit -f counts 1024-byte blocks: 2 KiB holds the header and a few
+    // rows, not the summary's companions.
+    let script = format!(
+        "ulimit -f 2; exec {BIN} run --interval 0 --run-id u --out-dir {d} --stage-log {log} \
+         -- sh -c 'sleep 0.3; exit 3'",
+        d = d.display(),
+        log = log.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "CMD's status, not SIGXFSZ: {out:?}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write a row to resources-u.csv: File too large"),
+        "{err}"
+    );
+    assert!(err.contains("RUN: sh -c "), "{err}");
+    assert_whole_rows(&fs::read_to_string(d.join("resources-u.csv")).unwrap());
+
+    let script = format!(
+        "ulimit -f 0; exec {BIN} record --count 2 --run-id z --out-dir {}",
+        d.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    let leftovers: Vec<_> = fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -1139,6 +1139,13 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             status.clear();
             let _ = writeln!(std::io::stderr(), "headroom: writing {csv_name} again");
         }
+        WriteState::Recreated => {
+            status.clear();
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: {csv_name} was deleted; writing a new one from this row on"
+            );
+        }
         WriteState::Written | WriteState::StillLost => status.show(row),
     };
     let stop = match &started {

@@ -29,12 +29,24 @@ pub enum OpenError {
 /// complete or absent.
 pub struct CsvOut {
     fd: OwnedFd,
+    /// The directory and name, to create the file again if it is deleted.
+    dir: OwnedFd,
+    name: heapless::String<256>,
     /// The header, written first and again if the file is emptied under us.
     header: &'static str,
     failing: bool,
     /// Rows that could not be written (disk full, I/O error).
     pub lost: u64,
+    /// Set when the last [`CsvOut::append`] found the file deleted and
+    /// created it anew (the caller warns, then clears it).
+    pub recreated: bool,
 }
+
+/// How the CSV is opened: write-only, appending, never through a symlink.
+const CSV_FLAGS: OFlags = OFlags::WRONLY
+    .union(OFlags::APPEND)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
 
 impl CsvOut {
     /// Creates or truncates `name` in `dir` (O_NOFOLLOW: a symlink planted
@@ -42,17 +54,15 @@ impl CsvOut {
     /// someone else truncated the file) and writes the header.
     ///
     /// # Errors
-    /// [`OpenError::Symlink`] or [`OpenError::Io`].
+    /// [`OpenError::Symlink`] or [`OpenError::Io`] (ENAMETOOLONG for a
+    /// name over 256 bytes).
     pub fn create(dir: BorrowedFd<'_>, name: &str, compat: bool) -> Result<CsvOut, OpenError> {
+        let name =
+            heapless::String::try_from(name).map_err(|_| OpenError::Io(Errno::NAMETOOLONG))?;
         let fd = rustix::fs::openat(
             dir,
-            name,
-            OFlags::WRONLY
-                | OFlags::CREATE
-                | OFlags::TRUNC
-                | OFlags::APPEND
-                | OFlags::NOFOLLOW
-                | OFlags::CLOEXEC,
+            name.as_str(),
+            CSV_FLAGS | OFlags::CREATE | OFlags::TRUNC,
             Mode::from_raw_mode(0o644),
         )
         .map_err(|e| {
@@ -62,12 +72,16 @@ impl CsvOut {
                 OpenError::Io(e)
             }
         })?;
+        let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(OpenError::Io)?;
         let header = if compat { HEADER_COMPAT } else { HEADER_FULL };
         let mut out = CsvOut {
             fd,
+            dir,
+            name,
             header,
             failing: false,
             lost: 0,
+            recreated: false,
         };
         out.append_whole(header.as_bytes()).map_err(OpenError::Io)?;
         Ok(out)
@@ -79,8 +93,23 @@ impl CsvOut {
     ///
     /// # Errors
     /// As [`CsvOut::append_whole`].
+    ///
+    /// When the file was deleted (no link left: `rm` of the CSV mid-run),
+    /// rows would go nowhere: it is created again at its name (never
+    /// through a symlink planted there since), with the header, and
+    /// [`CsvOut::recreated`] is set.
     pub fn append(&mut self, row: &[u8]) -> Result<(), Errno> {
-        if rustix::fs::fstat(&self.fd).is_ok_and(|st| st.st_size == 0) {
+        let st = rustix::fs::fstat(&self.fd)?;
+        if st.st_nlink == 0 {
+            self.fd = rustix::fs::openat(
+                &self.dir,
+                self.name.as_str(),
+                CSV_FLAGS | OFlags::CREATE | OFlags::EXCL,
+                Mode::from_raw_mode(0o644),
+            )?;
+            self.recreated = true;
+        }
+        if st.st_nlink == 0 || st.st_size == 0 {
             self.append_whole(self.header.as_bytes())?;
         }
         self.append_whole(row)
@@ -281,6 +310,11 @@ pub fn run(
             WriteState::Lost(Errno::NOBUFS)
         } else {
             match csv.append(&line) {
+                Ok(()) if csv.recreated => {
+                    csv.recreated = false;
+                    csv.failing = false;
+                    WriteState::Recreated
+                }
                 Ok(()) if csv.failing => {
                     csv.failing = false;
                     WriteState::Resumed
@@ -360,6 +394,8 @@ pub enum WriteState {
     Written,
     /// Written whole after earlier rows were lost.
     Resumed,
+    /// Written whole into a new file: the CSV had been deleted.
+    Recreated,
     /// Not written: the first failure of a run of failures (warn once).
     Lost(Errno),
     /// Not written, failures continuing.

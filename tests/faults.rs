@@ -623,3 +623,55 @@ fn the_file_size_limit_is_a_full_disk_not_a_crash() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn a_deleted_csv_is_created_again_and_a_planted_symlink_is_not_followed() {
+    let d = scratch("deleted");
+    let csv = d.join("resources-d.csv");
+    let start = || {
+        Command::new(BIN)
+            .args(["record", "--interval", "0.05", "--run-id", "d"])
+            .arg("--out-dir")
+            .arg(&d)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let child = start();
+    std::thread::sleep(Duration::from_millis(300));
+    fs::remove_file(&csv).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    kill("TERM", child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("was deleted; writing a new one").count(),
+        1,
+        "{err}"
+    );
+    let text = fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("epoch,iso,"), "{text}");
+    assert_whole_rows(&text);
+    assert!(text.lines().count() >= 3, "{text}");
+
+    // Deleted and replaced by a symlink: the target is never written.
+    let target = d.join("target.txt");
+    fs::write(&target, "untouched\n").unwrap();
+    let child = start();
+    std::thread::sleep(Duration::from_millis(300));
+    fs::remove_file(&csv).unwrap();
+    std::os::unix::fs::symlink(&target, &csv).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    kill("TERM", child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(fs::read_to_string(&target).unwrap(), "untouched\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write a row to resources-d.csv"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rows lost"));
+}

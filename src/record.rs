@@ -130,11 +130,13 @@ impl CsvOut {
         let end = rustix::fs::fstat(&self.fd)?.st_size;
         let end = u64::try_from(end).unwrap_or(0);
         let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        match rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::KEEP_SIZE, end, len) {
-            // No room: the disk, a quota, or the file-size limit (ulimit -f).
-            Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) => return Err(e),
-            // Reserved, or a filesystem that cannot reserve: write anyway.
-            _ => {}
+        // No room (the disk, a quota, the file-size limit of ulimit -f):
+        // nothing is written. Reserved, or a filesystem that cannot
+        // reserve: write.
+        let reserved =
+            rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::KEEP_SIZE, end, len);
+        if let Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) = reserved {
+            return Err(e);
         }
         let r = loop {
             match rustix::io::write(&self.fd, bytes) {

@@ -857,7 +857,17 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
         | rustix::fs::OFlags::NOFOLLOW
         | rustix::fs::OFlags::NONBLOCK
         | rustix::fs::OFlags::CLOEXEC;
-    let fd = match rustix::fs::open(path, flags, rustix::fs::Mode::from_raw_mode(0o644)) {
+    let mode = rustix::fs::Mode::from_raw_mode(0o644);
+    // A table we may append to but not read (mode 0222, 0622 of another
+    // user): write-only, without the torn-row check.
+    let opened = match rustix::fs::open(path, flags, mode) {
+        Err(rustix::io::Errno::ACCESS) => {
+            let write_only = (flags - rustix::fs::OFlags::RDWR) | rustix::fs::OFlags::WRONLY;
+            rustix::fs::open(path, write_only, mode)
+        }
+        other => other,
+    };
+    let fd = match opened {
         Ok(fd) => fd,
         Err(e) => {
             let _ = writeln!(

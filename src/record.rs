@@ -377,7 +377,19 @@ pub fn run(
                 break;
             }
         }
+        // A stall during the wait (stopped, starved) made this tick late:
+        // it stands for the latest slot begun, so the next is in the future.
+        slot = slot.max(slot_begun(
+            clock::monotonic_ns().saturating_sub(start_ns),
+            interval_ns,
+        ));
     }
+}
+
+/// The latest grid slot that has begun `elapsed_ns` after the start (0 for
+/// `--interval 0`).
+fn slot_begun(elapsed_ns: u64, interval_ns: u64) -> u64 {
+    elapsed_ns.checked_div(interval_ns).unwrap_or(0)
 }
 
 /// The grid slot after `slot` for a tick interval of `interval_ns`, now
@@ -385,8 +397,8 @@ pub fn run(
 /// that one has already passed, the latest slot that has begun (taken at
 /// once; the ones before it are skipped).
 fn next_slot(slot: u64, elapsed_ns: u64, interval_ns: u64) -> u64 {
-    let begun = elapsed_ns.checked_div(interval_ns).unwrap_or(0);
-    slot.saturating_add(1).max(begun)
+    slot.saturating_add(1)
+        .max(slot_begun(elapsed_ns, interval_ns))
 }
 
 /// What happened to the row just sampled.
@@ -444,7 +456,7 @@ pub fn write_file_atomic(
 
 #[cfg(test)]
 mod tests {
-    use super::next_slot;
+    use super::{next_slot, slot_begun};
 
     #[test]
     fn slots_follow_the_grid_and_skip_what_a_stall_missed() {
@@ -458,5 +470,10 @@ mod tests {
         assert_eq!(next_slot(4, 8 * S + S / 2, S), 8);
         // --interval 0: every tick is the next slot, due at the start.
         assert_eq!(next_slot(7, 123, 0), 8);
+        // Stopped while waiting for slot 5, resumed in slot 8: the late
+        // tick is slot 8's, and the next is 9 (in the future), not 8 again.
+        let late = 5u64.max(slot_begun(8 * S + S / 3, S));
+        assert_eq!(late, 8);
+        assert_eq!(next_slot(late, 8 * S + S / 3 + 1000, S), 9);
     }
 }

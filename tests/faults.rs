@@ -679,16 +679,25 @@ fn a_deleted_csv_is_created_again_and_a_planted_symlink_is_not_followed() {
 #[test]
 #[ignore = "needs root to run as another user; ci/test runs it"]
 fn an_actions_table_we_may_append_to_but_not_read_takes_the_row() {
-    let d = scratch("write-only");
+    // Under /tmp, with a copy of the binary: the other user may not be
+    // able to reach the build directory.
+    let d = std::env::temp_dir().join(format!("headroom-write-only-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    let bin = d.join("headroom");
+    fs::copy(BIN, &bin).unwrap();
     let table = d.join("a.csv");
     fs::write(&table, "").unwrap();
-    assert!(sh(&format!(
-        "chmod 0622 {}; chmod 0755 {}",
+    let modes = format!(
+        "chmod 0622 {}; chmod 0755 {} {}",
         table.display(),
-        d.display()
-    )));
+        d.display(),
+        bin.display()
+    );
+    assert!(sh(&modes));
     let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
         .arg("run")
         .arg("--actions")
         .arg(&table)
@@ -700,4 +709,5 @@ fn an_actions_table_we_may_append_to_but_not_read_takes_the_row() {
     let text = fs::read_to_string(&table).unwrap();
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.lines().nth(1).unwrap().starts_with("true,"), "{text}");
+    let _ = fs::remove_dir_all(&d);
 }

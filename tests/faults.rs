@@ -74,17 +74,34 @@ fn sh(script: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A 64 KiB tmpfs under a scratch directory (root only), unmounted when
+/// dropped — also when the test fails half-way.
+struct TinyFs {
+    dir: PathBuf,
+}
+
+impl TinyFs {
+    fn mount(name: &str) -> TinyFs {
+        let dir = scratch(name).join("tiny");
+        fs::create_dir_all(&dir).unwrap();
+        let cmd = format!("mount -t tmpfs -o size=64k tmpfs {}", dir.display());
+        assert!(sh(&cmd), "cannot mount a tmpfs (needs root)");
+        TinyFs { dir }
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        sh(&format!("umount -l {}", self.dir.display()));
+    }
+}
+
 #[test]
 #[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
 fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
-    let d = scratch("full");
-    let mnt = d.join("tiny");
-    fs::create_dir_all(&mnt).unwrap();
+    let tiny = TinyFs::mount("full");
+    let mnt = tiny.dir.clone();
     let m = mnt.display().to_string();
-    assert!(
-        sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")),
-        "cannot mount a tmpfs (needs root)"
-    );
     let child = Command::new(BIN)
         .args(["record", "--interval", "0.05", "--run-id", "f"])
         .arg("--out-dir")
@@ -110,7 +127,7 @@ fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
     let csv = fs::read_to_string(mnt.join("resources-f.csv")).unwrap_or_default();
     let summary = String::from_utf8_lossy(&out.stdout).into_owned();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    sh(&format!("umount {m}"));
+    drop(tiny);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_whole_rows(&csv);
     assert_eq!(
@@ -340,11 +357,9 @@ kill $impostor"#,
 #[test]
 #[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
 fn sigkill_on_a_filling_disk_never_leaves_half_a_row() {
-    let d = scratch("full-kill");
-    let mnt = d.join("tiny");
-    fs::create_dir_all(&mnt).unwrap();
+    let tiny = TinyFs::mount("full-kill");
+    let mnt = tiny.dir.clone();
     let m = mnt.display().to_string();
-    assert!(sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")));
     // 56 of 64 KiB taken: each run's rows reach the limit within ~0.1 s,
     // so many kills land while rows are being refused for lack of space.
     sh(&format!(
@@ -377,7 +392,7 @@ fn sigkill_on_a_filling_disk_never_leaves_half_a_row() {
             torn.push(text.len());
         }
     }
-    sh(&format!("umount {m}"));
+    drop(tiny);
     assert!(filled > 10, "the disk filled in only {filled} runs");
     assert!(torn.is_empty(), "half rows left at sizes {torn:?}");
 }
@@ -424,11 +439,9 @@ fn a_csv_emptied_by_someone_else_gets_its_header_back_and_no_holes() {
 #[test]
 #[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
 fn run_actions_on_a_filling_disk_refuses_rows_instead_of_tearing_them() {
-    let d = scratch("actions-full");
-    let mnt = d.join("tiny");
-    fs::create_dir_all(&mnt).unwrap();
+    let tiny = TinyFs::mount("actions-full");
+    let mnt = tiny.dir.clone();
     let m = mnt.display().to_string();
-    assert!(sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")));
     sh(&format!(
         "dd if=/dev/zero of={m}/filler bs=1k count=60 2>/dev/null"
     ));
@@ -457,7 +470,7 @@ fn run_actions_on_a_filling_disk_refuses_rows_instead_of_tearing_them() {
         .unwrap();
     assert!(out.stderr.is_empty(), "{out:?}");
     let text = fs::read_to_string(&table).unwrap_or_default();
-    sh(&format!("umount {m}"));
+    drop(tiny);
     assert!(refused > 0, "the disk never filled");
     assert!(text.ends_with('\n'), "{text}");
     let width = text.lines().next().unwrap().split(',').count();
@@ -540,11 +553,9 @@ fn nohup_keeps_sighup_ignored_and_sigterm_still_stops() {
 #[test]
 #[ignore = "needs root to mount a 64 KiB tmpfs; ci/test runs it"]
 fn a_summary_that_cannot_be_written_leaves_no_stale_one() {
-    let d = scratch("stale");
-    let mnt = d.join("tiny");
-    fs::create_dir_all(&mnt).unwrap();
+    let tiny = TinyFs::mount("stale");
+    let mnt = tiny.dir.clone();
     let m = mnt.display().to_string();
-    assert!(sh(&format!("mount -t tmpfs -o size=64k tmpfs {m}")));
     let rec = || {
         Command::new(BIN)
             .args(["record", "--count", "2", "--interval", "0", "--run-id", "s"])
@@ -563,7 +574,7 @@ fn a_summary_that_cannot_be_written_leaves_no_stale_one() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    sh(&format!("umount {m}"));
+    drop(tiny);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("the older one there was removed"), "{err}");

@@ -377,9 +377,9 @@ fn main() -> ExitCode {
     if let Some((i, bad)) = ours.enumerate().find(|(_, a)| a.to_str().is_none()) {
         let _ = writeln!(
             std::io::stderr(),
-            "headroom: argument {} ({:?}) is not valid UTF-8: options and paths must be (see {name} --help)",
+            "headroom: argument {} ('{}') is not valid UTF-8: options and paths must be (see {name} --help)",
             i + 1,
-            bad
+            shown(&bad.to_string_lossy())
         );
         return ExitCode::from(2);
     }
@@ -451,6 +451,14 @@ fn usage(msg: &str) -> Result<ExitCode, Fail> {
     Ok(ExitCode::from(2))
 }
 
+/// `s` for a one-line message: control characters (a newline in a run id)
+/// shown as `?`. (Not `{:?}`: its Unicode escaping tables cost ~10 KB.)
+fn shown(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 fn env_nonempty(key: &str) -> Option<String> {
     match std::env::var(key) {
         Ok(v) => Some(v).filter(|v| !v.is_empty()),
@@ -458,7 +466,8 @@ fn env_nonempty(key: &str) -> Option<String> {
         Err(std::env::VarError::NotUnicode(v)) => {
             let _ = writeln!(
                 std::io::stderr(),
-                "headroom: warning: ${key} ({v:?}) is not valid UTF-8: ignored"
+                "headroom: warning: ${key} ('{}') is not valid UTF-8: ignored",
+                shown(&v.to_string_lossy())
             );
             None
         }
@@ -1029,7 +1038,8 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     }
     if !valid_run_id(&run_id) {
         return usage(&format!(
-            "run id {run_id:?} is not usable in a file name (no '/', no '..')"
+            "run id '{}' is not usable in a file name (no '/', no '..')",
+            shown(&run_id)
         ));
     }
     let stage_log = match (&a.stage_log, &a.stage_log_dir) {

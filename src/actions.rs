@@ -873,7 +873,12 @@ impl Table {
         fixed(w, self.avg_cores_centi(), 100)?;
         uwrite!(w, " cores while running\n")?;
         if self.skipped_rows > 0 {
-            uwrite!(w, "skipped {} malformed rows\n", self.skipped_rows)?;
+            let rows = if self.skipped_rows == 1 {
+                "row"
+            } else {
+                "rows"
+            };
+            uwrite!(w, "skipped {} malformed {}\n", self.skipped_rows, rows)?;
         }
 
         if self.actions > 0 {

@@ -878,6 +878,13 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
     };
     let fd = match opened {
         Ok(fd) => fd,
+        Err(rustix::io::Errno::LOOP) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: --actions {path} is a symlink: refusing to write through it"
+            );
+            return;
+        }
         Err(e) => {
             let _ = writeln!(
                 std::io::stderr(),
@@ -1019,6 +1026,12 @@ impl StatusLine {
 }
 
 fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail> {
+    // Where the out dir came from, for messages.
+    let out_from = if a.out_dir.is_some() {
+        "--out-dir"
+    } else {
+        "out dir ($LOG_DIR)"
+    };
     let out_dir = a
         .out_dir
         .or_else(|| env_nonempty("LOG_DIR"))
@@ -1073,7 +1086,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // Start-up, before any sampling: std's recursive mkdir is fine here.
     std::fs::create_dir_all(&out_dir).map_err(|e| {
         Fail(format!(
-            "cannot create --out-dir {out_dir}: {}",
+            "cannot create {out_from} {out_dir}: {}",
             io_text(&e)
         ))
     })?;
@@ -1082,7 +1095,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
-    .map_err(|e| Fail(format!("--out-dir {out_dir}: {}", errtext(e))))?;
+    .map_err(|e| Fail(format!("{out_from} {out_dir}: {}", errtext(e))))?;
     let csv_name = format!("resources-{run_id}.csv");
     let mut csv = CsvOut::create(dir.as_fd(), &csv_name, a.compat).map_err(|e| match e {
         OpenError::Symlink => Fail(format!(

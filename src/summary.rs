@@ -260,7 +260,8 @@ impl Summary {
         two_digits(w, d % 60)?;
         uwrite!(w, "s\n")?;
         if self.skipped > 0 {
-            uwrite!(w, "skipped {} malformed rows\n", self.skipped)?;
+            let rows = if self.skipped == 1 { "row" } else { "rows" };
+            uwrite!(w, "skipped {} malformed {}\n", self.skipped, rows)?;
         }
         if self.lost > 0 {
             uwrite!(

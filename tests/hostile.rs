@@ -404,7 +404,7 @@ fn summarize_a_file_cut_mid_row_and_pure_garbage() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(s.contains("samples=17 "), "{s}");
-    assert!(s.contains("skipped 1 malformed rows\n"), "{s}");
+    assert!(s.contains("skipped 1 malformed row\n"), "{s}");
 
     // Not a CSV at all: one line, exit 1, no summary file.
     let noise: Vec<u8> = (0..4096u32)

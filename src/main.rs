@@ -99,10 +99,11 @@ struct RecordArgs {
     root: Option<String>,
 }
 
-/// Run CMD in its own process group while recording, forward SIGINT,
-/// SIGTERM and SIGHUP to it, then print the summary and what CMD used (wall,
-/// CPU, average cores, ru_maxrss, signal) on stderr and exit with CMD's
-/// status. With --actions and neither --out-dir nor --run-id, nothing is
+/// Run CMD while recording, then print the summary and what CMD used
+/// (wall, CPU, average cores, ru_maxrss, signal) on stderr and exit with
+/// CMD's status. On a terminal CMD shares headroom's job (Ctrl-C, Ctrl-Z and
+/// fg act on both); SIGTERM and SIGHUP sent to headroom are passed on to CMD,
+/// and without a terminal SIGINT too, to CMD's whole process group. With --actions and neither --out-dir nor --run-id, nothing is
 /// recorded or printed: one row is appended to the actions file (for
 /// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
 #[derive(FromArgs)]
@@ -567,18 +568,25 @@ impl StopFlag for Signals {
 /// signal(2)'s SIG_IGN.
 const SIG_IGN: usize = 1;
 
-fn install_signals() -> Result<OwnedFd, Fail> {
+/// Sets the stop-signal handlers (INT, TERM, HUP, and QUIT for `run`, whose
+/// terminal sends Ctrl-\\ to the whole job) and returns the read end of the
+/// self-pipe they write to.
+fn install_signals(quit: bool) -> Result<OwnedFd, Fail> {
     let (r, w) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
     )
     .map_err(|e| Fail(format!("cannot create a pipe: {}", errtext(e))))?;
     WAKE_FD.store(rustix::fd::AsRawFd::as_raw_fd(&w), Ordering::SeqCst);
     std::mem::forget(w);
+    let quit = quit.then_some(rustix::process::Signal::QUIT);
     for sig in [
         rustix::process::Signal::INT,
         rustix::process::Signal::TERM,
         rustix::process::Signal::HUP,
-    ] {
+    ]
+    .into_iter()
+    .chain(quit)
+    {
         // SAFETY: `on_signal` only touches atomics and calls write(2), both
         // async-signal-safe; it has the C ABI signal(2) expects.
         let before = unsafe { signal(sig.as_raw(), on_signal as *const () as usize) };
@@ -586,6 +594,7 @@ fn install_signals() -> Result<OwnedFd, Fail> {
         // of a non-interactive shell (SIGINT ignored) keep ignoring them,
         // as the GNU coding standards ask; SIGTERM is always caught.
         if before == SIG_IGN && sig != rustix::process::Signal::TERM {
+            // (SIGQUIT ignored at start stays ignored too.)
             // SAFETY: SIG_IGN is a valid disposition for any of these.
             unsafe {
                 signal(sig.as_raw(), SIG_IGN);
@@ -665,8 +674,9 @@ impl StopFlag for Forward<'_> {
         let forward = match (SIGNAL.swap(0, Ordering::SeqCst), self.own_group) {
             (0, _) => return None,
             // From the terminal, CMD got it as we did.
-            (2, false) => return None,
+            (2 | 3, false) => return None,
             (2, true) => Signal::INT,
+            (3, true) => Signal::QUIT,
             (15, _) => Signal::TERM,
             _ => Signal::HUP,
         };
@@ -698,12 +708,15 @@ fn controlling_terminal() -> bool {
 /// After `run` has reported: when CMD died of SIGINT or SIGQUIT, headroom
 /// dies of it too, so that a shell loop or make around it stops as it
 /// would without headroom ("wait and cooperative exit"); the shell's `$?`
-/// is the same 128 + signal either way. Returns when it is not so.
+/// is the same 128 + signal either way. So it does when such a signal
+/// reached headroom after CMD had ended (Ctrl-C during the summary), since
+/// CMD never saw it. Returns otherwise: CMD that caught SIGINT and exited
+/// normally decided for both.
 fn die_like(end: headroom::usage::End) {
     use rustix::process::Signal;
-    let sig = match end {
-        headroom::usage::End::Signaled(2) => Signal::INT,
-        headroom::usage::End::Signaled(3) => Signal::QUIT,
+    let sig = match (end, SIGNAL.load(Ordering::SeqCst)) {
+        (headroom::usage::End::Signaled(2), _) | (_, 2) => Signal::INT,
+        (headroom::usage::End::Signaled(3), _) | (_, 3) => Signal::QUIT,
         _ => return,
     };
     // SAFETY: SIG_DFL (0) is a valid disposition for SIGINT and SIGQUIT.
@@ -937,7 +950,7 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
 /// `run --actions FILE` with nothing to record: start, wait, append a row,
 /// exit with the command's status.
 fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
-    let wake = install_signals()?;
+    let wake = install_signals(true)?;
     let own_group = !controlling_terminal();
     let c = match spawn(&spec.raw, None, own_group) {
         Ok(c) => c,
@@ -1082,7 +1095,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
 
     // From here on a stop signal yields the summary, however early it
     // comes: the handlers are in place before the CSV exists.
-    let wake = install_signals()?;
+    let wake = install_signals(child.is_some())?;
     // Start-up, before any sampling: std's recursive mkdir is fine here.
     std::fs::create_dir_all(&out_dir).map_err(|e| {
         Fail(format!(

@@ -475,3 +475,33 @@ fn job_control_around_run_is_the_shells_bg_scripts_ctrl_c_and_reads() {
     );
     assert!(shown.contains("got-hello"), "{shown:?}");
 }
+
+#[test]
+fn ctrl_backslash_is_reported_like_ctrl_c_and_an_ignoring_command_decides() {
+    let d = scratch("quit");
+    let dir = d.display();
+    let shown = interactive(&[
+        (
+            &format!("{BIN} run --out-dir {dir} --run-id q -- sleep 3\n"),
+            800,
+        ),
+        ("\x1c", 1000), // Ctrl-\
+        ("echo q-$?-$((6*7))\n", 300),
+        (
+            &format!(
+                "{BIN} run --out-dir {dir} --run-id i -- sh -c 'trap \"\" QUIT INT; sleep 2; exit 7'\n"
+            ),
+            600,
+        ),
+        ("\x1c", 200),
+        ("\x03", 2500),
+        ("echo i-$?-$((6*7))\n", 300),
+    ]);
+    // CMD died of SIGQUIT: the report first, then headroom dies of it too.
+    assert!(shown.contains("q-131-42"), "{shown:?}");
+    assert!(d.join("resources-q.summary.txt").is_file(), "{shown:?}");
+    assert!(shown.contains("RUN: sleep 3"), "{shown:?}");
+    // CMD ignored both: it decides, headroom exits with its status.
+    assert!(shown.contains("i-7-42"), "{shown:?}");
+    assert!(d.join("resources-i.summary.txt").is_file());
+}

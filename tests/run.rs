@@ -120,8 +120,9 @@ fn make_j2_reports_the_largest_compiler_not_the_sum() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let mib = max_rss_mib(&String::from_utf8_lossy(&out.stderr));
+    // The larger job plus tail's slack (see above); the sum would be 320+.
     assert!(
-        (180..=230).contains(&mib),
+        (180..=260).contains(&mib),
         "max RSS {mib} MiB, expected the 200 MiB one"
     );
 }

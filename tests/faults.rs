@@ -247,10 +247,7 @@ fn run_with_a_command_that_ignores_sigterm_waits_for_it() {
     assert!(err.contains("  exit 7\n"), "{err}");
     let csv = fs::read_to_string(d.join("resources-i.csv")).unwrap();
     assert_whole_rows(&csv);
-    assert!(
-        csv.lines().count() > 10,
-        "recorded through the 1.5 s: {csv}"
-    );
+    assert!(csv.lines().count() > 5, "recorded through the 1.5 s: {csv}");
 }
 
 #[test]

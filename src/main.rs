@@ -933,12 +933,8 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
     // Reserve the space first (with slack for parallel appenders), so a
     // full disk refuses the row instead of tearing it; the file is shared,
     // so a torn row could not be cut back.
-    let want = u64::try_from(bytes.len()).unwrap_or(u64::MAX) + 4096;
-    let reserved = rustix::fs::fallocate(&fd, rustix::fs::FallocateFlags::KEEP_SIZE, size, want);
-    let written = match reserved {
-        Err(e @ (rustix::io::Errno::NOSPC | rustix::io::Errno::DQUOT)) => Err(e),
-        _ => rustix::io::write(&fd, &bytes),
-    };
+    let written = record::reserve(fd.as_fd(), size, bytes.len() + 4096)
+        .and_then(|()| rustix::io::write(&fd, &bytes));
     let problem = match written {
         Ok(n) if n == bytes.len() => return,
         Ok(_) => "short write (disk full?): the row is torn".to_string(),

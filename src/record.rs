@@ -83,23 +83,24 @@ impl CsvOut {
             lost: 0,
             recreated: false,
         };
-        out.append_whole(header.as_bytes()).map_err(OpenError::Io)?;
+        out.append_whole(header.as_bytes(), 0)
+            .map_err(OpenError::Io)?;
         Ok(out)
     }
 
     /// Appends one row. When the file was emptied by someone else since
     /// the last row (`: > file`, logrotate's copytruncate), the header goes
-    /// first, so the file stays a CSV `summarize` reads.
+    /// first, so the file stays a CSV `summarize` reads. When the file was
+    /// deleted (no link left: `rm` of the CSV mid-run), rows would go
+    /// nowhere: it is created again at its name (never through a symlink
+    /// planted there since), with the header, and [`CsvOut::recreated`] is
+    /// set.
     ///
     /// # Errors
-    /// As [`CsvOut::append_whole`].
-    ///
-    /// When the file was deleted (no link left: `rm` of the CSV mid-run),
-    /// rows would go nowhere: it is created again at its name (never
-    /// through a symlink planted there since), with the header, and
-    /// [`CsvOut::recreated`] is set.
+    /// The errno of fstat(2) or openat(2), or as [`CsvOut::append_whole`].
     pub fn append(&mut self, row: &[u8]) -> Result<(), Errno> {
         let st = rustix::fs::fstat(&self.fd)?;
+        let mut end = u64::try_from(st.st_size).unwrap_or(0);
         if st.st_nlink == 0 {
             self.fd = rustix::fs::openat(
                 &self.dir,
@@ -108,36 +109,27 @@ impl CsvOut {
                 Mode::from_raw_mode(0o644),
             )?;
             self.recreated = true;
+            end = 0;
         }
-        if st.st_nlink == 0 || st.st_size == 0 {
-            self.append_whole(self.header.as_bytes())?;
+        if end == 0 {
+            self.append_whole(self.header.as_bytes(), 0)?;
+            end = self.header.len() as u64;
         }
-        self.append_whole(row)
+        self.append_whole(row, end)
     }
 
-    /// Appends `bytes` whole or not at all, even if the process is killed
-    /// midway: the space is reserved first with fallocate(2) (KEEP_SIZE,
-    /// so the file does not grow until the write), so a full disk fails
-    /// before anything is written. On a filesystem without fallocate, a
-    /// short write is cut back with ftruncate(2) — a SIGKILL between the two
+    /// Appends `bytes` at `end` (the file's size: O_APPEND puts them there)
+    /// whole or not at all, even if the process is killed midway: the space
+    /// is reserved first ([`reserve`]), so a full disk fails before
+    /// anything is written. On a filesystem without fallocate, a short
+    /// write is cut back with ftruncate(2) — a SIGKILL between the two
     /// could leave half a row there, nowhere else.
     ///
     /// # Errors
     /// ENOSPC, EDQUOT or EFBIG (the file-size limit) when the space cannot
-    /// be reserved or the write was short; the errno of fstat(2) or
-    /// write(2) otherwise.
-    fn append_whole(&mut self, bytes: &[u8]) -> Result<(), Errno> {
-        let end = rustix::fs::fstat(&self.fd)?.st_size;
-        let end = u64::try_from(end).unwrap_or(0);
-        let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        // No room (the disk, a quota, the file-size limit of ulimit -f):
-        // nothing is written. Reserved, or a filesystem that cannot
-        // reserve: write.
-        let reserved =
-            rustix::fs::fallocate(&self.fd, rustix::fs::FallocateFlags::KEEP_SIZE, end, len);
-        if let Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) = reserved {
-            return Err(e);
-        }
+    /// be reserved or the write was short; the errno of write(2) otherwise.
+    fn append_whole(&mut self, bytes: &[u8], end: u64) -> Result<(), Errno> {
+        reserve(self.fd.as_fd(), end, bytes.len())?;
         let r = loop {
             match rustix::io::write(&self.fd, bytes) {
                 Err(Errno::INTR) => continue,
@@ -157,6 +149,22 @@ impl CsvOut {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+/// Reserves `len` bytes of `fd` from `offset` with fallocate(2)
+/// (KEEP_SIZE: the file does not grow until they are written), so that a
+/// write into them cannot fail for lack of space.
+///
+/// # Errors
+/// Only "no room": ENOSPC (the disk), EDQUOT (a quota), EFBIG (the
+/// file-size limit, `ulimit -f`). A filesystem that cannot reserve
+/// (EOPNOTSUPP and the like) is `Ok`: the write then goes ahead unreserved.
+pub fn reserve(fd: BorrowedFd<'_>, offset: u64, len: usize) -> Result<(), Errno> {
+    let len = u64::try_from(len).unwrap_or(u64::MAX);
+    match rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::KEEP_SIZE, offset, len) {
+        Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) => Err(e),
+        _ => Ok(()),
     }
 }
 

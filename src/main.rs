@@ -513,14 +513,17 @@ struct StderrWarn;
 
 impl Warn for StderrWarn {
     fn warn(&mut self, source: Source, why: &'static str) {
-        let outcome = if why == headroom::sampler::MEM_ESTIMATED {
-            ""
-        } else {
-            " (its field stays empty)"
-        };
         let _ = writeln!(
             std::io::stderr(),
-            "headroom: warning: {}: {why}{outcome}",
+            "headroom: warning: {}: {why} (its field stays empty)",
+            source.path()
+        );
+    }
+
+    fn note(&mut self, source: Source, what: &'static str) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: {}: {what}",
             source.path()
         );
     }

@@ -46,11 +46,6 @@ const LOG_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::NONBLOCK)
     .union(OFlags::NOCTTY);
 
-/// The one warning that does not leave a field empty: `mem_avail_mb` is
-/// filled with the estimate.
-pub const MEM_ESTIMATED: &str =
-    "no MemAvailable (kernel < 3.14?): estimated as MemFree + Buffers + Cached - Shmem";
-
 /// A source that may warn once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -98,10 +93,13 @@ impl Source {
     }
 }
 
-/// Receives the sampler's one-time warnings.
+/// Receives the sampler's one-time warnings (at most one per source).
 pub trait Warn {
     /// `source` could not be read (`why`); its field stays empty.
     fn warn(&mut self, source: Source, why: &'static str);
+    /// `source` was read, but a value in it had to be derived (`what`);
+    /// its field is filled with that.
+    fn note(&mut self, source: Source, what: &'static str);
 }
 
 /// Where stage and context come from.
@@ -248,10 +246,16 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    fn warn_once(&mut self, w: &mut impl Warn, s: Source, why: &'static str) {
+    /// True the first time it is asked for `s`.
+    fn first_for(&mut self, s: Source) -> bool {
         let bit = 1u32 << (s as u8);
-        if self.warned & bit == 0 {
-            self.warned |= bit;
+        let first = self.warned & bit == 0;
+        self.warned |= bit;
+        first
+    }
+
+    fn warn_once(&mut self, w: &mut impl Warn, s: Source, why: &'static str) {
+        if self.first_for(s) {
             w.warn(s, why);
         }
     }
@@ -298,7 +302,12 @@ impl<'a> Sampler<'a> {
                     row.ext.swap_total_mb = Some(m.swap_total_kib / 1024);
                     if m.mem_available_estimated && !self.mem_estimated {
                         self.mem_estimated = true;
-                        self.warn_once(w, Source::MemInfo, MEM_ESTIMATED);
+                        if self.first_for(Source::MemInfo) {
+                            w.note(
+                                Source::MemInfo,
+                                "no MemAvailable (kernel < 3.14?): estimated as MemFree + Buffers + Cached - Shmem",
+                            );
+                        }
                     }
                 }
                 Err(_) => {

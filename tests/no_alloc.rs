@@ -40,6 +40,7 @@ use rustix::fd::AsFd;
 struct NoWarn;
 impl Warn for NoWarn {
     fn warn(&mut self, _: Source, _: &'static str) {}
+    fn note(&mut self, _: Source, _: &'static str) {}
 }
 struct Never;
 impl StopFlag for Never {

@@ -103,7 +103,8 @@ struct RecordArgs {
 /// (wall, CPU, average cores, ru_maxrss, signal) on stderr and exit with
 /// CMD's status. On a terminal CMD shares headroom's job (Ctrl-C, Ctrl-Z and
 /// fg act on both); SIGTERM and SIGHUP sent to headroom are passed on to CMD,
-/// and without a terminal SIGINT too, to CMD's whole process group. With --actions and neither --out-dir nor --run-id, nothing is
+/// and without a terminal SIGINT too, to CMD's whole process group. With
+/// --actions and neither --out-dir nor --run-id, nothing is
 /// recorded or printed: one row is appended to the actions file (for
 /// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
 #[derive(FromArgs)]
@@ -568,7 +569,8 @@ impl StopFlag for Signals {
 
 /// Installs SIGINT/SIGTERM/SIGHUP handlers that set [`SIGNAL`] and wake the
 /// loop through a non-blocking self-pipe; returns the read end.
-/// signal(2)'s SIG_IGN.
+/// signal(2)'s SIG_DFL and SIG_IGN.
+const SIG_DFL: usize = 0;
 const SIG_IGN: usize = 1;
 
 /// Sets the stop-signal handlers (INT, TERM, HUP, and QUIT for `run`, whose
@@ -683,14 +685,14 @@ impl StopFlag for Forward<'_> {
             (15, _) => Signal::TERM,
             _ => Signal::HUP,
         };
-        // A stopped command (SIGTSTP, SIGTTIN) would never see it: wake it.
-        if self.own_group {
-            let _ = kill_process_group(self.pid, forward);
-            let _ = kill_process_group(self.pid, Signal::CONT);
+        let send = if self.own_group {
+            kill_process_group
         } else {
-            let _ = kill_process(self.pid, forward);
-            let _ = kill_process(self.pid, Signal::CONT);
-        }
+            kill_process
+        };
+        let _ = send(self.pid, forward);
+        // A stopped command (SIGTSTP, SIGTTIN) would never see it: wake it.
+        let _ = send(self.pid, Signal::CONT);
         None
     }
 }
@@ -722,9 +724,9 @@ fn die_like(end: headroom::usage::End) {
         (headroom::usage::End::Signaled(3), _) | (_, 3) => Signal::QUIT,
         _ => return,
     };
-    // SAFETY: SIG_DFL (0) is a valid disposition for SIGINT and SIGQUIT.
+    // SAFETY: SIG_DFL is a valid disposition for SIGINT and SIGQUIT.
     unsafe {
-        signal(sig.as_raw(), 0);
+        signal(sig.as_raw(), SIG_DFL);
     }
     let _ = rustix::process::kill_process(rustix::process::getpid(), sig);
 }

@@ -43,9 +43,7 @@ fn sigkill_at_random_moments_never_leaves_half_a_row() {
     // A small deterministic spread of kill times, 0–40 ms after start.
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
     for round in 0..40 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let mut child = Command::new(BIN)
             .args(["record", "--interval", "0", "--run-id", "k"])
             .arg("--out-dir")
@@ -74,6 +72,14 @@ fn sh(script: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Steps a xorshift64 sequence: "random" moments that are the same on
+/// every run.
+fn xorshift(x: &mut u64) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+}
+
 /// A 64 KiB tmpfs under a scratch directory (root only), unmounted when
 /// dropped — also when the test fails half-way.
 struct TinyFs {
@@ -88,6 +94,20 @@ impl TinyFs {
         assert!(sh(&cmd), "cannot mount a tmpfs (needs root)");
         TinyFs { dir }
     }
+
+    /// Takes space with a file `filler` written by dd(1) with `dd_size`
+    /// (`bs=1k count=56`; without a count, until the filesystem is full).
+    fn fill(&self, dd_size: &str) {
+        let d = self.dir.display();
+        sh(&format!(
+            "dd if=/dev/zero of={d}/filler {dd_size} 2>/dev/null; true"
+        ));
+    }
+
+    /// Gives the space taken by [`TinyFs::fill`] back.
+    fn empty(&self) {
+        sh(&format!("rm -f {}/filler", self.dir.display()));
+    }
 }
 
 impl Drop for TinyFs {
@@ -101,7 +121,6 @@ impl Drop for TinyFs {
 fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
     let tiny = TinyFs::mount("full");
     let mnt = tiny.dir.clone();
-    let m = mnt.display().to_string();
     let child = Command::new(BIN)
         .args(["record", "--interval", "0.05", "--run-id", "f"])
         .arg("--out-dir")
@@ -112,12 +131,10 @@ fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
         .unwrap();
     // Fill the filesystem, hold it full, then free it.
     std::thread::sleep(Duration::from_millis(300));
-    sh(&format!(
-        "dd if=/dev/zero of={m}/filler bs=4k 2>/dev/null; true"
-    ));
+    tiny.fill("bs=4k");
     // Rows first fill the CSV's last 4 KiB page; 2 s of rows overflow it.
     std::thread::sleep(Duration::from_millis(2000));
-    sh(&format!("rm -f {m}/filler"));
+    tiny.empty();
     std::thread::sleep(Duration::from_millis(600));
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -166,9 +183,7 @@ fn term_int_hup_at_random_moments_always_yield_the_summary() {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     for round in 0..30 {
         let sig = ["TERM", "INT", "HUP"][round % 3];
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let _ = fs::remove_file(&csv);
         let child = Command::new(BIN)
             .args(["record", "--interval", "0.05", "--run-id", "s"])
@@ -356,20 +371,15 @@ kill $impostor"#,
 fn sigkill_on_a_filling_disk_never_leaves_half_a_row() {
     let tiny = TinyFs::mount("full-kill");
     let mnt = tiny.dir.clone();
-    let m = mnt.display().to_string();
     // 56 of 64 KiB taken: each run's rows reach the limit within ~0.1 s,
     // so many kills land while rows are being refused for lack of space.
-    sh(&format!(
-        "dd if=/dev/zero of={m}/filler bs=1k count=56 2>/dev/null"
-    ));
+    tiny.fill("bs=1k count=56");
     let csv = mnt.join("resources-k.csv");
     let mut x: u64 = 0xD1B5_4A32_D192_ED03;
     let mut torn = Vec::new();
     let mut filled = 0;
     for _ in 0..150 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let mut child = Command::new(BIN)
             .args(["record", "--interval", "0", "--run-id", "k"])
             .arg("--out-dir")
@@ -438,10 +448,7 @@ fn a_csv_emptied_by_someone_else_gets_its_header_back_and_no_holes() {
 fn run_actions_on_a_filling_disk_refuses_rows_instead_of_tearing_them() {
     let tiny = TinyFs::mount("actions-full");
     let mnt = tiny.dir.clone();
-    let m = mnt.display().to_string();
-    sh(&format!(
-        "dd if=/dev/zero of={m}/filler bs=1k count=60 2>/dev/null"
-    ));
+    tiny.fill("bs=1k count=60");
     let table = mnt.join("a.csv");
     let mut refused = 0;
     for _ in 0..80 {
@@ -457,7 +464,7 @@ fn run_actions_on_a_filling_disk_refuses_rows_instead_of_tearing_them() {
             refused += 1;
         }
     }
-    sh(&format!("rm -f {m}/filler"));
+    tiny.empty();
     let out = Command::new(BIN)
         .arg("run")
         .arg("--actions")
@@ -552,7 +559,6 @@ fn nohup_keeps_sighup_ignored_and_sigterm_still_stops() {
 fn a_summary_that_cannot_be_written_leaves_no_stale_one() {
     let tiny = TinyFs::mount("stale");
     let mnt = tiny.dir.clone();
-    let m = mnt.display().to_string();
     let rec = || {
         Command::new(BIN)
             .args(["record", "--count", "2", "--interval", "0", "--run-id", "s"])
@@ -563,9 +569,7 @@ fn a_summary_that_cannot_be_written_leaves_no_stale_one() {
     };
     assert_eq!(rec().status.code(), Some(0));
     assert!(mnt.join("resources-s.summary.txt").exists());
-    sh(&format!(
-        "dd if=/dev/zero of={m}/filler bs=1k 2>/dev/null; true"
-    ));
+    tiny.fill("bs=1k");
     let out = rec();
     let listing: Vec<_> = fs::read_dir(&mnt)
         .unwrap()

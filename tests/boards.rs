@@ -49,17 +49,23 @@ fn mask(csv: &str) -> String {
     out
 }
 
+/// Every captured root under boards/ (a directory with a proc/ tree):
+/// its name and path.
+fn board_roots() -> Vec<(String, std::path::PathBuf)> {
+    let boards = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+    fs::read_dir(&boards)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|dir| dir.join("proc").is_dir())
+        .map(|dir| (dir.file_name().unwrap().to_string_lossy().into_owned(), dir))
+        .collect()
+}
+
 #[test]
 fn every_board_reproduces_its_expected_record() {
-    let boards = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
     let mut seen = 0;
-    for entry in fs::read_dir(&boards).unwrap() {
-        let dir = entry.unwrap().path();
-        if !dir.join("proc").is_dir() {
-            continue;
-        }
+    for (name, dir) in board_roots() {
         seen += 1;
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("board-{name}"));
         let _ = fs::remove_dir_all(&out_dir);
         let out = headroom()
@@ -117,14 +123,8 @@ const JOB_VARS: [&str; 6] = headroom::jobs::ENV_VARS;
 
 #[test]
 fn every_board_reproduces_its_expected_plans_byte_for_byte() {
-    let boards = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
     let mut checked = 0;
-    for entry in fs::read_dir(&boards).unwrap() {
-        let dir = entry.unwrap().path();
-        if !dir.join("proc").is_dir() {
-            continue;
-        }
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    for (name, dir) in board_roots() {
         for (file, args) in PLANS {
             let mut cmd = headroom();
             cmd.arg("--root").arg(&dir).args(args);

@@ -40,27 +40,58 @@ fn assert_whole_rows(csv: &str) {
 #[test]
 fn sigkill_at_random_moments_never_leaves_half_a_row() {
     let d = scratch("kill");
-    // A small deterministic spread of kill times, 0–40 ms after start.
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    for round in 0..40 {
-        xorshift(&mut x);
-        let mut child = Command::new(BIN)
+    let csv_path = d.join("resources-k.csv");
+    let record = || {
+        Command::new(BIN)
             .args(["record", "--interval", "0", "--run-id", "k"])
             .arg("--out-dir")
             .arg(&d)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(x % 40));
+            .unwrap()
+    };
+    let rows = || {
+        fs::read_to_string(&csv_path)
+            .map(|c| c.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    // How long this machine takes to the first row: the kill moments are
+    // spread over three times that, so most rounds die while rows are
+    // being written, on a fast machine and on a loaded CI runner alike.
+    let start = std::time::Instant::now();
+    let mut child = record();
+    while rows() == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no row was ever written"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let first_row_ms = start.elapsed().as_millis() as u64;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_whole_rows(&fs::read_to_string(&csv_path).unwrap());
+
+    let spread = 3 * first_row_ms + 1;
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rounds_with_rows = 0;
+    for _ in 0..40 {
+        xorshift(&mut x);
+        let mut child = record();
+        std::thread::sleep(Duration::from_millis(x % spread));
         child.kill().unwrap();
         child.wait().unwrap();
-        let csv = fs::read_to_string(d.join("resources-k.csv")).unwrap_or_default();
-        assert_whole_rows(&csv);
-        if round == 39 {
-            assert!(csv.lines().count() > 1, "no row was ever written");
+        assert_whole_rows(&fs::read_to_string(&csv_path).unwrap_or_default());
+        if rows() > 0 {
+            rounds_with_rows += 1;
         }
     }
+    // Kills only before the first write would test nothing.
+    assert!(
+        rounds_with_rows >= 10,
+        "only {rounds_with_rows} of 40 rounds were killed after a row (first row after {first_row_ms} ms)"
+    );
 }
 
 /// Runs `sh -c SCRIPT`, true when it succeeded.

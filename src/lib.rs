@@ -45,5 +45,6 @@ pub mod usage;
 // The recording.
 pub mod actions;
 pub mod advise;
+pub mod prom;
 pub mod record;
 pub mod sampler;

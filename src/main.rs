@@ -94,6 +94,11 @@ struct RecordArgs {
     /// default list; a trailing * matches a prefix)
     #[argh(option)]
     compilers: Option<String>,
+    /// rewrite FILE after every row with the latest figures in the
+    /// Prometheus text format, for node_exporter's textfile collector
+    /// (FILE's directory must exist; name it *.prom)
+    #[argh(option)]
+    prom: Option<String>,
     /// read proc/ and sys/ under DIR instead of / (default /)
     #[argh(option)]
     root: Option<String>,
@@ -104,7 +109,7 @@ struct RecordArgs {
 /// CMD's status. On a terminal CMD shares headroom's job (Ctrl-C, Ctrl-Z and
 /// fg act on both); SIGTERM and SIGHUP sent to headroom are passed on to CMD,
 /// and without a terminal SIGINT too, to CMD's whole process group. With
-/// --actions and neither --out-dir nor --run-id, nothing is
+/// --actions and none of --out-dir, --run-id or --prom, nothing is
 /// recorded or printed: one row is appended to the actions file (for
 /// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
 #[derive(FromArgs)]
@@ -147,6 +152,11 @@ struct RunArgs {
     /// comma-separated process names that count as compilers
     #[argh(option)]
     compilers: Option<String>,
+    /// rewrite FILE after every row with the latest figures in the
+    /// Prometheus text format, for node_exporter's textfile collector
+    /// (FILE's directory must exist; name it *.prom)
+    #[argh(option)]
+    prom: Option<String>,
     /// read proc/ and sys/ under DIR instead of / (default /)
     #[argh(option)]
     root: Option<String>,
@@ -626,7 +636,8 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
     if a.cmd.is_empty() {
         return usage("run: no command given (headroom run [options] -- CMD [ARGS...])");
     }
-    let light = a.actions.is_some() && a.out_dir.is_none() && a.run_id.is_none();
+    let light =
+        a.actions.is_some() && a.out_dir.is_none() && a.run_id.is_none() && a.prom.is_none();
     let spec = ChildSpec {
         argv: a.cmd,
         raw,
@@ -649,6 +660,7 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
         low_disk_gb: a.low_disk_gb,
         compat: a.compat,
         compilers: a.compilers,
+        prom: a.prom,
         root: a.root,
     };
     record_job(r, Some(spec))
@@ -1091,6 +1103,14 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         Some(p) if p <= 0 => return usage(&format!("--watch-pid {p}: not a process id")),
         Some(p) => Watch::pid(p),
     };
+    if let Some(p) = &a.prom
+        && std::path::Path::new(p).file_name().is_none()
+    {
+        return usage(&format!(
+            "--prom '{}': not a file path (e.g. /var/lib/prometheus/node-exporter/headroom.prom)",
+            shown(p)
+        ));
+    }
     let (root, _) = open_root(&a.root)?;
     let disk = disk_path(a.disk_path);
 
@@ -1117,6 +1137,16 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         )),
         OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {}", errtext(e))),
     })?;
+
+    let mut prom = match &a.prom {
+        Some(path) => Some(open_prom(path)?),
+        None => None,
+    };
+    let labels = headroom::prom::Labels {
+        run_id: &run_id,
+        disk_path: &disk,
+    };
+    let prom_path = a.prom.as_deref().unwrap_or("");
 
     // The witness must outlive the build: ask the OOM killer to pick the
     // build first (root only; CMD gets the value we started with back).
@@ -1173,27 +1203,49 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     };
     let mut warn = StderrWarn;
     let mut status = StatusLine::new();
-    let mut on_row = |row: &headroom::row::Row, state| match state {
-        WriteState::Lost(e) => {
-            status.clear();
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: warning: cannot write a row to {csv_name}: {}; sampling goes on and the summary counts lost rows",
-                errtext(e)
-            );
+    let mut on_row = |row: &headroom::row::Row, state, summary: &Summary| {
+        if let Some(p) = prom.as_mut() {
+            let was_failing = p.failing;
+            match p.update(row, summary, labels, true) {
+                Ok(()) if was_failing => {
+                    p.failing = false;
+                    status.clear();
+                    let _ = writeln!(std::io::stderr(), "headroom: writing {prom_path} again");
+                }
+                Err(e) if !was_failing => {
+                    p.failing = true;
+                    status.clear();
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "headroom: warning: cannot write {prom_path}: {}; it keeps the previous figures and sampling goes on",
+                        errtext(e)
+                    );
+                }
+                _ => {}
+            }
         }
-        WriteState::Resumed => {
-            status.clear();
-            let _ = writeln!(std::io::stderr(), "headroom: writing {csv_name} again");
+        match state {
+            WriteState::Lost(e) => {
+                status.clear();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "headroom: warning: cannot write a row to {csv_name}: {}; sampling goes on and the summary counts lost rows",
+                    errtext(e)
+                );
+            }
+            WriteState::Resumed => {
+                status.clear();
+                let _ = writeln!(std::io::stderr(), "headroom: writing {csv_name} again");
+            }
+            WriteState::Recreated => {
+                status.clear();
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "headroom: warning: {csv_name} was deleted; writing a new one from this row on"
+                );
+            }
+            WriteState::Written | WriteState::StillLost => status.show(row),
         }
-        WriteState::Recreated => {
-            status.clear();
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: warning: {csv_name} was deleted; writing a new one from this row on"
-            );
-        }
-        WriteState::Written | WriteState::StillLost => status.show(row),
     };
     let stop = match &started {
         None => record::run(
@@ -1226,6 +1278,15 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         ),
     };
     status.clear();
+    if let Some(p) = prom.as_mut()
+        && let Err(e) = p.finish(&summary, labels)
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: cannot write {prom_path} at the end: {}",
+            errtext(e)
+        );
+    }
     let stem = csv_name.trim_end_matches(".csv");
     let summary_name = format!("{stem}.summary.txt");
     match (started, child) {
@@ -1271,6 +1332,41 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Opens `--prom FILE` (its directory must exist) and writes it once,
+/// empty, so a path that cannot be written fails now, not at the first row.
+fn open_prom(path: &str) -> Result<headroom::prom::PromFile, Fail> {
+    use headroom::prom::{PromError, PromFile};
+    let p = std::path::Path::new(path);
+    let name = p
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Fail(format!("--prom {path}: the file name is not UTF-8")))?;
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_string_lossy().into_owned(),
+        _ => ".".into(),
+    };
+    let dir = rustix::fs::open(
+        parent.as_str(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| {
+        Fail(format!(
+            "cannot write --prom {path}: {parent}: {}",
+            errtext(e)
+        ))
+    })?;
+    PromFile::create(dir.as_fd(), name).map_err(|e| {
+        Fail(match e {
+            PromError::Name => format!("--prom {path}: the file name is longer than 200 bytes"),
+            PromError::Symlink => {
+                format!("--prom {path} is a symlink: refusing to write through it")
+            }
+            PromError::Io(e) => format!("cannot write --prom {path}: {}", errtext(e)),
+        })
+    })
 }
 
 /// The advice of `advise` for the largest compiler this recording measured

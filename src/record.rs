@@ -289,9 +289,11 @@ pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
 /// When the watched process exits, one final row is taken at once (the
 /// state after the build's last step) before the loop ends.
 ///
-/// Each tick: sample, format, one write(2), feed `summary`. A row that
-/// cannot be written is counted in `summary.lost` and in `csv.lost`; the
-/// loop warns once and keeps sampling, writing again when space returns.
+/// Each tick: sample, format, one write(2), feed `summary`, then call
+/// `on_row` with the row, how its write went and the summary so far. A row
+/// that cannot be written is counted in `summary.lost` and in `csv.lost`;
+/// the loop warns once and keeps sampling, writing again when space
+/// returns.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     sampler: &mut Sampler<'_>,
@@ -303,7 +305,7 @@ pub fn run(
     stop: &impl StopFlag,
     stop_fd: Option<BorrowedFd<'_>>,
     warn: &mut impl Warn,
-    on_row: &mut impl FnMut(&crate::row::Row, WriteState),
+    on_row: &mut impl FnMut(&crate::row::Row, WriteState, &Summary),
 ) -> Stop {
     let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
     let start_ns = clock::monotonic_ns();
@@ -345,7 +347,7 @@ pub fn run(
         };
         summary.mem_estimated |= sampler.mem_estimated;
         summary.observe(&row);
-        on_row(&row, state);
+        on_row(&row, state, summary);
         rows += 1;
 
         if let Some(sig) = stop.signal() {

@@ -156,6 +156,19 @@ impl Summary {
         self.peak_rss.as_ref().and_then(|r| r.ext.peak_rss_mb)
     }
 
+    /// Kernel OOM kills since the first row (the running maximum of the
+    /// rows' `oom_kills`, so it never goes down); `None` when no row had
+    /// the figure.
+    pub fn oom_kills(&self) -> Option<u64> {
+        self.oom_kills
+    }
+
+    /// The near-OOM threshold in MiB of MemAvailable: given, or set from the
+    /// first row with memory figures; `None` before such a row.
+    pub fn near_oom_mb(&self) -> Option<u64> {
+        self.near_oom.map(Threshold::value)
+    }
+
     /// Number of rows observed.
     pub fn samples(&self) -> u64 {
         self.samples

@@ -156,6 +156,8 @@ fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
         .args(["record", "--interval", "0.05", "--run-id", "f"])
         .arg("--out-dir")
         .arg(&mnt)
+        .arg("--prom")
+        .arg(mnt.join("h.prom"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -175,9 +177,20 @@ fn a_full_disk_loses_rows_not_the_sampler_and_writes_again_later() {
     let csv = fs::read_to_string(mnt.join("resources-f.csv")).unwrap_or_default();
     let summary = String::from_utf8_lossy(&out.stdout).into_owned();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let prom = fs::read_to_string(mnt.join("h.prom")).unwrap_or_default();
     drop(tiny);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_whole_rows(&csv);
+    // The --prom file on the same disk: one warning, then written again,
+    // and it counts the CSV's lost rows.
+    assert_eq!(err.matches("cannot write").count(), 2, "{err}");
+    assert!(err.contains("h.prom again"), "{err}");
+    let lost: u64 = prom
+        .lines()
+        .find_map(|l| l.strip_prefix("headroom_csv_rows_lost_total{run_id=\"f\"} "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{prom}"));
+    assert!(lost > 0, "{prom}");
     assert_eq!(
         err.matches("cannot write a row").count(),
         1,

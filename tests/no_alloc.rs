@@ -1,6 +1,6 @@
 //! After start-up, ticks of the recording loop allocate nothing: a counting
 //! global allocator watches N ticks of the sampler, the row formatting, the
-//! CSV write and the summary.
+//! CSV write, the summary and the `--prom` file.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +31,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 use headroom::compilers::CompilerList;
+use headroom::prom::{Labels, PromFile};
 use headroom::record::{CsvOut, Plan, StopFlag, Watch, run};
 use headroom::root::Root;
 use headroom::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
@@ -78,6 +79,11 @@ fn ticks_after_start_up_allocate_nothing() {
     )
     .unwrap();
     let mut csv = CsvOut::create(out.as_fd(), "resources-a.csv", false).unwrap();
+    let mut prom = Box::new(PromFile::create(out.as_fd(), "headroom.prom").unwrap());
+    let labels = Labels {
+        run_id: "a",
+        disk_path: &dir_s,
+    };
     let mut summary = Box::new(Summary::new(None, None));
     let mut warn = NoWarn;
     let mut rows = 0u64;
@@ -97,7 +103,7 @@ fn ticks_after_start_up_allocate_nothing() {
         &Never,
         None,
         &mut warn,
-        &mut |_, _| {},
+        &mut |row, _, summary| prom.update(row, summary, labels, true).unwrap(),
     );
 
     let before = ALLOCS.load(Ordering::SeqCst);
@@ -116,7 +122,8 @@ fn ticks_after_start_up_allocate_nothing() {
         &Never,
         None,
         &mut warn,
-        &mut |row, _| {
+        &mut |row, _, summary| {
+            prom.update(row, summary, labels, true).unwrap();
             rows += 1;
             assert!(row.context.contains("Building C object a.o"));
         },
@@ -130,4 +137,10 @@ fn ticks_after_start_up_allocate_nothing() {
         after - before
     );
     assert_eq!(summary.samples(), 51);
+    prom.finish(&summary, labels).unwrap();
+    let text = std::fs::read_to_string(dir.join("headroom.prom")).unwrap();
+    assert!(
+        text.contains("headroom_samples_total{run_id=\"a\"} 51\n"),
+        "{text}"
+    );
 }

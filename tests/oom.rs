@@ -71,7 +71,8 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Runs `sh -c script` as the build and records it from outside, every
-/// 0.2 s, following `log`, until it exits; returns headroom's output.
+/// 0.2 s, following `log`, until it exits, with `--prom <run_id>.prom`;
+/// returns headroom's output.
 fn record_build(d: &Path, run_id: &str, log: &Path, script: &str) -> std::process::Output {
     let mut build = Command::new("sh").args(["-c", script]).spawn().unwrap();
     let rec = Command::new(BIN)
@@ -82,6 +83,8 @@ fn record_build(d: &Path, run_id: &str, log: &Path, script: &str) -> std::proces
         .arg(log)
         .arg("--watch-pid")
         .arg(build.id().to_string())
+        .arg("--prom")
+        .arg(d.join(format!("{run_id}.prom")))
         .output()
         .unwrap();
     build.wait().unwrap();
@@ -262,6 +265,11 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
         .map(|l| l.split(',').nth(20).unwrap().parse().unwrap())
         .collect();
     assert_eq!(kills.last(), Some(&1), "oom_kills column:\n{csv}");
+    let prom = fs::read_to_string(d.join("oom.prom")).unwrap();
+    assert!(
+        prom.contains("\nheadroom_oom_kills_total{run_id=\"oom\"} 1\n"),
+        "{prom}"
+    );
     let summary = String::from_utf8(rec.stdout).unwrap();
     assert!(summary.contains("kernel OOM-kill events: 1\n"), "{summary}");
     assert!(

@@ -8,7 +8,10 @@
 //! - every option tagged in a subsection exists in that command's `--help`
 //!   (except those listed in [`AHEAD`]);
 //! - every environment variable that `src/*.rs` reads is a `.TP` tag under
-//!   ENVIRONMENT.
+//!   ENVIRONMENT;
+//! - every `CMD --help` ends with two or three examples, and the examples
+//!   there, in the page's EXAMPLES and in README.md's shell blocks name
+//!   real commands and options.
 //!
 //! `renders_without_warnings` runs groff, `mandoc -Tlint` and man-db's
 //! `man`, which a bare machine may lack: it is `#[ignore]`d in a plain
@@ -444,4 +447,143 @@ fn renders_without_warnings() {
     }
     let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
     assert!(wide.is_empty(), "lines wider than 80 columns: {wide:#?}");
+}
+
+/// Problems with the `headroom` command lines in `text` (shell lines, `\`
+/// continuations joined): each `headroom [--root DIR] CMD` must name a
+/// command, and each option up to the end of its own arguments (` -- `,
+/// `|`, `)`, `"`, `&`, `;`, `#`) must be one of CMD's (or be in [`AHEAD`]).
+fn example_problems(text: &str, cmds: &[String], where_: &str) -> Vec<String> {
+    let joined = text.replace("\\\n", " ");
+    let mut problems = Vec::new();
+    let mut helps = std::collections::BTreeMap::new();
+    for line in joined.lines() {
+        for (at, _) in line.match_indices("headroom ") {
+            // Only where a command starts: not `.../release/headroom` or
+            // `install -m 755 headroom /usr/local/bin/`.
+            let before = line[..at].trim_end();
+            if !(before.is_empty()
+                || before.ends_with(['(', '"', '\'', '&', ';', '|', '`'])
+                || before.ends_with("sudo")
+                || before.ends_with("exec"))
+            {
+                continue;
+            }
+            let rest = &line[at + "headroom ".len()..];
+            let end = [" -- ", "|", ")", "\"", "&", ";", "#"]
+                .iter()
+                .filter_map(|t| rest.find(t))
+                .min()
+                .unwrap_or(rest.len());
+            let mut words = rest[..end].split_whitespace().peekable();
+            if words.peek() == Some(&"--root") {
+                words.next();
+                words.next();
+            }
+            let Some(cmd) = words.next() else { continue };
+            let known = cmds.iter().any(|c| c == cmd);
+            if !known && !AHEAD_COMMANDS.contains(&cmd) {
+                problems.push(format!("{where_}: `{line}`: no command `{cmd}`"));
+                continue;
+            }
+            let opts = helps
+                .entry(cmd.to_string())
+                .or_insert_with(|| {
+                    if known {
+                        help_options(&help(&[cmd]))
+                    } else {
+                        BTreeSet::new()
+                    }
+                })
+                .clone();
+            for w in words {
+                let name = w.split('=').next().unwrap_or(w);
+                let is_opt = name.starts_with("--") && name.len() > 2
+                    || name.len() == 2 && name.starts_with('-');
+                if is_opt
+                    && name != "--help"
+                    && !opts.contains(name)
+                    && !AHEAD.contains(&(cmd, name))
+                {
+                    problems.push(format!("{where_}: `{line}`: {cmd} has no {name}"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// The `.EX`/`.EE` blocks of roff lines as printed: `\-` `\e` `\(dq` undone.
+fn unroff(lines: &[&str]) -> String {
+    let mut inside = false;
+    lines
+        .iter()
+        .filter(|l| {
+            match **l {
+                ".EX" => inside = true,
+                ".EE" => inside = false,
+                _ => {}
+            }
+            inside && !l.starts_with('.')
+        })
+        .map(|l| {
+            l.replace(r"\-", "-")
+                .replace(r"\e", "\\")
+                .replace(r"\(dq", "\"")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_help_ends_with_examples_of_real_options() {
+    let cmds = commands();
+    let mut problems = Vec::new();
+    for cmd in &cmds {
+        let text = help(&[cmd]);
+        let examples = help_section(&text, "Examples:");
+        if !(2..=3).contains(&examples.len()) {
+            problems.push(format!("{cmd} --help: {} examples", examples.len()));
+        }
+        if !text
+            .trim_end()
+            .ends_with(examples.last().map_or("?", |l| l.trim_end()))
+        {
+            problems.push(format!("{cmd} --help does not end with its examples"));
+        }
+        let lines: Vec<&str> = examples.iter().map(|l| l.trim()).collect();
+        if !lines.iter().all(|l| l.contains(&format!("headroom {cmd}"))) {
+            problems.push(format!("{cmd} --help: an example without `headroom {cmd}`"));
+        }
+        problems.extend(example_problems(
+            &lines.join("\n"),
+            &cmds,
+            &format!("{cmd} --help"),
+        ));
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn the_examples_of_the_page_and_readme_use_real_options() {
+    let cmds = commands();
+    let page = page();
+    let shown = unroff(&section(&page, "EXAMPLES"));
+    assert!(
+        shown.contains("headroom run"),
+        "no .EX blocks read:\n{shown}"
+    );
+    let mut problems = example_problems(&shown, &cmds, "src/headroom.1 EXAMPLES");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    // The shell blocks only: prose may say "headroom record" loosely.
+    let blocks: Vec<&str> = readme
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .filter(|b| b.starts_with("sh\n") || b.starts_with("console\n"))
+        .collect();
+    assert!(!blocks.is_empty(), "README.md has no ```sh blocks");
+    problems.extend(example_problems(&blocks.join("\n"), &cmds, "README.md"));
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -52,6 +52,9 @@ enum Cmd {
 /// SIGTERM, SIGHUP).
 #[derive(FromArgs)]
 #[argh(subcommand, name = "record")]
+#[argh(example = "make -j4 >build.log 2>&1 & {command_name} --stage-log build.log --watch-pid $!")]
+#[argh(example = "{command_name} --out-dir ~/build-logs --run-id pi-build --interval 5")]
+#[argh(example = "{command_name} --count 20 --interval 1 --compat")]
 struct RecordArgs {
     /// output directory (default: $LOG_DIR, else .)
     #[argh(option)]
@@ -114,6 +117,9 @@ struct RecordArgs {
 /// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
 #[derive(FromArgs)]
 #[argh(subcommand, name = "run")]
+#[argh(example = "{command_name} --out-dir ~/build-logs --run-id pi-build -- make -j4")]
+#[argh(example = "{command_name} --stage-log build.log -- sh -c 'make -j4 >build.log 2>&1'")]
+#[argh(example = "make CC=\"{command_name} --actions $PWD/actions.csv -- gcc\" -j4")]
 struct RunArgs {
     /// output directory (default: $LOG_DIR, else .)
     #[argh(option)]
@@ -172,6 +178,9 @@ struct RunArgs {
 /// and to <csv minus .csv>.summary.txt.
 #[derive(FromArgs)]
 #[argh(subcommand, name = "summarize")]
+#[argh(example = "{command_name} ~/build-logs/resources-pi-build.csv")]
+#[argh(example = "{command_name} --json resources-run.csv | jq .min_mem_avail")]
+#[argh(example = "{command_name} --near-oom-mb 512 --low-disk-gb 2 resources-run.csv")]
 struct SummarizeArgs {
     /// the CSV file
     #[argh(positional)]
@@ -191,6 +200,9 @@ struct SummarizeArgs {
 /// wall-time bucket, the actions that ended on a signal, the longest ones.
 #[derive(FromArgs)]
 #[argh(subcommand, name = "actions")]
+#[argh(example = "{command_name} actions.csv")]
+#[argh(example = "{command_name} --top 20 --min-wall 30 actions.csv")]
+#[argh(example = "{command_name} --json actions.csv | jq .buckets")]
 struct ActionsArgs {
     /// the actions CSV
     #[argh(positional)]
@@ -212,6 +224,9 @@ struct ActionsArgs {
 /// RUST_MB_PER_JOB, CPP_HEAVY_MB_PER_JOB.
 #[derive(FromArgs)]
 #[argh(subcommand, name = "jobs")]
+#[argh(example = "make -j\"$({command_name} --profile heavy)\"")]
+#[argh(example = "{command_name} --explain")]
+#[argh(example = "{command_name} --from ~/build-logs/resources-pi-build.csv --explain")]
 struct JobsArgs {
     #[argh(option, default = "String::from(\"generic\")")]
     /// generic (2000 MB per job, 800 aggressive), rust (2500/1200) or heavy (4096)
@@ -243,6 +258,9 @@ struct JobsArgs {
 /// fit, the swap to add and how (zram, dphys-swapfile or a swapfile).
 #[derive(FromArgs)]
 #[argh(subcommand, name = "advise")]
+#[argh(example = "{command_name} --profile heavy")]
+#[argh(example = "{command_name} --from ~/build-logs/resources-pi-build.csv")]
+#[argh(example = "{command_name} --cores 4 --avail-mb 900 --peak-mb 1500")]
 struct AdviseArgs {
     #[argh(option, default = "String::from(\"generic\")")]
     /// generic, rust or heavy
@@ -275,6 +293,9 @@ struct AdviseArgs {
 /// disk, cgroup limits, cores, memory pressure, OOM kills.
 #[derive(FromArgs)]
 #[argh(subcommand, name = "status")]
+#[argh(example = "{command_name}")]
+#[argh(example = "{command_name} --disk-path ~/src")]
+#[argh(example = "{command_name} --root boards/rpi4-4g-zram   # a board in the source tree")]
 struct StatusArgs {
     /// directory on the build disk (default: $BUILDKIT_CACHE_DIR, else
     /// $HOME, else /; / for a --root tree)

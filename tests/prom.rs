@@ -169,6 +169,15 @@ fn record_on_a_board_exposes_the_last_rows_figures_in_base_units() {
     let stage = get(&samples, "headroom_stage_info");
     assert_eq!(stage.labels[1].0, "stage");
     assert_eq!(stage.value, "1");
+    // Every family is documented in the man page.
+    let page =
+        fs::read_to_string(format!("{}/src/headroom.1", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for name in types.keys() {
+        assert!(
+            page.contains(&format!(".BR {name} \"")),
+            "{name} not in src/headroom.1"
+        );
+    }
     // No temporary file is left beside it.
     let names: Vec<_> = fs::read_dir(&d)
         .unwrap()

@@ -200,6 +200,19 @@ impl Summary {
         )
     }
 
+    /// The near-OOM threshold in force, MiB of MemAvailable: given, else
+    /// set from the first row observed with memory figures (scaled on a
+    /// small host), else the toolchain's default. `plot` draws this line.
+    pub fn near_oom(&self) -> Threshold {
+        self.thresholds().0
+    }
+
+    /// The low-disk threshold in force, GiB free, chosen as
+    /// [`Summary::near_oom`] is (from the first row with disk figures).
+    pub fn low_disk(&self) -> Threshold {
+        self.thresholds().1
+    }
+
     /// Takes one row into account. Memory (or disk) figures of a row whose
     /// source could not be read are left out: a 0 written for a missing
     /// /proc/meminfo is not an OOM edge.

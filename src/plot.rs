@@ -1127,9 +1127,15 @@ fn time_step(span: u64) -> u64 {
         })
 }
 
-/// Seconds as `45s`, `12m05s` or `3h07m`.
+/// Seconds as `45s`, `12m05s`, `3h07m` or `2d05h`.
+///
+/// # Errors
+/// Only those of `w`.
 pub fn duration<W: uWrite>(w: &mut W, s: u64) -> Result<(), W::Error> {
-    if s < 60 {
+    if s >= 86400 {
+        let h = s / 3600 % 24;
+        uwrite!(w, "{}d{}{}h", s / 86400, if h < 10 { "0" } else { "" }, h)
+    } else if s < 60 {
         uwrite!(w, "{}s", s)
     } else if s < 3600 {
         uwrite!(
@@ -1531,6 +1537,8 @@ mod tests {
         assert_eq!(d(59), "59s");
         assert_eq!(d(65), "1m05s");
         assert_eq!(d(3600 + 7 * 60 + 5), "1h07m");
+        assert_eq!(d(86400 * 2 + 5 * 3600 + 59), "2d05h");
+        assert_eq!(d(u64::MAX), "213503982334601d07h");
         assert_eq!(time_step(18), 5);
         assert_eq!(time_step(0), 1);
         assert_eq!(time_step(9000), 1800);

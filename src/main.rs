@@ -45,6 +45,7 @@ enum Cmd {
     Jobs(JobsArgs),
     Advise(AdviseArgs),
     Status(StatusArgs),
+    Plot(PlotArgs),
 }
 
 /// Sample the host every --interval seconds into resources-<run-id>.csv and
@@ -306,6 +307,28 @@ struct StatusArgs {
     root: Option<String>,
 }
 
+/// Draw a recorded CSV (headroom's or the toolchain's) as one self-contained
+/// SVG: RAM used and available, swap, zram, disk free, CPU % and compilers
+/// over time, stage bands, the near-OOM line and a marker at each OOM kill.
+/// Prints the SVG's path on stdout (nothing else with -o -).
+#[derive(FromArgs)]
+#[argh(
+    subcommand,
+    name = "plot",
+    example = "{command_name} ~/build-logs/resources-pi-build.csv   # writes resources-pi-build.svg beside it",
+    example = "{command_name} resources-run.csv -o /var/www/html/build.svg",
+    example = "{command_name} resources-run.csv -o - | gzip >build.svgz"
+)]
+struct PlotArgs {
+    /// the CSV file
+    #[argh(positional)]
+    file: String,
+    /// the SVG to write (default: the CSV's path with .csv replaced by
+    /// .svg); - writes it to stdout
+    #[argh(option, short = 'o')]
+    out: Option<String>,
+}
+
 /// Parses seconds with up to three decimals into milliseconds.
 fn parse_interval(s: &str) -> Result<u64, String> {
     let bad = || format!("bad interval '{s}': expected seconds such as 15, 0.5 or 0");
@@ -468,6 +491,7 @@ fn main() -> ExitCode {
             a.root = a.root.or(cli.root);
             status_cmd(a)
         }
+        Cmd::Plot(a) => plot_cmd(a),
     };
     match result {
         Ok(code) => code,
@@ -1926,6 +1950,172 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         &kept,
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `plot`: two streaming passes over the CSV (headroom::plot), then the SVG
+/// into a temporary file beside the output, renamed over it when whole.
+fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
+    use headroom::plot::{Plot, Scan};
+    if a.file.is_empty() {
+        return usage("plot: the CSV path must not be empty");
+    }
+    if a.out.as_deref() == Some("") {
+        return usage("plot: -o needs a path, or - for stdout");
+    }
+    let not_csv = |e| match e {
+        CsvError::MissingColumn(c) => Fail(format!(
+            "{}: not a resource CSV (the header has no '{c}' column)",
+            a.file
+        )),
+        CsvError::HeaderTooLong => Fail(format!(
+            "{}: not a resource CSV (the first line is not a header)",
+            a.file
+        )),
+    };
+    let fd = open_regular(&a.file)?;
+    let mut scan = Box::new(Scan::new(None));
+    let mut rows = Box::new(CsvRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |r| scan.observe(r)),
+        not_csv,
+    )?;
+    if scan.rows() == 0 {
+        let why = match (rows.skipped, rustix::fs::fstat(&fd).map(|s| s.st_size)) {
+            (0, Ok(0)) => "the file is empty".to_string(),
+            (0, _) => "a header and no rows".to_string(),
+            (1, _) => "its only row is malformed".to_string(),
+            (n, _) => format!("all {n} rows are malformed"),
+        };
+        return Err(Fail(format!("{}: no samples to plot ({why})", a.file)));
+    }
+    rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0))
+        .map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
+    let mut plot = Box::new(Plot::new(&scan));
+    plot.skipped = rows.skipped;
+    let mut rows = Box::new(CsvRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |r| plot.observe(r)),
+        not_csv,
+    )?;
+    let title = std::path::Path::new(&a.file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| a.file.clone());
+    if a.out.as_deref() == Some("-") {
+        // SAFETY: fd 1 stays open for the life of the process (guard_std_fds).
+        let mut sink = FdSink::new(unsafe { BorrowedFd::borrow_raw(1) });
+        return match plot.render(&title, &mut sink).and_then(|()| sink.flush()) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            // `plot x.csv -o - | head`: a closed pipe is not an error.
+            Err(rustix::io::Errno::PIPE) => Ok(ExitCode::SUCCESS),
+            Err(e) => Err(Fail(format!("stdout: {}", errtext(e)))),
+        };
+    }
+    let out = match a.out {
+        Some(o) => o,
+        None => format!("{}.svg", a.file.strip_suffix(".csv").unwrap_or(&a.file)),
+    };
+    let path = std::path::Path::new(&out);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Fail(format!("{out}: not a file name")))?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_string_lossy().into_owned(),
+        _ => ".".to_string(),
+    };
+    let dir = rustix::fs::open(
+        parent.as_str(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| Fail(format!("{parent}: {}", errtext(e))))?;
+    // As record refuses a symlink at the CSV path: its target is never
+    // written (and the rename below would only replace the link itself).
+    if let Ok(st) = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        && rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+    {
+        return Err(Fail(format!(
+            "{out}: is a symlink; refused (its target is not written)"
+        )));
+    }
+    let tmp = format!(".{name}.{}.tmp", std::process::id());
+    let cannot = |e| Fail(format!("cannot write {out}: {}", errtext(e)));
+    let file = rustix::fs::openat(
+        &dir,
+        tmp.as_str(),
+        rustix::fs::OFlags::WRONLY
+            | rustix::fs::OFlags::CREATE
+            | rustix::fs::OFlags::EXCL
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .map_err(cannot)?;
+    let mut sink = FdSink::new(file.as_fd());
+    let written = plot
+        .render(&title, &mut sink)
+        .and_then(|()| sink.flush())
+        .and_then(|()| rustix::fs::renameat(&dir, tmp.as_str(), &dir, name));
+    if let Err(e) = written {
+        let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), rustix::fs::AtFlags::empty());
+        return Err(cannot(e));
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A [`ufmt::uWrite`] sink over a file descriptor: text is gathered in a
+/// 64 KiB buffer and written out when it fills and at [`FdSink::flush`].
+struct FdSink<'a> {
+    fd: BorrowedFd<'a>,
+    buf: Vec<u8>,
+}
+
+impl<'a> FdSink<'a> {
+    const CAP: usize = 64 * 1024;
+
+    fn new(fd: BorrowedFd<'a>) -> FdSink<'a> {
+        FdSink {
+            fd,
+            buf: Vec::with_capacity(Self::CAP),
+        }
+    }
+
+    /// Writes out what is buffered (all of it, or an error).
+    fn flush(&mut self) -> Result<(), rustix::io::Errno> {
+        let mut rest = &self.buf[..];
+        while !rest.is_empty() {
+            match rustix::io::write(self.fd, rest) {
+                Ok(0) => return Err(rustix::io::Errno::NOSPC),
+                Ok(n) => rest = &rest[n..],
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl ufmt::uWrite for FdSink<'_> {
+    type Error = rustix::io::Errno;
+
+    fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+        if self.buf.len() + s.len() > Self::CAP {
+            self.flush()?;
+        }
+        self.buf.extend_from_slice(s.as_bytes());
+        if self.buf.len() >= Self::CAP {
+            self.flush()?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

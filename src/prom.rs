@@ -288,7 +288,9 @@ pub fn render(
     o.one(&LOST, None, int(summary.lost))?;
     o.one(&MEM_AVAIL, None, mem(row.mem_avail_mb))?;
     o.one(&MEM_USED, None, mem(row.mem_used_mb))?;
-    o.one(&NEAR_OOM, None, summary.near_oom_mb().and_then(mib))?;
+    // Once a row had memory figures the summary has set the threshold from
+    // them (scaled on a small host), so it is never the bare default here.
+    o.one(&NEAR_OOM, None, mem(summary.near_oom().value()))?;
     o.one(&SWAP_USED, None, mem(row.swap_used_mb))?;
     o.one(&SWAP_TOTAL, None, e.swap_total_mb.and_then(mib))?;
     o.one(&ZRAM_STORED, None, e.zram_stored_mb.and_then(mib))?;

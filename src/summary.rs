@@ -163,12 +163,6 @@ impl Summary {
         self.oom_kills
     }
 
-    /// The near-OOM threshold in MiB of MemAvailable: given, or set from the
-    /// first row with memory figures; `None` before such a row.
-    pub fn near_oom_mb(&self) -> Option<u64> {
-        self.near_oom.map(Threshold::value)
-    }
-
     /// Number of rows observed.
     pub fn samples(&self) -> u64 {
         self.samples
@@ -211,6 +205,20 @@ impl Summary {
             self.low_disk
                 .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB)),
         )
+    }
+
+    /// The near-OOM threshold in force, MiB of MemAvailable: given, else
+    /// set from the first row observed with memory figures (scaled on a
+    /// small host), else the toolchain's default. `plot` draws this line;
+    /// `--prom` exposes it.
+    pub fn near_oom(&self) -> Threshold {
+        self.thresholds().0
+    }
+
+    /// The low-disk threshold in force, GiB free, chosen as
+    /// [`Summary::near_oom`] is (from the first row with disk figures).
+    pub fn low_disk(&self) -> Threshold {
+        self.thresholds().1
     }
 
     /// Takes one row into account. Memory (or disk) figures of a row whose

@@ -1,0 +1,462 @@
+//! `headroom plot` end to end: the built binary on the toolchain's sample
+//! CSV, on a run recorded from a board root, on a CSV with OOM kills and
+//! hostile text, and on bad input; every SVG checked for well-formedness.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+fn headroom(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("plot-{name}"));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Checks that `svg` is well-formed XML as far as this SVG needs: one
+/// root `<svg>`, every tag closed in order, attributes quoted, and no
+/// raw `<` or `&` outside markup that is not an entity. Returns the number
+/// of elements.
+fn well_formed(svg: &str) -> usize {
+    let b = svg.as_bytes();
+    let mut i = 0;
+    let mut stack: Vec<&str> = Vec::new();
+    let mut elements = 0;
+    let mut roots = 0;
+    let entity = |at: usize| -> bool {
+        let rest = &svg[at..];
+        ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"]
+            .iter()
+            .any(|e| rest.starts_with(e))
+    };
+    assert!(svg.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
+    i += svg.find("?>").unwrap() + 2;
+    while i < b.len() {
+        match b[i] {
+            b'<' => {
+                let end = i + svg[i..].find('>').expect("unclosed tag");
+                let tag = &svg[i + 1..end];
+                if let Some(name) = tag.strip_prefix('/') {
+                    assert_eq!(stack.pop(), Some(name), "mismatched </{name}> at {i}");
+                } else {
+                    let self_closing = tag.ends_with('/');
+                    let tag = tag.trim_end_matches('/');
+                    let name = tag.split_whitespace().next().unwrap();
+                    assert!(
+                        name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'),
+                        "bad tag name {name:?}"
+                    );
+                    // Attributes: name="value" pairs, values without < or raw &.
+                    let mut rest = tag[name.len()..].trim_start();
+                    while !rest.is_empty() {
+                        let eq = rest.find("=\"").expect("unquoted attribute");
+                        let close = rest[eq + 2..].find('"').expect("open attribute") + eq + 2;
+                        let value = &rest[eq + 2..close];
+                        assert!(!value.contains('<'), "< in attribute {value:?}");
+                        for (j, _) in value.match_indices('&') {
+                            let at = i + 1 + (value.as_ptr() as usize - tag.as_ptr() as usize) + j;
+                            assert!(entity(at), "raw & in attribute {value:?}");
+                        }
+                        rest = rest[close + 1..].trim_start();
+                    }
+                    elements += 1;
+                    if stack.is_empty() {
+                        roots += 1;
+                    }
+                    if !self_closing {
+                        stack.push(name);
+                    }
+                }
+                i = end + 1;
+            }
+            b'&' => {
+                assert!(
+                    entity(i),
+                    "raw & at {i}: {:?}",
+                    &svg[i..(i + 20).min(b.len())]
+                );
+                i += 1;
+            }
+            b'>' => panic!("raw > in text at {i}"),
+            c => {
+                assert!(c >= 0x20 || c == b'\n', "control byte {c} at {i}");
+                i += 1;
+            }
+        }
+    }
+    assert!(stack.is_empty(), "unclosed: {stack:?}");
+    assert_eq!(roots, 1, "one root element");
+    assert!(
+        svg[svg.find("?>").unwrap() + 2..]
+            .trim_start()
+            .starts_with("<svg ")
+    );
+    elements
+}
+
+/// Runs plot on `csv` and returns the SVG it wrote (the path printed).
+fn plot_ok(csv: &Path) -> String {
+    let out = headroom(&["plot", s(csv)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let svg_path = csv.with_extension("svg");
+    assert_eq!(printed, format!("{}\n", s(&svg_path)));
+    let svg = fs::read_to_string(&svg_path).unwrap();
+    well_formed(&svg);
+    svg
+}
+
+fn no_temp_files(dir: &Path) {
+    for e in fs::read_dir(dir).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!n.ends_with(".tmp"), "temp file left: {n}");
+    }
+}
+
+#[test]
+fn the_checker_rejects_broken_xml() {
+    for bad in [
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg a=\"1\"><g></svg>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg a=\"1\">a<b</svg>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg a=\"1\">a & b</svg>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg a=\"x&y\"></svg>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg a=1></svg>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg></svg><svg></svg>",
+    ] {
+        assert!(
+            std::panic::catch_unwind(|| well_formed(bad)).is_err(),
+            "{bad}"
+        );
+    }
+    let ok = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg a=\"&amp;\"><g/>a &lt; b</svg>\n";
+    assert_eq!(well_formed(ok), 2);
+}
+
+#[test]
+fn toolchain_sample_csv() {
+    let d = scratch("toolchain");
+    let csv = d.join("toolchain-cargo-build.csv");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/toolchain-cargo-build.csv"),
+        &csv,
+    )
+    .unwrap();
+    let svg = plot_ok(&csv);
+    for col in [
+        "mem_used_mb",
+        "mem_avail_mb",
+        "swap_used_mb",
+        "disk_avail_mb",
+        "cpu_pct",
+        "compilers",
+    ] {
+        assert!(
+            svg.contains(&format!("<polyline class=\"series\" data-series=\"{col}\"")),
+            "{col}"
+        );
+    }
+    assert!(!svg.contains("data-series=\"zram"));
+    assert!(svg.contains("not in this CSV (omitted): zram stored (MiB), zram RAM (MiB)"));
+    assert!(svg.contains("<title>stage build: 0s to 18s after the start, 18 rows</title>"));
+    assert!(svg.contains("<title>headroom plot: toolchain-cargo-build.csv</title>"));
+    assert!(svg.contains("18 samples, duration 18s"));
+    // The near-OOM line: this 24 GB host keeps the toolchain's 4096 MB.
+    assert!(svg.contains("near-OOM &lt; 4096 MiB"));
+    assert!(svg.contains("OOM kills: unknown"));
+    no_temp_files(&d);
+}
+
+#[test]
+fn a_run_recorded_from_a_board_root() {
+    let d = scratch("board");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards/rpi4-4g-zram");
+    let out = headroom(&[
+        "--root",
+        s(&root),
+        "record",
+        "--count",
+        "4",
+        "--interval",
+        "0",
+        "--label",
+        "board-stage",
+        "--run-id",
+        "b",
+        "--out-dir",
+        s(&d),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = plot_ok(&d.join("resources-b.csv"));
+    for col in ["zram_stored_mb", "zram_ram_mb", "mem_used_mb", "cpu_pct"] {
+        assert!(svg.contains(&format!("data-series=\"{col}\"")), "{col}");
+    }
+    assert!(
+        !svg.contains("not in this CSV"),
+        "a full CSV has every series"
+    );
+    assert!(svg.contains("4 samples"));
+    assert!(svg.contains("<title>stage board-stage: "));
+    assert!(svg.contains(", no OOM kill"));
+    // 4 GB board: the summary's threshold scaled to 1/8 of RAM.
+    assert!(svg.contains("(scaled from "), "{svg}");
+}
+
+/// A headroom CSV (25 columns) with OOM kills; the context is CSV-quoted.
+fn oom_csv(rows: usize) -> String {
+    let mut t = String::from(headroom::row::HEADER_FULL);
+    let mut kills = 0;
+    for i in 0..rows {
+        let e = 1_796_000_000 + 15 * i as u64;
+        let iso = headroom::clock::Iso::from_epoch(e);
+        if i == rows / 2 || i == rows / 2 + 3 {
+            kills += 1;
+        }
+        let (stage, ctx) = if i == rows / 2 {
+            ("st<&>'age", "ld <&>\"\"'x.so")
+        } else {
+            ("compile", "[ 10%] Building CXX object a.o")
+        };
+        let used = 1000 + (i % 97) as u64 * 20;
+        t.push_str(&format!(
+            "{e},{},{},1.00,{},{used},{},50,0,12,40,{},{stage},\"{ctx}\",2048,{},{},900,5,12288,{kills},,0.10,700,cc1plus\n",
+            iso.as_str(),
+            15 * i,
+            i % 101,
+            4000 - used,
+            i % 5,
+            used / 4,
+            used / 12
+        ));
+    }
+    t
+}
+
+#[test]
+fn oom_kills_are_marked_with_escaped_hover_text() {
+    let d = scratch("oom");
+    let csv = d.join("resources-oom.csv");
+    fs::write(&csv, oom_csv(40)).unwrap();
+    let svg = plot_ok(&csv);
+    assert_eq!(svg.matches("<g class=\"oom-kill\">").count(), 2);
+    // `"` is never kept in a context (the reader makes it a space); the
+    // rest is escaped.
+    let want = "(5m00s after the start), stage=st&lt;&amp;&gt;&apos;age, context=ld &lt;&amp;&gt; &apos;x.so</title>";
+    assert!(svg.contains(want), "{svg}");
+    assert!(!svg.contains("<&>"));
+    assert!(svg.contains("2 OOM kill(s)"));
+    assert!(svg.contains("<title>stage st&lt;&amp;&gt;&apos;age: "));
+}
+
+#[test]
+fn output_path_options() {
+    let d = scratch("out");
+    let csv = d.join("run.csv");
+    fs::write(&csv, oom_csv(5)).unwrap();
+    // -o elsewhere.
+    let other = d.join("elsewhere.svg");
+    let out = headroom(&["plot", s(&csv), "-o", s(&other)]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{}\n", s(&other))
+    );
+    well_formed(&fs::read_to_string(&other).unwrap());
+    assert!(!d.join("run.svg").exists());
+    // -o -: the SVG on stdout and nothing else.
+    let out = headroom(&["plot", s(&csv), "-o", "-"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text, fs::read_to_string(&other).unwrap());
+    // A name without .csv gets .svg appended.
+    let bare = d.join("data");
+    fs::copy(&csv, &bare).unwrap();
+    let out = headroom(&["plot", s(&bare)]);
+    assert!(out.status.success());
+    assert!(d.join("data.svg").exists());
+    // Relative path, in the working directory.
+    let out = Command::new(BIN)
+        .args(["plot", "run.csv"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "run.svg\n");
+    no_temp_files(&d);
+}
+
+#[test]
+fn a_symlink_at_the_output_path_is_refused() {
+    let d = scratch("symlink");
+    let csv = d.join("run.csv");
+    fs::write(&csv, oom_csv(5)).unwrap();
+    let target = d.join("precious.txt");
+    fs::write(&target, "keep me").unwrap();
+    std::os::unix::fs::symlink(&target, d.join("run.svg")).unwrap();
+    let out = headroom(&["plot", s(&csv)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("symlink"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me");
+    assert!(
+        fs::symlink_metadata(d.join("run.svg"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    no_temp_files(&d);
+}
+
+#[test]
+fn a_failed_write_leaves_no_half_svg() {
+    let d = scratch("fail");
+    let csv = d.join("run.csv");
+    fs::write(&csv, oom_csv(5)).unwrap();
+    // The output name is a directory: the rename fails, the temp file goes.
+    fs::create_dir(d.join("run.svg")).unwrap();
+    let out = headroom(&["plot", s(&csv)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("headroom: cannot write "));
+    no_temp_files(&d);
+    // A directory that does not exist.
+    let out = headroom(&["plot", s(&csv), "-o", s(&d.join("nope/x.svg"))]);
+    assert_eq!(out.status.code(), Some(1));
+    // /dev/full as stdout: ENOSPC is an error, one line.
+    let full = fs::OpenOptions::new().write(true).open("/dev/full");
+    if let Ok(full) = full {
+        let out = Command::new(BIN)
+            .args(["plot", s(&csv), "-o", "-"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("stdout: No space left"));
+    }
+    // A bad CSV does not touch an existing SVG.
+    let good = d.join("good.csv");
+    fs::write(&good, oom_csv(5)).unwrap();
+    let before = plot_ok(&good);
+    fs::write(&good, "not,a,csv\n").unwrap();
+    assert_eq!(headroom(&["plot", s(&good)]).status.code(), Some(1));
+    assert_eq!(fs::read_to_string(d.join("good.svg")).unwrap(), before);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_1() {
+    let d = scratch("bad");
+    let header = headroom::row::HEADER_FULL;
+    let cases: [(&str, String, &str); 6] = [
+        (
+            "empty.csv",
+            String::new(),
+            "no samples to plot (the file is empty)",
+        ),
+        (
+            "header.csv",
+            header.to_string(),
+            "no samples to plot (a header and no rows)",
+        ),
+        (
+            "malformed.csv",
+            format!("{header}x,y\n1,2,3\n"),
+            "no samples to plot (all 2 rows are malformed)",
+        ),
+        (
+            "one-bad.csv",
+            format!("{header}x,y\n"),
+            "no samples to plot (its only row is malformed)",
+        ),
+        (
+            "text.csv",
+            "hello world\nthis is not a csv\n".to_string(),
+            "not a resource CSV (the header has no 'epoch' column)",
+        ),
+        (
+            "binary.csv",
+            String::from_utf8_lossy(&[0u8; 10_000]).into_owned(),
+            "not a resource CSV",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let p = d.join(name);
+        fs::write(&p, body).unwrap();
+        let out = headroom(&["plot", s(&p)]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(out.stdout.is_empty());
+        assert!(!p.with_extension("svg").exists(), "{name}");
+    }
+    for (args, code) in [
+        (vec!["plot"], 2),
+        (vec!["plot", ""], 2),
+        (vec!["plot", "x.csv", "-o", ""], 2),
+        (vec!["plot", "x.csv", "--bogus"], 2),
+        (vec!["plot", s(&d.join("missing.csv"))], 1),
+        (vec!["plot", "/dev/null"], 1),
+        (vec!["plot", s(&d)], 1),
+    ] {
+        let out = headroom(&args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+    no_temp_files(&d);
+}
+
+#[test]
+fn one_row_and_time_going_backwards_still_plot() {
+    let d = scratch("odd");
+    let body = oom_csv(6);
+    let mut lines: Vec<&str> = body.lines().collect();
+    let one = format!("{}\n{}\n", lines[0], lines[1]);
+    fs::write(d.join("one.csv"), one).unwrap();
+    let svg = plot_ok(&d.join("one.csv"));
+    assert!(svg.contains("1 samples, duration 0s"));
+    assert!(svg.contains("data-series=\"mem_used_mb\""));
+    // Reversed rows, and a duplicate.
+    let dup = lines[3];
+    lines[1..].reverse();
+    lines.push(dup);
+    fs::write(d.join("back.csv"), lines.join("\n") + "\n").unwrap();
+    let svg = plot_ok(&d.join("back.csv"));
+    assert!(svg.contains("7 samples, duration 1m15s"));
+}
+
+#[test]
+fn output_is_bounded_whatever_the_row_count() {
+    let d = scratch("big");
+    let csv = d.join("big.csv");
+    fs::write(&csv, oom_csv(30_000)).unwrap();
+    let svg = plot_ok(&csv);
+    assert!(svg.len() < 1024 * 1024, "{} bytes", svg.len());
+    assert!(svg.contains("30000 samples"));
+}
+
+#[test]
+fn help_shows_examples() {
+    let out = headroom(&["plot", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples:"), "{text}");
+    assert!(text.contains("plot resources-run.csv -o -"), "{text}");
+}

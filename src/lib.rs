@@ -48,4 +48,5 @@ pub mod actions;
 pub mod advise;
 pub mod prom;
 pub mod record;
+pub mod replace;
 pub mod sampler;

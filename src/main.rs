@@ -1379,15 +1379,14 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     }
 }
 
-/// Opens `--prom FILE` (its directory must exist) and writes it once,
-/// empty, so a path that cannot be written fails now, not at the first row.
-fn open_prom(path: &str) -> Result<headroom::prom::PromFile, Fail> {
-    use headroom::prom::{PromError, PromFile};
+/// Opens the directory of `path` (which must exist) and returns it with
+/// the file name; `what` names the path in messages (`--prom`, `-o`).
+fn open_parent(path: &str, what: &str) -> Result<(OwnedFd, String), Fail> {
     let p = std::path::Path::new(path);
     let name = p
         .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| Fail(format!("--prom {path}: the file name is not UTF-8")))?;
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Fail(format!("{what} {path}: not a file path")))?;
     let parent = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_string_lossy().into_owned(),
         _ => ".".into(),
@@ -1399,13 +1398,21 @@ fn open_prom(path: &str) -> Result<headroom::prom::PromFile, Fail> {
     )
     .map_err(|e| {
         Fail(format!(
-            "cannot write --prom {path}: {parent}: {}",
+            "cannot write {what} {path}: {parent}: {}",
             errtext(e)
         ))
     })?;
-    PromFile::create(dir.as_fd(), name).map_err(|e| {
+    Ok((dir, name))
+}
+
+/// Opens `--prom FILE` and writes it once, empty, so a path that cannot be
+/// written fails now, not at the first row.
+fn open_prom(path: &str) -> Result<headroom::prom::PromFile, Fail> {
+    use headroom::prom::{PromError, PromFile};
+    let (dir, name) = open_parent(path, "--prom")?;
+    PromFile::create(dir.as_fd(), &name).map_err(|e| {
         Fail(match e {
-            PromError::Name => format!("--prom {path}: the file name is longer than 200 bytes"),
+            PromError::Name => format!("--prom {path}: the file name is longer than 240 bytes"),
             PromError::Symlink => {
                 format!("--prom {path} is a symlink: refusing to write through it")
             }
@@ -2019,52 +2026,21 @@ fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
         Some(o) => o,
         None => format!("{}.svg", a.file.strip_suffix(".csv").unwrap_or(&a.file)),
     };
-    let path = std::path::Path::new(&out);
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| Fail(format!("{out}: not a file name")))?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_string_lossy().into_owned(),
-        _ => ".".to_string(),
-    };
-    let dir = rustix::fs::open(
-        parent.as_str(),
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(|e| Fail(format!("{parent}: {}", errtext(e))))?;
+    let (dir, name) = open_parent(&out, "-o")?;
     // As record refuses a symlink at the CSV path: its target is never
-    // written (and the rename below would only replace the link itself).
-    if let Ok(st) = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-        && rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
-    {
+    // written (and the rename would only replace the link itself).
+    if headroom::replace::is_symlink(dir.as_fd(), &name) {
         return Err(Fail(format!(
             "{out}: is a symlink; refused (its target is not written)"
         )));
     }
-    let tmp = format!(".{name}.{}.tmp", std::process::id());
     let cannot = |e| Fail(format!("cannot write {out}: {}", errtext(e)));
-    let file = rustix::fs::openat(
-        &dir,
-        tmp.as_str(),
-        rustix::fs::OFlags::WRONLY
-            | rustix::fs::OFlags::CREATE
-            | rustix::fs::OFlags::EXCL
-            | rustix::fs::OFlags::NOFOLLOW
-            | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::from_raw_mode(0o644),
-    )
+    let tmp = headroom::replace::tmp_name(&name).map_err(cannot)?;
+    headroom::replace::replace(dir.as_fd(), &name, &tmp, |fd| {
+        let mut sink = FdSink::new(fd);
+        plot.render(&title, &mut sink).and_then(|()| sink.flush())
+    })
     .map_err(cannot)?;
-    let mut sink = FdSink::new(file.as_fd());
-    let written = plot
-        .render(&title, &mut sink)
-        .and_then(|()| sink.flush())
-        .and_then(|()| rustix::fs::renameat(&dir, tmp.as_str(), &dir, name));
-    if let Err(e) = written {
-        let _ = rustix::fs::unlinkat(&dir, tmp.as_str(), rustix::fs::AtFlags::empty());
-        return Err(cannot(e));
-    }
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
     Ok(ExitCode::SUCCESS)
@@ -2089,15 +2065,7 @@ impl<'a> FdSink<'a> {
 
     /// Writes out what is buffered (all of it, or an error).
     fn flush(&mut self) -> Result<(), rustix::io::Errno> {
-        let mut rest = &self.buf[..];
-        while !rest.is_empty() {
-            match rustix::io::write(self.fd, rest) {
-                Ok(0) => return Err(rustix::io::Errno::NOSPC),
-                Ok(n) => rest = &rest[n..],
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e),
-            }
-        }
+        headroom::replace::write_all(self.fd, &self.buf)?;
         self.buf.clear();
         Ok(())
     }

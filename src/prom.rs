@@ -3,9 +3,8 @@
 //! `record` and `run`.
 //!
 //! [`render`] is pure: the row, the summary so far and the labels in, text
-//! out, into a fixed buffer. [`PromFile`] writes it after every tick to a
-//! temporary file in FILE's directory and renames it over FILE, so the
-//! collector never reads half a file.
+//! out, into a fixed buffer. [`PromFile`] replaces FILE with it after every
+//! tick ([`crate::replace`]), so the collector never reads half a file.
 //!
 //! Base units as Prometheus asks: bytes (the CSV's MiB × 1048576, so a
 //! multiple of 1 MiB), seconds, ratios 0–1; counters end in `_total` and
@@ -20,11 +19,11 @@
 //! lines, label value escaping (`\\`, `\"`, `\n`), metric and label naming;
 //! node_exporter's README, "Textfile Collector"; rename(2).
 
-use rustix::fd::{BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use ufmt::uwrite;
 
+use crate::replace;
 use crate::row::{BufferFull, Row};
 use crate::summary::Summary;
 
@@ -326,8 +325,8 @@ pub fn render(
 /// Why `--prom FILE` cannot be written at start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PromError {
-    /// The name is not usable: empty, longer than 200 bytes, or not a
-    /// plain file name (it is split from its directory by the caller).
+    /// The name is not usable: empty, `.` or `..`, containing `/` (the
+    /// caller splits it from its directory), or longer than 240 bytes.
     Name,
     /// FILE is a symlink: refused, as for the CSV.
     Symlink,
@@ -335,14 +334,13 @@ pub enum PromError {
     Io(Errno),
 }
 
-/// `--prom FILE`: rewritten after every tick through a temporary file
-/// `.<name>.<pid>.tmp` in the same directory and rename(2), so a reader
-/// sees the old or the new exposition, never half of one. The temporary
-/// name does not end in `.prom`: node_exporter ignores it.
+/// `--prom FILE`: rewritten after every tick through a temporary file and
+/// rename(2) ([`crate::replace`]), so node_exporter reads the old or the
+/// new exposition, never half of one.
 pub struct PromFile {
     dir: OwnedFd,
-    name: heapless::String<200>,
-    tmp: heapless::String<232>,
+    name: heapless::String<240>,
+    tmp: heapless::String<{ replace::TMP_CAP }>,
     text: PromText,
     /// The latest row, for [`PromFile::finish`].
     last: Option<Row>,
@@ -363,27 +361,12 @@ impl PromFile {
             return Err(PromError::Name);
         }
         let name = heapless::String::try_from(name).map_err(|_| PromError::Name)?;
-        let mut tmp = heapless::String::new();
-        uwrite!(
-            tmp,
-            ".{}.{}.tmp",
-            name.as_str(),
-            rustix::process::getpid().as_raw_nonzero().get()
-        )
-        .map_err(|_| PromError::Name)?;
-        let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(PromError::Io)?;
-        // A symlink at FILE would be replaced by rename(2), not followed;
-        // still, refuse it as the CSV does: someone put it there.
-        match rustix::fs::statat(&dir, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st)
-                if rustix::fs::FileType::from_raw_mode(st.st_mode)
-                    == rustix::fs::FileType::Symlink =>
-            {
-                return Err(PromError::Symlink);
-            }
-            _ => {}
+        let tmp = replace::tmp_name(&name).map_err(|_| PromError::Name)?;
+        if replace::is_symlink(dir, &name) {
+            return Err(PromError::Symlink);
         }
-        let mut f = PromFile {
+        let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(PromError::Io)?;
+        let f = PromFile {
             dir,
             name,
             tmp,
@@ -425,36 +408,11 @@ impl PromFile {
         self.update(&row, summary, labels, false)
     }
 
-    /// Writes the text to the temporary file, then renames it over FILE;
-    /// on failure the temporary file is removed.
-    fn write(&mut self) -> Result<(), Errno> {
-        let r = self.write_tmp().and_then(|()| {
-            rustix::fs::renameat(&self.dir, self.tmp.as_str(), &self.dir, self.name.as_str())
-        });
-        if r.is_err() {
-            let _ =
-                rustix::fs::unlinkat(&self.dir, self.tmp.as_str(), rustix::fs::AtFlags::empty());
-        }
-        r
-    }
-
-    fn write_tmp(&self) -> Result<(), Errno> {
-        let fd = rustix::fs::openat(
-            &self.dir,
-            self.tmp.as_str(),
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o644),
-        )?;
-        let mut rest = self.text.as_bytes();
-        while !rest.is_empty() {
-            match rustix::io::write(&fd, rest) {
-                Ok(0) => return Err(Errno::NOSPC),
-                Ok(n) => rest = &rest[n..],
-                Err(Errno::INTR) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+    fn write(&self) -> Result<(), Errno> {
+        let text = self.text.as_bytes();
+        replace::replace(self.dir.as_fd(), &self.name, &self.tmp, |fd| {
+            replace::write_all(fd, text)
+        })
     }
 }
 

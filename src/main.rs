@@ -1122,7 +1122,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     }
     if !valid_run_id(&run_id) {
         return usage(&format!(
-            "run id '{}' is not usable in a file name (no '/', no '..')",
+            "run id '{}' is not usable in a file name (no '/', no '..', no control characters)",
             shown(&run_id)
         ));
     }
@@ -1176,6 +1176,22 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     )
     .map_err(|e| Fail(format!("{out_from} {out_dir}: {}", errtext(e))))?;
     let csv_name = format!("resources-{run_id}.csv");
+    let stem = csv_name.trim_end_matches(".csv");
+    let summary_name = format!("{stem}.summary.txt");
+    // --prom before the CSV: a bad path must not cost the last run's CSV.
+    let mut prom = match &a.prom {
+        None => None,
+        Some(path) => {
+            let (pdir, name) = open_parent(path, "--prom")?;
+            if same_file(pdir.as_fd(), dir.as_fd()) && (name == csv_name || name == summary_name) {
+                return usage(&format!(
+                    "--prom {path} is this recording's own {}",
+                    if name == csv_name { "CSV" } else { "summary" }
+                ));
+            }
+            Some(create_prom(pdir.as_fd(), &name, path)?)
+        }
+    };
     let mut csv = CsvOut::create(dir.as_fd(), &csv_name, a.compat).map_err(|e| match e {
         OpenError::Symlink => Fail(format!(
             "{out_dir}/{csv_name} is a symlink: refusing to write through it"
@@ -1183,10 +1199,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {}", errtext(e))),
     })?;
 
-    let mut prom = match &a.prom {
-        Some(path) => Some(open_prom(path)?),
-        None => None,
-    };
     let labels = headroom::prom::Labels {
         run_id: &run_id,
         disk_path: &disk,
@@ -1332,8 +1344,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             errtext(e)
         );
     }
-    let stem = csv_name.trim_end_matches(".csv");
-    let summary_name = format!("{stem}.summary.txt");
     match (started, child) {
         (Some(c), Some(spec)) => {
             let u = finish_child(&c, &watch, wake.as_fd(), own_group);
@@ -1405,16 +1415,30 @@ fn open_parent(path: &str, what: &str) -> Result<(OwnedFd, String), Fail> {
     Ok((dir, name))
 }
 
-/// Opens `--prom FILE` and writes it once, empty, so a path that cannot be
-/// written fails now, not at the first row.
-fn open_prom(path: &str) -> Result<headroom::prom::PromFile, Fail> {
+/// True when `a` and `b` are the same file (device and inode).
+fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
+    match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
+        (Ok(x), Ok(y)) => x.st_dev == y.st_dev && x.st_ino == y.st_ino,
+        _ => false,
+    }
+}
+
+/// Creates `--prom` `path` (`name` in `dir`) and writes it once, empty, so
+/// a path that cannot be written fails now, not at the first row.
+fn create_prom(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    path: &str,
+) -> Result<headroom::prom::PromFile, Fail> {
     use headroom::prom::{PromError, PromFile};
-    let (dir, name) = open_parent(path, "--prom")?;
-    PromFile::create(dir.as_fd(), &name).map_err(|e| {
+    PromFile::create(dir, name).map_err(|e| {
         Fail(match e {
             PromError::Name => format!("--prom {path}: the file name is longer than 240 bytes"),
             PromError::Symlink => {
                 format!("--prom {path} is a symlink: refusing to write through it")
+            }
+            PromError::NotRegular => {
+                format!("--prom {path} is not a regular file (a directory, device or FIFO)")
             }
             PromError::Io(e) => format!("cannot write --prom {path}: {}", errtext(e)),
         })
@@ -2029,10 +2053,26 @@ fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
     let (dir, name) = open_parent(&out, "-o")?;
     // As record refuses a symlink at the CSV path: its target is never
     // written (and the rename would only replace the link itself).
-    if headroom::replace::is_symlink(dir.as_fd(), &name) {
-        return Err(Fail(format!(
-            "{out}: is a symlink; refused (its target is not written)"
-        )));
+    let input = rustix::fs::fstat(&fd).map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
+    match headroom::replace::target(dir.as_fd(), &name) {
+        headroom::replace::Target::Symlink => {
+            return Err(Fail(format!(
+                "{out}: is a symlink; refused (its target is not written)"
+            )));
+        }
+        headroom::replace::Target::Other => {
+            return Err(Fail(format!(
+                "{out}: not a regular file (a directory, device or FIFO); refused"
+            )));
+        }
+        headroom::replace::Target::Regular { dev, ino }
+            if dev == input.st_dev && ino == input.st_ino =>
+        {
+            return Err(Fail(format!(
+                "{out}: is the CSV being plotted; refusing to overwrite it"
+            )));
+        }
+        _ => {}
     }
     let cannot = |e| Fail(format!("cannot write {out}: {}", errtext(e)));
     let tmp = headroom::replace::tmp_name(&name).map_err(cannot)?;

@@ -304,6 +304,9 @@ pub struct Plot {
     times: [Span; BUCKETS],
     cells: [[Cell; SERIES_N]; BUCKETS],
     bands: Vec<Band, BANDS>,
+    /// Stage runs a band takes before the next one starts: 1, doubled at
+    /// each [`halve`], so that all bands cover about as many runs.
+    runs_per_band: u64,
     cur_stage: Option<Stage>,
     stage_runs: u64,
     marks: Vec<Mark, OOM_MARKS>,
@@ -405,6 +408,7 @@ impl Plot {
             }; BUCKETS],
             cells: [[Cell::EMPTY; SERIES_N]; BUCKETS],
             bands: Vec::new(),
+            runs_per_band: 1,
             cur_stage: None,
             stage_runs: 0,
             marks: Vec::new(),
@@ -479,8 +483,23 @@ impl Plot {
         }
         self.cur_stage = Some(row.stage.clone());
         self.stage_runs = self.stage_runs.saturating_add(1);
+        // After a merge, a band takes as many runs as the merged ones hold
+        // before the next band starts: early and late bands stay alike.
+        if let Some(last) = self.bands.last_mut()
+            && last.runs < self.runs_per_band
+        {
+            last.t_start = last.t_start.min(epoch);
+            last.t_end = last.t_end.max(epoch);
+            last.runs = last.runs.saturating_add(1);
+            last.rows = last.rows.saturating_add(1);
+            if last.stage == row.stage {
+                last.lead_rows = last.lead_rows.saturating_add(1);
+            }
+            return;
+        }
         if self.bands.is_full() {
             halve(&mut self.bands);
+            self.runs_per_band = self.runs_per_band.saturating_mul(2);
         }
         let band = Band {
             stage: row.stage.clone(),
@@ -916,7 +935,9 @@ impl Plot {
     fn end_line<W: uWrite>(&self, w: &mut W, s: Series) -> Result<(), W::Error> {
         uwrite!(w, "\"><title>{}", s.label())?;
         if let Some(p) = self.peak(s) {
-            uwrite!(w, ", peak {}", p)?;
+            // The disk axis may be in GiB; the value is MiB, as the column.
+            let unit = if s == Series::DiskFree { " MiB" } else { "" };
+            uwrite!(w, ", peak {}{}", p, unit)?;
         }
         uwrite!(w, "</title></polyline>\n")
     }
@@ -1403,6 +1424,15 @@ mod tests {
         assert!(svg.contains("other stage runs merged"));
         // Bands stay in time order and cover the run.
         assert_eq!(p.bands[0].t_start, 0);
+        // Merged evenly: every band but the last (still filling) holds as
+        // many runs as the first.
+        let n = p.bands();
+        assert!(
+            p.bands[..n - 1].iter().all(|b| b.runs == p.bands[0].runs),
+            "{:?}",
+            p.bands.iter().map(|b| b.runs).collect::<Vec<_>>()
+        );
+        assert!(p.bands[n - 1].runs <= p.bands[0].runs);
         assert_eq!(p.bands[p.bands() - 1].t_end, 999);
         assert!(p.bands.windows(2).all(|w| w[0].t_end < w[1].t_start));
     }

@@ -150,7 +150,7 @@ const COMPILERS: Family = gauge(
 );
 const RSS: Family = gauge(
     "headroom_compiler_rss_bytes",
-    "Resident size (VmRSS) of the largest live compiler process; comm names it.",
+    "Peak resident size (VmHWM, else VmRSS) of the largest live compiler process; comm names it.",
 );
 const RSS_PEAK: Family = gauge(
     "headroom_compiler_rss_peak_bytes",
@@ -330,6 +330,8 @@ pub enum PromError {
     Name,
     /// FILE is a symlink: refused, as for the CSV.
     Symlink,
+    /// FILE is a directory, device node, FIFO or socket: refused.
+    NotRegular,
     /// The first write, or the rename, failed with this errno.
     Io(Errno),
 }
@@ -362,8 +364,10 @@ impl PromFile {
         }
         let name = heapless::String::try_from(name).map_err(|_| PromError::Name)?;
         let tmp = replace::tmp_name(&name).map_err(|_| PromError::Name)?;
-        if replace::is_symlink(dir, &name) {
-            return Err(PromError::Symlink);
+        match replace::target(dir, &name) {
+            replace::Target::Symlink => return Err(PromError::Symlink),
+            replace::Target::Other => return Err(PromError::NotRegular),
+            replace::Target::Absent | replace::Target::Regular { .. } => {}
         }
         let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(PromError::Io)?;
         let f = PromFile {

@@ -31,14 +31,41 @@ pub fn tmp_name(name: &str) -> Result<heapless::String<TMP_CAP>, Errno> {
     Ok(tmp)
 }
 
-/// True when `name` in `dir` is a symlink. Callers refuse it, as the CSV
-/// refuses one: someone put it there, and rename(2) would silently replace
-/// the link rather than write where it points.
-pub fn is_symlink(dir: BorrowedFd<'_>, name: &str) -> bool {
-    matches!(
-        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW),
-        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink
-    )
+/// What is at the path a file is about to replace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Nothing (or nothing statat(2) can see): the file will be created.
+    Absent,
+    /// A regular file, with its device and inode numbers (to tell it from
+    /// an input file).
+    Regular {
+        /// `st_dev`.
+        dev: u64,
+        /// `st_ino`.
+        ino: u64,
+    },
+    /// A symlink. Callers refuse it, as the CSV refuses one: someone put
+    /// it there, and rename(2) would silently replace the link rather than
+    /// write where it points.
+    Symlink,
+    /// A directory, device node, FIFO or socket: never replaced (as root,
+    /// `-o /dev/null` would otherwise put a regular file in its place).
+    Other,
+}
+
+/// Looks at `name` in `dir` without following a symlink.
+pub fn target(dir: BorrowedFd<'_>, name: &str) -> Target {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Err(_) => Target::Absent,
+        Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Target::Regular {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            },
+            FileType::Symlink => Target::Symlink,
+            _ => Target::Other,
+        },
+    }
 }
 
 /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
@@ -137,13 +164,23 @@ mod tests {
     }
 
     #[test]
-    fn symlinks_are_told_apart() {
+    fn targets_are_told_apart() {
         let (d, dir) = scratch("link");
         fs::write(d.join("f"), "").unwrap();
         std::os::unix::fs::symlink(d.join("f"), d.join("l")).unwrap();
-        assert!(is_symlink(dir.as_fd(), "l"));
-        assert!(!is_symlink(dir.as_fd(), "f"));
-        assert!(!is_symlink(dir.as_fd(), "missing"));
+        fs::create_dir(d.join("sub")).unwrap();
+        let fifo = d.join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            fifo.to_str().unwrap(),
+            Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        assert!(matches!(target(dir.as_fd(), "f"), Target::Regular { .. }));
+        assert_eq!(target(dir.as_fd(), "l"), Target::Symlink);
+        assert_eq!(target(dir.as_fd(), "sub"), Target::Other);
+        assert_eq!(target(dir.as_fd(), "fifo"), Target::Other);
+        assert_eq!(target(dir.as_fd(), "missing"), Target::Absent);
         let _ = fs::remove_dir_all(&d);
     }
 }

@@ -327,15 +327,53 @@ fn a_symlink_at_the_output_path_is_refused() {
 }
 
 #[test]
+fn a_fifo_or_the_input_itself_at_the_output_path_is_refused() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = scratch("not-regular");
+    let csv = d.join("run.csv");
+    let data = oom_csv(5);
+    fs::write(&csv, &data).unwrap();
+    // A FIFO (as root, a device node such as /dev/null, which rename(2)
+    // would replace with a regular file): refused, left as it was.
+    let fifo = d.join("f.svg");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = headroom(&["plot", s(&csv), "-o", s(&fifo)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // The CSV being plotted, by another name too (a hard link).
+    for out_path in [csv.clone(), d.join("link.csv")] {
+        if out_path != csv {
+            fs::hard_link(&csv, &out_path).unwrap();
+        }
+        let out = headroom(&["plot", s(&csv), "-o", s(&out_path)]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is the CSV being plotted"), "{err}");
+        assert_eq!(fs::read_to_string(&csv).unwrap(), data);
+    }
+    no_temp_files(&d);
+}
+
+#[test]
 fn a_failed_write_leaves_no_half_svg() {
     let d = scratch("fail");
     let csv = d.join("run.csv");
     fs::write(&csv, oom_csv(5)).unwrap();
-    // The output name is a directory: the rename fails, the temp file goes.
+    // The output name is a directory: refused before anything is written.
+    // (A write that fails midway removes its temporary file: the unit test
+    // of replace::replace.)
     fs::create_dir(d.join("run.svg")).unwrap();
     let out = headroom(&["plot", s(&csv)]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("headroom: cannot write "));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
     no_temp_files(&d);
     // A directory that does not exist.
     let out = headroom(&["plot", s(&csv), "-o", s(&d.join("nope/x.svg"))]);

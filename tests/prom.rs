@@ -327,6 +327,54 @@ fn a_prom_path_that_cannot_be_written_fails_at_start() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
+#[test]
+fn a_bad_prom_path_costs_nothing_already_recorded() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = scratch("keep");
+    let record = |prom: Option<&Path>| {
+        let mut c = Command::new(BIN);
+        c.args(["record", "--count", "3", "--interval", "0", "--out-dir"])
+            .arg(&d);
+        if let Some(p) = prom {
+            c.arg("--prom").arg(p);
+        }
+        c.output().unwrap()
+    };
+    assert!(record(None).status.success());
+    let csv = fs::read_to_string(d.join("resources-run.csv")).unwrap();
+    let summary = fs::read_to_string(d.join("resources-run.summary.txt")).unwrap();
+    assert_eq!(csv.lines().count(), 4);
+    let fifo = d.join("f.prom");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (prom, code) in [
+        (d.join("missing/h.prom"), 1),
+        (d.clone(), 1),
+        (fifo.clone(), 1),
+        // This recording's own files: a usage error.
+        (d.join("resources-run.csv"), 2),
+        (d.join(".").join("resources-run.summary.txt"), 2),
+    ] {
+        let out = record(Some(&prom));
+        assert_eq!(out.status.code(), Some(code), "{prom:?}: {out:?}");
+        assert_eq!(
+            fs::read_to_string(d.join("resources-run.csv")).unwrap(),
+            csv,
+            "{prom:?}"
+        );
+        assert_eq!(
+            fs::read_to_string(d.join("resources-run.summary.txt")).unwrap(),
+            summary
+        );
+    }
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
 proptest::proptest! {
     // No regression files: a failure prints its shrunk input.
     #![proptest_config(proptest::test_runner::Config {

@@ -229,6 +229,13 @@ pub struct ScanResult {
     pub peak_comm: [u8; 16],
     /// Length of the name in [`ScanResult::peak_comm`].
     pub peak_comm_len: u8,
+    /// Of the compilers, those descending from the build's process (see
+    /// [`Scan::within`]; all of them when none is set): their number, …
+    pub build_compilers: u32,
+    /// … their `VmRSS` summed, KiB, …
+    pub build_rss_sum_kib: u64,
+    /// … and the size (as `peak_kib`) of the largest, KiB.
+    pub build_peak_kib: u64,
 }
 
 impl ScanResult {
@@ -248,8 +255,14 @@ impl ScanResult {
 pub struct Scan<'l> {
     list: &'l CompilerList,
     page_size_kib: u64,
+    within: Option<u32>,
     result: ScanResult,
 }
+
+/// Longest parent chain followed from a compiler up to the build's
+/// process: make → sh → gcc → cc1plus is 4; recursive makes and wrappers
+/// add a few. A deeper chain counts as not the build's.
+pub const MAX_DEPTH: usize = 32;
 
 impl<'l> Scan<'l> {
     /// Starts a scan matching against `list`; `page_size_kib` is the running
@@ -259,8 +272,39 @@ impl<'l> Scan<'l> {
         Scan {
             list,
             page_size_kib,
+            within: None,
             result: ScanResult::default(),
         }
+    }
+
+    /// Also totals, in the `build_*` fields, the compilers that are `pid`
+    /// or descend from it (`run`'s CMD), found by following each
+    /// compiler's parent chain in `stat` (at most [`MAX_DEPTH`] steps).
+    pub fn within(mut self, pid: Option<u32>) -> Self {
+        self.within = pid;
+        self
+    }
+
+    /// True when `pid`, whose parent is `ppid`, is the build's process or
+    /// descends from it (always true when no build process is set).
+    fn in_build(&self, pid: u32, ppid: u32, files: &mut impl PidFiles, buf: &mut [u8]) -> bool {
+        let Some(root) = self.within else {
+            return true;
+        };
+        let mut cur = (pid, ppid);
+        for _ in 0..MAX_DEPTH {
+            if cur.0 == root {
+                return true;
+            }
+            if cur.1 <= 1 {
+                return false;
+            }
+            cur = match files.read(cur.1, "stat", buf).map(parse_stat) {
+                Ok(Ok(s)) => (s.pid, s.ppid),
+                _ => return false,
+            };
+        }
+        false
     }
 
     /// Looks at process `pid`, reading its files from `files` into `buf`
@@ -294,9 +338,11 @@ impl<'l> Scan<'l> {
                 return;
             }
             Ok(Ok(s)) if s.is_kernel_thread() => return,
-            Ok(Ok(s)) => s.rss_pages,
+            Ok(Ok(s)) => (s.rss_pages, s.ppid),
             Ok(Err(_)) | Err(_) => return,
         };
+        let (rss_pages, ppid) = rss_pages;
+        let own = self.in_build(pid, ppid, files, buf);
         let from_stat = rss_pages.saturating_mul(self.page_size_kib);
         let status = match files.read(pid, "status", buf) {
             Ok(raw) => parse_status(raw),
@@ -314,6 +360,11 @@ impl<'l> Scan<'l> {
             r.peak_kib = size;
             r.peak_comm = comm;
             r.peak_comm_len = u8::try_from(comm_len).unwrap_or(16);
+        }
+        if own {
+            r.build_compilers = r.build_compilers.saturating_add(1);
+            r.build_rss_sum_kib = r.build_rss_sum_kib.saturating_add(rss);
+            r.build_peak_kib = r.build_peak_kib.max(size);
         }
     }
 
@@ -665,5 +716,60 @@ mod tests {
             p.read(u32::MAX, &"x".repeat(60), &mut buf),
             Err(ReadError::Open(Errno::NAMETOOLONG))
         );
+    }
+
+    #[test]
+    fn the_builds_compilers_are_told_apart_by_their_parent_chain() {
+        /// make (10) → sh (11) → cc1plus (12); another cc1plus (20) under
+        /// init; a cc1plus (30) whose parent chain cannot be read.
+        struct Tree;
+        impl PidFiles for Tree {
+            fn read<'b>(
+                &mut self,
+                pid: u32,
+                file: &str,
+                buf: &'b mut [u8],
+            ) -> Result<&'b [u8], ReadError> {
+                let (comm, ppid, rss) = match pid {
+                    10 => ("make", 1, 1),
+                    11 => ("sh", 10, 1),
+                    12 => ("cc1plus", 11, 300),
+                    20 => ("cc1plus", 1, 900),
+                    30 => ("cc1plus", 31, 50),
+                    _ => return Err(ReadError::Open(Errno::NOENT)),
+                };
+                let text = match file {
+                    "comm" => std::format!("{comm}\n"),
+                    "stat" => std::format!(
+                        "{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"
+                    ),
+                    _ => std::format!("VmRSS:\t{} kB\nVmHWM:\t{} kB\n", rss * 1024, rss * 2048),
+                };
+                let n = text.len();
+                buf[..n].copy_from_slice(text.as_bytes());
+                Ok(&buf[..n])
+            }
+        }
+        let list = CompilerList::default_list();
+        let mut buf = [0u8; BUF_LEN];
+        let scan_with = |within| {
+            let mut scan = Scan::new(&list, 4).within(within);
+            for pid in [10, 11, 12, 20, 30] {
+                scan.visit(pid, &mut Tree, &mut buf.clone());
+            }
+            scan.finish()
+        };
+        let r = scan_with(Some(10));
+        assert_eq!((r.compilers, r.build_compilers), (3, 1));
+        assert_eq!(r.build_rss_sum_kib, 300 * 1024);
+        assert_eq!(r.build_peak_kib, 600 * 1024);
+        assert_eq!(r.peak_kib, 1800 * 1024);
+        // The compiler itself as the build's process.
+        let r = scan_with(Some(20));
+        assert_eq!((r.build_compilers, r.build_rss_sum_kib), (1, 900 * 1024));
+        // No build process: every compiler is the build's.
+        let r = scan_with(None);
+        assert_eq!((r.build_compilers, r.build_rss_sum_kib), (3, 1250 * 1024));
+        let _ = &mut buf;
     }
 }

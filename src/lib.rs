@@ -37,6 +37,7 @@ pub mod csvread;
 pub mod fsstat;
 pub mod host;
 pub mod jobs;
+pub mod jobserver;
 pub mod plot;
 pub mod row;
 pub mod status;

@@ -119,8 +119,8 @@ struct RecordArgs {
 #[derive(FromArgs)]
 #[argh(subcommand, name = "run")]
 #[argh(example = "{command_name} --out-dir ~/build-logs --run-id pi-build -- make -j4")]
-#[argh(example = "{command_name} --stage-log build.log -- sh -c 'make -j4 >build.log 2>&1'")]
 #[argh(example = "make CC=\"{command_name} --actions $PWD/actions.csv -- gcc\" -j4")]
+#[argh(example = "{command_name} --jobserver --profile heavy -- make")]
 struct RunArgs {
     /// output directory (default: $LOG_DIR, else .)
     #[argh(option)]
@@ -170,6 +170,29 @@ struct RunArgs {
     /// append one row (id, start, wall, CPU, max RSS, signal, exit) to FILE
     #[argh(option)]
     actions: Option<String>,
+    /// be CMD's GNU make jobserver (MAKEFLAGS, CARGO_MAKEFLAGS), handing
+    /// out job slots only while memory allows; rows every 0.25 s at most
+    #[argh(switch)]
+    jobserver: bool,
+    /// with --jobserver: most jobs at once (default: the usable cores)
+    #[argh(option)]
+    max_jobs: Option<u32>,
+    /// with --jobserver: the memory a job may grow to, MiB, before any
+    /// compiler is measured (default: the profile's)
+    #[argh(option)]
+    peak_mb: Option<u64>,
+    /// with --jobserver: generic, rust or heavy, as for `jobs` (default
+    /// generic)
+    #[argh(option)]
+    profile: Option<String>,
+    /// with --jobserver: pipe (inherited descriptors R,W: make 4.3 and
+    /// later, cargo) or fifo (a named FIFO: make 4.4, ninja 1.13, cargo)
+    /// (default pipe)
+    #[argh(option)]
+    jobserver_style: Option<String>,
+    /// with --jobserver: say on stderr each time the slots change, and why
+    #[argh(switch)]
+    explain: bool,
     /// the command and its arguments, after --
     #[argh(positional, greedy)]
     cmd: Vec<String>,
@@ -675,6 +698,16 @@ struct ChildSpec {
     /// The same, as the OS gave them (what is executed).
     raw: Vec<std::ffi::OsString>,
     actions: Option<String>,
+    jobserver: Option<JobserverArgs>,
+}
+
+/// `run --jobserver` and its options.
+struct JobserverArgs {
+    max_jobs: Option<u32>,
+    peak_mb: Option<u64>,
+    profile: headroom::jobs::Profile,
+    fifo: bool,
+    explain: bool,
 }
 
 fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
@@ -683,10 +716,51 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
     }
     let light =
         a.actions.is_some() && a.out_dir.is_none() && a.run_id.is_none() && a.prom.is_none();
+    let jobserver = if a.jobserver {
+        let Some(profile) =
+            headroom::jobs::Profile::parse(a.profile.as_deref().unwrap_or("generic"))
+        else {
+            return usage("--profile: expected generic, rust or heavy");
+        };
+        let fifo = match a.jobserver_style.as_deref() {
+            None | Some("pipe") => false,
+            Some("fifo") => true,
+            Some(other) => {
+                return usage(&format!(
+                    "--jobserver-style {}: expected pipe or fifo",
+                    shown(other)
+                ));
+            }
+        };
+        if a.max_jobs == Some(0) || a.peak_mb == Some(0) {
+            return usage("--max-jobs and --peak-mb must be at least 1");
+        }
+        Some(JobserverArgs {
+            max_jobs: a.max_jobs,
+            peak_mb: a.peak_mb,
+            profile,
+            fifo,
+            explain: a.explain,
+        })
+    } else {
+        let given = [
+            ("--max-jobs", a.max_jobs.is_some()),
+            ("--peak-mb", a.peak_mb.is_some()),
+            ("--profile", a.profile.is_some()),
+            ("--jobserver-style", a.jobserver_style.is_some()),
+            ("--explain", a.explain),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, on)| *on) {
+            return usage(&format!("{name} goes with --jobserver"));
+        }
+        None
+    };
+    let light = light && jobserver.is_none();
     let spec = ChildSpec {
         argv: a.cmd,
         raw,
         actions: a.actions,
+        jobserver,
     };
     if light {
         return run_light(spec, a.label.as_deref());
@@ -804,6 +878,7 @@ fn spawn(
     argv: &[std::ffi::OsString],
     oom_score_adj: Option<i16>,
     own_group: bool,
+    env: &[(&str, String)],
 ) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
@@ -812,6 +887,7 @@ fn spawn(
     let start = std::time::Instant::now();
     let mut cmd = std::process::Command::new(prog_os);
     cmd.args(args);
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     if own_group {
         cmd.process_group(0);
     }
@@ -1010,7 +1086,7 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
 fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     let wake = install_signals(true)?;
     let own_group = !controlling_terminal();
-    let c = match spawn(&spec.raw, None, own_group) {
+    let c = match spawn(&spec.raw, None, own_group, &[]) {
         Ok(c) => c,
         Err((code, msg)) => {
             let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -1192,7 +1268,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Some(create_prom(pdir.as_fd(), &name, path)?)
         }
     };
-    let mut csv = CsvOut::create(dir.as_fd(), &csv_name, a.compat).map_err(|e| match e {
+    let jobserver = child.as_ref().and_then(|c| c.jobserver.as_ref());
+    let header = headroom::row::header(a.compat, jobserver.is_some());
+    let mut csv = CsvOut::create(dir.as_fd(), &csv_name, header).map_err(|e| match e {
         OpenError::Symlink => Fail(format!(
             "{out_dir}/{csv_name} is a symlink: refusing to write through it"
         )),
@@ -1221,8 +1299,17 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let mut sampler = Sampler::new(&root, opts, &mut bufs);
     let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
+    // run --jobserver: the FIFO and the governor, before CMD starts.
+    let mut js = match jobserver {
+        Some(j) => Some(Js::start(j, &root, dir.as_fd(), &out_dir)?),
+        None => None,
+    };
+    let interval_ms = a.interval.unwrap_or(15_000);
     let plan = Plan {
-        interval_ms: a.interval.unwrap_or(15_000),
+        interval_ms: match js {
+            Some(_) => interval_ms.min(headroom::jobserver::TICK_MS),
+            None => interval_ms,
+        },
         count: a.count,
         compat: a.compat,
     };
@@ -1230,7 +1317,12 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // handlers are in place, and watch it.
     let started = match &child {
         None => None,
-        Some(spec) => match spawn(&spec.raw, adj_before, own_group) {
+        Some(spec) => match spawn(
+            &spec.raw,
+            adj_before,
+            own_group,
+            js.as_ref().map_or(&[][..], |j| &j.env[..]),
+        ) {
             Ok(c) => Some(c),
             Err((code, msg)) => {
                 let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -1238,6 +1330,11 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             }
         },
     };
+    // The build's own compilers are told apart from others on the host
+    // (the jobserver sizes jobs by them).
+    if let Some(c) = &started {
+        sampler.build_pid = u32::try_from(c.pid.as_raw_nonzero().get()).ok();
+    }
     let watch = match (&started, watch) {
         (Some(c), _) => Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid)),
         (None, Some(w)) => w,
@@ -1259,6 +1356,11 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         plan
     };
     let mut warn = StderrWarn;
+    let mut tune = |row: &mut headroom::row::Row| {
+        if let Some(j) = js.as_mut() {
+            j.tick(row);
+        }
+    };
     let mut status = StatusLine::new();
     let mut on_row = |row: &headroom::row::Row, state, summary: &Summary| {
         if let Some(p) = prom.as_mut() {
@@ -1315,6 +1417,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             &Signals,
             Some(wake.as_fd()),
             &mut warn,
+            &mut tune,
             &mut on_row,
         ),
         Some(c) => record::run(
@@ -1331,10 +1434,16 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             },
             Some(wake.as_fd()),
             &mut warn,
+            &mut tune,
             &mut on_row,
         ),
     };
     status.clear();
+    if let Some(j) = js.as_mut() {
+        summary.jobserver = j.gov.report();
+        // The FIFO's name goes now; CMD has ended or is being waited for.
+        j.pool.unlink();
+    }
     if let Some(p) = prom.as_mut()
         && let Err(e) = p.finish(&summary, labels)
     {
@@ -1443,6 +1552,137 @@ fn create_prom(
             PromError::Io(e) => format!("cannot write --prom {path}: {}", errtext(e)),
         })
     })
+}
+
+/// `run --jobserver` while it runs: the FIFO, the governor, and what CMD
+/// is told in its environment.
+struct Js {
+    pool: headroom::jobserver::Pool,
+    gov: headroom::jobserver::Governor,
+    env: Vec<(&'static str, String)>,
+    explain: bool,
+    /// The slots last said (with --explain): (allowed, memory-bound).
+    said: Option<(u32, bool)>,
+}
+
+impl Js {
+    /// Makes the FIFO in the out dir, sizes the governor (cap: --max-jobs,
+    /// else the usable cores; peak: --peak-mb, else the profile's, with
+    /// its environment override) and composes MAKEFLAGS.
+    fn start(
+        j: &JobserverArgs,
+        root: &Root,
+        dir: BorrowedFd<'_>,
+        out_dir: &str,
+    ) -> Result<Js, Fail> {
+        use headroom::jobserver::{Governor, Pool};
+        let cap = match j.max_jobs {
+            Some(n) => n,
+            None => {
+                let mut buf = vec![0u8; 64 * 1024];
+                headroom::host::cores(root, root_is_live(root), &mut buf).usable
+            }
+        };
+        let from_env = env_nonempty(j.profile.env_var()).and_then(|v| v.parse::<u64>().ok());
+        let (peak, from) = match (j.peak_mb, from_env) {
+            (Some(p), _) => (p, "--peak-mb"),
+            (None, Some(p)) if p > 0 => (p, j.profile.env_var()),
+            _ => (j.profile.default_mb(false), j.profile.name()),
+        };
+        let mut pool = Pool::create(dir).map_err(|e| {
+            Fail(format!(
+                "--jobserver: cannot make its FIFO in {out_dir}: {}",
+                errtext(e)
+            ))
+        })?;
+        let auth = if j.fifo {
+            let abs = std::fs::canonicalize(out_dir)
+                .map_err(|e| Fail(format!("--jobserver: {out_dir}: {}", io_text(&e))))?;
+            let _ = rustix::io::fcntl_setfd(pool.client_fd(), rustix::io::FdFlags::CLOEXEC);
+            let _ = rustix::io::fcntl_setfd(pool.client_fd_w(), rustix::io::FdFlags::CLOEXEC);
+            format!("fifo:{}", abs.join(pool.name()).display())
+        } else {
+            pool.unlink();
+            use rustix::fd::AsRawFd;
+            format!(
+                "{},{}",
+                pool.client_fd().as_raw_fd(),
+                pool.client_fd_w().as_raw_fd()
+            )
+        };
+        let flags = makeflags(std::env::var("MAKEFLAGS").ok().as_deref(), cap, &auth);
+        Ok(Js {
+            pool,
+            gov: Governor::new(cap, peak, from),
+            env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
+            explain: j.explain,
+            said: None,
+        })
+    }
+
+    /// One governor tick: decide from `row`, act on the FIFO, and fill the
+    /// row's jobs columns.
+    fn tick(&mut self, row: &mut headroom::row::Row) {
+        let usable = row.mem_known.then(|| {
+            row.ext
+                .cg_mem_avail_mb
+                .map_or(row.mem_avail_mb, |cg| cg.min(row.mem_avail_mb))
+        });
+        let inp = headroom::jobserver::Inputs {
+            usable_mb: usable,
+            compiler_rss_mb: row.build_rss_mb,
+            compiler_peak_mb: row.build_peak_mb,
+            in_pipe: self.pool.in_pipe().unwrap_or(0),
+            now_ms: headroom::clock::monotonic_ns() / 1_000_000,
+        };
+        let d = self.gov.decide(&inp);
+        let put = self.pool.put(d.put);
+        let taken = self.pool.take(d.take);
+        self.gov.settled(put, taken);
+        row.jobs = Some((d.running, d.allowed));
+        let now = (d.allowed, d.memory_bound);
+        if self.explain && self.said != Some(now) {
+            self.said = Some(now);
+            let why = if d.memory_bound {
+                format!(
+                    "memory: room {} MiB for {} MiB per job (usable {} MiB, {} running)",
+                    d.room_mb,
+                    self.gov.peak_mb,
+                    usable.unwrap_or(0),
+                    d.running
+                )
+            } else {
+                format!("the cap, {}", self.gov.cap)
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: jobserver: {} job(s) at once ({why})",
+                d.allowed
+            );
+        }
+    }
+}
+
+/// MAKEFLAGS for CMD: the caller's own flags kept, any -j and jobserver
+/// given before dropped, then `-j<cap> --jobserver-auth=<auth>` (a -j
+/// number, not a bare -j, so that a tool that reads only -j is bounded).
+fn makeflags(existing: Option<&str>, cap: u32, auth: &str) -> String {
+    let kept: Vec<&str> = existing
+        .unwrap_or("")
+        .split_whitespace()
+        .filter(|w| {
+            !(w.starts_with("-j")
+                || w.starts_with("--jobs")
+                || w.starts_with("--jobserver-auth=")
+                || w.starts_with("--jobserver-fds="))
+        })
+        .collect();
+    let mut out = kept.join(" ");
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(&format!("-j{cap} --jobserver-auth={auth}"));
+    out
 }
 
 /// The advice of `advise` for the largest compiler this recording measured

@@ -12,7 +12,7 @@ use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::clock;
-use crate::row::{HEADER_COMPAT, HEADER_FULL, ROW_CAP};
+use crate::row::{ROW_CAP, Row};
 use crate::sampler::{Buffers, Sampler, Warn};
 use crate::summary::Summary;
 
@@ -53,10 +53,16 @@ impl CsvOut {
     /// at the path is refused; O_APPEND: rows land at the end even after
     /// someone else truncated the file) and writes the header.
     ///
+    /// `header` is one of [`crate::row::header`]'s.
+    ///
     /// # Errors
     /// [`OpenError::Symlink`] or [`OpenError::Io`] (ENAMETOOLONG for a
     /// name over 256 bytes).
-    pub fn create(dir: BorrowedFd<'_>, name: &str, compat: bool) -> Result<CsvOut, OpenError> {
+    pub fn create(
+        dir: BorrowedFd<'_>,
+        name: &str,
+        header: &'static str,
+    ) -> Result<CsvOut, OpenError> {
         let name =
             heapless::String::try_from(name).map_err(|_| OpenError::Io(Errno::NAMETOOLONG))?;
         let fd = rustix::fs::openat(
@@ -73,7 +79,6 @@ impl CsvOut {
             }
         })?;
         let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(OpenError::Io)?;
-        let header = if compat { HEADER_COMPAT } else { HEADER_FULL };
         let mut out = CsvOut {
             fd,
             dir,
@@ -289,7 +294,9 @@ pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
 /// When the watched process exits, one final row is taken at once (the
 /// state after the build's last step) before the loop ends.
 ///
-/// Each tick: sample, format, one write(2), feed `summary`, then call
+/// Each tick: sample, let `tune` act on the row and fill what the sampler
+/// does not know (the jobserver's columns), format, one write(2), feed
+/// `summary`, then call
 /// `on_row` with the row, how its write went and the summary so far. A row
 /// that cannot be written is counted in `summary.lost` and in `csv.lost`;
 /// the loop warns once and keeps sampling, writing again when space
@@ -305,7 +312,8 @@ pub fn run(
     stop: &impl StopFlag,
     stop_fd: Option<BorrowedFd<'_>>,
     warn: &mut impl Warn,
-    on_row: &mut impl FnMut(&crate::row::Row, WriteState, &Summary),
+    tune: &mut impl FnMut(&mut Row),
+    on_row: &mut impl FnMut(&Row, WriteState, &Summary),
 ) -> Stop {
     let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
     let start_ns = clock::monotonic_ns();
@@ -317,7 +325,8 @@ pub fn run(
     // state after the build's final step, then the loop ends.
     let mut last = false;
     loop {
-        let row = sampler.tick(clock::now_epoch(), bufs, warn);
+        let mut row = sampler.tick(clock::now_epoch(), bufs, warn);
+        tune(&mut row);
         let state = if row.format(plan.compat, &mut line).is_err() {
             WriteState::Lost(Errno::NOBUFS)
         } else {

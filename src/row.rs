@@ -50,10 +50,26 @@ pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,m
 /// The full header line (14 + 11 columns), with its newline.
 pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm\n";
 
+/// The two columns `run --jobserver` adds after the extension columns.
+pub const JOBS_COLUMNS: [&str; 2] = ["jobs_running", "jobs_allowed"];
+
+/// The full header with the jobserver's two columns, with its newline.
+pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,jobs_running,jobs_allowed\n";
+
+/// The header a recording writes: 14 columns with `compat`, else 25, else
+/// 27 with the jobserver's (`jobs`).
+pub fn header(compat: bool, jobs: bool) -> &'static str {
+    match (compat, jobs) {
+        (true, _) => HEADER_COMPAT,
+        (false, false) => HEADER_FULL,
+        (false, true) => HEADER_JOBS,
+    }
+}
+
 /// Capacity of one formatted row in bytes: 22 numeric fields of at most 20
 /// digits (440), the iso time (20), stage (64), quoted context (322), two
 /// decimal texts (2 × 12) and a comm (15), plus 24 commas and a newline:
-/// 910 bytes at most. 1 KiB leaves room.
+/// 910 bytes at most; the jobserver's two counts add 22. 1 KiB leaves room.
 pub const ROW_CAP: usize = 1024;
 
 /// A fixed-capacity output buffer was too small for what had to go in it.
@@ -156,6 +172,16 @@ pub struct Row {
     /// The disk columns were really read (statvfs of the disk path worked);
     /// as `mem_known`, for the disk columns.
     pub disk_known: bool,
+    /// RSS (VmRSS) summed over the live compilers of the build (those
+    /// descending from `run`'s CMD; all of them without one), MiB. Not a
+    /// CSV column: the jobserver's governor weighs it.
+    pub build_rss_mb: u64,
+    /// The largest of those compilers' size (VmHWM, else VmRSS), MiB;
+    /// `None` when none runs. Not a CSV column.
+    pub build_peak_mb: Option<u64>,
+    /// `jobs_running`, `jobs_allowed` of `run --jobserver`; `None` without
+    /// it (and the columns are then absent).
+    pub jobs: Option<(u32, u32)>,
 }
 
 impl Row {
@@ -185,6 +211,9 @@ impl Row {
             ext: Ext::default(),
             mem_known: true,
             disk_known: true,
+            build_rss_mb: 0,
+            build_peak_mb: None,
+            jobs: None,
         }
     }
 
@@ -199,7 +228,8 @@ impl Row {
     }
 
     /// Formats the row, with its newline, into `out` (cleared first).
-    /// `compat` writes only the 14 compatible columns.
+    /// `compat` writes only the 14 compatible columns; otherwise `jobs`,
+    /// when set, adds the two of [`HEADER_JOBS`].
     ///
     /// # Errors
     /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
@@ -252,6 +282,9 @@ impl Row {
             out.push(b',').map_err(|_| BufferFull)?;
             out.extend_from_slice(e.peak_rss_comm.as_bytes())
                 .map_err(|_| BufferFull)?;
+            if let Some((running, allowed)) = self.jobs {
+                ufmt::uwrite!(out, ",{},{}", running, allowed).map_err(|_| BufferFull)?;
+            }
         }
         out.push(b'\n').map_err(|_| BufferFull)
     }

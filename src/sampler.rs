@@ -185,6 +185,9 @@ pub struct Sampler<'a> {
     warned: u32,
     /// MemAvailable was estimated on some tick (kernel < 3.14).
     pub mem_estimated: bool,
+    /// `run`'s CMD: the compilers descending from it are also totalled
+    /// apart ([`crate::row::Row::build_rss_mb`]), for the jobserver.
+    pub build_pid: Option<u32>,
     /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
     /// start-up); `None` when mountinfo is unreadable.
     pub tmp_is_tmpfs: Option<bool>,
@@ -242,6 +245,7 @@ impl<'a> Sampler<'a> {
             psi_off: false,
             warned: 0,
             mem_estimated: false,
+            build_pid: None,
             tmp_is_tmpfs,
         }
     }
@@ -401,7 +405,8 @@ impl<'a> Sampler<'a> {
 
         // Compilers: one pass over /proc.
         if let Some(pd) = &self.proc_dir {
-            let mut scan = Scan::new(self.opts.compilers, self.page_size_kib);
+            let mut scan =
+                Scan::new(self.opts.compilers, self.page_size_kib).within(self.build_pid);
             let mut files = ProcDir(pd.as_fd());
             let file = &mut bufs.file;
             let listed = crate::root::for_each_entry(pd.as_fd(), &mut bufs.dir, |name, _| {
@@ -416,6 +421,8 @@ impl<'a> Sampler<'a> {
             }
             let s = scan.finish();
             row.compilers = u64::from(s.compilers);
+            row.build_rss_mb = s.build_rss_sum_kib / 1024;
+            row.build_peak_mb = (s.build_compilers > 0).then_some(s.build_peak_kib / 1024);
             if s.compilers > 0 {
                 row.ext.peak_rss_mb = Some(s.peak_kib / 1024);
                 sanitize_into(s.peak_comm(), 15, &mut row.ext.peak_rss_comm);

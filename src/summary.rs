@@ -98,6 +98,8 @@ pub struct Summary {
     pub tmp_is_tmpfs: Option<bool>,
     /// For `run`: the command's label and what it used.
     pub run: Option<(String<128>, Usage)>,
+    /// For `run --jobserver`: what the jobserver did.
+    pub jobserver: Option<crate::jobserver::Report>,
 }
 
 /// Keeps `slot` as the row with the largest (`max`) or smallest key; the
@@ -148,6 +150,7 @@ impl Summary {
             mem_estimated: false,
             tmp_is_tmpfs: None,
             run: None,
+            jobserver: None,
         }
     }
 
@@ -471,6 +474,9 @@ impl Summary {
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;
         }
+        if let Some(j) = &self.jobserver {
+            j.render(w)?;
+        }
         Ok(())
     }
 }
@@ -622,6 +628,20 @@ impl Summary {
                 }
             }
             None => uwrite!(w, ",\"run\":null")?,
+        }
+        match &self.jobserver {
+            Some(j) => uwrite!(
+                w,
+                ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{}}}",
+                j.cap,
+                j.min,
+                j.avg_centi,
+                j.max,
+                j.throttled_ms,
+                j.span_ms,
+                j.peak_mb
+            )?,
+            None => uwrite!(w, ",\"jobserver\":null")?,
         }
         uwrite!(w, "}}\n")
     }

@@ -82,11 +82,11 @@ fn help_options(text: &str) -> BTreeSet<String> {
         .iter()
         .filter(|l| l.starts_with("  -"))
         .flat_map(|l| {
-            let names = l.trim_start().split("  ").next().unwrap_or("");
-            names
-                .split(", ")
-                .filter(|n| n.starts_with('-'))
-                .map(String::from)
+            // `-o, --out  text` or, when the name fills argh's column,
+            // `--jobserver-style text`: the leading words that are names.
+            l.split_whitespace()
+                .take_while(|w| w.starts_with('-'))
+                .map(|w| w.trim_end_matches(',').to_string())
                 .collect::<Vec<_>>()
         })
         .filter(|n| n != "--help")

@@ -1,6 +1,6 @@
 //! After start-up, ticks of the recording loop allocate nothing: a counting
 //! global allocator watches N ticks of the sampler, the row formatting, the
-//! CSV write, the summary and the `--prom` file.
+//! CSV write, the summary, the `--prom` file and `--jobserver`'s governor.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +31,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 use headroom::compilers::CompilerList;
+use headroom::jobserver::{Governor, Inputs, Pool};
 use headroom::prom::{Labels, PromFile};
 use headroom::record::{CsvOut, Plan, StopFlag, Watch, run};
 use headroom::root::Root;
@@ -78,7 +79,24 @@ fn ticks_after_start_up_allocate_nothing() {
         rustix::fs::Mode::empty(),
     )
     .unwrap();
-    let mut csv = CsvOut::create(out.as_fd(), "resources-a.csv", false).unwrap();
+    let mut csv =
+        CsvOut::create(out.as_fd(), "resources-a.csv", headroom::row::HEADER_JOBS).unwrap();
+    // run --jobserver's tick: the governor and its FIFO.
+    let pool = Pool::create(out.as_fd()).unwrap();
+    let mut gov = Governor::new(4, 500, "--peak-mb");
+    let mut tune = |row: &mut headroom::row::Row| {
+        let d = gov.decide(&Inputs {
+            usable_mb: Some(row.mem_avail_mb),
+            compiler_rss_mb: row.build_rss_mb,
+            compiler_peak_mb: row.build_peak_mb,
+            in_pipe: pool.in_pipe().unwrap(),
+            now_ms: headroom::clock::monotonic_ns() / 1_000_000,
+        });
+        let put = pool.put(d.put);
+        let taken = pool.take(d.take);
+        gov.settled(put, taken);
+        row.jobs = Some((d.running, d.allowed));
+    };
     let mut prom = Box::new(PromFile::create(out.as_fd(), "headroom.prom").unwrap());
     let labels = Labels {
         run_id: "a",
@@ -103,6 +121,7 @@ fn ticks_after_start_up_allocate_nothing() {
         &Never,
         None,
         &mut warn,
+        &mut tune,
         &mut |row, _, summary| prom.update(row, summary, labels, true).unwrap(),
     );
 
@@ -122,10 +141,12 @@ fn ticks_after_start_up_allocate_nothing() {
         &Never,
         None,
         &mut warn,
+        &mut tune,
         &mut |row, _, summary| {
             prom.update(row, summary, labels, true).unwrap();
             rows += 1;
             assert!(row.context.contains("Building C object a.o"));
+            assert!(row.jobs.is_some());
         },
     );
     let after = ALLOCS.load(Ordering::SeqCst);

@@ -14,53 +14,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{Cgroup, cgroup_oom_kills};
+
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-/// A child memory cgroup limited to `limit` bytes, removed on drop.
-struct Cgroup {
-    dir: PathBuf,
-}
-
-impl Cgroup {
-    fn create(tag: &str, limit: u64) -> Result<Cgroup, String> {
-        let name = format!("headroom-{tag}-{}", std::process::id());
-        let v1 = Path::new("/sys/fs/cgroup/memory");
-        let v2 = Path::new("/sys/fs/cgroup");
-        let (dir, limit_file) = if v1.join("memory.limit_in_bytes").exists() {
-            (v1.join(&name), "memory.limit_in_bytes")
-        } else if v2.join("cgroup.controllers").exists()
-            && fs::read_to_string(v2.join("cgroup.subtree_control"))
-                .map(|s| s.contains("memory"))
-                .unwrap_or(false)
-        {
-            (v2.join(&name), "memory.max")
-        } else {
-            return Err("no memory cgroup controller mounted at /sys/fs/cgroup".into());
-        };
-        fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let cg = Cgroup { dir };
-        fs::write(cg.dir.join(limit_file), limit.to_string())
-            .map_err(|e| format!("cannot set {limit_file}: {e}"))?;
-        // Without swap accounting the limit alone applies; with it, cap both.
-        let _ = fs::write(
-            cg.dir.join("memory.memsw.limit_in_bytes"),
-            limit.to_string(),
-        );
-        let _ = fs::write(cg.dir.join("memory.swap.max"), "0");
-        Ok(cg)
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        for _ in 0..50 {
-            if fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-}
 
 /// A scratch directory for one test, emptied.
 fn scratch(name: &str) -> PathBuf {
@@ -90,22 +47,6 @@ fn record_build(d: &Path, run_id: &str, log: &Path, script: &str) -> std::proces
     build.wait().unwrap();
     assert!(rec.status.success(), "{rec:?}");
     rec
-}
-
-/// The kernel's count of OOM kills in `cg` (v1 `memory.oom_control` and
-/// v2 `memory.events` both have an `oom_kill` line).
-fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
-    ["memory.oom_control", "memory.events"]
-        .iter()
-        .filter_map(|f| fs::read_to_string(cg.dir.join(f)).ok())
-        .flat_map(|t| {
-            t.lines()
-                .filter_map(|l| l.strip_prefix("oom_kill "))
-                .filter_map(|v| v.trim().parse().ok())
-                .collect::<Vec<u64>>()
-        })
-        .next()
-        .expect("the cgroup has an oom_kill counter (kernel 4.13+)")
 }
 
 /// A build of `hogs` steps in a row, each logging its compile line and

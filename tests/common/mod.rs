@@ -1,0 +1,71 @@
+//! Shared by the root-only tests: a child memory cgroup with a limit, and
+//! its OOM-kill counter.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// A child memory cgroup limited to `limit` bytes, removed on drop.
+pub struct Cgroup {
+    /// The cgroup's directory under /sys/fs/cgroup.
+    pub dir: PathBuf,
+}
+
+impl Cgroup {
+    /// Creates `headroom-<tag>-<pid>` with memory limit `limit` bytes (and
+    /// no swap), or says why it cannot.
+    pub fn create(tag: &str, limit: u64) -> Result<Cgroup, String> {
+        let name = format!("headroom-{tag}-{}", std::process::id());
+        let v1 = Path::new("/sys/fs/cgroup/memory");
+        let v2 = Path::new("/sys/fs/cgroup");
+        let (dir, limit_file) = if v1.join("memory.limit_in_bytes").exists() {
+            (v1.join(&name), "memory.limit_in_bytes")
+        } else if v2.join("cgroup.controllers").exists()
+            && fs::read_to_string(v2.join("cgroup.subtree_control"))
+                .map(|s| s.contains("memory"))
+                .unwrap_or(false)
+        {
+            (v2.join(&name), "memory.max")
+        } else {
+            return Err("no memory cgroup controller mounted at /sys/fs/cgroup".into());
+        };
+        fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let cg = Cgroup { dir };
+        fs::write(cg.dir.join(limit_file), limit.to_string())
+            .map_err(|e| format!("cannot set {limit_file}: {e}"))?;
+        // Without swap accounting the limit alone applies; with it, cap both.
+        let _ = fs::write(
+            cg.dir.join("memory.memsw.limit_in_bytes"),
+            limit.to_string(),
+        );
+        let _ = fs::write(cg.dir.join("memory.swap.max"), "0");
+        Ok(cg)
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// The kernel's count of OOM kills in `cg` (v1 `memory.oom_control` and
+/// v2 `memory.events` both have an `oom_kill` line).
+pub fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
+    ["memory.oom_control", "memory.events"]
+        .iter()
+        .filter_map(|f| fs::read_to_string(cg.dir.join(f)).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter_map(|l| l.strip_prefix("oom_kill "))
+                .filter_map(|v| v.trim().parse().ok())
+                .collect::<Vec<u64>>()
+        })
+        .next()
+        .expect("the cgroup has an oom_kill counter (kernel 4.13+)")
+}

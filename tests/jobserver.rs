@@ -1,0 +1,407 @@
+//! `headroom run --jobserver` with real clients: GNU make (the pipe style
+//! make 4.3 speaks), cargo (a build script shows cargo passing on the very
+//! jobserver headroom made), a client that dies holding tokens, and, as
+//! root in a memory cgroup of 400 MiB, eight jobs of ~150 MiB: plain
+//! `make -j8` is OOM-killed there, the jobserver's `make` is not.
+//!
+//! The cgroup tests need root and a writable memory cgroup: `#[ignore]`d in
+//! a plain `cargo test`, run one at a time by `ci/test`.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Cgroup, cgroup_oom_kills};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("jobserver-{name}"));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `cmd`, killing it and failing after `secs`: a jobserver bug is a
+/// hang, and a hang must fail the test, not stall CI.
+fn output_within(cmd: &mut Command, secs: u64) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("still running after {secs} s");
+        }
+    }
+}
+
+/// A Makefile of `n` targets; each logs `start NAME T` and, when `recipe`
+/// succeeds, `end NAME T` (seconds, date +%s.%N) to `log`; a failed recipe
+/// fails its target.
+fn makefile(dir: &Path, n: usize, recipe: &str) {
+    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+    let text = format!(
+        "T := {}\nall: $(T)\n$(T):\n\t@echo \"start $@ $$(date +%s.%N)\" >> log && {recipe} && echo \"end $@ $$(date +%s.%N)\" >> log\n",
+        names.join(" ")
+    );
+    fs::write(dir.join("Makefile"), text).unwrap();
+}
+
+/// The most targets running at once, from the log; and how many ended.
+fn overlap(dir: &Path) -> (usize, usize) {
+    let log = fs::read_to_string(dir.join("log")).unwrap_or_default();
+    let mut events: Vec<(f64, i32)> = log
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let kind = w.next()?;
+            let t: f64 = w.nth(1)?.parse().ok()?;
+            Some((t, if kind == "start" { 1 } else { -1 }))
+        })
+        .collect();
+    // Ends before starts at the same instant.
+    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let (mut now, mut max) = (0, 0);
+    for (_, d) in &events {
+        now += d;
+        max = max.max(now);
+    }
+    let ended = events.iter().filter(|(_, d)| *d < 0).count();
+    (max as usize, ended)
+}
+
+fn run_jobserver(dir: &Path, args: &[&str], cmd: &[&str]) -> Output {
+    output_within(
+        Command::new(BIN)
+            .args(["run", "--jobserver", "--run-id", "j", "--out-dir"])
+            .arg(dir.join("out"))
+            .args(args)
+            .arg("--")
+            .args(cmd)
+            .current_dir(dir)
+            .env_remove("MAKEFLAGS")
+            .env_remove("MFLAGS")
+            .env_remove("CARGO_MAKEFLAGS"),
+        120,
+    )
+}
+
+/// The CSV's jobs columns: (jobs_running, jobs_allowed) per row.
+fn jobs_columns(dir: &Path) -> Vec<(u32, u32)> {
+    let csv = fs::read_to_string(dir.join("out/resources-j.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.len(), 27);
+    assert_eq!(&header[25..], ["jobs_running", "jobs_allowed"]);
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 27, "{l}");
+            (f[25].parse().unwrap(), f[26].parse().unwrap())
+        })
+        .collect()
+}
+
+fn no_fifo_left(dir: &Path) {
+    let left: Vec<_> = fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".headroom-jobserver"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn cmd_gets_the_pipe_in_makeflags_and_cargo_makeflags() {
+    let d = scratch("env");
+    let out = run_jobserver(
+        &d,
+        &["--max-jobs", "3"],
+        &[
+            "sh",
+            "-c",
+            "echo \"$MAKEFLAGS\" > mf; echo \"$CARGO_MAKEFLAGS\" > cmf; \
+             a=${MAKEFLAGS##*--jobserver-auth=}; r=${a%,*}; w=${a#*,}; \
+             [ -p /proc/self/fd/$r ] && [ -p /proc/self/fd/$w ] && [ $r != $w ] && echo ok > fds",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mf = fs::read_to_string(d.join("mf")).unwrap();
+    assert!(mf.starts_with("-j3 --jobserver-auth="), "{mf}");
+    assert_eq!(fs::read_to_string(d.join("cmf")).unwrap(), mf);
+    assert_eq!(fs::read_to_string(d.join("fds")).unwrap(), "ok\n");
+    no_fifo_left(&d);
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("JOBSERVER: up to 3 jobs at once; peak per job 2000 MiB (generic)"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_fifo_style_names_a_fifo_that_is_gone_afterwards() {
+    let d = scratch("fifo");
+    let out = run_jobserver(
+        &d,
+        &["--jobserver-style", "fifo", "--max-jobs", "2"],
+        &[
+            "sh",
+            "-c",
+            "echo \"$MAKEFLAGS\" > mf; p=${MAKEFLAGS##*fifo:}; [ -p \"$p\" ] && echo fifo > kind",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mf = fs::read_to_string(d.join("mf")).unwrap();
+    let path = mf.trim().split("fifo:").nth(1).unwrap();
+    assert!(Path::new(path).is_absolute(), "{mf}");
+    assert_eq!(fs::read_to_string(d.join("kind")).unwrap(), "fifo\n");
+    assert!(!Path::new(path).exists());
+    no_fifo_left(&d);
+}
+
+#[test]
+fn make_runs_as_many_jobs_as_the_slots_and_no_more() {
+    let d = scratch("make");
+    makefile(&d, 6, "sleep 0.6");
+    let out = run_jobserver(&d, &["--max-jobs", "3"], &["make"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(overlap(&d), (3, 6));
+    let cols = jobs_columns(&d);
+    assert!(cols.iter().all(|&(r, a)| r <= 3 && a == 3), "{cols:?}");
+    assert!(cols.iter().any(|&(r, _)| r == 3), "{cols:?}");
+    // Rows every 0.25 s at most while it runs (the default is 15 s).
+    assert!(cols.len() >= 6, "{} rows", cols.len());
+    no_fifo_left(&d);
+}
+
+#[test]
+fn with_memory_to_spare_make_reaches_the_core_count() {
+    let d = scratch("cores");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    makefile(&d, 2 * cores, "sleep 0.6");
+    let out = run_jobserver(&d, &[], &["make"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(overlap(&d), (cores, 2 * cores));
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains(&format!("JOBSERVER: up to {cores} jobs at once")),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_peak_larger_than_memory_leaves_one_job_and_explain_says_why() {
+    let d = scratch("one");
+    makefile(&d, 4, "sleep 0.3");
+    let out = run_jobserver(
+        &d,
+        &["--max-jobs", "4", "--peak-mb", "100000000", "--explain"],
+        &["make"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(overlap(&d), (1, 4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("headroom: jobserver: "))
+        .collect();
+    assert_eq!(said.len(), 1, "one line per change: {err}");
+    assert!(said[0].contains("1 job(s) at once (memory: room "), "{err}");
+    assert!(err.contains("throttled by memory: "), "{err}");
+}
+
+#[test]
+fn a_client_that_dies_holding_tokens_does_not_hang_headroom() {
+    let d = scratch("dies");
+    let start = Instant::now();
+    // Wait for the tokens, take two through the pipe, die with them.
+    let out = run_jobserver(
+        &d,
+        &["--max-jobs", "3"],
+        &[
+            "sh",
+            "-c",
+            "a=${MAKEFLAGS##*--jobserver-auth=}; r=${a%,*}; sleep 0.5; \
+             head -c 2 /proc/self/fd/$r > took; exit 5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    assert_eq!(fs::read(d.join("took")).unwrap().len(), 2);
+    assert!(start.elapsed() < Duration::from_secs(30));
+    no_fifo_left(&d);
+}
+
+#[test]
+fn cargo_builds_through_the_same_jobserver() {
+    let d = scratch("cargo");
+    let krate = d.join("tiny");
+    fs::create_dir_all(krate.join("src")).unwrap();
+    fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    fs::write(krate.join("src/main.rs"), "fn main() {}\n").unwrap();
+    // cargo hands its jobserver on to build scripts: this one writes down
+    // which it got.
+    fs::write(
+        krate.join("build.rs"),
+        "fn main() { std::fs::write(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/seen\"), \
+         std::env::var(\"CARGO_MAKEFLAGS\").unwrap_or_default()).unwrap(); }\n",
+    )
+    .unwrap();
+    let out = output_within(
+        Command::new(BIN)
+            .args(["run", "--jobserver", "--max-jobs", "2", "--run-id", "j"])
+            .arg("--out-dir")
+            .arg(krate.join("out"))
+            .args(["--", "sh", "-c"])
+            .arg("echo \"$CARGO_MAKEFLAGS\" > ours; exec cargo build --offline --quiet")
+            .current_dir(&krate)
+            .env("CARGO_TARGET_DIR", krate.join("target"))
+            .env("MAKEFLAGS", "-k")
+            .env_remove("CARGO_MAKEFLAGS")
+            .env_remove("MFLAGS")
+            .env_remove("RUSTC_WRAPPER"),
+        300,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let seen = fs::read_to_string(krate.join("seen")).unwrap();
+    let ours = seen
+        .split_whitespace()
+        .find(|w| w.starts_with("--jobserver-auth="))
+        .unwrap_or_else(|| panic!("cargo passed no jobserver: {seen:?}"));
+    // The very descriptors headroom handed over (with the caller's -k
+    // kept), not a jobserver of cargo's own: that would be a new pipe.
+    let given = fs::read_to_string(krate.join("ours")).unwrap();
+    assert!(given.starts_with("-k -j2 --jobserver-auth="), "{given}");
+    assert!(
+        given.split_whitespace().any(|w| w == ours),
+        "{given} vs {seen}"
+    );
+    // The summary says the jobserver ran.
+    let summary = fs::read_to_string(krate.join("out/resources-j.summary.txt")).unwrap();
+    assert!(
+        summary.contains("JOBSERVER: up to 2 jobs at once"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn without_jobserver_run_is_as_before() {
+    let d = scratch("plain");
+    let out = output_within(
+        Command::new(BIN)
+            .args(["run", "--interval", "0.2", "--run-id", "j", "--out-dir"])
+            .arg(d.join("out"))
+            .args(["--", "sh", "-c", "echo \"${MAKEFLAGS-unset}\" > mf"])
+            .current_dir(&d)
+            .env_remove("MAKEFLAGS"),
+        60,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fs::read_to_string(d.join("mf")).unwrap(), "unset\n");
+    let csv = fs::read_to_string(d.join("out/resources-j.csv")).unwrap();
+    assert_eq!(csv.lines().next().unwrap().split(',').count(), 25);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("JOBSERVER"));
+    // Its options alone are a usage error.
+    for opt in [
+        &["--max-jobs", "2"][..],
+        &["--peak-mb", "100"],
+        &["--explain"],
+        &["--jobserver-style", "fifo"],
+    ] {
+        let out = Command::new(BIN)
+            .arg("run")
+            .args(opt)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{opt:?}");
+    }
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--jobserver",
+            "--jobserver-style",
+            "socket",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A job that grows to about 150 MiB over 1.5 s (10 steps of 15 MiB,
+/// written so they are resident).
+const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn in_a_400_mib_cgroup_plain_make_j8_is_oom_killed() {
+    let cg =
+        Cgroup::create("js-plain", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("cg-plain");
+    makefile(&d, 8, HOG);
+    let script = format!(
+        "echo $$ > {}; exec make -j8 -k",
+        cg.dir.join("cgroup.procs").display()
+    );
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&d)
+            .env_remove("MAKEFLAGS"),
+        120,
+    );
+    let kills = cgroup_oom_kills(&cg);
+    assert!(kills > 0, "no OOM kill: {out:?}");
+    assert!(!out.status.success());
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
+    let cg = Cgroup::create("js-gov", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("cg-gov");
+    makefile(&d, 8, HOG);
+    let script = format!(
+        "echo $$ > {}; exec {BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- make",
+        cg.dir.join("cgroup.procs").display()
+    );
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&d)
+            .env_remove("MAKEFLAGS"),
+        180,
+    );
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{summary}");
+    assert_eq!(cgroup_oom_kills(&cg), 0, "{summary}");
+    // Eight slots by --max-jobs: memory alone held it to two.
+    let (max, ended) = overlap(&d);
+    assert_eq!(ended, 8);
+    assert!((1..=2).contains(&max), "{max} at once");
+    assert!(
+        summary.contains("JOBSERVER: up to 8 jobs at once"),
+        "{summary}"
+    );
+    assert!(summary.contains("kernel OOM-kill events: 0"), "{summary}");
+    assert!(summary.contains("JOBSERVER: "), "{summary}");
+}

@@ -847,7 +847,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         let mut j = Text::new();
         sum.render_json(&mut j).unwrap();
         assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
-        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"}}\n"), "{j}");
+        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null}\n"), "{j}");
     }
 
     #[test]

@@ -73,7 +73,8 @@ pub struct Decision {
     pub allowed: u32,
     /// Bytes to write into the FIFO.
     pub put: u32,
-    /// Bytes to read back from it (at most `in_pipe`).
+    /// Bytes to read back from it (at most `in_pipe`): tokens withheld,
+    /// plus any a client forged (more in the FIFO than were given out).
     pub take: u32,
     /// Room for new jobs, MiB (negative: the running ones may outgrow
     /// memory).
@@ -93,6 +94,8 @@ pub struct Governor {
     pub peak_from: &'static str,
     /// Bytes in circulation: in the FIFO or held by clients.
     issued: u32,
+    /// Bytes found in the FIFO beyond `issued` at the last decision.
+    surplus: u32,
     allowed: u32,
     ticks: u64,
     running_sum: u64,
@@ -113,6 +116,7 @@ impl Governor {
             peak_mb: peak_mb.max(1),
             peak_from,
             issued: 0,
+            surplus: 0,
             allowed: 1,
             ticks: 0,
             running_sum: 0,
@@ -130,6 +134,10 @@ impl Governor {
         if let Some(p) = inp.compiler_peak_mb {
             self.peak_mb = self.peak_mb.max(p);
         }
+        // Bytes beyond those given out were forged by a client (returned
+        // twice, or written): they are read back first, whatever else.
+        let surplus = inp.in_pipe.saturating_sub(self.issued);
+        self.surplus = surplus;
         let held = self.issued.saturating_sub(inp.in_pipe);
         let running = held.saturating_add(1);
         let peak = self.peak_mb;
@@ -159,10 +167,11 @@ impl Governor {
         self.last = Some((inp.now_ms, memory_bound));
         self.started_ms.get_or_insert(inp.now_ms);
         let want = allowed - 1;
+        let ours_in_pipe = inp.in_pipe - surplus;
         let (put, take) = if self.issued < want {
-            (want - self.issued, 0)
+            (want - self.issued, surplus)
         } else {
-            (0, (self.issued - want).min(inp.in_pipe))
+            (0, (self.issued - want).min(ours_in_pipe) + surplus)
         };
         Decision {
             running,
@@ -177,7 +186,10 @@ impl Governor {
     /// Records what the FIFO really did: `put` bytes written, `taken`
     /// bytes read back.
     pub fn settled(&mut self, put: u32, taken: u32) {
-        self.issued = self.issued.saturating_add(put).saturating_sub(taken);
+        // Forged bytes read back were never counted as given out.
+        let ours = taken.saturating_sub(self.surplus);
+        self.surplus = 0;
+        self.issued = self.issued.saturating_add(put).saturating_sub(ours);
     }
 
     /// Jobs allowed at once since the last tick.
@@ -247,14 +259,14 @@ impl Report {
     pub fn render<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
         ufmt::uwrite!(
             w,
-            "JOBSERVER: up to {} jobs at once; peak per job {} MiB ({})\n",
+            "JOBSERVER: up to {} job(s) at once; peak per job {} MiB ({})\n",
             self.cap,
             self.peak_mb,
             self.peak_from
         )?;
         ufmt::uwrite!(
             w,
-            "  jobs at once: min {}  avg {}.{}{}  max {}\n",
+            "  slots in use (jobs at once): min {}  avg {}.{}{}  max {}\n",
             self.min,
             self.avg_centi / 100,
             self.avg_centi % 100 / 10,
@@ -286,17 +298,30 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Makes the FIFO `.headroom-jobserver-<pid>` in `dir` and opens it.
+    /// Makes the FIFO `.headroom-jobserver-<pid>-<n>` in `dir` (the first
+    /// free `n`) and opens it.
     /// The client's descriptor is blocking and inherited across exec (it
     /// is the `R,W` of the pipe style).
     ///
     /// # Errors
-    /// The errno of mkfifoat(2) or openat(2) (EEXIST, EACCES, EROFS).
+    /// The errno of mkfifoat(2) or openat(2) (EACCES, EROFS, ENOSPC;
+    /// EEXIST after 64 names taken).
     pub fn create(dir: BorrowedFd<'_>) -> Result<Pool, Errno> {
-        let mut name = heapless::String::new();
         let pid = rustix::process::getpid().as_raw_nonzero().get();
-        ufmt::uwrite!(name, ".headroom-jobserver-{}", pid).map_err(|_| Errno::NAMETOOLONG)?;
-        rustix::fs::mkfifoat(dir, name.as_str(), Mode::from_raw_mode(0o600))?;
+        // A name left by a headroom that was killed (in a container,
+        // often pid 1 again) is passed over, not taken for ours.
+        let mut name: heapless::String<64> = heapless::String::new();
+        let mut made = Err(Errno::EXIST);
+        for n in 0..64u32 {
+            name.clear();
+            ufmt::uwrite!(name, ".headroom-jobserver-{}-{}", pid, n)
+                .map_err(|_| Errno::NAMETOOLONG)?;
+            made = rustix::fs::mkfifoat(dir, name.as_str(), Mode::from_raw_mode(0o600));
+            if made != Err(Errno::EXIST) {
+                break;
+            }
+        }
+        made?;
         let open = |flags| rustix::fs::openat(dir, name.as_str(), flags, Mode::empty());
         let opened = open(OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW)
             .and_then(|ours| Ok((ours, open(OFlags::RDWR | OFlags::NOFOLLOW)?)));
@@ -453,6 +478,18 @@ mod tests {
     }
 
     #[test]
+    fn tokens_a_client_forged_are_read_back() {
+        let mut g = Governor::new(2, 100, "--peak-mb");
+        let d = tick(&mut g, inputs(10_000, 0, 0));
+        assert_eq!(d.put, 1);
+        // Six more bytes than were given: all read back, the cap holds.
+        let d = tick(&mut g, inputs(10_000, 0, 7));
+        assert_eq!((d.running, d.allowed, d.put, d.take), (1, 2, 0, 6));
+        let d = tick(&mut g, inputs(10_000, 0, 1));
+        assert_eq!((d.running, d.put, d.take), (1, 0, 0));
+    }
+
+    #[test]
     fn the_peak_per_job_rises_to_what_compilers_reach_and_never_falls() {
         let mut g = Governor::new(8, 500, "--peak-mb");
         let mut inp = inputs(10_000, 0, 0);
@@ -497,7 +534,7 @@ mod tests {
         r.render(&mut t).unwrap();
         assert_eq!(
             t.as_str(),
-            "JOBSERVER: up to 2 jobs at once; peak per job 100 MiB (--peak-mb)\n  jobs at once: min 1  avg 1.80  max 2\n  throttled by memory: 1.0 s of 1.5 s\n"
+            "JOBSERVER: up to 2 job(s) at once; peak per job 100 MiB (--peak-mb)\n  slots in use (jobs at once): min 1  avg 1.80  max 2\n  throttled by memory: 1.0 s of 1.5 s\n"
         );
     }
 

@@ -735,6 +735,18 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
         if a.max_jobs == Some(0) || a.peak_mb == Some(0) {
             return usage("--max-jobs and --peak-mb must be at least 1");
         }
+        if a.count.is_some() {
+            return usage(
+                "--count and --jobserver exclude each other: the jobserver ticks until CMD ends",
+            );
+        }
+        if let Some(j) = own_jobs_flag(&a.cmd) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: --jobserver: '{j}' makes {} run its own slots and ignore the jobserver; leave it out",
+                a.cmd[0]
+            );
+        }
         Some(JobserverArgs {
             max_jobs: a.max_jobs,
             peak_mb: a.peak_mb,
@@ -878,7 +890,7 @@ fn spawn(
     argv: &[std::ffi::OsString],
     oom_score_adj: Option<i16>,
     own_group: bool,
-    env: &[(&str, String)],
+    env: &[(&str, std::ffi::OsString)],
 ) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
@@ -1269,6 +1281,12 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         }
     };
     let jobserver = child.as_ref().and_then(|c| c.jobserver.as_ref());
+    // run --jobserver: the FIFO and the governor, before CMD starts and
+    // before the CSV is truncated (a failure must not cost the last one).
+    let mut js = match jobserver {
+        Some(j) => Some(Js::start(j, &root, dir.as_fd(), &out_dir)?),
+        None => None,
+    };
     let header = headroom::row::header(a.compat, jobserver.is_some());
     let mut csv = CsvOut::create(dir.as_fd(), &csv_name, header).map_err(|e| match e {
         OpenError::Symlink => Fail(format!(
@@ -1299,11 +1317,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let mut sampler = Sampler::new(&root, opts, &mut bufs);
     let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
-    // run --jobserver: the FIFO and the governor, before CMD starts.
-    let mut js = match jobserver {
-        Some(j) => Some(Js::start(j, &root, dir.as_fd(), &out_dir)?),
-        None => None,
-    };
     let interval_ms = a.interval.unwrap_or(15_000);
     let plan = Plan {
         interval_ms: match js {
@@ -1559,7 +1572,7 @@ fn create_prom(
 struct Js {
     pool: headroom::jobserver::Pool,
     gov: headroom::jobserver::Governor,
-    env: Vec<(&'static str, String)>,
+    env: Vec<(&'static str, std::ffi::OsString)>,
     explain: bool,
     /// The slots last said (with --explain): (allowed, memory-bound).
     said: Option<(u32, bool)>,
@@ -1610,10 +1623,18 @@ impl Js {
                 pool.client_fd_w().as_raw_fd()
             )
         };
-        let flags = makeflags(std::env::var("MAKEFLAGS").ok().as_deref(), cap, &auth);
+        let gov = Governor::new(cap, peak, from);
+        if gov.cap < cap {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: --max-jobs {cap}: at most {} slots",
+                gov.cap
+            );
+        }
+        let flags = makeflags(std::env::var_os("MAKEFLAGS").as_deref(), gov.cap, &auth);
         Ok(Js {
             pool,
-            gov: Governor::new(cap, peak, from),
+            gov,
             env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
             explain: j.explain,
             said: None,
@@ -1663,26 +1684,68 @@ impl Js {
     }
 }
 
-/// MAKEFLAGS for CMD: the caller's own flags kept, any -j and jobserver
-/// given before dropped, then `-j<cap> --jobserver-auth=<auth>` (a -j
-/// number, not a bare -j, so that a tool that reads only -j is bounded).
-fn makeflags(existing: Option<&str>, cap: u32, auth: &str) -> String {
-    let kept: Vec<&str> = existing
-        .unwrap_or("")
-        .split_whitespace()
-        .filter(|w| {
-            !(w.starts_with("-j")
-                || w.starts_with("--jobs")
-                || w.starts_with("--jobserver-auth=")
-                || w.starts_with("--jobserver-fds="))
-        })
+/// MAKEFLAGS for CMD: the caller's own flags kept (bytes as they are),
+/// any -j and jobserver given before dropped, then `-j<cap>
+/// --jobserver-auth=<auth>` (a -j number, not a bare -j, so that a tool
+/// that reads only -j is bounded) — before ` -- `, after which make keeps
+/// command-line variables (`k -- FOO=bar`).
+fn makeflags(existing: Option<&std::ffi::OsStr>, cap: u32, auth: &str) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = existing.map_or(&b""[..], OsStrExt::as_bytes);
+    let words: Vec<&[u8]> = bytes
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
         .collect();
-    let mut out = kept.join(" ");
-    if !out.is_empty() {
-        out.push(' ');
+    let (flags, vars) = match words.iter().position(|w| *w == b"--") {
+        Some(at) => words.split_at(at),
+        None => (&words[..], &[][..]),
+    };
+    let mut out: Vec<u8> = Vec::new();
+    let mut skip_number = false;
+    for w in flags {
+        let number = w.iter().all(u8::is_ascii_digit);
+        if std::mem::take(&mut skip_number) && number {
+            continue;
+        }
+        if *w == b"-j" || *w == b"--jobs" {
+            skip_number = true;
+            continue;
+        }
+        if w.starts_with(b"-j")
+            || w.starts_with(b"--jobs=")
+            || w.starts_with(b"--jobserver-auth=")
+            || w.starts_with(b"--jobserver-fds=")
+        {
+            continue;
+        }
+        out.extend_from_slice(w);
+        out.push(b' ');
     }
-    out.push_str(&format!("-j{cap} --jobserver-auth={auth}"));
-    out
+    out.extend_from_slice(format!("-j{cap} --jobserver-auth={auth}").as_bytes());
+    for w in vars {
+        out.push(b' ');
+        out.extend_from_slice(w);
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
+/// A `-j` in CMD's own arguments when CMD is make or ninja: they then run
+/// their own slots and ignore the jobserver (make says "-jN forced in
+/// submake: resetting jobserver mode").
+fn own_jobs_flag(argv: &[String]) -> Option<&str> {
+    let (prog, args) = argv.split_first()?;
+    let name = prog.rsplit('/').next().unwrap_or(prog);
+    if !matches!(name, "make" | "gmake" | "ninja" | "samu") {
+        return None;
+    }
+    args.iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .find(|a| {
+            (a.starts_with("-j") && a[2..].bytes().all(|b| b.is_ascii_digit()))
+                || *a == "--jobs"
+                || a.starts_with("--jobs=")
+        })
 }
 
 /// The advice of `advise` for the largest compiler this recording measured
@@ -2369,6 +2432,47 @@ impl ufmt::uWrite for FdSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn makeflags_keep_the_callers_flags_and_variables() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let mf = |s: &[u8]| makeflags(Some(OsStr::from_bytes(s)), 3, "5,6");
+        assert_eq!(makeflags(None, 3, "5,6"), "-j3 --jobserver-auth=5,6");
+        assert_eq!(mf(b"k"), "k -j3 --jobserver-auth=5,6");
+        // A make above headroom: its -j and jobserver give way to ours.
+        assert_eq!(
+            mf(b" -j8 --jobserver-auth=3,4 --jobserver-fds=3,4 -k"),
+            "-k -j3 --jobserver-auth=5,6"
+        );
+        assert_eq!(
+            mf(b"--jobs 4 -j 2 --jobs=9 s"),
+            "s -j3 --jobserver-auth=5,6"
+        );
+        // Command-line variables stay after `--`, ours before it.
+        assert_eq!(
+            mf(b"k -- FOO=bar B=1"),
+            "k -j3 --jobserver-auth=5,6 -- FOO=bar B=1"
+        );
+        // Bytes that are not UTF-8 are kept as they are.
+        assert_eq!(mf(b"k \xff").as_bytes(), b"k \xff -j3 --jobserver-auth=5,6");
+    }
+
+    #[test]
+    fn a_j_of_make_or_ninja_is_told() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(own_jobs_flag(&v(&["make", "-j8"])), Some("-j8"));
+        assert_eq!(
+            own_jobs_flag(&v(&["/usr/bin/make", "-k", "-j"])),
+            Some("-j")
+        );
+        assert_eq!(own_jobs_flag(&v(&["ninja", "--jobs=4"])), Some("--jobs=4"));
+        assert_eq!(own_jobs_flag(&v(&["make", "-C", "sub"])), None);
+        assert_eq!(own_jobs_flag(&v(&["make", "-jobs-file"])), None);
+        // cargo keeps to the jobserver whatever its -j.
+        assert_eq!(own_jobs_flag(&v(&["cargo", "build", "-j8"])), None);
+        assert_eq!(own_jobs_flag(&v(&["make", "--", "-j8"])), None);
+    }
 
     #[test]
     fn interval_parsing() {

@@ -147,7 +147,7 @@ fn cmd_gets_the_pipe_in_makeflags_and_cargo_makeflags() {
     no_fifo_left(&d);
     let summary = String::from_utf8_lossy(&out.stderr);
     assert!(
-        summary.contains("JOBSERVER: up to 3 jobs at once; peak per job 2000 MiB (generic)"),
+        summary.contains("JOBSERVER: up to 3 job(s) at once; peak per job 2000 MiB (generic)"),
         "{summary}"
     );
 }
@@ -198,7 +198,7 @@ fn with_memory_to_spare_make_reaches_the_core_count() {
     assert_eq!(overlap(&d), (cores, 2 * cores));
     let summary = String::from_utf8_lossy(&out.stderr);
     assert!(
-        summary.contains(&format!("JOBSERVER: up to {cores} jobs at once")),
+        summary.contains(&format!("JOBSERVER: up to {cores} job(s) at once")),
         "{summary}"
     );
 }
@@ -243,6 +243,41 @@ fn a_client_that_dies_holding_tokens_does_not_hang_headroom() {
     assert_eq!(fs::read(d.join("took")).unwrap().len(), 2);
     assert!(start.elapsed() < Duration::from_secs(30));
     no_fifo_left(&d);
+}
+
+#[test]
+fn tokens_a_client_forges_are_taken_back_and_the_cap_holds() {
+    let d = scratch("forge");
+    makefile(&d, 6, "sleep 0.5");
+    // Six bytes written into the pipe that headroom never gave out, then
+    // make: it must still run at most two jobs at once.
+    let out = run_jobserver(
+        &d,
+        &["--max-jobs", "2"],
+        &[
+            "sh",
+            "-c",
+            "a=${MAKEFLAGS##*--jobserver-auth=}; w=${a#*,}; printf '++++++' > /proc/self/fd/$w; \
+             sleep 0.6; exec make",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(overlap(&d), (2, 6));
+}
+
+#[test]
+fn make_with_its_own_j_is_warned_and_count_is_refused() {
+    let d = scratch("own-j");
+    makefile(&d, 2, "true");
+    let out = run_jobserver(&d, &["--max-jobs", "2"], &["make", "-j8"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: --jobserver: '-j8' makes make run its own slots"),
+        "{err}"
+    );
+    let out = run_jobserver(&d, &["--count", "3"], &["true"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
 #[test]
@@ -296,7 +331,7 @@ fn cargo_builds_through_the_same_jobserver() {
     // The summary says the jobserver ran.
     let summary = fs::read_to_string(krate.join("out/resources-j.summary.txt")).unwrap();
     assert!(
-        summary.contains("JOBSERVER: up to 2 jobs at once"),
+        summary.contains("JOBSERVER: up to 2 job(s) at once"),
         "{summary}"
     );
 }
@@ -399,7 +434,7 @@ fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
     assert_eq!(ended, 8);
     assert!((1..=2).contains(&max), "{max} at once");
     assert!(
-        summary.contains("JOBSERVER: up to 8 jobs at once"),
+        summary.contains("JOBSERVER: up to 8 job(s) at once"),
         "{summary}"
     );
     assert!(summary.contains("kernel OOM-kill events: 0"), "{summary}");

@@ -1547,13 +1547,18 @@ fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
 
 /// Creates `--prom` `path` (`name` in `dir`) and writes it once, empty, so
 /// a path that cannot be written fails now, not at the first row.
+///
+/// Boxed and never inlined: a [`headroom::prom::PromFile`] holds 32 KiB of
+/// text, and in `record_job`'s frame it would be made resident (stack
+/// probes touch every page of a frame) by every recording, `--prom` or not.
+#[inline(never)]
 fn create_prom(
     dir: BorrowedFd<'_>,
     name: &str,
     path: &str,
-) -> Result<headroom::prom::PromFile, Fail> {
+) -> Result<Box<headroom::prom::PromFile>, Fail> {
     use headroom::prom::{PromError, PromFile};
-    PromFile::create(dir, name).map_err(|e| {
+    PromFile::create(dir, name).map(Box::new).map_err(|e| {
         Fail(match e {
             PromError::Name => format!("--prom {path}: the file name is longer than 240 bytes"),
             PromError::Symlink => {
@@ -2288,6 +2293,10 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
 
 /// `plot`: two streaming passes over the CSV (headroom::plot), then the SVG
 /// into a temporary file beside the output, renamed over it when whole.
+/// Never inlined: `Plot::new` builds 130 KiB of buckets in this frame, and
+/// inlined into `main` stack probes would make it resident for every
+/// command.
+#[inline(never)]
 fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
     use headroom::plot::{Plot, Scan};
     if a.file.is_empty() {

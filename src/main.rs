@@ -2234,6 +2234,19 @@ fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The one line for a file `summarize` or `plot` cannot read as a
+/// resource CSV.
+fn not_a_csv(file: &str, e: CsvError) -> Fail {
+    Fail(match e {
+        CsvError::MissingColumn(c) => {
+            format!("{file}: not a resource CSV (the header has no '{c}' column)")
+        }
+        CsvError::HeaderTooLong => {
+            format!("{file}: not a resource CSV (the first line is not a header)")
+        }
+    })
+}
+
 fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("summarize: the CSV path must not be empty");
@@ -2245,16 +2258,7 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         &fd,
         &a.file,
         |chunk| rows.feed(chunk, &mut |r| summary.observe(r)),
-        |e| match e {
-            CsvError::MissingColumn(c) => Fail(format!(
-                "{}: not a resource CSV (the header has no '{c}' column)",
-                a.file
-            )),
-            CsvError::HeaderTooLong => Fail(format!(
-                "{}: not a resource CSV (the first line is not a header)",
-                a.file
-            )),
-        },
+        |e| not_a_csv(&a.file, e),
     )?;
     summary.skipped = rows.skipped;
     let path = std::path::Path::new(&a.file);
@@ -2305,16 +2309,7 @@ fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
     if a.out.as_deref() == Some("") {
         return usage("plot: -o needs a path, or - for stdout");
     }
-    let not_csv = |e| match e {
-        CsvError::MissingColumn(c) => Fail(format!(
-            "{}: not a resource CSV (the header has no '{c}' column)",
-            a.file
-        )),
-        CsvError::HeaderTooLong => Fail(format!(
-            "{}: not a resource CSV (the first line is not a header)",
-            a.file
-        )),
-    };
+    let not_csv = |e| not_a_csv(&a.file, e);
     let fd = open_regular(&a.file)?;
     let mut scan = Box::new(Scan::new(None));
     let mut rows = Box::new(CsvRows::new());

@@ -11,10 +11,10 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{Cgroup, cgroup_oom_kills};
+use common::{Cgroup, cgroup_oom_kills, output_within};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
@@ -23,30 +23,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Runs `cmd`, killing it and failing after `secs`: a jobserver bug is a
-/// hang, and a hang must fail the test, not stall CI.
-fn output_within(cmd: &mut Command, secs: u64) -> Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("still running after {secs} s");
-        }
-    }
 }
 
 /// A Makefile of `n` targets; each logs `start NAME T` and, when `recipe`
@@ -386,37 +362,14 @@ fn without_jobserver_run_is_as_before() {
 /// written so they are resident).
 const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
 
-#[test]
-#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
-fn in_a_400_mib_cgroup_plain_make_j8_is_oom_killed() {
-    let cg =
-        Cgroup::create("js-plain", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = scratch("cg-plain");
+/// Runs `sh -c "exec BUILD"` in a new 400 MiB memory cgroup, in a scratch
+/// directory holding the Makefile of eight [`HOG`]s.
+fn in_cgroup(tag: &str, build: &str) -> (Cgroup, PathBuf, Output) {
+    let cg = Cgroup::create(tag, 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch(tag);
     makefile(&d, 8, HOG);
     let script = format!(
-        "echo $$ > {}; exec make -j8 -k",
-        cg.dir.join("cgroup.procs").display()
-    );
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(&d)
-            .env_remove("MAKEFLAGS"),
-        120,
-    );
-    let kills = cgroup_oom_kills(&cg);
-    assert!(kills > 0, "no OOM kill: {out:?}");
-    assert!(!out.status.success());
-}
-
-#[test]
-#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
-fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
-    let cg = Cgroup::create("js-gov", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = scratch("cg-gov");
-    makefile(&d, 8, HOG);
-    let script = format!(
-        "echo $$ > {}; exec {BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- make",
+        "echo $$ > {}; exec {build}",
         cg.dir.join("cgroup.procs").display()
     );
     let out = output_within(
@@ -425,6 +378,27 @@ fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
             .current_dir(&d)
             .env_remove("MAKEFLAGS"),
         180,
+    );
+    (cg, d, out)
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn in_a_400_mib_cgroup_plain_make_j8_is_oom_killed() {
+    let (cg, _, out) = in_cgroup("js-plain", "make -j8 -k");
+    let kills = cgroup_oom_kills(&cg);
+    assert!(kills > 0, "no OOM kill: {out:?}");
+    assert!(!out.status.success());
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
+    let (cg, d, out) = in_cgroup(
+        "js-gov",
+        &format!(
+            "{BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- make"
+        ),
     );
     let summary = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{summary}");

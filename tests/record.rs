@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::output_within;
+
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
 const HEADER: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm";
@@ -495,29 +498,6 @@ fn summarize_json_on_stdout_text_in_the_file() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
     let text = fs::read_to_string(d.join("resources-cargo.summary.txt")).unwrap();
     assert!(text.starts_with("=== resource-monitor summary ===\n"));
-}
-
-/// Runs `cmd`, killing it and failing if it takes longer than `secs`.
-fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        if rx.recv_timeout(Duration::from_secs(secs)).is_err() {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        }
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = tx.send(());
-    assert!(
-        out.status.code().is_some(),
-        "killed after {secs} s: it hung ({out:?})"
-    );
-    out
 }
 
 #[test]

@@ -1,9 +1,12 @@
-//! Shared by the root-only tests: a child memory cgroup with a limit, and
-//! its OOM-kill counter.
+//! Shared by the end-to-end tests: a command run with a deadline, and for
+//! the root-only ones a child memory cgroup with a limit and its OOM-kill
+//! counter.
 #![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// A child memory cgroup limited to `limit` bytes, removed on drop.
 pub struct Cgroup {
@@ -68,4 +71,28 @@ pub fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
         })
         .next()
         .expect("the cgroup has an oom_kill counter (kernel 4.13+)")
+}
+
+/// Runs `cmd` with its output captured, killing it and failing if it
+/// takes longer than `secs`: a hang must fail the test, not stall CI.
+pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(secs)).is_err() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = tx.send(());
+    assert!(
+        out.status.code().is_some(),
+        "killed after {secs} s: it hung ({out:?})"
+    );
+    out
 }

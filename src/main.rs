@@ -1826,7 +1826,7 @@ fn emit_summary(
     summary.render(&mut text).map_err(|_| full())?;
     text.push_str(extra).map_err(|_| full())?;
     let tmp = format!(".{name}.tmp");
-    let written = record::write_file_atomic(dir, name, &tmp, text.as_bytes());
+    let written = headroom::replace::write(dir, name, &tmp, text.as_bytes());
     if output == Output::Json {
         text.clear();
         summary.render_json(&mut text).map_err(|_| full())?;

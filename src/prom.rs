@@ -413,10 +413,12 @@ impl PromFile {
     }
 
     fn write(&self) -> Result<(), Errno> {
-        let text = self.text.as_bytes();
-        replace::replace(self.dir.as_fd(), &self.name, &self.tmp, |fd| {
-            replace::write_all(fd, text)
-        })
+        replace::write(
+            self.dir.as_fd(),
+            &self.name,
+            &self.tmp,
+            self.text.as_bytes(),
+        )
     }
 }
 

@@ -435,44 +435,6 @@ pub enum WriteState {
     StillLost,
 }
 
-/// Writes `bytes` to `name` in `dir` through a temporary file and a rename,
-/// so a reader never sees half a summary.
-///
-/// # Errors
-/// The errno of openat(2), write(2) or renameat(2).
-pub fn write_file_atomic(
-    dir: BorrowedFd<'_>,
-    name: &str,
-    tmp_name: &str,
-    bytes: &[u8],
-) -> Result<(), Errno> {
-    let fd = rustix::fs::openat(
-        dir,
-        tmp_name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o644),
-    )?;
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        match rustix::io::write(&fd, rest) {
-            Ok(0) => {
-                let _ = rustix::fs::unlinkat(dir, tmp_name, rustix::fs::AtFlags::empty());
-                return Err(Errno::NOSPC);
-            }
-            Ok(n) => rest = &rest[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => {
-                let _ = rustix::fs::unlinkat(dir, tmp_name, rustix::fs::AtFlags::empty());
-                return Err(e);
-            }
-        }
-    }
-    drop(fd);
-    rustix::fs::renameat(dir, tmp_name, dir, name).inspect_err(|_| {
-        let _ = rustix::fs::unlinkat(dir, tmp_name, rustix::fs::AtFlags::empty());
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::{next_slot, slot_begun};

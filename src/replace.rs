@@ -1,7 +1,7 @@
 //! Replacing a file whole: the new content goes to a temporary file beside
 //! it, which rename(2) then puts in its place, so a reader (node_exporter,
 //! a browser, a script) sees the old file or the new one, never half of
-//! one. Used by `--prom` after every tick and by `plot`.
+//! one. Used by the summary, by `--prom` after every tick and by `plot`.
 //!
 //! # References
 //! rename(2) ("atomically replaced"), openat(2) O_NOFOLLOW, unlinkat(2).
@@ -108,6 +108,15 @@ pub fn replace(
         let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
     }
     r
+}
+
+/// Replaces `name` in `dir` with `bytes` through the temporary file `tmp`
+/// ([`replace`] with [`write_all`]): the summary, the `--prom` file.
+///
+/// # Errors
+/// As [`replace`].
+pub fn write(dir: BorrowedFd<'_>, name: &str, tmp: &str, bytes: &[u8]) -> Result<(), Errno> {
+    replace(dir, name, tmp, |fd| write_all(fd, bytes))
 }
 
 #[cfg(test)]

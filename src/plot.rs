@@ -352,6 +352,14 @@ fn nice(raw: u64) -> u64 {
 }
 
 impl Axis {
+    /// The tick values: 0, step, 2 × step, … up to `max` (a step of 0
+    /// counts as 1; a sum past u64::MAX ends them).
+    fn ticks(self) -> impl Iterator<Item = u64> {
+        let step = self.step.max(1);
+        core::iter::successors(Some(0u64), move |v| v.checked_add(step))
+            .take_while(move |v| *v <= self.max)
+    }
+
     /// An axis from 0 whose top is a whole number of nice steps at or above
     /// `max`, in about 5 steps; shown in units of `div`.
     fn new(max: u64, div: u64) -> Axis {
@@ -785,8 +793,7 @@ impl Plot {
             PW,
             bottom - top
         )?;
-        let mut v = 0;
-        while v <= axis.max {
+        for v in axis.ticks() {
             let y = axis.y(v, (top, bottom));
             uwrite!(
                 w,
@@ -799,10 +806,6 @@ impl Plot {
                 y + 4,
                 v / axis.div
             )?;
-            v = match v.checked_add(axis.step.max(1)) {
-                Some(n) => n,
-                None => break,
-            };
         }
         let mid = (top + bottom) / 2;
         uwrite!(
@@ -821,8 +824,7 @@ impl Plot {
         (top, bottom): (u64, u64),
         axis: Axis,
     ) -> Result<(), W::Error> {
-        let mut v = 0;
-        while v <= axis.max {
+        for v in axis.ticks() {
             let y = axis.y(v, (top, bottom));
             uwrite!(
                 w,
@@ -832,10 +834,6 @@ impl Plot {
                 Series::Compilers.color(),
                 v
             )?;
-            v = match v.checked_add(axis.step.max(1)) {
-                Some(n) => n,
-                None => break,
-            };
         }
         let mid = (top + bottom) / 2;
         uwrite!(

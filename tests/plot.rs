@@ -6,6 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::mkfifo;
+
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
 fn headroom(args: &[&str]) -> Output {
@@ -336,13 +339,7 @@ fn a_fifo_or_the_input_itself_at_the_output_path_is_refused() {
     // A FIFO (as root, a device node such as /dev/null, which rename(2)
     // would replace with a regular file): refused, left as it was.
     let fifo = d.join("f.svg");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     let out = headroom(&["plot", s(&csv), "-o", s(&fifo)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);

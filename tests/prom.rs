@@ -8,6 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+use common::mkfifo;
+
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
 fn scratch(name: &str) -> PathBuf {
@@ -345,13 +348,7 @@ fn a_bad_prom_path_costs_nothing_already_recorded() {
     let summary = fs::read_to_string(d.join("resources-run.summary.txt")).unwrap();
     assert_eq!(csv.lines().count(), 4);
     let fifo = d.join("f.prom");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     for (prom, code) in [
         (d.join("missing/h.prom"), 1),
         (d.clone(), 1),

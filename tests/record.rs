@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::output_within;
+use common::{mkfifo, output_within};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
@@ -504,13 +504,7 @@ fn summarize_json_on_stdout_text_in_the_file() {
 fn a_fifo_or_device_as_the_log_never_blocks() {
     let d = scratch("fifo");
     let fifo = d.join("fifo.log");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     for log in [fifo.as_path(), Path::new("/dev/zero"), d.as_path()] {
         let out = output_within(
             Command::new(BIN)

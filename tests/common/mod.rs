@@ -96,3 +96,9 @@ pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
     );
     out
 }
+
+/// Makes a FIFO at `path` with mkfifo(1).
+pub fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}

@@ -133,6 +133,13 @@ pub fn path_for<'a>(b: &'a [u8], controller: &[u8]) -> Option<(Version, &'a [u8]
     v2
 }
 
+/// True when the cgroup path `p` (as [`path_for`] returns it) is `scope`
+/// or lies below it, on a `/` boundary: `/a/b` is within `/a` and `/a/b`,
+/// not within `/a/bc`; everything is within `/`.
+pub fn is_within(p: &[u8], scope: &[u8]) -> bool {
+    strip_dir_prefix(p, scope).is_some()
+}
+
 /// A memory limit as the kernel prints it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -534,6 +541,15 @@ impl MemCgroup {
     /// Number of directories held, leaf to mount point (≥ 1).
     pub fn levels(&self) -> usize {
         self.dirs.len()
+    }
+
+    /// The open directory of this process's own memory cgroup (the leaf).
+    pub fn leaf(&self) -> BorrowedFd<'_> {
+        // `open_controller` always pushes the leaf: `dirs` is never empty.
+        match self.dirs.first() {
+            Some(d) => d.as_fd(),
+            None => rustix::fs::CWD,
+        }
     }
 
     fn files(&self) -> (&'static str, &'static str, &'static str) {

@@ -209,7 +209,7 @@ impl PidFiles for ProcDir<'_> {
 }
 
 /// What one scan of the processes found.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanResult {
     /// Live compiler processes (kernel threads, zombies and vanished
     /// processes excluded).
@@ -230,12 +230,62 @@ pub struct ScanResult {
     /// Length of the name in [`ScanResult::peak_comm`].
     pub peak_comm_len: u8,
     /// Of the compilers, those descending from the build's process (see
-    /// [`Scan::within`]; all of them when none is set): their number, …
+    /// [`Scan::within`]; none without a build): their number, …
     pub build_compilers: u32,
     /// … their `VmRSS` summed, KiB, …
     pub build_rss_sum_kib: u64,
-    /// … and the size (as `peak_kib`) of the largest, KiB.
+    /// … the size (as `peak_kib`) of the largest, KiB, …
     pub build_peak_kib: u64,
+    /// … its comm (first [`ScanResult::build_peak_comm_len`] bytes), …
+    pub build_peak_comm: [u8; 16],
+    /// Length of the name in [`ScanResult::build_peak_comm`].
+    pub build_peak_comm_len: u8,
+    /// … and their pids, the first [`BUILD_PIDS`] (for telling, at the next
+    /// tick, which of them vanished); see [`ScanResult::build_pids`].
+    pub build_pids: [u32; BUILD_PIDS],
+    /// Number of pids in [`ScanResult::build_pids`].
+    pub build_pids_len: u8,
+}
+
+/// Most build compilers whose pids one scan keeps: `-j` rarely passes 32
+/// on the hosts headroom is for; 64 leaves room. Past it, more are counted
+/// but not remembered (an OOM estimate can then only be lower).
+pub const BUILD_PIDS: usize = 64;
+
+/// Which processes are THE BUILD (SPEC.md "The build and the host").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// No build is followed (plain `record`): the `build_*` totals stay 0.
+    None,
+    /// The process `pid` and its descendants: a process belongs when its
+    /// parent chain (at most [`MAX_DEPTH`] steps, read from `stat`)
+    /// reaches `pid`.
+    Tree(u32),
+    /// The processes of one memory cgroup and its descendants: a process
+    /// belongs when the path of its `memory` line in `/proc/PID/cgroup`
+    /// (v1: the line naming `memory`; v2: `0::`) is this path or below it.
+    Cgroup(&'a [u8]),
+}
+
+impl Default for ScanResult {
+    fn default() -> Self {
+        ScanResult {
+            compilers: 0,
+            zombies: 0,
+            rss_sum_kib: 0,
+            hwm_sum_kib: 0,
+            peak_kib: 0,
+            peak_comm: [0; 16],
+            peak_comm_len: 0,
+            build_compilers: 0,
+            build_rss_sum_kib: 0,
+            build_peak_kib: 0,
+            build_peak_comm: [0; 16],
+            build_peak_comm_len: 0,
+            build_pids: [0; BUILD_PIDS],
+            build_pids_len: 0,
+        }
+    }
 }
 
 impl ScanResult {
@@ -247,6 +297,21 @@ impl ScanResult {
             .get(..usize::from(self.peak_comm_len))
             .unwrap_or(&self.peak_comm)
     }
+
+    /// The comm of the build's largest compiler; empty when none runs.
+    pub fn build_peak_comm(&self) -> &[u8] {
+        self.build_peak_comm
+            .get(..usize::from(self.build_peak_comm_len))
+            .unwrap_or(&self.build_peak_comm)
+    }
+
+    /// The pids of the build's compilers (at most [`BUILD_PIDS`]), in the
+    /// order they were visited.
+    pub fn build_pids(&self) -> &[u32] {
+        self.build_pids
+            .get(..usize::from(self.build_pids_len))
+            .unwrap_or(&self.build_pids)
+    }
 }
 
 /// One pass over the processes: feed each pid to [`Scan::visit`] (or let
@@ -255,8 +320,33 @@ impl ScanResult {
 pub struct Scan<'l> {
     list: &'l CompilerList,
     page_size_kib: u64,
-    within: Option<u32>,
+    scope: Scope<'l>,
     result: ScanResult,
+}
+
+/// True when `pid` (whose parent is `ppid`) is `root` or descends from it,
+/// following parents through `stat` at most [`MAX_DEPTH`] steps.
+fn descends_from(
+    root: u32,
+    pid: u32,
+    ppid: u32,
+    files: &mut impl PidFiles,
+    buf: &mut [u8],
+) -> bool {
+    let mut cur = (pid, ppid);
+    for _ in 0..MAX_DEPTH {
+        if cur.0 == root {
+            return true;
+        }
+        if cur.1 <= 1 {
+            return false;
+        }
+        cur = match files.read(cur.1, "stat", buf).map(parse_stat) {
+            Ok(Ok(s)) => (s.pid, s.ppid),
+            _ => return false,
+        };
+    }
+    false
 }
 
 /// Longest parent chain followed from a compiler up to the build's
@@ -272,39 +362,29 @@ impl<'l> Scan<'l> {
         Scan {
             list,
             page_size_kib,
-            within: None,
+            scope: Scope::None,
             result: ScanResult::default(),
         }
     }
 
-    /// Also totals, in the `build_*` fields, the compilers that are `pid`
-    /// or descend from it (`run`'s CMD), found by following each
-    /// compiler's parent chain in `stat` (at most [`MAX_DEPTH`] steps).
-    pub fn within(mut self, pid: Option<u32>) -> Self {
-        self.within = pid;
+    /// Also totals, in the `build_*` fields, the compilers that belong to
+    /// the build `scope` (see [`Scope`]).
+    pub fn within(mut self, scope: Scope<'l>) -> Self {
+        self.scope = scope;
         self
     }
 
-    /// True when `pid`, whose parent is `ppid`, is the build's process or
-    /// descends from it (always true when no build process is set).
+    /// True when `pid`, whose parent is `ppid`, belongs to the build.
     fn in_build(&self, pid: u32, ppid: u32, files: &mut impl PidFiles, buf: &mut [u8]) -> bool {
-        let Some(root) = self.within else {
-            return true;
-        };
-        let mut cur = (pid, ppid);
-        for _ in 0..MAX_DEPTH {
-            if cur.0 == root {
-                return true;
-            }
-            if cur.1 <= 1 {
-                return false;
-            }
-            cur = match files.read(cur.1, "stat", buf).map(parse_stat) {
-                Ok(Ok(s)) => (s.pid, s.ppid),
-                _ => return false,
-            };
+        match self.scope {
+            Scope::None => false,
+            Scope::Tree(root) => descends_from(root, pid, ppid, files, buf),
+            Scope::Cgroup(path) => match files.read(pid, "cgroup", buf) {
+                Ok(text) => crate::cgroup::path_for(text, b"memory")
+                    .is_some_and(|(_, p)| crate::cgroup::is_within(p, path)),
+                Err(_) => false,
+            },
         }
-        false
     }
 
     /// Looks at process `pid`, reading its files from `files` into `buf`
@@ -364,7 +444,15 @@ impl<'l> Scan<'l> {
         if own {
             r.build_compilers = r.build_compilers.saturating_add(1);
             r.build_rss_sum_kib = r.build_rss_sum_kib.saturating_add(rss);
-            r.build_peak_kib = r.build_peak_kib.max(size);
+            if r.build_compilers == 1 || size > r.build_peak_kib {
+                r.build_peak_kib = size;
+                r.build_peak_comm = comm;
+                r.build_peak_comm_len = u8::try_from(comm_len).unwrap_or(16);
+            }
+            if let Some(slot) = r.build_pids.get_mut(usize::from(r.build_pids_len)) {
+                *slot = pid;
+                r.build_pids_len = r.build_pids_len.saturating_add(1);
+            }
         }
     }
 
@@ -740,6 +828,13 @@ mod tests {
                 };
                 let text = match file {
                     "comm" => std::format!("{comm}\n"),
+                    // 12 and 30 are in the build's cgroup (30 double-forked
+                    // out of its tree); 20 is another cgroup's.
+                    "cgroup" => match pid {
+                        12 => "4:memory:/ci/headroom-9.build\n0::/\n".into(),
+                        30 => "4:memory:/ci/headroom-9.build/sub\n".into(),
+                        _ => "4:memory:/ci/headroom-9.buildx\n".into(),
+                    },
                     "stat" => std::format!(
                         "{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"
                     ),
@@ -759,17 +854,26 @@ mod tests {
             }
             scan.finish()
         };
-        let r = scan_with(Some(10));
+        let r = scan_with(Scope::Tree(10));
         assert_eq!((r.compilers, r.build_compilers), (3, 1));
         assert_eq!(r.build_rss_sum_kib, 300 * 1024);
         assert_eq!(r.build_peak_kib, 600 * 1024);
+        assert_eq!(r.build_peak_comm(), b"cc1plus");
+        assert_eq!(r.build_pids(), &[12]);
+        // The host's largest (pid 20, 1800 MiB) is not the build's.
         assert_eq!(r.peak_kib, 1800 * 1024);
         // The compiler itself as the build's process.
-        let r = scan_with(Some(20));
+        let r = scan_with(Scope::Tree(20));
         assert_eq!((r.build_compilers, r.build_rss_sum_kib), (1, 900 * 1024));
-        // No build process: every compiler is the build's.
-        let r = scan_with(None);
-        assert_eq!((r.build_compilers, r.build_rss_sum_kib), (3, 1250 * 1024));
+        // No build: no compiler is the build's.
+        let r = scan_with(Scope::None);
+        assert_eq!((r.build_compilers, r.build_rss_sum_kib), (0, 0));
+        assert_eq!((r.build_peak_comm(), r.build_pids()), (&b""[..], &[][..]));
+        // A cgroup: its members wherever their parents are, not a sibling
+        // whose name merely starts the same.
+        let r = scan_with(Scope::Cgroup(b"/ci/headroom-9.build"));
+        assert_eq!(r.build_pids(), &[12, 30]);
+        assert_eq!(r.build_rss_sum_kib, 350 * 1024);
         let _ = &mut buf;
     }
 }

@@ -1,5 +1,5 @@
 //! Streaming reader of recorded CSVs: the toolchain's 14 columns or
-//! headroom's 25, found by header name.
+//! headroom's 27, found by header name.
 //!
 //! Input is fed in chunks of any size; memory use is fixed whatever the file
 //! size. A record that does not parse (or a final one cut short with no
@@ -22,7 +22,7 @@ use crate::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
 /// files. A longer record is skipped as malformed.
 pub const FIELD_BUF: usize = 4096;
 
-/// Fields one record may have: 25 known columns plus room for extras that a
+/// Fields one record may have: 27 known columns plus room for extras that a
 /// newer writer may append.
 pub const MAX_FIELDS: usize = 48;
 
@@ -254,6 +254,10 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
     if let Some(comm) = get(14 + 10) {
         sanitize_into(comm, 15, &mut e.peak_rss_comm);
     }
+    e.build_peak_rss_mb = ext(11).ok()?;
+    if let Some(comm) = get(14 + 12) {
+        sanitize_into(comm, 15, &mut e.build_peak_rss_comm);
+    }
     Some(row)
 }
 
@@ -354,9 +358,9 @@ mod tests {
     #[test]
     fn empty_memory_and_disk_extension_fields_mark_the_sources_unknown() {
         let mut data = Vec::from(crate::row::HEADER_FULL.as_bytes());
-        data.extend_from_slice(b"1,2026-11-30T01:03:06Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,\n");
+        data.extend_from_slice(b"1,2026-11-30T01:03:06Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         data.extend_from_slice(
-            b"2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,\n",
+            b"2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,,,\n",
         );
         let (res, rows, _) = read_all(&data, 64);
         assert_eq!(res, Ok(()));
@@ -370,7 +374,7 @@ mod tests {
     #[test]
     fn full_width_rows_keep_extension_columns() {
         let mut data = Vec::from(crate::row::HEADER_FULL.as_bytes());
-        data.extend_from_slice(b"1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling x\",2048,10,3,900,12,77900,,512,1.21,773,cc1plus\n");
+        data.extend_from_slice(b"1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling x\",2048,10,3,900,12,77900,,512,1.21,773,cc1plus,52,cc1\n");
         let (res, rows, skipped) = read_all(&data, 9);
         assert_eq!((res, skipped), (Ok(()), 0));
         let e = &rows[0].ext;
@@ -379,5 +383,7 @@ mod tests {
         assert_eq!(e.cg_mem_avail_mb, Some(512));
         assert_eq!(e.psi_mem_some_avg10.as_ref().map(|p| p.centi), Some(121));
         assert_eq!(e.peak_rss_comm.as_str(), "cc1plus");
+        assert_eq!(e.build_peak_rss_mb, Some(52));
+        assert_eq!(e.build_peak_rss_comm.as_str(), "cc1");
     }
 }

@@ -27,6 +27,7 @@ pub mod vmstat;
 pub mod zram;
 
 // Build-side inputs.
+pub mod buildcg;
 pub mod compilers;
 pub mod logtail;
 pub mod text;

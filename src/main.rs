@@ -12,14 +12,15 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use argh::FromArgs;
-use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use headroom::compilers::CompilerList;
 use headroom::csvread::{CsvError, CsvRows};
 use headroom::record::{self, CsvOut, OpenError, Plan, Stop, StopFlag, Watch, WriteState};
 use headroom::root::Root;
-use headroom::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
-use headroom::summary::{Summary, Text};
+use headroom::buildcg::BuildCgroup;
+use headroom::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
+use headroom::summary::{BuildScope, Summary, Text};
 use headroom::usage::{End, Usage};
 
 /// headroom: what a build did to RAM, swap, zram, /tmp, disk and CPU on a
@@ -193,6 +194,11 @@ struct RunArgs {
     /// with --jobserver: say on stderr each time the slots change, and why
     #[argh(switch)]
     explain: bool,
+    /// make no memory cgroup for CMD: the build is CMD's process tree
+    /// (default: a cgroup of its own where permitted: root on cgroup v1,
+    /// a delegated cgroup on v2)
+    #[argh(switch)]
+    no_cgroup: bool,
     /// the command and its arguments, after --
     #[argh(positional, greedy)]
     cmd: Vec<String>,
@@ -699,6 +705,8 @@ struct ChildSpec {
     raw: Vec<std::ffi::OsString>,
     actions: Option<String>,
     jobserver: Option<JobserverArgs>,
+    /// Try a memory cgroup of its own for CMD (not `--no-cgroup`).
+    cgroup: bool,
 }
 
 /// `run --jobserver` and its options.
@@ -773,6 +781,7 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
         raw,
         actions: a.actions,
         jobserver,
+        cgroup: !a.no_cgroup,
     };
     if light {
         return run_light(spec, a.label.as_deref());
@@ -883,14 +892,17 @@ struct Started {
 
 /// Starts `argv` — in a process group of its own when `own_group` (see
 /// [`Forward`]) — with `oom_score_adj` (when known) as its OOM score
-/// adjustment: the value headroom had before it lowered its own. A command
-/// that cannot be started is reported like a shell would: 127 not found,
-/// 126 otherwise.
+/// adjustment: the value headroom had before it lowered its own, and, with
+/// `join`, in the build's cgroup (it writes `0`, itself, to that
+/// `cgroup.procs` before it execs; whether it got there is checked after).
+/// A command that cannot be started is reported like a shell would: 127
+/// not found, 126 otherwise.
 fn spawn(
     argv: &[std::ffi::OsString],
     oom_score_adj: Option<i16>,
     own_group: bool,
     env: &[(&str, std::ffi::OsString)],
+    join: Option<BorrowedFd<'_>>,
 ) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
@@ -903,13 +915,22 @@ fn spawn(
     if own_group {
         cmd.process_group(0);
     }
-    if let Some(v) = oom_score_adj {
+    let join_raw = join.map(|fd| fd.as_raw_fd());
+    if oom_score_adj.is_some() || join_raw.is_some() {
         // SAFETY: the closure runs in the forked child before execve; it
         // only calls open(2), write(2) and close(2) through rustix with a
-        // stack buffer: no allocation, no lock, async-signal-safe.
+        // stack buffer: no allocation, no lock, async-signal-safe. The raw
+        // descriptor is the parent's open `cgroup.procs`, which outlives
+        // this call (the caller borrows it for the whole spawn) and is
+        // inherited by the child until its execve closes it.
         unsafe {
             cmd.pre_exec(move || {
-                let _ = headroom::oom_score_adj::write_self(v);
+                if let Some(fd) = join_raw {
+                    let _ = rustix::io::write(BorrowedFd::borrow_raw(fd), b"0");
+                }
+                if let Some(v) = oom_score_adj {
+                    let _ = headroom::oom_score_adj::write_self(v);
+                }
                 Ok(())
             });
         }
@@ -1098,7 +1119,7 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
 fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     let wake = install_signals(true)?;
     let own_group = !controlling_terminal();
-    let c = match spawn(&spec.raw, None, own_group, &[]) {
+    let c = match spawn(&spec.raw, None, own_group, &[], None) {
         Ok(c) => c,
         Err((code, msg)) => {
             let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -1314,6 +1335,14 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         label: a.label.as_deref(),
         compilers: &compilers,
     };
+    // `run`: the build's own memory cgroup, where permitted, before CMD
+    // starts (it joins it before it execs).
+    let (build_cg, cg_why) = match &child {
+        Some(spec) if spec.cgroup && root_is_live(&root) => make_build_cgroup(&root),
+        Some(spec) if spec.cgroup => (None, "--root is not this host"),
+        Some(_) => (None, "--no-cgroup"),
+        None => (None, ""),
+    };
     let mut sampler = Sampler::new(&root, opts, &mut bufs);
     let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
@@ -1335,6 +1364,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             adj_before,
             own_group,
             js.as_ref().map_or(&[][..], |j| &j.env[..]),
+            build_cg.as_ref().map(BuildCgroup::join_fd),
         ) {
             Ok(c) => Some(c),
             Err((code, msg)) => {
@@ -1343,11 +1373,18 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             }
         },
     };
-    // The build's own compilers are told apart from others on the host
-    // (the jobserver sizes jobs by them).
-    if let Some(c) = &started {
-        sampler.build_pid = u32::try_from(c.pid.as_raw_nonzero().get()).ok();
-    }
+    // THE BUILD: its cgroup when CMD is in it, else CMD's process tree, or
+    // --watch-pid's; its compilers are told apart from the host's.
+    let build_pid = match &started {
+        Some(c) => u32::try_from(c.pid.as_raw_nonzero().get()).ok(),
+        None => a
+            .watch_pid
+            .filter(|_| matches!(watch, Some(Watch::PidFd(_) | Watch::Kill(_))))
+            .and_then(|p| u32::try_from(p).ok()),
+    };
+    let (build, scope) = build_scope(&root, build_pid, build_cg.as_ref(), cg_why);
+    sampler.build = build;
+    summary.build = scope;
     let watch = match (&started, watch) {
         (Some(c), _) => Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid)),
         (None, Some(w)) => w,
@@ -1470,6 +1507,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         (Some(c), Some(spec)) => {
             let u = finish_child(&c, &watch, wake.as_fd(), own_group);
             summary.run = Some((command_label(&spec.argv), u));
+            if let Some(mut cg) = build_cg {
+                end_build_cgroup(&mut cg, &mut summary);
+            }
             if let Some(path) = &spec.actions {
                 append_action(path, a.label.as_deref(), &spec.argv, &c, &u);
             }
@@ -1509,6 +1549,89 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Makes the build's memory cgroup (and removes those left by killed
+/// headrooms), or says in a few words why not: the build is then its
+/// process tree.
+fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
+    let mut buf = vec![0u8; headroom::cgroup::OPEN_BUF_LEN];
+    let own = match headroom::cgroup::open_memory(root, &mut buf) {
+        Ok(Some(own)) => own,
+        Ok(None) => return (None, "no memory cgroup controller"),
+        Err(_) => return (None, "its memory cgroup could not be read"),
+    };
+    let pid = rustix::process::getpid().as_raw_nonzero().get().unsigned_abs();
+    let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
+    headroom::buildcg::remove_stale(root, &own, pid, &mut dir, &mut buf);
+    match BuildCgroup::create(root, &own, pid, &mut buf) {
+        Ok(cg) => (Some(cg), ""),
+        Err(headroom::buildcg::CreateError::NoController) => (None, "no memory cgroup controller"),
+        Err(headroom::buildcg::CreateError::Refused(_, rustix::io::Errno::ACCESS | rustix::io::Errno::PERM)) => {
+            (None, "not permitted to make a cgroup")
+        }
+        Err(headroom::buildcg::CreateError::Refused(..)) => (None, "the cgroup could not be made"),
+        Err(headroom::buildcg::CreateError::Busy) => {
+            (None, "cgroup v2: other processes share headroom's cgroup")
+        }
+    }
+}
+
+/// The build cgroup's last figures (its OOM kills, its peak charge) into
+/// the summary, then the cgroup removed, leftovers moved out first.
+fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
+    let mut buf = vec![0u8; headroom::buildcg::BUF_LEN];
+    if matches!(summary.build, Some(BuildScope::Cgroup(_))) {
+        summary.build_oom_final(cg.oom_kills(&mut buf));
+        summary.build_peak_charge_mb = cg.peak_bytes(&mut buf).map(|b| b >> 20);
+    }
+    let r = cg.remove(&mut buf);
+    if r.moved > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: {} process(es) outlived the command; moved out of its cgroup",
+            r.moved
+        );
+    }
+    if !r.removed {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: cgroup {} could not be removed; the next run removes it once it is empty",
+            cg.name()
+        );
+    }
+}
+
+/// THE BUILD for the sampler and the summary: `cg` when the build's
+/// process `pid` is in it (it joined before exec), else `pid`'s process
+/// tree; no build without a pid. `why`: why there is no cgroup.
+fn build_scope<'c>(
+    root: &Root,
+    pid: Option<u32>,
+    cg: Option<&'c BuildCgroup>,
+    why: &'static str,
+) -> (Build<'c>, Option<BuildScope>) {
+    let Some(pid) = pid else {
+        return (Build::None, None);
+    };
+    if let Some(cg) = cg {
+        let mut path = [0u8; 40];
+        let mut buf = vec![0u8; 4096];
+        let joined = headroom::root::join_num(&mut path, "proc/", u64::from(pid), "/cgroup")
+            .and_then(|p| root.read(p, &mut buf).ok())
+            .and_then(|t| headroom::cgroup::path_for(t, b"memory"))
+            .is_some_and(|(_, p)| headroom::cgroup::is_within(p, cg.path()));
+        if joined {
+            return (Build::Cgroup(cg), Some(BuildScope::Cgroup(cg.version)));
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: the command did not join its cgroup {}; the build is its process tree",
+            cg.name()
+        );
+        return (Build::Tree(pid), Some(BuildScope::Tree("it did not join its cgroup")));
+    }
+    (Build::Tree(pid), Some(BuildScope::Tree(why)))
 }
 
 /// Opens the directory of `path` (which must exist) and returns it with
@@ -1621,7 +1744,6 @@ impl Js {
             format!("fifo:{}", abs.join(pool.name()).display())
         } else {
             pool.unlink();
-            use rustix::fd::AsRawFd;
             format!(
                 "{},{}",
                 pool.client_fd().as_raw_fd(),
@@ -1657,7 +1779,7 @@ impl Js {
         let inp = headroom::jobserver::Inputs {
             usable_mb: usable,
             compiler_rss_mb: row.build_rss_mb,
-            compiler_peak_mb: row.build_peak_mb,
+            compiler_peak_mb: row.ext.build_peak_rss_mb,
             in_pipe: self.pool.in_pipe().unwrap_or(0),
             now_ms: headroom::clock::monotonic_ns() / 1_000_000,
         };
@@ -1754,9 +1876,10 @@ fn own_jobs_flag(argv: &[String]) -> Option<&str> {
 }
 
 /// The advice of `advise` for the largest compiler this recording measured
-/// (keeping 10 % headroom), on the host recorded; empty when no compiler ran.
+/// (keeping 10 % headroom), on the host recorded: THE BUILD's when a build
+/// was followed, else the host's; empty when no such compiler ran.
 fn measured_advice(root: &Root, summary: &Summary) -> String {
-    let Some(peak) = summary.peak_rss_mb().filter(|&p| p > 0) else {
+    let Some((peak, whose)) = summary.sizing_peak().filter(|&(p, _)| p > 0) else {
         return String::new();
     };
     let live = root_is_live(root);
@@ -1776,7 +1899,7 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
     let ask = headroom::jobs::Ask {
         profile: headroom::jobs::Profile::Generic,
         peak_mb: None,
-        measured: Some((peak, "this recording")),
+        measured: Some((peak, whose)),
         requested: None,
     };
     let plan = headroom::jobs::plan(&ask, &headroom::jobs::Env::default(), &cap);
@@ -1785,7 +1908,8 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
     let mut text = Box::new(Text::new());
     let _ = ufmt::uwrite!(
         text,
-        "\nADVICE (for the largest compiler measured, {} MB, with 10 % headroom, on this host now):\n",
+        "\nADVICE (for {}, {} MB, with 10 % headroom, on this host now):\n",
+        whose,
         peak
     );
     let _ = headroom::advise::render(&plan, headroom::jobs::Profile::Generic, &s, &mut *text);
@@ -1981,7 +2105,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
     };
     let measured = match &a.from {
         None => None,
-        Some(path) => Some((largest_peak(path)?, path.clone())),
+        Some(path) => Some(largest_peak(path)?),
     };
     let env = headroom::jobs::ENV_VARS.map(|k| std::env::var(k).ok());
     Ok(Ok(Planned {
@@ -1998,28 +2122,41 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
     }))
 }
 
-/// The largest peak_rss_mb of a recorded CSV.
-fn largest_peak(path: &str) -> Result<u64, Fail> {
+/// The peak a recorded CSV measured, and whose: the largest
+/// build_peak_rss_mb (THE BUILD's compilers) when the CSV has any, else
+/// the largest peak_rss_mb (every compiler on the host: a plain `record`,
+/// or a CSV from before the build columns), said as such.
+fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
     let fd = open_regular(path)?;
     let mut rows = Box::new(CsvRows::new());
-    let mut peak: Option<u64> = None;
+    let mut host: Option<u64> = None;
+    let mut build: Option<u64> = None;
+    let max = |slot: &mut Option<u64>, v: Option<u64>| {
+        if let Some(p) = v {
+            *slot = Some(slot.map_or(p, |q| q.max(p)));
+        }
+    };
     stream(
         &fd,
         path,
         |chunk| {
             rows.feed(chunk, &mut |r| {
-                if let Some(p) = r.ext.peak_rss_mb {
-                    peak = Some(peak.map_or(p, |q| q.max(p)));
-                }
+                max(&mut host, r.ext.peak_rss_mb);
+                max(&mut build, r.ext.build_peak_rss_mb);
             })
         },
         |_| Fail(format!("{path}: not a resource CSV")),
     )?;
-    peak.ok_or_else(|| {
-        Fail(format!(
+    match (build, host) {
+        (Some(p), _) => Ok((p, format!("{path}: this build's largest compiler"))),
+        (None, Some(p)) => Ok((
+            p,
+            format!("{path}: the largest compiler on the host (peak_rss_mb; no build compiler recorded)"),
+        )),
+        (None, None) => Err(Fail(format!(
             "{path}: no peak_rss_mb recorded (a --compat CSV, or no compiler ran)"
-        ))
-    })
+        ))),
+    }
 }
 
 impl Planned {

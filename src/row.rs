@@ -30,7 +30,7 @@ pub const CORE_COLUMNS: [&str; 14] = [
 ];
 
 /// headroom's extension column names, in order, after `context`.
-pub const EXT_COLUMNS: [&str; 11] = [
+pub const EXT_COLUMNS: [&str; 13] = [
     "swap_total_mb",
     "zram_stored_mb",
     "zram_ram_mb",
@@ -42,22 +42,24 @@ pub const EXT_COLUMNS: [&str; 11] = [
     "psi_mem_some_avg10",
     "peak_rss_mb",
     "peak_rss_comm",
+    "build_peak_rss_mb",
+    "build_peak_rss_comm",
 ];
 
 /// The header line of the compatible CSV (14 columns), with its newline.
 pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
 
-/// The full header line (14 + 11 columns), with its newline.
-pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm\n";
+/// The full header line (14 + 13 columns), with its newline.
+pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm\n";
 
 /// The two columns `run --jobserver` adds after the extension columns.
 pub const JOBS_COLUMNS: [&str; 2] = ["jobs_running", "jobs_allowed"];
 
 /// The full header with the jobserver's two columns, with its newline.
-pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,jobs_running,jobs_allowed\n";
+pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,jobs_running,jobs_allowed\n";
 
-/// The header a recording writes: 14 columns with `compat`, else 25, else
-/// 27 with the jobserver's (`jobs`).
+/// The header a recording writes: 14 columns with `compat`, else 27, else
+/// 29 with the jobserver's (`jobs`).
 pub fn header(compat: bool, jobs: bool) -> &'static str {
     match (compat, jobs) {
         (true, _) => HEADER_COMPAT,
@@ -66,10 +68,11 @@ pub fn header(compat: bool, jobs: bool) -> &'static str {
     }
 }
 
-/// Capacity of one formatted row in bytes: 22 numeric fields of at most 20
-/// digits (440), the iso time (20), stage (64), quoted context (322), two
-/// decimal texts (2 × 12) and a comm (15), plus 24 commas and a newline:
-/// 910 bytes at most; the jobserver's two counts add 22. 1 KiB leaves room.
+/// Capacity of one formatted row in bytes: 23 numeric fields of at most 20
+/// digits (460), the iso time (20), stage (64), quoted context (322), two
+/// decimal texts (2 × 12) and two comms (30), plus 26 commas and a
+/// newline: 947 bytes at most; the jobserver's two counts add 22 (969).
+/// 1 KiB leaves room.
 pub const ROW_CAP: usize = 1024;
 
 /// A fixed-capacity output buffer was too small for what had to go in it.
@@ -130,6 +133,12 @@ pub struct Ext {
     pub peak_rss_mb: Option<u64>,
     /// comm of that process; empty when no compiler runs.
     pub peak_rss_comm: String<16>,
+    /// Like `peak_rss_mb`, among the compilers of THE BUILD only (its
+    /// cgroup or its process tree); `None` without a build or when none of
+    /// its compilers runs.
+    pub build_peak_rss_mb: Option<u64>,
+    /// comm of that process.
+    pub build_peak_rss_comm: String<16>,
 }
 
 /// One sample, in the CSV's units.
@@ -172,13 +181,17 @@ pub struct Row {
     /// The disk columns were really read (statvfs of the disk path worked);
     /// as `mem_known`, for the disk columns.
     pub disk_known: bool,
-    /// RSS (VmRSS) summed over the live compilers of the build (those
-    /// descending from `run`'s CMD; all of them without one), MiB. Not a
-    /// CSV column: the jobserver's governor weighs it.
+    /// RSS (VmRSS) summed over the live compilers of the build (its
+    /// cgroup or process tree; 0 without a build), MiB. Not a CSV column:
+    /// the jobserver's governor weighs it.
     pub build_rss_mb: u64,
-    /// The largest of those compilers' size (VmHWM, else VmRSS), MiB;
-    /// `None` when none runs. Not a CSV column.
-    pub build_peak_mb: Option<u64>,
+    /// OOM kills in the build so far: its cgroup's `oom_kill`, else the
+    /// estimate from its vanished compilers; `None` without a build or
+    /// when unreadable. Not a CSV column: the summary reports it.
+    pub build_oom_kills: Option<u64>,
+    /// The build cgroup's anonymous memory now (`memory.stat`), MiB; `None`
+    /// without a build cgroup. Not a CSV column.
+    pub build_anon_mb: Option<u64>,
     /// `jobs_running`, `jobs_allowed` of `run --jobserver`; `None` without
     /// it (and the columns are then absent).
     pub jobs: Option<(u32, u32)>,
@@ -212,7 +225,8 @@ impl Row {
             mem_known: true,
             disk_known: true,
             build_rss_mb: 0,
-            build_peak_mb: None,
+            build_oom_kills: None,
+            build_anon_mb: None,
             jobs: None,
         }
     }
@@ -282,6 +296,10 @@ impl Row {
             out.push(b',').map_err(|_| BufferFull)?;
             out.extend_from_slice(e.peak_rss_comm.as_bytes())
                 .map_err(|_| BufferFull)?;
+            put_opt(out, e.build_peak_rss_mb)?;
+            out.push(b',').map_err(|_| BufferFull)?;
+            out.extend_from_slice(e.build_peak_rss_comm.as_bytes())
+                .map_err(|_| BufferFull)?;
             if let Some((running, allowed)) = self.jobs {
                 ufmt::uwrite!(out, ",{},{}", running, allowed).map_err(|_| BufferFull)?;
             }
@@ -333,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn full_row_has_25_fields_and_empty_means_missing() {
+    fn full_row_has_27_fields_and_empty_means_missing() {
         let mut r = sample_row();
         r.ext.swap_total_mb = Some(0);
         r.ext.oom_kills = Some(3);
@@ -343,9 +361,14 @@ mod tests {
         let mut out = Vec::new();
         r.format(false, &mut out).unwrap();
         let s = std::str::from_utf8(&out).unwrap();
-        assert_eq!(s.trim_end().split(',').count(), 25);
-        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 25);
-        assert!(s.ends_with(",0,,,,,,3,,1.21,773,cc1plus\n"), "{s}");
+        assert_eq!(s.trim_end().split(',').count(), 27);
+        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 27);
+        assert!(s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,\n"), "{s}");
+        r.ext.build_peak_rss_mb = Some(52);
+        r.ext.build_peak_rss_comm.push_str("cc1").unwrap();
+        r.format(false, &mut out).unwrap();
+        let s = std::str::from_utf8(&out).unwrap();
+        assert!(s.ends_with(",773,cc1plus,52,cc1\n"), "{s}");
     }
 
     #[test]
@@ -383,6 +406,8 @@ mod tests {
             psi_mem_some_avg10: Decimal::parse(b"123456789.12"),
             peak_rss_mb: m,
             peak_rss_comm: String::try_from("123456789012345").unwrap(),
+            build_peak_rss_mb: m,
+            build_peak_rss_comm: String::try_from("123456789012345").unwrap(),
         };
         let mut out = Vec::new();
         assert_eq!(r.format(false, &mut out), Ok(()));

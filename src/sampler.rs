@@ -14,8 +14,9 @@ use core::mem::MaybeUninit;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 
+use crate::buildcg::BuildCgroup;
 use crate::cgroup::{self, MemCgroup};
-use crate::compilers::{CompilerList, ProcDir, Scan};
+use crate::compilers::{BUILD_PIDS, CompilerList, ProcDir, Scan, Scope};
 use crate::fsstat::FsStat;
 use crate::logtail;
 use crate::root::{ReadError, Root};
@@ -114,6 +115,26 @@ pub enum StageLog<'a> {
     Dir(&'a str),
 }
 
+/// THE BUILD whose figures are told apart from the host's (SPEC.md "The
+/// build and the host").
+#[derive(Clone, Copy, Debug)]
+pub enum Build<'a> {
+    /// Plain `record`: no build; the `build_*` columns stay empty.
+    None,
+    /// `record --watch-pid PID`, or `run` without a cgroup of its own: the
+    /// process and its descendants (parent chain).
+    Tree(u32),
+    /// `run` with the build in a memory cgroup of its own: its members.
+    Cgroup(&'a BuildCgroup),
+}
+
+impl Build<'_> {
+    /// Whether a build is followed at all.
+    pub fn is_some(&self) -> bool {
+        !matches!(self, Build::None)
+    }
+}
+
 /// What the sampler needs to know at start-up.
 #[derive(Clone, Copy, Debug)]
 pub struct Options<'a> {
@@ -185,9 +206,16 @@ pub struct Sampler<'a> {
     warned: u32,
     /// MemAvailable was estimated on some tick (kernel < 3.14).
     pub mem_estimated: bool,
-    /// `run`'s CMD: the compilers descending from it are also totalled
-    /// apart ([`crate::row::Row::build_rss_mb`]), for the jobserver.
-    pub build_pid: Option<u32>,
+    /// THE BUILD: its compilers are totalled apart (the `build_*` columns,
+    /// [`crate::row::Row::build_rss_mb`] for the jobserver), and its OOM
+    /// kills counted ([`crate::row::Row::build_oom_kills`]).
+    pub build: Build<'a>,
+    /// The build's compilers at the previous tick (for the OOM estimate).
+    prev_build_pids: heapless::Vec<u32, BUILD_PIDS>,
+    /// /proc/vmstat `oom_kill` at the previous tick.
+    prev_oom: Option<u64>,
+    /// Estimated OOM kills of the build so far (tree builds).
+    build_oom_estimate: u64,
     /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
     /// start-up); `None` when mountinfo is unreadable.
     pub tmp_is_tmpfs: Option<bool>,
@@ -245,7 +273,10 @@ impl<'a> Sampler<'a> {
             psi_off: false,
             warned: 0,
             mem_estimated: false,
-            build_pid: None,
+            build: Build::None,
+            prev_build_pids: heapless::Vec::new(),
+            prev_oom: None,
+            build_oom_estimate: 0,
             tmp_is_tmpfs,
         }
     }
@@ -326,6 +357,7 @@ impl<'a> Sampler<'a> {
         }
 
         // /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick.
+        let mut host_oom = None;
         match vmstat::read(self.root, &mut bufs.file) {
             Ok(b) => {
                 if let Ok(vmstat::VmStat {
@@ -334,6 +366,7 @@ impl<'a> Sampler<'a> {
                 {
                     let base = *self.first_oom.get_or_insert(k);
                     row.ext.oom_kills = Some(k.saturating_sub(base));
+                    host_oom = Some(k);
                 }
             }
             Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
@@ -405,8 +438,12 @@ impl<'a> Sampler<'a> {
 
         // Compilers: one pass over /proc.
         if let Some(pd) = &self.proc_dir {
-            let mut scan =
-                Scan::new(self.opts.compilers, self.page_size_kib).within(self.build_pid);
+            let scope = match self.build {
+                Build::None => Scope::None,
+                Build::Tree(pid) => Scope::Tree(pid),
+                Build::Cgroup(cg) => Scope::Cgroup(cg.path()),
+            };
+            let mut scan = Scan::new(self.opts.compilers, self.page_size_kib).within(scope);
             let mut files = ProcDir(pd.as_fd());
             let file = &mut bufs.file;
             let listed = crate::root::for_each_entry(pd.as_fd(), &mut bufs.dir, |name, _| {
@@ -422,14 +459,22 @@ impl<'a> Sampler<'a> {
             let s = scan.finish();
             row.compilers = u64::from(s.compilers);
             row.build_rss_mb = s.build_rss_sum_kib / 1024;
-            row.build_peak_mb = (s.build_compilers > 0).then_some(s.build_peak_kib / 1024);
+            if s.build_compilers > 0 {
+                row.ext.build_peak_rss_mb = Some(s.build_peak_kib / 1024);
+                sanitize_into(s.build_peak_comm(), 15, &mut row.ext.build_peak_rss_comm);
+            }
             if s.compilers > 0 {
                 row.ext.peak_rss_mb = Some(s.peak_kib / 1024);
                 sanitize_into(s.peak_comm(), 15, &mut row.ext.peak_rss_comm);
             }
+            if listed.is_ok() {
+                self.estimate_build_oom(s.build_pids(), host_oom);
+            }
         } else {
             self.warn_once(w, Source::Procs, "cannot open proc/");
         }
+        self.prev_oom = host_oom.or(self.prev_oom);
+        self.build_figures(&mut row, bufs);
 
         // Stage and context from the active log.
         self.log(&mut row, bufs, w);
@@ -438,6 +483,39 @@ impl<'a> Sampler<'a> {
             sanitize_into(label.as_bytes(), STAGE_CAP, &mut row.stage);
         }
         row
+    }
+
+    /// The OOM estimate of a build without a cgroup: compilers of the build
+    /// that were there at the previous tick and are gone now, when the
+    /// host's `oom_kill` counter rose in between (at most by its rise).
+    fn estimate_build_oom(&mut self, now: &[u32], host_oom: Option<u64>) {
+        if let (Some(k), Some(prev)) = (host_oom, self.prev_oom)
+            && k > prev
+        {
+            let vanished = self
+                .prev_build_pids
+                .iter()
+                .filter(|p| !now.contains(p))
+                .count() as u64;
+            let counted = vanished.min(k - prev);
+            self.build_oom_estimate = self.build_oom_estimate.saturating_add(counted);
+        }
+        self.prev_build_pids.clear();
+        let _ = self.prev_build_pids.extend_from_slice(now);
+    }
+
+    /// The build's own OOM kills and, with a cgroup, its anonymous memory.
+    fn build_figures(&self, row: &mut Row, bufs: &mut Buffers) {
+        match self.build {
+            Build::None => {}
+            // Without the host counter there is nothing to estimate from.
+            Build::Tree(_) => row.build_oom_kills = self.prev_oom.map(|_| self.build_oom_estimate),
+            Build::Cgroup(cg) => {
+                let buf = &mut bufs.file[..crate::buildcg::BUF_LEN];
+                row.build_oom_kills = cg.oom_kills(buf);
+                row.build_anon_mb = cg.anon_bytes(buf).map(|b| b >> 20);
+            }
+        }
     }
 
     fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {

@@ -56,6 +56,48 @@ impl Threshold {
     }
 }
 
+/// How THE BUILD was followed (SPEC.md "The build and the host").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildScope {
+    /// `run` put CMD in a memory cgroup of its own, on this hierarchy.
+    Cgroup(crate::cgroup::Version),
+    /// CMD's (or `--watch-pid`'s) process tree; why there is no cgroup
+    /// (empty for `--watch-pid`, which never makes one).
+    Tree(&'static str),
+}
+
+impl BuildScope {
+    /// How its OOM kills are counted, for the `OOM kills in this build`
+    /// line.
+    fn how_counted(self) -> &'static str {
+        match self {
+            BuildScope::Cgroup(crate::cgroup::Version::V1) => {
+                "its cgroup's memory.oom_control oom_kill"
+            }
+            BuildScope::Cgroup(crate::cgroup::Version::V2) => "its cgroup's memory.events oom_kill",
+            BuildScope::Tree(_) => {
+                "estimated from its processes: its compilers that vanished while the host counter rose"
+            }
+        }
+    }
+
+    /// One word for JSON: `cgroup` or `process_tree`.
+    fn word(self) -> &'static str {
+        match self {
+            BuildScope::Cgroup(_) => "cgroup",
+            BuildScope::Tree(_) => "process_tree",
+        }
+    }
+
+    /// The cgroup files behind the RUN block's build figures.
+    fn files(self) -> (&'static str, &'static str) {
+        match self {
+            BuildScope::Cgroup(crate::cgroup::Version::V2) => ("memory.peak", "anon"),
+            _ => ("memory.max_usage_in_bytes", "total_rss"),
+        }
+    }
+}
+
 /// Where an OOM kill was noticed: the row where the counter rose.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct OomRow {
@@ -100,6 +142,16 @@ pub struct Summary {
     pub run: Option<(String<128>, Usage)>,
     /// For `run --jobserver`: what the jobserver did.
     pub jobserver: Option<crate::jobserver::Report>,
+    /// THE BUILD this recording followed, and how; `None` for plain
+    /// `record` and for `summarize` (which knows the build only from the
+    /// `build_peak_rss_*` columns).
+    pub build: Option<BuildScope>,
+    /// The build cgroup's peak charge (v1 `memory.max_usage_in_bytes`, v2
+    /// `memory.peak`), MiB, read when CMD ended.
+    pub build_peak_charge_mb: Option<u64>,
+    build_oom_kills: Option<u64>,
+    peak_build_rss: Option<Row>,
+    peak_build_anon_mb: Option<u64>,
 }
 
 /// Keeps `slot` as the row with the largest (`max`) or smallest key; the
@@ -151,6 +203,51 @@ impl Summary {
             tmp_is_tmpfs: None,
             run: None,
             jobserver: None,
+            build: None,
+            build_peak_charge_mb: None,
+            build_oom_kills: None,
+            peak_build_rss: None,
+            peak_build_anon_mb: None,
+        }
+    }
+
+    /// The largest single-compiler RSS of THE BUILD, MiB (`None` when none
+    /// of its compilers was seen, or no build was followed).
+    pub fn build_peak_rss_mb(&self) -> Option<u64> {
+        self.peak_build_rss
+            .as_ref()
+            .and_then(|r| r.ext.build_peak_rss_mb)
+    }
+
+    /// Whether a build was followed: [`Summary::build`] is set, or the CSV
+    /// has the build's figures.
+    pub fn has_build(&self) -> bool {
+        self.build.is_some() || self.peak_build_rss.is_some()
+    }
+
+    /// The peak a plan for the next build should size from, with whose it
+    /// is: THE BUILD's largest compiler when a build was followed (none if
+    /// none of its compilers ran: another build's is never taken), else the
+    /// largest on the host, said as such.
+    pub fn sizing_peak(&self) -> Option<(u64, &'static str)> {
+        if self.has_build() {
+            self.build_peak_rss_mb().map(|p| (p, "this build's largest compiler"))
+        } else {
+            self.peak_rss_mb().map(|p| (p, "the largest compiler on the host"))
+        }
+    }
+
+    /// OOM kills in THE BUILD so far (its cgroup's counter or the
+    /// estimate); `None` when unknown or without a build.
+    pub fn build_oom_kills(&self) -> Option<u64> {
+        self.build_oom_kills
+    }
+
+    /// Takes the build cgroup's `oom_kill` read when CMD ended (it may have
+    /// risen after the last row).
+    pub fn build_oom_final(&mut self, kills: Option<u64>) {
+        if let Some(k) = kills {
+            self.build_oom_kills = Some(self.build_oom_kills.map_or(k, |o| o.max(k)));
         }
     }
 
@@ -264,6 +361,16 @@ impl Summary {
             self.oom_kills = Some(prev.max(k));
         }
         keep(&mut self.peak_rss, row, |r| r.ext.peak_rss_mb, true);
+        keep(
+            &mut self.peak_build_rss,
+            row,
+            |r| r.ext.build_peak_rss_mb,
+            true,
+        );
+        self.build_oom_final(row.build_oom_kills);
+        if let Some(a) = row.build_anon_mb {
+            self.peak_build_anon_mb = Some(self.peak_build_anon_mb.map_or(a, |o| o.max(a)));
+        }
         keep(&mut self.peak_zram, row, |r| r.ext.zram_stored_mb, true);
         keep(&mut self.min_tmp, row, |r| r.ext.tmp_avail_mb, false);
         keep(&mut self.min_cg, row, |r| r.ext.cg_mem_avail_mb, false);
@@ -385,6 +492,19 @@ impl Summary {
                 "kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)\n"
             )?,
         }
+        if let Some(scope) = self.build {
+            match self.build_oom_kills {
+                Some(k) => uwrite!(w, "OOM kills in this build: {} (", k)?,
+                None => uwrite!(w, "OOM kills in this build: unknown (")?,
+            }
+            uwrite!(w, "{}", scope.how_counted())?;
+            if let BuildScope::Tree(why) = scope
+                && !why.is_empty()
+            {
+                uwrite!(w, "; no cgroup of its own: {}", why)?;
+            }
+            uwrite!(w, ")\n")?;
+        }
         uwrite!(w, "thresholds: near-OOM ")?;
         threshold(w, near, "MB", "RAM", "1/8")?;
         uwrite!(w, ", low-disk ")?;
@@ -438,18 +558,7 @@ impl Summary {
             )?;
             stage_context(w, r)?;
         }
-        if let Some(r) = &self.peak_rss
-            && let Some(mb) = r.ext.peak_rss_mb
-        {
-            uwrite!(
-                w,
-                "\nPEAK COMPILER RSS: {} MB ({})  at {}\n",
-                mb,
-                r.ext.peak_rss_comm.as_str(),
-                r.iso.as_str()
-            )?;
-            stage_context(w, r)?;
-        }
+        self.render_compilers(w)?;
         if !self.oom_rows.is_empty() {
             uwrite!(w, "\nOOM KILLS (rows where the kernel counter rose):\n")?;
             for ev in &self.oom_rows {
@@ -473,6 +582,7 @@ impl Summary {
         }
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;
+            self.render_build_memory(w)?;
         }
         if let Some(j) = &self.jobserver {
             j.render(w)?;
@@ -482,6 +592,78 @@ impl Summary {
 }
 
 impl Summary {
+    /// The peak compiler sections: THE BUILD's largest compiler, then the
+    /// host's when it was larger (so not the build's); without a build,
+    /// the host's alone, said to be the host's.
+    fn render_compilers<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let build_mb = self.build_peak_rss_mb();
+        if let Some(r) = &self.peak_build_rss
+            && let Some(mb) = build_mb
+        {
+            uwrite!(
+                w,
+                "\nPEAK COMPILER RSS (this build): {} MB ({})  at {}\n",
+                mb,
+                r.ext.build_peak_rss_comm.as_str(),
+                r.iso.as_str()
+            )?;
+            stage_context(w, r)?;
+        }
+        let Some(r) = &self.peak_rss else {
+            return Ok(());
+        };
+        let Some(mb) = r.ext.peak_rss_mb else {
+            return Ok(());
+        };
+        let comm = r.ext.peak_rss_comm.as_str();
+        if !self.has_build() {
+            uwrite!(
+                w,
+                "\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): {} MB ({})  at {}\n",
+                mb,
+                comm,
+                r.iso.as_str()
+            )?;
+            return stage_context(w, r);
+        }
+        if mb > build_mb.unwrap_or(0) {
+            uwrite!(
+                w,
+                "\nLARGEST COMPILER ON THE HOST (not this build's): {} MB ({})  at {}\n",
+                mb,
+                comm,
+                r.iso.as_str()
+            )?;
+        }
+        Ok(())
+    }
+
+    /// In the RUN block, with a build cgroup: its peak charge beside
+    /// ru_maxrss, and the largest anonymous part sampled.
+    fn render_build_memory<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let Some(scope @ BuildScope::Cgroup(_)) = self.build else {
+            return Ok(());
+        };
+        let (peak_file, anon_key) = scope.files();
+        if let Some(mb) = self.build_peak_charge_mb {
+            uwrite!(
+                w,
+                "  build cgroup peak {} MiB (all its processes together, {}; includes the page cache it caused)\n",
+                mb,
+                peak_file
+            )?;
+        }
+        if let Some(mb) = self.peak_build_anon_mb {
+            uwrite!(
+                w,
+                "  build anon memory at most {} MiB (memory.stat {}, sampled per row)\n",
+                mb,
+                anon_key
+            )?;
+        }
+        Ok(())
+    }
+
     /// Renders the summary as one JSON object (`summarize --json`), for
     /// scripts: the same figures as the text, with units in the key names
     /// and `null` where the text says "unknown" or shows no section.
@@ -550,6 +732,39 @@ impl Summary {
             json_str(w, r.ext.peak_rss_comm.as_str())?;
             uwrite!(w, ",")
         })?;
+        json_row(
+            w,
+            "build_peak_compiler_rss",
+            self.peak_build_rss.as_ref(),
+            |w, r| {
+                uwrite!(
+                    w,
+                    "\"rss_mb\":{},\"comm\":",
+                    r.ext.build_peak_rss_mb.unwrap_or(0)
+                )?;
+                json_str(w, r.ext.build_peak_rss_comm.as_str())?;
+                uwrite!(w, ",")
+            },
+        )?;
+        match self.build {
+            Some(scope) => {
+                uwrite!(w, ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":", scope.word())?;
+                json_opt(w, self.build_oom_kills)?;
+                uwrite!(w, ",\"oom_kills_counted\":")?;
+                json_str(w, scope.how_counted())?;
+                uwrite!(w, ",\"no_cgroup_because\":")?;
+                match scope {
+                    BuildScope::Tree(why) if !why.is_empty() => json_str(w, why)?,
+                    _ => uwrite!(w, "null")?,
+                }
+                uwrite!(w, ",\"cgroup_peak_mb\":")?;
+                json_opt(w, self.build_peak_charge_mb)?;
+                uwrite!(w, ",\"anon_peak_mb\":")?;
+                json_opt(w, self.peak_build_anon_mb)?;
+                uwrite!(w, "}}")?;
+            }
+            None => uwrite!(w, ",\"build\":null")?,
+        }
         json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
             uwrite!(
                 w,
@@ -853,8 +1068,8 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
     #[test]
     fn unreadable_sources_are_not_oom_or_low_disk() {
         let mut data = std::string::String::from(crate::row::HEADER_FULL);
-        data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,\n");
-        data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,\n");
+        data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
+        data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         let got = summarize(data.as_bytes(), None, None);
         assert!(
             got.contains("samples below 4096 MB free RAM (near-OOM): 0\n"),
@@ -884,14 +1099,82 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
     #[test]
     fn oom_rows_and_own_sections() {
         let mut data = std::string::String::from(crate::row::HEADER_FULL);
-        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\",0,0,0,500,10,1100,0,,,700,cc1plus\n");
-        data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus\n");
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\",0,0,0,500,10,1100,0,,,700,cc1plus,,\n");
+        data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus,,\n");
         let got = summarize(data.as_bytes(), None, None);
         assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
         assert!(got.contains("OOM KILLS (rows where the kernel counter rose):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
-        assert!(got.contains("PEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z\n"));
+        assert!(got.contains("\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): 800 MB (cc1plus)  at 1970-01-01T00:01:55Z\n"), "{got}");
+        assert!(!got.contains("this build"), "{got}");
         assert!(got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM"));
         assert!(got.contains("/TMP: min 400 MB free (20% used)"));
         assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
+    }
+
+    /// Another process named cc1plus holds 300 MiB outside; the build's own
+    /// cc1 is at most 50: the build's is the peak, the host's is said to
+    /// be someone else's, and a plan sizes from the build's.
+    #[test]
+    fn the_builds_compilers_are_not_the_hosts() {
+        let mut data = std::string::String::from(crate::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"cc x.c\",0,,,500,10,1100,0,,,300,cc1plus,48,cc1\n");
+        data.push_str("101,1970-01-01T00:01:41Z,1,1.00,50,3000,900,76,0,1,97,2,b,\"cc y.c\",0,,,500,10,1100,1,,,301,cc1plus,50,cc1\n");
+        data.push_str("102,1970-01-01T00:01:42Z,2,1.00,50,3000,900,76,0,1,97,1,c,\"cc z.c\",0,,,500,10,1100,1,,,301,cc1plus,,\n");
+        let mut sum = Summary::new(None, None);
+        CsvRows::new().feed(data.as_bytes(), &mut |r| sum.observe(r)).unwrap();
+        assert_eq!(sum.sizing_peak(), Some((50, "this build's largest compiler")));
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(t.contains("\nPEAK COMPILER RSS (this build): 50 MB (cc1)  at 1970-01-01T00:01:41Z\n  stage=b  context=cc y.c\n"), "{t}");
+        assert!(t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"), "{t}");
+        // From a CSV, how the build was followed is not known: no line.
+        assert!(!t.contains("OOM kills in this build"), "{t}");
+
+        // Recorded live as a tree with one estimated kill, then as a cgroup.
+        let mut row = Row::empty(103);
+        row.build_oom_kills = Some(1);
+        sum.build = Some(BuildScope::Tree("not permitted to make a cgroup"));
+        sum.observe(&row);
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: 1 (estimated from its processes: its compilers that vanished while the host counter rose; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
+        sum.build = Some(BuildScope::Cgroup(crate::cgroup::Version::V1));
+        sum.build_oom_final(Some(3));
+        sum.build_oom_final(None);
+        sum.build_peak_charge_mb = Some(70);
+        row.build_anon_mb = Some(40);
+        sum.observe(&row);
+        sum.run = Some((
+            String::try_from("make").unwrap(),
+            Usage {
+                wall_ms: 1,
+                user_ms: 1,
+                sys_ms: 1,
+                max_rss_kib: 51 * 1024,
+                end: crate::usage::End::Exited(0),
+            },
+        ));
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"), "{t}");
+        assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory at most 40 MiB (memory.stat total_rss, sampled per row)\n"), "{t}");
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        assert!(j.contains(",\"build_peak_compiler_rss\":{\"rss_mb\":50,\"comm\":\"cc1\",\"iso\":\"1970-01-01T00:01:41Z\""), "{j}");
+        assert!(j.contains(",\"build\":{\"scope\":\"cgroup\",\"oom_kills\":3,\"oom_kills_counted\":\"its cgroup's memory.oom_control oom_kill\",\"no_cgroup_because\":null,\"cgroup_peak_mb\":70,\"anon_peak_mb\":40}"), "{j}");
+    }
+
+    /// Without a build, the host's compilers are the only figure: a plan
+    /// sizes from them, and says whose they are.
+    #[test]
+    fn without_a_build_the_host_peak_is_said_to_be_the_hosts() {
+        let mut data = std::string::String::from(crate::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"x\",0,,,500,10,1100,0,,,300,cc1plus,,\n");
+        let mut sum = Summary::new(None, None);
+        CsvRows::new().feed(data.as_bytes(), &mut |r| sum.observe(r)).unwrap();
+        assert_eq!(sum.sizing_peak(), Some((300, "the largest compiler on the host")));
+        // A build followed whose compilers never ran: no peak to size from.
+        sum.build = Some(BuildScope::Tree(""));
+        assert_eq!(sum.sizing_peak(), None);
     }
 }

@@ -88,7 +88,7 @@ fn ticks_after_start_up_allocate_nothing() {
         let d = gov.decide(&Inputs {
             usable_mb: Some(row.mem_avail_mb),
             compiler_rss_mb: row.build_rss_mb,
-            compiler_peak_mb: row.build_peak_mb,
+            compiler_peak_mb: row.ext.build_peak_rss_mb,
             in_pipe: pool.in_pipe().unwrap(),
             now_ms: headroom::clock::monotonic_ns() / 1_000_000,
         });

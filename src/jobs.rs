@@ -116,7 +116,8 @@ pub enum From<'a> {
     Default,
     /// Decided automatically (aggressive mode from MemAvailable).
     Auto,
-    /// Measured: a recorded CSV's largest peak_rss_mb (its path).
+    /// Measured: a recorded CSV's largest compiler (its path, and whose:
+    /// the build's, build_peak_rss_mb, or the host's, peak_rss_mb).
     Measured(&'a str),
 }
 
@@ -309,7 +310,7 @@ fn write_from<W: uWrite + ?Sized>(w: &mut W, f: From<'_>) -> Result<(), W::Error
         From::Env(v) => uwrite!(w, "${}", v),
         From::Default => uwrite!(w, "default"),
         From::Auto => uwrite!(w, "auto"),
-        From::Measured(file) => uwrite!(w, "largest peak_rss_mb in {}", file),
+        From::Measured(file) => uwrite!(w, "measured: {}", file),
     }
 }
 

@@ -264,7 +264,9 @@ struct JobsArgs {
     /// peak MB one job needs (overrides the profile)
     #[argh(option)]
     peak_mb: Option<u64>,
-    /// a recorded CSV: plan from its largest peak_rss_mb, keeping 10 % headroom
+    /// a recorded CSV: plan from its build's largest compiler
+    /// (build_peak_rss_mb; without a build, peak_rss_mb), keeping 10 %
+    /// headroom
     #[argh(option)]
     from: Option<String>,
     /// the job count you would like; capped by what fits
@@ -298,7 +300,8 @@ struct AdviseArgs {
     /// peak MB one job needs (overrides the profile)
     #[argh(option)]
     peak_mb: Option<u64>,
-    /// a recorded CSV: plan from its largest peak_rss_mb
+    /// a recorded CSV: plan from its build's largest compiler
+    /// (build_peak_rss_mb; without a build, peak_rss_mb)
     #[argh(option)]
     from: Option<String>,
     /// the job count you would like
@@ -2148,10 +2151,15 @@ fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
         |_| Fail(format!("{path}: not a resource CSV")),
     )?;
     match (build, host) {
-        (Some(p), _) => Ok((p, format!("{path}: this build's largest compiler"))),
+        (Some(p), _) => Ok((
+            p,
+            format!("{path}: this build's largest compiler (build_peak_rss_mb)"),
+        )),
         (None, Some(p)) => Ok((
             p,
-            format!("{path}: the largest compiler on the host (peak_rss_mb; no build compiler recorded)"),
+            format!(
+                "{path}: the largest compiler on the host (peak_rss_mb; no build compiler recorded)"
+            ),
         )),
         (None, None) => Err(Fail(format!(
             "{path}: no peak_rss_mb recorded (a --compat CSV, or no compiler ran)"

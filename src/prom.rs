@@ -28,9 +28,10 @@ use crate::row::{BufferFull, Row};
 use crate::summary::Summary;
 
 /// Byte capacity of one exposition. Fixed text (HELP, TYPE, names) is
-/// about 4 KiB; each of the 22 series carries `run_id` (at most 255 bytes,
-/// 510 escaped: 11 KiB); the disk path label is at most 4095 bytes (PATH_MAX
-/// less its NUL, 8 KiB escaped) and the stage 64 bytes. 32 KiB leaves room.
+/// about 5 KiB; each of the 25 series carries `run_id` (at most 255 bytes,
+/// 510 escaped: 12.5 KiB); the disk path label is at most 4095 bytes
+/// (PATH_MAX less its NUL, 8 KiB escaped) and the stage 64 bytes: ~26 KiB.
+/// 32 KiB leaves room.
 pub const PROM_CAP: usize = 32 * 1024;
 
 /// The exposition text of one tick.
@@ -150,15 +151,27 @@ const COMPILERS: Family = gauge(
 );
 const RSS: Family = gauge(
     "headroom_compiler_rss_bytes",
-    "Peak resident size (VmHWM, else VmRSS) of the largest live compiler process; comm names it.",
+    "Peak resident size (VmHWM, else VmRSS) of the largest live compiler process on the host (any build's); comm names it.",
 );
 const RSS_PEAK: Family = gauge(
     "headroom_compiler_rss_peak_bytes",
-    "Largest single compiler resident size seen since the recording started.",
+    "Largest single compiler resident size seen on the host since the recording started.",
 );
 const OOM: Family = counter(
     "headroom_oom_kills_total",
-    "Kernel OOM kills since the recording started (/proc/vmstat oom_kill, Linux 4.13+).",
+    "Kernel OOM kills on the host since the recording started (/proc/vmstat oom_kill, Linux 4.13+).",
+);
+const BUILD_RSS: Family = gauge(
+    "headroom_build_compiler_rss_bytes",
+    "Peak resident size (VmHWM, else VmRSS) of the build's largest live compiler (its cgroup or process tree); comm names it.",
+);
+const BUILD_RSS_PEAK: Family = gauge(
+    "headroom_build_compiler_rss_peak_bytes",
+    "Largest single compiler resident size of the build seen since the recording started.",
+);
+const BUILD_OOM: Family = counter(
+    "headroom_build_oom_kills_total",
+    "OOM kills in the build: its cgroup's oom_kill, or an estimate from its compilers that vanished while the host counter rose.",
 );
 const STAGE: Family = gauge(
     "headroom_stage_info",
@@ -314,6 +327,11 @@ pub fn render(
     o.one(&RSS, Some(("comm", comm)), e.peak_rss_mb.and_then(mib))?;
     o.one(&RSS_PEAK, None, summary.peak_rss_mb().and_then(mib))?;
     o.one(&OOM, None, summary.oom_kills().and_then(int))?;
+    let comm = e.build_peak_rss_comm.as_str();
+    let build_rss = e.build_peak_rss_mb.and_then(mib);
+    o.one(&BUILD_RSS, Some(("comm", comm)), build_rss)?;
+    o.one(&BUILD_RSS_PEAK, None, summary.build_peak_rss_mb().and_then(mib))?;
+    o.one(&BUILD_OOM, None, summary.build_oom_kills().and_then(int))?;
     let stage = if row.stage.is_empty() {
         "?"
     } else {

@@ -178,7 +178,7 @@ fn from_a_recorded_csv_plans_with_its_measured_peak() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("peak per job:   1000 MB  (largest peak_rss_mb in "),
+        out.contains("peak per job:   1000 MB  (measured: "),
         "{out}"
     );
     assert!(
@@ -254,4 +254,38 @@ fn status_lists_at_most_eight_swap_devices() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("/dev/zram").count(), 8, "{text}");
     assert!(text.contains("            and 8 more\n"), "{text}");
+}
+
+/// Another build's cc1plus held 301 MiB beside this build, whose own cc1
+/// peaked at 51: `--from` sizes from the build's, never the other's.
+#[test]
+fn from_a_csv_with_a_build_sizes_from_the_builds_compilers_only() {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("plan-from-build");
+    std::fs::create_dir_all(&d).unwrap();
+    let csv = d.join("r.csv");
+    let mut text = String::from(
+        "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm\n",
+    );
+    for (i, build) in ["", "51", "31"].iter().enumerate() {
+        let comm = if build.is_empty() { "" } else { "cc1" };
+        text.push_str(&format!(
+            "{i},1970-01-01T00:00:0{i}Z,{i},0.10,50,100,900,10,0,5,50,2,b,\"x\",0,,,100,1,5000,0,,,301,cc1plus,{build},{comm}\n"
+        ));
+    }
+    std::fs::write(&csv, &text).unwrap();
+    let args = ["--from", csv.to_str().unwrap(), "--cores", "64", "--avail-mb", "1000", "--explain"];
+    let (out, err, code) = jobs(&args, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("peak per job:   51 MB  (measured: ") && out.contains("this build's largest compiler (build_peak_rss_mb)"),
+        "{out}"
+    );
+    assert!(out.contains("1000 x 0.9 / 1 / 51 = 17)) = 17\n"), "{out}");
+    // The same CSV without build figures (a plain `record`): the host's,
+    // said as such.
+    let host_only = text.replace(",51,cc1\n", ",,\n").replace(",31,cc1\n", ",,\n");
+    std::fs::write(&csv, host_only).unwrap();
+    let (out, err, code) = jobs(&args, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("peak per job:   301 MB  (measured: ") && out.contains("the largest compiler on the host (peak_rss_mb"), "{out}");
 }

@@ -559,3 +559,120 @@ impl<'a> Sampler<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::fs;
+    use std::path::{Path, PathBuf};
+
+    struct Quiet;
+    impl Warn for Quiet {
+        fn warn(&mut self, _: Source, _: &'static str) {}
+        fn note(&mut self, _: Source, _: &'static str) {}
+    }
+
+    /// A fresh directory of this test process's own.
+    fn tmp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(std::format!(
+            "headroom-sampler-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(d.join("proc")).unwrap();
+        d
+    }
+
+    fn process(root: &Path, pid: u32, comm: &str, ppid: u32, rss_mib: u64) {
+        let d = root.join(std::format!("proc/{pid}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("comm"), std::format!("{comm}\n")).unwrap();
+        fs::write(
+            d.join("stat"),
+            std::format!("{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"),
+        )
+        .unwrap();
+        let kib = rss_mib * 1024;
+        fs::write(d.join("status"), std::format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n")).unwrap();
+    }
+
+    fn oom_kill(root: &Path, n: u64) {
+        fs::write(root.join("proc/vmstat"), std::format!("pgfault 1\noom_kill {n}\n")).unwrap();
+    }
+
+    /// The estimate for a build without a cgroup: its compilers that
+    /// vanished in a tick where the host counter rose, at most by the rise;
+    /// never another process's, never a normal exit on a quiet host.
+    #[test]
+    fn tree_build_oom_estimate_counts_only_its_own_vanished_compilers() {
+        let d = tmp("estimate");
+        process(&d, 10, "make", 1, 1);
+        process(&d, 12, "cc1", 10, 50);
+        process(&d, 13, "cc1", 10, 40);
+        process(&d, 14, "cc1", 10, 30);
+        process(&d, 20, "cc1plus", 1, 300);
+        oom_kill(&d, 5);
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let opts = Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: StageLog::None,
+            label: None,
+            compilers: &list,
+        };
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, opts, &mut bufs);
+        s.build = Build::Tree(10);
+        let mut tick = |s: &mut Sampler<'_>, e| s.tick(e, &mut bufs, &mut Quiet);
+
+        let r = tick(&mut s, 100);
+        assert_eq!(r.build_oom_kills, Some(0));
+        assert_eq!(r.ext.build_peak_rss_mb, Some(50));
+        assert_eq!(r.ext.build_peak_rss_comm.as_str(), "cc1");
+        assert_eq!((r.ext.peak_rss_mb, r.ext.peak_rss_comm.as_str()), (Some(300), "cc1plus"));
+        assert_eq!(r.build_rss_mb, 120);
+
+        // cc1 12 is killed; the host counter rises by 2 (one elsewhere).
+        fs::remove_dir_all(d.join("proc/12")).unwrap();
+        oom_kill(&d, 7);
+        assert_eq!(tick(&mut s, 101).build_oom_kills, Some(1));
+        // The other build's compiler is killed: not this build's.
+        fs::remove_dir_all(d.join("proc/20")).unwrap();
+        oom_kill(&d, 8);
+        let r = tick(&mut s, 102);
+        assert_eq!(r.build_oom_kills, Some(1));
+        assert_eq!(r.ext.peak_rss_mb, Some(40), "the host's largest is now the build's");
+        // A compiler ends normally on a quiet host: no kill.
+        fs::remove_dir_all(d.join("proc/13")).unwrap();
+        assert_eq!(tick(&mut s, 103).build_oom_kills, Some(1));
+        // Without a build nothing is the build's.
+        s.build = Build::None;
+        let r = tick(&mut s, 104);
+        assert_eq!((r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb), (None, None, 0));
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// No host counter (kernel < 4.13): nothing to estimate from.
+    #[test]
+    fn tree_build_without_a_host_counter_has_unknown_oom_kills() {
+        let d = tmp("no-counter");
+        process(&d, 10, "sh", 1, 1);
+        fs::write(d.join("proc/vmstat"), "pgfault 1\n").unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let opts = Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: StageLog::None,
+            label: None,
+            compilers: &list,
+        };
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, opts, &mut bufs);
+        s.build = Build::Tree(10);
+        assert_eq!(s.tick(1, &mut bufs, &mut Quiet).build_oom_kills, None);
+        let _ = fs::remove_dir_all(&d);
+    }
+}

@@ -411,6 +411,10 @@ fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
         summary.contains("JOBSERVER: up to 8 job(s) at once"),
         "{summary}"
     );
-    assert!(summary.contains("kernel OOM-kill events: 0"), "{summary}");
+    // The build's own count (the host's is anyone's).
+    assert!(
+        summary.contains("\nOOM kills in this build: 0 (its cgroup's"),
+        "{summary}"
+    );
     assert!(summary.contains("JOBSERVER: "), "{summary}");
 }

@@ -73,6 +73,18 @@ pub fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
         .expect("the cgroup has an oom_kill counter (kernel 4.13+)")
 }
 
+/// The OOM kills a cgroup's own counter shows of `below` kills made in a
+/// child cgroup (headroom's build cgroup): none on v1, whose
+/// `memory.oom_control` counts only the cgroup itself; all on v2, whose
+/// `memory.events` counts the subtree.
+pub fn seen_from_parent(cg: &Cgroup, below: u64) -> u64 {
+    if cg.dir.join("memory.oom_control").exists() {
+        0
+    } else {
+        below
+    }
+}
+
 /// Runs `cmd` with its output captured, killing it and failing if it
 /// takes longer than `secs`: a hang must fail the test, not stall CI.
 pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {

@@ -1,0 +1,300 @@
+//! The build and the host (SPEC.md): what headroom says about "the build"
+//! comes from the build alone, its cgroup or its process tree, never from
+//! another build's compilers on the same host.
+//!
+//! Every assertion counts what the test made: the memory its own `cc1`
+//! holds, the build's own figures. Host-wide figures, which other work on
+//! the machine moves, are only ever asserted as "at least".
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::output_within;
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+/// A scratch directory for one test, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A copy of tail(1) named `name`: its comm is `name`, and fed a stream
+/// without newlines it holds all of it in memory until the stream ends.
+fn holder(d: &Path, name: &str) -> PathBuf {
+    let tail = ["/usr/bin/tail", "/bin/tail"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("tail(1)");
+    let p = d.join(name);
+    fs::copy(tail, &p).unwrap();
+    p
+}
+
+/// Starts `holder` holding `mib` MiB for `secs` seconds (a shell feeding
+/// it), waiting until it holds them.
+fn hold(holder: &Path, mib: u32, secs: u32) -> Child {
+    let script = format!(
+        "(head -c {mib}M /dev/zero; sleep {secs}) | {} >/dev/null",
+        holder.display()
+    );
+    let child = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if resident_mib_of(holder).is_some_and(|m| m >= u64::from(mib)) {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} never held {mib} MiB", holder.display());
+}
+
+/// VmRSS, MiB, of the process whose executable is `exe`.
+fn resident_mib_of(exe: &Path) -> Option<u64> {
+    fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let target = fs::read_link(e.path().join("exe")).ok()?;
+        if target != exe {
+            return None;
+        }
+        let status = fs::read_to_string(e.path().join("status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|k| k / 1024)
+    })
+}
+
+/// The values of column `name` in a CSV's rows.
+fn column(csv: &str, name: &str) -> Vec<String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i = header.iter().position(|h| *h == name).unwrap();
+    lines
+        .map(|l| l.split(',').nth(i).unwrap_or("").to_string())
+        .collect()
+}
+
+/// The MB figure of a summary line starting with `head`.
+fn mb_after(summary: &str, head: &str) -> Option<u64> {
+    let line = summary.lines().find(|l| l.starts_with(head))?;
+    line[head.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// Whether `run` may make a cgroup here: root, with a writable v1 memory
+/// hierarchy (CI's machines).
+fn cgroup_v1_as_root() -> bool {
+    rustix_is_root() && Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists()
+}
+
+fn rustix_is_root() -> bool {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .map(|v| v.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Another process named `cc1plus` holds 300 MiB outside while `run`
+/// follows a build whose own `cc1` holds 50: PEAK COMPILER RSS, ADVICE, the
+/// build columns and `jobs --from` name the build's 50, with a cgroup (where
+/// permitted) and as a process tree (`--no-cgroup`).
+#[test]
+fn another_builds_compiler_is_never_the_builds() {
+    let d = scratch("build-not-host");
+    let other = holder(&d, "cc1plus");
+    let mine = holder(&d, "cc1");
+    let mut outside = hold(&other, 300, 30);
+    for (id, extra) in [("cg", None), ("tree", Some("--no-cgroup"))] {
+        let script = format!("(head -c 50M /dev/zero; sleep 2) | {} >/dev/null", mine.display());
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", "--interval", "0.2", "--run-id", id, "--out-dir"])
+            .arg(&d);
+        cmd.args(extra);
+        cmd.args(["--", "sh", "-c", &script]);
+        let out = output_within(&mut cmd, 60);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let summary = String::from_utf8(out.stderr).unwrap();
+        let build = mb_after(&summary, "PEAK COMPILER RSS (this build): ")
+            .unwrap_or_else(|| panic!("{id}: no build peak:\n{summary}"));
+        assert!((50..80).contains(&build), "{id}: {build} MB:\n{summary}");
+        assert!(
+            summary.contains(&format!("PEAK COMPILER RSS (this build): {build} MB (cc1)  at ")),
+            "{id}:\n{summary}"
+        );
+        // The host's largest is at least the outside 300 MiB, and said to
+        // be someone else's.
+        let host = mb_after(&summary, "LARGEST COMPILER ON THE HOST (not this build's): ")
+            .unwrap_or_else(|| panic!("{id}: no host line:\n{summary}"));
+        assert!(host >= 300, "{id}:\n{summary}");
+        assert!(
+            summary.contains(&format!("ADVICE (for this build's largest compiler, {build} MB,")),
+            "{id}:\n{summary}"
+        );
+        let how = match extra {
+            None if cgroup_v1_as_root() => "(its cgroup's memory.oom_control oom_kill)",
+            None => "(estimated from its processes",
+            Some(_) => "(estimated from its processes: its compilers that vanished while the host counter rose; no cgroup of its own: --no-cgroup)",
+        };
+        assert!(
+            summary.contains(&format!("\nOOM kills in this build: 0 {how}")),
+            "{id}:\n{summary}"
+        );
+        let csv = fs::read_to_string(d.join(format!("resources-{id}.csv"))).unwrap();
+        let comms: Vec<String> = column(&csv, "build_peak_rss_comm");
+        assert!(comms.iter().all(|c| c.is_empty() || c == "cc1"), "{id}: {comms:?}");
+        let peaks: Vec<u64> = column(&csv, "build_peak_rss_mb")
+            .iter()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        assert_eq!(peaks.iter().max(), Some(&build), "{id}:\n{csv}");
+        let host_peaks: Vec<u64> = column(&csv, "peak_rss_mb")
+            .iter()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        assert!(host_peaks.iter().all(|&p| p >= 300), "{id}: host column keeps its meaning");
+        let plan = Command::new(BIN)
+            .args(["jobs", "--cores", "64", "--avail-mb", "10000", "--explain", "--from"])
+            .arg(d.join(format!("resources-{id}.csv")))
+            .output()
+            .unwrap();
+        let plan = String::from_utf8(plan.stdout).unwrap();
+        assert!(
+            plan.contains(&format!("peak per job:   {build} MB  (measured: ")),
+            "{id}:\n{plan}"
+        );
+    }
+    let _ = outside.kill();
+    let _ = outside.wait();
+    // No cgroup of headroom's is left behind.
+    if cgroup_v1_as_root() {
+        let own = fs::read_to_string("/proc/self/cgroup").unwrap();
+        let path = own
+            .lines()
+            .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()))
+            .unwrap();
+        let dir = Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
+        let left: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".build") || n.ends_with(".self"))
+            .collect();
+        assert!(left.is_empty(), "left behind in {}: {left:?}", dir.display());
+    }
+}
+
+/// A made-up /proc (`--root`) whose build process is a live `sleep`:
+/// `record --watch-pid` follows that process's tree in it — the process
+/// tree path, on any machine.
+#[test]
+fn watch_pid_follows_its_tree_under_a_root() {
+    let d = scratch("build-tree-root");
+    let mut sleeper = Command::new("sleep")
+        .arg("30")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let p = sleeper.id();
+    let root = d.join("root");
+    let proc_of = |pid: u32, comm: &str, ppid: u32, mib: u64| {
+        let dir = root.join(format!("proc/{pid}"));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("comm"), format!("{comm}\n")).unwrap();
+        fs::write(
+            dir.join("stat"),
+            format!("{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"),
+        )
+        .unwrap();
+        let kib = mib * 1024;
+        fs::write(dir.join("status"), format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n")).unwrap();
+    };
+    proc_of(p, "make", 1, 2);
+    proc_of(p + 1, "sh", p, 1);
+    proc_of(p + 2, "cc1", p + 1, 52);
+    proc_of(p + 3, "cc1plus", 1, 300);
+    let board = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards/x86_64-vm-2c-24g/proc");
+    for f in ["meminfo", "stat", "loadavg", "vmstat"] {
+        fs::copy(board.join(f), root.join("proc").join(f)).unwrap();
+    }
+    let out = Command::new(BIN)
+        .arg("--root")
+        .arg(&root)
+        .args(["record", "--interval", "0", "--count", "2", "--run-id", "t", "--out-dir"])
+        .arg(&d)
+        .args(["--watch-pid", &p.to_string()])
+        .output()
+        .unwrap();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(out.status.success(), "{out:?}");
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        summary.contains("\nOOM kills in this build: 0 (estimated from its processes: its compilers that vanished while the host counter rose)\n"),
+        "{summary}"
+    );
+    assert!(summary.contains("\nPEAK COMPILER RSS (this build): 52 MB (cc1)  at "), "{summary}");
+    assert!(
+        summary.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 300 MB (cc1plus)  at "),
+        "{summary}"
+    );
+    let csv = fs::read_to_string(d.join("resources-t.csv")).unwrap();
+    assert_eq!(column(&csv, "build_peak_rss_mb"), ["52", "52"], "{csv}");
+    assert_eq!(column(&csv, "peak_rss_mb"), ["300", "300"], "{csv}");
+    // Plain `record` of the same root follows no build: the host's peak is
+    // the only one, and said to be the host's.
+    let out = Command::new(BIN)
+        .arg("--root")
+        .arg(&root)
+        .args(["record", "--interval", "0", "--count", "1", "--run-id", "h", "--out-dir"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert!(!summary.contains("this build"), "{summary}");
+    assert!(
+        summary.contains("\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): 300 MB (cc1plus)"),
+        "{summary}"
+    );
+    let csv = fs::read_to_string(d.join("resources-h.csv")).unwrap();
+    assert_eq!(column(&csv, "build_peak_rss_mb"), [""], "{csv}");
+}
+
+/// `run --root` follows the process tree (a board tree is not this host:
+/// no cgroup is made in it), and says so.
+#[test]
+fn run_under_a_root_makes_no_cgroup() {
+    let d = scratch("build-run-root");
+    let board = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards/rpi4-4g-zram");
+    let out = Command::new(BIN)
+        .arg("--root")
+        .arg(&board)
+        .args(["run", "--interval", "0", "--count", "1", "--run-id", "r", "--out-dir"])
+        .arg(&d)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let summary = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        summary.contains("; no cgroup of its own: --root is not this host)\n"),
+        "{summary}"
+    );
+    // The board's three cc1plus are not this build's: no ADVICE from them.
+    assert!(!summary.contains("ADVICE"), "{summary}");
+    assert!(summary.contains("LARGEST COMPILER ON THE HOST (not this build's): 771 MB (cc1plus)"), "{summary}");
+    let made = Command::new("find")
+        .arg(&board)
+        .args(["-name", "headroom-*"])
+        .output()
+        .unwrap();
+    assert!(made.stdout.is_empty(), "{made:?}");
+}

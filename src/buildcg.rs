@@ -120,12 +120,7 @@ fn name_for(pid: u32, suffix: &str) -> Name {
 /// Opens `file` in `dir` for writing (no truncation: cgroup files take
 /// one write each).
 fn open_w(dir: BorrowedFd<'_>, file: &str) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(
-        dir,
-        file,
-        OFlags::WRONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
+    rustix::fs::openat(dir, file, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())
 }
 
 /// Writes `text` to `file` in `dir` with one write(2).
@@ -177,8 +172,7 @@ impl BuildCgroup {
             let text = root
                 .read(cgroup::PATH_SELF, buf)
                 .map_err(|_| CreateError::NoController)?;
-            let (_, p) =
-                cgroup::path_for(text, b"memory").ok_or(CreateError::NoController)?;
+            let (_, p) = cgroup::path_for(text, b"memory").ok_or(CreateError::NoController)?;
             path.extend_from_slice(p)
                 .map_err(|_| CreateError::NoController)?;
         }
@@ -310,7 +304,8 @@ fn enter_own_leaf(
     pid: u32,
     buf: &mut [u8],
 ) -> Result<(OwnedFd, Name, bool), CreateError> {
-    let controllers = read_at(parent, "cgroup.controllers", buf).map_err(|_| CreateError::NoController)?;
+    let controllers =
+        read_at(parent, "cgroup.controllers", buf).map_err(|_| CreateError::NoController)?;
     if !lists_memory(controllers) {
         return Err(CreateError::NoController);
     }
@@ -504,7 +499,10 @@ mod tests {
 
     /// A fresh directory of this test process's own.
     fn tmp(tag: &str) -> PathBuf {
-        std::env::temp_dir().join(std::format!("headroom-buildcg-{tag}-{}", std::process::id()))
+        std::env::temp_dir().join(std::format!(
+            "headroom-buildcg-{tag}-{}",
+            std::process::id()
+        ))
     }
 
     /// A fake v2 tree under a temporary root: `/sys/fs/cgroup/user.slice/app.scope`
@@ -552,7 +550,10 @@ mod tests {
         assert_eq!(b.path(), b"/user.slice/app.scope/headroom-4242.build");
         // headroom went first into its own leaf, then memory was enabled.
         let leaf = cg.join("headroom-4242.self");
-        assert_eq!(fs::read_to_string(leaf.join("cgroup.procs")).unwrap(), "4242\n");
+        assert_eq!(
+            fs::read_to_string(leaf.join("cgroup.procs")).unwrap(),
+            "4242\n"
+        );
         assert!(
             fs::read_to_string(cg.join("cgroup.subtree_control"))
                 .unwrap()
@@ -569,7 +570,13 @@ mod tests {
         fs::remove_file(leaf.join("cgroup.procs")).unwrap();
         let mut b = b;
         let r = b.remove(&mut [0u8; BUF_LEN]);
-        assert_eq!(r, Removed { moved: 0, removed: true });
+        assert_eq!(
+            r,
+            Removed {
+                moved: 0,
+                removed: true
+            }
+        );
         assert_eq!(b.remove(&mut [0u8; BUF_LEN]), Removed::default(), "once");
         assert!(!cg.join("headroom-4242.build").exists());
         assert!(!leaf.exists());
@@ -652,9 +659,20 @@ mod tests {
         assert_eq!(b.version, Version::V1);
         assert_eq!(b.path(), b"/ci/job/headroom-4242.build");
         assert_eq!(b.name(), "headroom-4242.build");
-        assert!(!cg.join("headroom-4242.self").exists(), "v1 needs no own leaf");
-        fs::write(cg.join("headroom-4242.build/memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n").unwrap();
-        fs::write(cg.join("headroom-4242.build/memory.max_usage_in_bytes"), "73400320\n").unwrap();
+        assert!(
+            !cg.join("headroom-4242.self").exists(),
+            "v1 needs no own leaf"
+        );
+        fs::write(
+            cg.join("headroom-4242.build/memory.oom_control"),
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        )
+        .unwrap();
+        fs::write(
+            cg.join("headroom-4242.build/memory.max_usage_in_bytes"),
+            "73400320\n",
+        )
+        .unwrap();
         let mut small = [0u8; BUF_LEN];
         assert_eq!(b.oom_kills(&mut small), Some(2));
         assert_eq!(b.peak_bytes(&mut small), Some(73_400_320));

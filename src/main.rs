@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use argh::FromArgs;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
+use headroom::buildcg::BuildCgroup;
 use headroom::compilers::CompilerList;
 use headroom::csvread::{CsvError, CsvRows};
 use headroom::record::{self, CsvOut, OpenError, Plan, Stop, StopFlag, Watch, WriteState};
 use headroom::root::Root;
-use headroom::buildcg::BuildCgroup;
 use headroom::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
 use headroom::summary::{BuildScope, Summary, Text};
 use headroom::usage::{End, Usage};
@@ -1564,15 +1564,19 @@ fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
         Ok(None) => return (None, "no memory cgroup controller"),
         Err(_) => return (None, "its memory cgroup could not be read"),
     };
-    let pid = rustix::process::getpid().as_raw_nonzero().get().unsigned_abs();
+    let pid = rustix::process::getpid()
+        .as_raw_nonzero()
+        .get()
+        .unsigned_abs();
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
     headroom::buildcg::remove_stale(root, &own, pid, &mut dir, &mut buf);
     match BuildCgroup::create(root, &own, pid, &mut buf) {
         Ok(cg) => (Some(cg), ""),
         Err(headroom::buildcg::CreateError::NoController) => (None, "no memory cgroup controller"),
-        Err(headroom::buildcg::CreateError::Refused(_, rustix::io::Errno::ACCESS | rustix::io::Errno::PERM)) => {
-            (None, "not permitted to make a cgroup")
-        }
+        Err(headroom::buildcg::CreateError::Refused(
+            _,
+            rustix::io::Errno::ACCESS | rustix::io::Errno::PERM,
+        )) => (None, "not permitted to make a cgroup"),
         Err(headroom::buildcg::CreateError::Refused(..)) => (None, "the cgroup could not be made"),
         Err(headroom::buildcg::CreateError::Busy) => {
             (None, "cgroup v2: other processes share headroom's cgroup")
@@ -1632,7 +1636,10 @@ fn build_scope<'c>(
             "headroom: warning: the command did not join its cgroup {}; the build is its process tree",
             cg.name()
         );
-        return (Build::Tree(pid), Some(BuildScope::Tree("it did not join its cgroup")));
+        return (
+            Build::Tree(pid),
+            Some(BuildScope::Tree("it did not join its cgroup")),
+        );
     }
     (Build::Tree(pid), Some(BuildScope::Tree(why)))
 }

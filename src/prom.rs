@@ -330,7 +330,11 @@ pub fn render(
     let comm = e.build_peak_rss_comm.as_str();
     let build_rss = e.build_peak_rss_mb.and_then(mib);
     o.one(&BUILD_RSS, Some(("comm", comm)), build_rss)?;
-    o.one(&BUILD_RSS_PEAK, None, summary.build_peak_rss_mb().and_then(mib))?;
+    o.one(
+        &BUILD_RSS_PEAK,
+        None,
+        summary.build_peak_rss_mb().and_then(mib),
+    )?;
     o.one(&BUILD_OOM, None, summary.build_oom_kills().and_then(int))?;
     let stage = if row.stage.is_empty() {
         "?"

@@ -594,11 +594,19 @@ mod tests {
         )
         .unwrap();
         let kib = rss_mib * 1024;
-        fs::write(d.join("status"), std::format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n")).unwrap();
+        fs::write(
+            d.join("status"),
+            std::format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n"),
+        )
+        .unwrap();
     }
 
     fn oom_kill(root: &Path, n: u64) {
-        fs::write(root.join("proc/vmstat"), std::format!("pgfault 1\noom_kill {n}\n")).unwrap();
+        fs::write(
+            root.join("proc/vmstat"),
+            std::format!("pgfault 1\noom_kill {n}\n"),
+        )
+        .unwrap();
     }
 
     /// The estimate for a build without a cgroup: its compilers that
@@ -631,7 +639,10 @@ mod tests {
         assert_eq!(r.build_oom_kills, Some(0));
         assert_eq!(r.ext.build_peak_rss_mb, Some(50));
         assert_eq!(r.ext.build_peak_rss_comm.as_str(), "cc1");
-        assert_eq!((r.ext.peak_rss_mb, r.ext.peak_rss_comm.as_str()), (Some(300), "cc1plus"));
+        assert_eq!(
+            (r.ext.peak_rss_mb, r.ext.peak_rss_comm.as_str()),
+            (Some(300), "cc1plus")
+        );
         assert_eq!(r.build_rss_mb, 120);
 
         // cc1 12 is killed; the host counter rises by 2 (one elsewhere).
@@ -643,14 +654,21 @@ mod tests {
         oom_kill(&d, 8);
         let r = tick(&mut s, 102);
         assert_eq!(r.build_oom_kills, Some(1));
-        assert_eq!(r.ext.peak_rss_mb, Some(40), "the host's largest is now the build's");
+        assert_eq!(
+            r.ext.peak_rss_mb,
+            Some(40),
+            "the host's largest is now the build's"
+        );
         // A compiler ends normally on a quiet host: no kill.
         fs::remove_dir_all(d.join("proc/13")).unwrap();
         assert_eq!(tick(&mut s, 103).build_oom_kills, Some(1));
         // Without a build nothing is the build's.
         s.build = Build::None;
         let r = tick(&mut s, 104);
-        assert_eq!((r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb), (None, None, 0));
+        assert_eq!(
+            (r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb),
+            (None, None, 0)
+        );
         let _ = fs::remove_dir_all(&d);
     }
 

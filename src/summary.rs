@@ -231,9 +231,11 @@ impl Summary {
     /// largest on the host, said as such.
     pub fn sizing_peak(&self) -> Option<(u64, &'static str)> {
         if self.has_build() {
-            self.build_peak_rss_mb().map(|p| (p, "this build's largest compiler"))
+            self.build_peak_rss_mb()
+                .map(|p| (p, "this build's largest compiler"))
         } else {
-            self.peak_rss_mb().map(|p| (p, "the largest compiler on the host"))
+            self.peak_rss_mb()
+                .map(|p| (p, "the largest compiler on the host"))
         }
     }
 
@@ -748,7 +750,11 @@ impl Summary {
         )?;
         match self.build {
             Some(scope) => {
-                uwrite!(w, ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":", scope.word())?;
+                uwrite!(
+                    w,
+                    ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
+                    scope.word()
+                )?;
                 json_opt(w, self.build_oom_kills)?;
                 uwrite!(w, ",\"oom_kills_counted\":")?;
                 json_str(w, scope.how_counted())?;
@@ -1121,12 +1127,20 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         data.push_str("101,1970-01-01T00:01:41Z,1,1.00,50,3000,900,76,0,1,97,2,b,\"cc y.c\",0,,,500,10,1100,1,,,301,cc1plus,50,cc1\n");
         data.push_str("102,1970-01-01T00:01:42Z,2,1.00,50,3000,900,76,0,1,97,1,c,\"cc z.c\",0,,,500,10,1100,1,,,301,cc1plus,,\n");
         let mut sum = Summary::new(None, None);
-        CsvRows::new().feed(data.as_bytes(), &mut |r| sum.observe(r)).unwrap();
-        assert_eq!(sum.sizing_peak(), Some((50, "this build's largest compiler")));
+        CsvRows::new()
+            .feed(data.as_bytes(), &mut |r| sum.observe(r))
+            .unwrap();
+        assert_eq!(
+            sum.sizing_peak(),
+            Some((50, "this build's largest compiler"))
+        );
         let mut t = Text::new();
         sum.render(&mut t).unwrap();
         assert!(t.contains("\nPEAK COMPILER RSS (this build): 50 MB (cc1)  at 1970-01-01T00:01:41Z\n  stage=b  context=cc y.c\n"), "{t}");
-        assert!(t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"), "{t}");
+        assert!(
+            t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"),
+            "{t}"
+        );
         // From a CSV, how the build was followed is not known: no line.
         assert!(!t.contains("OOM kills in this build"), "{t}");
 
@@ -1156,7 +1170,10 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         ));
         let mut t = Text::new();
         sum.render(&mut t).unwrap();
-        assert!(t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"), "{t}");
+        assert!(
+            t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"),
+            "{t}"
+        );
         assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory at most 40 MiB (memory.stat total_rss, sampled per row)\n"), "{t}");
         let mut j = Text::new();
         sum.render_json(&mut j).unwrap();
@@ -1171,8 +1188,13 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         let mut data = std::string::String::from(crate::row::HEADER_FULL);
         data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"x\",0,,,500,10,1100,0,,,300,cc1plus,,\n");
         let mut sum = Summary::new(None, None);
-        CsvRows::new().feed(data.as_bytes(), &mut |r| sum.observe(r)).unwrap();
-        assert_eq!(sum.sizing_peak(), Some((300, "the largest compiler on the host")));
+        CsvRows::new()
+            .feed(data.as_bytes(), &mut |r| sum.observe(r))
+            .unwrap();
+        assert_eq!(
+            sum.sizing_peak(),
+            Some((300, "the largest compiler on the host"))
+        );
         // A build followed whose compilers never ran: no peak to size from.
         sum.build = Some(BuildScope::Tree(""));
         assert_eq!(sum.sizing_peak(), None);

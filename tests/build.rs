@@ -43,15 +43,17 @@ fn hold(holder: &Path, mib: u32, secs: u32) -> Child {
         "(head -c {mib}M /dev/zero; sleep {secs}) | {} >/dev/null",
         holder.display()
     );
-    let child = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let mut child = Command::new("sh").args(["-c", &script]).spawn().unwrap();
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
-        if resident_mib_of(holder).is_some_and(|m| m >= u64::from(mib)) {
-            return child;
+    while resident_mib_of(holder).is_none_or(|m| m < u64::from(mib)) {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{} never held {mib} MiB", holder.display());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("{} never held {mib} MiB", holder.display());
+    child
 }
 
 /// VmRSS, MiB, of the process whose executable is `exe`.
@@ -114,7 +116,10 @@ fn another_builds_compiler_is_never_the_builds() {
     let mine = holder(&d, "cc1");
     let mut outside = hold(&other, 300, 30);
     for (id, extra) in [("cg", None), ("tree", Some("--no-cgroup"))] {
-        let script = format!("(head -c 50M /dev/zero; sleep 2) | {} >/dev/null", mine.display());
+        let script = format!(
+            "(head -c 50M /dev/zero; sleep 2) | {} >/dev/null",
+            mine.display()
+        );
         let mut cmd = Command::new(BIN);
         cmd.args(["run", "--interval", "0.2", "--run-id", id, "--out-dir"])
             .arg(&d);
@@ -127,22 +132,31 @@ fn another_builds_compiler_is_never_the_builds() {
             .unwrap_or_else(|| panic!("{id}: no build peak:\n{summary}"));
         assert!((50..80).contains(&build), "{id}: {build} MB:\n{summary}");
         assert!(
-            summary.contains(&format!("PEAK COMPILER RSS (this build): {build} MB (cc1)  at ")),
+            summary.contains(&format!(
+                "PEAK COMPILER RSS (this build): {build} MB (cc1)  at "
+            )),
             "{id}:\n{summary}"
         );
         // The host's largest is at least the outside 300 MiB, and said to
         // be someone else's.
-        let host = mb_after(&summary, "LARGEST COMPILER ON THE HOST (not this build's): ")
-            .unwrap_or_else(|| panic!("{id}: no host line:\n{summary}"));
+        let host = mb_after(
+            &summary,
+            "LARGEST COMPILER ON THE HOST (not this build's): ",
+        )
+        .unwrap_or_else(|| panic!("{id}: no host line:\n{summary}"));
         assert!(host >= 300, "{id}:\n{summary}");
         assert!(
-            summary.contains(&format!("ADVICE (for this build's largest compiler, {build} MB,")),
+            summary.contains(&format!(
+                "ADVICE (for this build's largest compiler, {build} MB,"
+            )),
             "{id}:\n{summary}"
         );
         let how = match extra {
             None if cgroup_v1_as_root() => "(its cgroup's memory.oom_control oom_kill)",
             None => "(estimated from its processes",
-            Some(_) => "(estimated from its processes: its compilers that vanished while the host counter rose; no cgroup of its own: --no-cgroup)",
+            Some(_) => {
+                "(estimated from its processes: its compilers that vanished while the host counter rose; no cgroup of its own: --no-cgroup)"
+            }
         };
         assert!(
             summary.contains(&format!("\nOOM kills in this build: 0 {how}")),
@@ -150,7 +164,10 @@ fn another_builds_compiler_is_never_the_builds() {
         );
         let csv = fs::read_to_string(d.join(format!("resources-{id}.csv"))).unwrap();
         let comms: Vec<String> = column(&csv, "build_peak_rss_comm");
-        assert!(comms.iter().all(|c| c.is_empty() || c == "cc1"), "{id}: {comms:?}");
+        assert!(
+            comms.iter().all(|c| c.is_empty() || c == "cc1"),
+            "{id}: {comms:?}"
+        );
         let peaks: Vec<u64> = column(&csv, "build_peak_rss_mb")
             .iter()
             .filter_map(|v| v.parse().ok())
@@ -160,9 +177,20 @@ fn another_builds_compiler_is_never_the_builds() {
             .iter()
             .filter_map(|v| v.parse().ok())
             .collect();
-        assert!(host_peaks.iter().all(|&p| p >= 300), "{id}: host column keeps its meaning");
+        assert!(
+            host_peaks.iter().all(|&p| p >= 300),
+            "{id}: host column keeps its meaning"
+        );
         let plan = Command::new(BIN)
-            .args(["jobs", "--cores", "64", "--avail-mb", "10000", "--explain", "--from"])
+            .args([
+                "jobs",
+                "--cores",
+                "64",
+                "--avail-mb",
+                "10000",
+                "--explain",
+                "--from",
+            ])
             .arg(d.join(format!("resources-{id}.csv")))
             .output()
             .unwrap();
@@ -188,7 +216,11 @@ fn another_builds_compiler_is_never_the_builds() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".build") || n.ends_with(".self"))
             .collect();
-        assert!(left.is_empty(), "left behind in {}: {left:?}", dir.display());
+        assert!(
+            left.is_empty(),
+            "left behind in {}: {left:?}",
+            dir.display()
+        );
     }
 }
 
@@ -215,7 +247,11 @@ fn watch_pid_follows_its_tree_under_a_root() {
         )
         .unwrap();
         let kib = mib * 1024;
-        fs::write(dir.join("status"), format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n")).unwrap();
+        fs::write(
+            dir.join("status"),
+            format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n"),
+        )
+        .unwrap();
     };
     proc_of(p, "make", 1, 2);
     proc_of(p + 1, "sh", p, 1);
@@ -228,7 +264,16 @@ fn watch_pid_follows_its_tree_under_a_root() {
     let out = Command::new(BIN)
         .arg("--root")
         .arg(&root)
-        .args(["record", "--interval", "0", "--count", "2", "--run-id", "t", "--out-dir"])
+        .args([
+            "record",
+            "--interval",
+            "0",
+            "--count",
+            "2",
+            "--run-id",
+            "t",
+            "--out-dir",
+        ])
         .arg(&d)
         .args(["--watch-pid", &p.to_string()])
         .output()
@@ -241,9 +286,13 @@ fn watch_pid_follows_its_tree_under_a_root() {
         summary.contains("\nOOM kills in this build: 0 (estimated from its processes: its compilers that vanished while the host counter rose)\n"),
         "{summary}"
     );
-    assert!(summary.contains("\nPEAK COMPILER RSS (this build): 52 MB (cc1)  at "), "{summary}");
     assert!(
-        summary.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 300 MB (cc1plus)  at "),
+        summary.contains("\nPEAK COMPILER RSS (this build): 52 MB (cc1)  at "),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .contains("\nLARGEST COMPILER ON THE HOST (not this build's): 300 MB (cc1plus)  at "),
         "{summary}"
     );
     let csv = fs::read_to_string(d.join("resources-t.csv")).unwrap();
@@ -254,7 +303,16 @@ fn watch_pid_follows_its_tree_under_a_root() {
     let out = Command::new(BIN)
         .arg("--root")
         .arg(&root)
-        .args(["record", "--interval", "0", "--count", "1", "--run-id", "h", "--out-dir"])
+        .args([
+            "record",
+            "--interval",
+            "0",
+            "--count",
+            "1",
+            "--run-id",
+            "h",
+            "--out-dir",
+        ])
         .arg(&d)
         .output()
         .unwrap();
@@ -277,7 +335,16 @@ fn run_under_a_root_makes_no_cgroup() {
     let out = Command::new(BIN)
         .arg("--root")
         .arg(&board)
-        .args(["run", "--interval", "0", "--count", "1", "--run-id", "r", "--out-dir"])
+        .args([
+            "run",
+            "--interval",
+            "0",
+            "--count",
+            "1",
+            "--run-id",
+            "r",
+            "--out-dir",
+        ])
         .arg(&d)
         .args(["--", "true"])
         .output()
@@ -290,7 +357,10 @@ fn run_under_a_root_makes_no_cgroup() {
     );
     // The board's three cc1plus are not this build's: no ADVICE from them.
     assert!(!summary.contains("ADVICE"), "{summary}");
-    assert!(summary.contains("LARGEST COMPILER ON THE HOST (not this build's): 771 MB (cc1plus)"), "{summary}");
+    assert!(
+        summary.contains("LARGEST COMPILER ON THE HOST (not this build's): 771 MB (cc1plus)"),
+        "{summary}"
+    );
     let made = Command::new("find")
         .arg(&board)
         .args(["-name", "headroom-*"])

@@ -19,7 +19,7 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// Every line is a whole row: 25 fields, context quoted, newline-terminated.
+/// Every line is a whole row: 27 fields, context quoted, newline-terminated.
 fn assert_whole_rows(csv: &str) {
     assert!(
         csv.is_empty() || csv.ends_with('\n'),
@@ -27,7 +27,7 @@ fn assert_whole_rows(csv: &str) {
     );
     for (i, l) in csv.lines().enumerate() {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 25, "line {i}: {l:?}");
+        assert_eq!(f.len(), 27, "line {i}: {l:?}");
         if i > 0 {
             assert!(
                 f[13].starts_with('"') && f[13].ends_with('"'),

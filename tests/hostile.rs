@@ -13,7 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-const WIDTH: usize = 25;
+const WIDTH: usize = 27;
 
 fn scratch(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hostile-{name}"));
@@ -345,7 +345,7 @@ fn a_log_dir_of_10000_files_takes_the_newest() {
 /// A full-format row for `summarize`: epoch, a mem_avail_mb, a mem_used_mb.
 fn synthetic_row(epoch: u64, used: u64, avail: u64) -> String {
     format!(
-        "{epoch},2026-11-30T00:00:00Z,{e},1.50,90,{used},{avail},50,0,70,22,4,build,\"[ 50%] Building CXX object x.o\",0,,,70000,1,70000,0,,0.00,900,cc1plus\n",
+        "{epoch},2026-11-30T00:00:00Z,{e},1.50,90,{used},{avail},50,0,70,22,4,build,\"[ 50%] Building CXX object x.o\",0,,,70000,1,70000,0,,0.00,900,cc1plus,900,cc1plus\n",
         e = epoch - 1_700_000_000,
     )
 }

@@ -81,13 +81,13 @@ fn jobs_columns(dir: &Path) -> Vec<(u32, u32)> {
     let csv = fs::read_to_string(dir.join("out/resources-j.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(header.len(), 27);
-    assert_eq!(&header[25..], ["jobs_running", "jobs_allowed"]);
+    assert_eq!(header.len(), 29);
+    assert_eq!(&header[27..], ["jobs_running", "jobs_allowed"]);
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 27, "{l}");
-            (f[25].parse().unwrap(), f[26].parse().unwrap())
+            assert_eq!(f.len(), 29, "{l}");
+            (f[27].parse().unwrap(), f[28].parse().unwrap())
         })
         .collect()
 }
@@ -327,7 +327,7 @@ fn without_jobserver_run_is_as_before() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(fs::read_to_string(d.join("mf")).unwrap(), "unset\n");
     let csv = fs::read_to_string(d.join("out/resources-j.csv")).unwrap();
-    assert_eq!(csv.lines().next().unwrap().split(',').count(), 25);
+    assert_eq!(csv.lines().next().unwrap().split(',').count(), 27);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("JOBSERVER"));
     // Its options alone are a usage error.
     for opt in [

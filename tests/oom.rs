@@ -218,7 +218,10 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
     // The host's counter is anyone's: at least the one kill.
     let csv = fs::read_to_string(d.join("resources-oom.csv")).unwrap();
     let kills = kills_column(&csv);
-    assert!(kills.last().copied().unwrap_or(0) >= 1, "oom_kills column:\n{csv}");
+    assert!(
+        kills.last().copied().unwrap_or(0) >= 1,
+        "oom_kills column:\n{csv}"
+    );
     let prom = fs::read_to_string(d.join("oom.prom")).unwrap();
     let total = prom
         .lines()
@@ -265,14 +268,12 @@ fn compiler_named(d: &Path, name: &str) -> PathBuf {
 #[test]
 #[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
 fn another_cgroups_oom_kill_is_not_the_builds() {
-    let cg = Cgroup::create("unrelated", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let cg =
+        Cgroup::create("unrelated", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let d = scratch("oom-unrelated");
     let done = d.join("done");
-    let build = format!(
-        "while [ ! -e {} ]; do sleep 0.05; done",
-        done.display()
-    );
-    let mut run = Command::new(BIN)
+    let build = format!("while [ ! -e {} ]; do sleep 0.05; done", done.display());
+    let run = Command::new(BIN)
         .args(["run", "--interval", "0.1", "--run-id", "quiet", "--out-dir"])
         .arg(&d)
         .args(["--", "sh", "-c", &build])
@@ -305,8 +306,10 @@ fn another_cgroups_oom_kill_is_not_the_builds() {
         .and_then(|v| v.parse::<u64>().ok());
     assert!(host >= Some(1), "{summary}");
     assert!(
-        summary.contains("\nOOM kills in this build: 0 (its cgroup's memory.oom_control oom_kill)\n")
-            || summary.contains("\nOOM kills in this build: 0 (its cgroup's memory.events oom_kill)\n"),
+        summary
+            .contains("\nOOM kills in this build: 0 (its cgroup's memory.oom_control oom_kill)\n")
+            || summary
+                .contains("\nOOM kills in this build: 0 (its cgroup's memory.events oom_kill)\n"),
         "{summary}"
     );
 }

@@ -273,19 +273,34 @@ fn from_a_csv_with_a_build_sizes_from_the_builds_compilers_only() {
         ));
     }
     std::fs::write(&csv, &text).unwrap();
-    let args = ["--from", csv.to_str().unwrap(), "--cores", "64", "--avail-mb", "1000", "--explain"];
+    let args = [
+        "--from",
+        csv.to_str().unwrap(),
+        "--cores",
+        "64",
+        "--avail-mb",
+        "1000",
+        "--explain",
+    ];
     let (out, err, code) = jobs(&args, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("peak per job:   51 MB  (measured: ") && out.contains("this build's largest compiler (build_peak_rss_mb)"),
+        out.contains("peak per job:   51 MB  (measured: ")
+            && out.contains("this build's largest compiler (build_peak_rss_mb)"),
         "{out}"
     );
     assert!(out.contains("1000 x 0.9 / 1 / 51 = 17)) = 17\n"), "{out}");
     // The same CSV without build figures (a plain `record`): the host's,
     // said as such.
-    let host_only = text.replace(",51,cc1\n", ",,\n").replace(",31,cc1\n", ",,\n");
+    let host_only = text
+        .replace(",51,cc1\n", ",,\n")
+        .replace(",31,cc1\n", ",,\n");
     std::fs::write(&csv, host_only).unwrap();
     let (out, err, code) = jobs(&args, &[]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("peak per job:   301 MB  (measured: ") && out.contains("the largest compiler on the host (peak_rss_mb"), "{out}");
+    assert!(
+        out.contains("peak per job:   301 MB  (measured: ")
+            && out.contains("the largest compiler on the host (peak_rss_mb"),
+        "{out}"
+    );
 }

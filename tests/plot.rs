@@ -223,7 +223,7 @@ fn a_run_recorded_from_a_board_root() {
     assert!(svg.contains("(scaled from "), "{svg}");
 }
 
-/// A headroom CSV (25 columns) with OOM kills; the context is CSV-quoted.
+/// A headroom CSV (27 columns) with OOM kills; the context is CSV-quoted.
 fn oom_csv(rows: usize) -> String {
     let mut t = String::from(headroom::row::HEADER_FULL);
     let mut kills = 0;
@@ -240,7 +240,7 @@ fn oom_csv(rows: usize) -> String {
         };
         let used = 1000 + (i % 97) as u64 * 20;
         t.push_str(&format!(
-            "{e},{},{},1.00,{},{used},{},50,0,12,40,{},{stage},\"{ctx}\",2048,{},{},900,5,12288,{kills},,0.10,700,cc1plus\n",
+            "{e},{},{},1.00,{},{used},{},50,0,12,40,{},{stage},\"{ctx}\",2048,{},{},900,5,12288,{kills},,0.10,700,cc1plus,,\n",
             iso.as_str(),
             15 * i,
             i % 101,

@@ -1917,7 +1917,7 @@ const CSV_NUMBERS: [&str; 10] = [
 ];
 
 /// The extension columns holding a number or nothing.
-const CSV_EXT_NUMBERS: [&str; 9] = [
+const CSV_EXT_NUMBERS: [&str; 10] = [
     "swap_total_mb",
     "zram_stored_mb",
     "zram_ram_mb",
@@ -1927,6 +1927,7 @@ const CSV_EXT_NUMBERS: [&str; 9] = [
     "oom_kills",
     "cg_mem_avail_mb",
     "peak_rss_mb",
+    "build_peak_rss_mb",
 ];
 
 /// Characters of a build-log line: commas, quotes, tabs, runs of spaces,
@@ -1960,7 +1961,7 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
             text_from(CONTEXT_CHARS, 0..100),
         ),
         (
-            prop::collection::vec(prop::option::weighted(0.7, num()), 9),
+            prop::collection::vec(prop::option::weighted(0.7, num()), 10),
             prop::option::weighted(0.7, (0u64..100, 0u64..100)),
             text_from(&['c', 'l', '1', '+', '.', '_', '-'], 0..20),
             prop::option::weighted(0.1, (select(&CSV_NUMBERS[..]), junk())),
@@ -2000,6 +2001,7 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
                     "psi_mem_some_avg10",
                     psi.map(|(w, c)| format!("{w}.{c:02}")).unwrap_or_default(),
                 );
+                f.insert("build_peak_rss_comm", comm.chars().rev().collect());
                 f.insert("peak_rss_comm", comm);
                 f.insert("future_a", "7".to_string());
                 f.insert("future_b", "\"x,\"\"y\"\"\"".to_string());
@@ -2092,6 +2094,7 @@ struct RowValues {
     ext: Vec<Option<u64>>,
     psi: Option<(String, u64)>,
     comm: String,
+    build_comm: String,
     mem_known: bool,
     disk_known: bool,
 }
@@ -2125,12 +2128,14 @@ fn row_values(r: &Row) -> RowValues {
             e.oom_kills,
             e.cg_mem_avail_mb,
             e.peak_rss_mb,
+            e.build_peak_rss_mb,
         ],
         psi: e
             .psi_mem_some_avg10
             .as_ref()
             .map(|p| (p.text.to_string(), p.centi)),
         comm: e.peak_rss_comm.to_string(),
+        build_comm: e.build_peak_rss_comm.to_string(),
         mem_known: r.mem_known,
         disk_known: r.disk_known,
     }
@@ -2186,7 +2191,7 @@ fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
             })
             .collect::<Option<Vec<Option<u64>>>>()?
     } else {
-        vec![None; 9]
+        vec![None; 10]
     };
     let psi = match f("psi_mem_some_avg10") {
         _ if !full => None,
@@ -2205,6 +2210,11 @@ fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
         psi,
         comm: if full {
             naive_display(f("peak_rss_comm"), 15)
+        } else {
+            String::new()
+        },
+        build_comm: if full {
+            naive_display(f("build_peak_rss_comm"), 15)
         } else {
             String::new()
         },

@@ -10,7 +10,7 @@ use common::{mkfifo, output_within};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
-const HEADER: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm";
+const HEADER: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm";
 
 const HEADINGS: [&str; 9] = [
     "=== resource-monitor summary ===",
@@ -84,7 +84,7 @@ fn record_three_rows_full_and_compat() {
     assert_eq!(lines.len(), 4, "{csv}");
     assert!(csv.ends_with('\n'));
     for l in &lines[1..] {
-        check_row(l, 25);
+        check_row(l, 27);
     }
     let summary = fs::read_to_string(d.join("D/resources-t.summary.txt")).unwrap();
     assert_headings_in_order(&summary);
@@ -250,7 +250,7 @@ fn sigterm_writes_the_summary_and_exits_zero() {
         let n = csv.lines().count() - 1;
         assert!(n >= 2, "{csv}");
         for l in csv.lines().skip(1) {
-            check_row(l, 25);
+            check_row(l, 27);
         }
         let summary = fs::read_to_string(d.join("resources-s.summary.txt")).unwrap();
         assert_headings_in_order(&summary);
@@ -459,7 +459,7 @@ fn closed_stdout_never_sends_the_summary_into_the_csv() {
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(!csv.contains("summary"));
     for l in csv.lines().skip(1) {
-        check_row(l, 25);
+        check_row(l, 27);
     }
     let piped = Command::new("sh")
         .arg("-c")

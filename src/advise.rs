@@ -354,7 +354,7 @@ mod tests {
             cores_from: "--cores",
             usable_mb: s.usable_mb,
             usable_from: "--avail-mb",
-            host_avail_mb: s.usable_mb,
+            usable_figure: "--avail-mb",
         };
         let ask = Ask {
             profile,
@@ -415,7 +415,7 @@ mod tests {
             cores_from: "--cores",
             usable_mb: 7449,
             usable_from: "--avail-mb",
-            host_avail_mb: 7449,
+            usable_figure: "--avail-mb",
         };
         let ask = Ask {
             profile: Profile::Heavy,

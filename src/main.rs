@@ -1771,7 +1771,7 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
         cores_from: "this host",
         usable_mb: mem.usable_mb,
         usable_from: "this host",
-        host_avail_mb: mem.meminfo.mem_available_kib / 1024,
+        usable_figure: usable_figure(mem.limit),
     };
     let ask = headroom::jobs::Ask {
         profile: headroom::jobs::Profile::Generic,
@@ -1889,7 +1889,7 @@ struct Planned {
     cores_from: String,
     usable_mb: u64,
     usable_from: String,
-    host_avail_mb: u64,
+    usable_figure: &'static str,
     measured: Option<(u64, String)>,
     env: [Option<String>; 6],
 }
@@ -1939,8 +1939,8 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             (u64::from(c.usable), from)
         }
     };
-    let (usable_mb, usable_from, host_avail_mb) = match a.avail_mb {
-        Some(n) => (n, "--avail-mb".to_string(), n),
+    let (usable_mb, usable_from, usable_figure) = match a.avail_mb {
+        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb"),
         None => {
             let m = headroom::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
@@ -1976,7 +1976,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
                     format!("MemAvailable (proc/meminfo{est})")
                 }
             };
-            (m.usable_mb, from, avail)
+            (m.usable_mb, from, usable_figure(m.limit))
         }
     };
     let measured = match &a.from {
@@ -1992,10 +1992,19 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         cores_from,
         usable_mb,
         usable_from,
-        host_avail_mb,
+        usable_figure,
         measured,
         env,
     }))
+}
+
+/// The short name of the figure usable memory is, for the aggressive-mode
+/// line of `jobs --explain`.
+fn usable_figure(limit: headroom::host::MemLimit) -> &'static str {
+    match limit {
+        headroom::host::MemLimit::MemAvailable => "MemAvailable",
+        headroom::host::MemLimit::Cgroup => "cgroup remaining",
+    }
 }
 
 /// The largest peak_rss_mb of a recorded CSV.
@@ -2040,7 +2049,7 @@ impl Planned {
             cores_from: &self.cores_from,
             usable_mb: self.usable_mb,
             usable_from: &self.usable_from,
-            host_avail_mb: self.host_avail_mb,
+            usable_figure: self.usable_figure,
         }
     }
 

@@ -76,7 +76,8 @@ struct RecordArgs {
     /// build log to take stage and context from
     #[argh(option)]
     stage_log: Option<String>,
-    /// directory whose newest *.log gives stage and context
+    /// directory whose active log (the newest *.log with a NAME.log.run
+    /// marker, else the newest *.log) gives stage and context
     #[argh(option)]
     stage_log_dir: Option<String>,
     /// stage when the log names none
@@ -141,7 +142,8 @@ struct RunArgs {
     /// build log to take stage and context from
     #[argh(option)]
     stage_log: Option<String>,
-    /// directory whose newest *.log gives stage and context
+    /// directory whose active log (the newest *.log with a NAME.log.run
+    /// marker, else the newest *.log) gives stage and context
     #[argh(option)]
     stage_log_dir: Option<String>,
     /// stage when the log names none; also the id in --actions

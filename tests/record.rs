@@ -578,3 +578,73 @@ fn a_non_utf8_path_is_a_usage_error_not_another_file() {
     assert!(err.contains("not valid UTF-8"), "{err}");
     assert_eq!(fs::read_dir(&d).unwrap().count(), 0, "nothing was created");
 }
+
+/// Issue 12: in a `--stage-log-dir` where an orchestrator's run log is the
+/// newest `*.log` (full of buildkitd's stderr) and an older step log has a
+/// `.log.run` marker, the row's stage and context come from the step log.
+#[test]
+fn stage_log_dir_follows_the_marked_log_and_skips_buildkitd_stderr() {
+    let d = scratch("logdir");
+    let logs = d.join("logs");
+    fs::create_dir_all(&logs).unwrap();
+    let mut step = String::from("#9 [media 2/5] RUN cargo build\n#9 3.1 Compiling foo v0.1.0\n");
+    for i in 0..45 {
+        step.push_str(&format!(
+            "time=\"2024-05-01T10:00:{i:02}Z\" level=error msg=\"(*service).Write failed\" error=\"rpc error\"\n"
+        ));
+    }
+    fs::write(logs.join("media.log"), step).unwrap();
+    fs::write(logs.join("media.log.run"), "").unwrap();
+    // Modified after the step log: the newest *.log, but unmarked.
+    let orchestrator = logs.join("orchestrator.log");
+    fs::write(
+        &orchestrator,
+        "[stage publish]\nBuilding images: 3 of 7\nlevel=warning msg=\"x\"\n",
+    )
+    .unwrap();
+    let later = fs::metadata(logs.join("media.log"))
+        .unwrap()
+        .modified()
+        .unwrap()
+        + Duration::from_secs(60);
+    fs::File::options()
+        .write(true)
+        .open(&orchestrator)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let row = |run_id: &str| {
+        let out = output_within(
+            Command::new(BIN)
+                .args([
+                    "record",
+                    "--count",
+                    "1",
+                    "--interval",
+                    "0",
+                    "--run-id",
+                    run_id,
+                ])
+                .arg("--out-dir")
+                .arg(&d)
+                .arg("--stage-log-dir")
+                .arg(&logs),
+            20,
+        );
+        assert!(out.status.success(), "{out:?}");
+        let csv = fs::read_to_string(d.join(format!("resources-{run_id}.csv"))).unwrap();
+        let last = csv.lines().nth(1).unwrap().to_string();
+        let f = fields(&last);
+        (f[12].to_string(), f[13].to_string())
+    };
+    assert_eq!(
+        row("m"),
+        ("media".into(), "\"Compiling foo v0.1.0\"".into())
+    );
+    // No marker left: the newest *.log, as the toolchain's older release.
+    fs::remove_file(logs.join("media.log.run")).unwrap();
+    assert_eq!(
+        row("n"),
+        ("publish".into(), "\"Building images: 3 of 7\"".into())
+    );
+}

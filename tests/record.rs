@@ -648,3 +648,72 @@ fn stage_log_dir_follows_the_marked_log_and_skips_buildkitd_stderr() {
         ("publish".into(), "\"Building images: 3 of 7\"".into())
     );
 }
+
+/// Issue 12: the last row after a `--watch-pid` exit repeated the previous
+/// row's epoch. Ten recordings (interval 1 s) of a `sleep` of random
+/// length, so that each exit falls at a random moment of a second: in no
+/// CSV do two rows share an epoch. What is asserted does not depend on
+/// load: a slow machine only changes how many rows there are.
+#[test]
+fn watch_pid_rows_never_share_an_epoch() {
+    let d = scratch("epochs");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    let mut state = seed | 1;
+    let mut next_ms = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        100 + (state >> 33) % 1900
+    };
+    let runs: Vec<_> = (0..10)
+        .map(|i| {
+            let ms = next_ms();
+            let sleeper = Command::new("sleep")
+                .arg(format!("{}.{:03}", ms / 1000, ms % 1000))
+                .spawn()
+                .unwrap();
+            let recorder = Command::new(BIN)
+                .args(["record", "--interval", "1", "--run-id", &format!("e{i}")])
+                .arg("--watch-pid")
+                .arg(sleeper.id().to_string())
+                .arg("--out-dir")
+                .arg(&d)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            (i, ms, sleeper, recorder)
+        })
+        .collect();
+    for (i, ms, mut sleeper, mut recorder) in runs {
+        sleeper.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = recorder.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "run {i} did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(
+            status.success(),
+            "run {i} (sleep {ms} ms, seed {seed}): {status:?}"
+        );
+        let csv = fs::read_to_string(d.join(format!("resources-e{i}.csv"))).unwrap();
+        let epochs: Vec<u64> = csv
+            .lines()
+            .skip(1)
+            .map(|l| fields(l)[0].parse().unwrap())
+            .collect();
+        assert!(!epochs.is_empty(), "run {i}: no rows");
+        let distinct: std::collections::BTreeSet<u64> = epochs.iter().copied().collect();
+        assert_eq!(
+            distinct.len(),
+            epochs.len(),
+            "run {i} (sleep {ms} ms, seed {seed}): epochs {epochs:?} repeat"
+        );
+    }
+}

@@ -1116,6 +1116,39 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     Ok(ExitCode::from(u.end.shell_status()))
 }
 
+/// The text of the live status line for `row`, with its `\r\x1b[K`
+/// prefix: elapsed time, MemAvailable, swap used, the zram RAM saving
+/// (stored / RAM used, the row's only zram figures), compilers, stage.
+fn status_text(row: &headroom::row::Row) -> heapless::String<256> {
+    let mut line = heapless::String::<256>::new();
+    let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
+    if row.elapsed_s % 60 < 10 {
+        let _ = line.push('0');
+    }
+    let _ = ufmt::uwrite!(
+        line,
+        "{}s  avail {} MB  swap {} MB",
+        row.elapsed_s % 60,
+        row.mem_avail_mb,
+        row.swap_used_mb
+    );
+    // The RAM saving (stored / RAM used): the row has no compressed size.
+    if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
+        && let Some(saving) = headroom::zram::ram_saving_centi(stored, ram)
+    {
+        let _ = ufmt::uwrite!(line, "  zram saving ");
+        let _ = headroom::usage::write_centi(&mut line, saving);
+        let _ = ufmt::uwrite!(line, ":1");
+    }
+    let _ = ufmt::uwrite!(
+        line,
+        "  compilers {}  stage {}",
+        row.compilers,
+        row.stage.as_str()
+    );
+    line
+}
+
 /// The live status line: rewritten in place on a terminal, never written
 /// to a pipe or file.
 struct StatusLine {
@@ -1144,31 +1177,7 @@ impl StatusLine {
         if !self.on {
             return;
         }
-        let mut line = heapless::String::<256>::new();
-        let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
-        if row.elapsed_s % 60 < 10 {
-            let _ = line.push('0');
-        }
-        let _ = ufmt::uwrite!(
-            line,
-            "{}s  avail {} MB  swap {} MB",
-            row.elapsed_s % 60,
-            row.mem_avail_mb,
-            row.swap_used_mb
-        );
-        if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
-            && let Some(ratio) = stored.saturating_mul(100).checked_div(ram)
-        {
-            let _ = ufmt::uwrite!(line, "  zram ");
-            let _ = headroom::usage::write_centi(&mut line, ratio);
-            let _ = ufmt::uwrite!(line, ":1");
-        }
-        let _ = ufmt::uwrite!(
-            line,
-            "  compilers {}  stage {}",
-            row.compilers,
-            row.stage.as_str()
-        );
+        let line = status_text(row);
         // Keep one column free so the cursor never wraps.
         let keep = line
             .char_indices()
@@ -2447,6 +2456,24 @@ impl ufmt::uWrite for FdSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 12: the status line called stored / RAM used the zram
+    /// "ratio", the word `status` uses for stored / compressed.
+    #[test]
+    fn status_line_names_the_zram_ram_saving() {
+        let mut row = headroom::row::Row::empty(100);
+        row.elapsed_s = 65;
+        row.mem_avail_mb = 900;
+        row.ext.zram_stored_mb = Some(768);
+        row.ext.zram_ram_mb = Some(316);
+        let _ = row.stage.push_str("build");
+        assert_eq!(
+            status_text(&row).as_str(),
+            "\r\x1b[Kheadroom 1m05s  avail 900 MB  swap 0 MB  zram saving 2.43:1  compilers 0  stage build"
+        );
+        row.ext.zram_ram_mb = Some(0);
+        assert!(!status_text(&row).contains("zram"));
+    }
 
     #[test]
     fn makeflags_keep_the_callers_flags_and_variables() {

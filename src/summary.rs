@@ -430,9 +430,11 @@ impl Summary {
             && stored > 0
         {
             uwrite!(w, "\nZRAM: peak {} MB stored in {} MB of RAM", stored, ram)?;
-            if let Some(ratio) = stored.saturating_mul(100).checked_div(ram) {
-                uwrite!(w, " (ratio ")?;
-                write_centi(w, ratio)?;
+            // Stored over RAM used: the RAM saving, not the compression
+            // ratio (the CSV has no compressed size).
+            if let Some(saving) = crate::zram::ram_saving_centi(stored, ram) {
+                uwrite!(w, " (RAM saving ")?;
+                write_centi(w, saving)?;
                 uwrite!(w, ":1)")?;
             }
             uwrite!(w, "  at {}\n", r.iso.as_str())?;
@@ -926,7 +928,13 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
         assert!(got.contains("OOM KILLS (rows where the kernel counter rose):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
         assert!(got.contains("PEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z\n"));
-        assert!(got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM"));
+        // Stored over RAM used is the RAM saving (issue 12: it was called
+        // "ratio", as the status table's stored / compressed is).
+        assert!(
+            got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM (RAM saving 2.50:1)  at "),
+            "{got}"
+        );
+        assert!(!got.contains("(ratio "), "{got}");
         assert!(got.contains("/TMP: min 400 MB free (20% used)"));
         assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
     }

@@ -17,8 +17,9 @@ use crate::usage::write_centi;
 /// Swap is added in whole steps of this many MiB.
 pub const SWAP_STEP_MB: u64 = 512;
 
-/// Compression assumed for zram when no device shows its own: 2:1.
-pub const ZRAM_RATIO_CENTI: u64 = 200;
+/// Compression ratio (orig_data_size / compr_data_size, hundredths) assumed
+/// for zram when no device shows its own: 2:1.
+pub const ZRAM_COMPRESSION_CENTI: u64 = 200;
 
 /// /tmp smaller than this (MiB free) is "small" for a build's temporaries.
 pub const TMP_SMALL_MB: u64 = 2048;
@@ -34,9 +35,9 @@ pub struct Situation {
     pub swap_free_mb: u64,
     /// zram devices that exist (initialised or not).
     pub zram_devices: u32,
-    /// The compression the zram devices show (orig / compr × 100), when
-    /// they hold data.
-    pub zram_ratio_centi: Option<u64>,
+    /// The compression ratio the zram devices show (orig_data_size /
+    /// compr_data_size × 100), when they hold data.
+    pub zram_compression_centi: Option<u64>,
     /// The build disk (and so a swapfile) is SD or eMMC flash (`mmcblk`).
     pub on_flash: bool,
     /// The device of the build disk (`/dev/mmcblk0p2`), for the message.
@@ -83,7 +84,8 @@ pub fn gather(
     {
         s.zram_devices = t.devices;
         if t.orig_data_size > 0 {
-            s.zram_ratio_centi = crate::zram::ratio_centi(t.orig_data_size, t.compr_data_size);
+            s.zram_compression_centi =
+                crate::zram::compression_centi(t.orig_data_size, t.compr_data_size);
         }
     }
     if let Ok(b) = root.read(DPHYS_CONF, buf) {
@@ -233,14 +235,15 @@ fn advise_swap<W: uWrite + ?Sized>(
     shortfall: u64,
 ) -> Result<(), W::Error> {
     let add = round_up_step(shortfall);
-    let ratio = s
-        .zram_ratio_centi
+    let compression = s
+        .zram_compression_centi
         .filter(|&r| r > 100)
-        .unwrap_or(ZRAM_RATIO_CENTI);
+        .unwrap_or(ZRAM_COMPRESSION_CENTI);
     // zram keeps its compressed pages in RAM: with usable RAM U it can hold
-    // at most about U × (ratio − 1) of extra data. Count on half of that.
-    let zram_reach = s.usable_mb.saturating_mul(ratio.saturating_sub(100)) / 100 / 2;
-    let zram_disksize = round_up_step(add.saturating_mul(ratio) / ratio.saturating_sub(100).max(1));
+    // at most about U × (compression − 1) of extra data. Count on half of that.
+    let zram_reach = s.usable_mb.saturating_mul(compression.saturating_sub(100)) / 100 / 2;
+    let zram_disksize =
+        round_up_step(add.saturating_mul(compression) / compression.saturating_sub(100).max(1));
     let zram_enough = add <= zram_reach;
     if s.on_flash {
         uwrite!(
@@ -250,8 +253,11 @@ fn advise_swap<W: uWrite + ?Sized>(
         )?;
     }
     if zram_enough {
-        uwrite!(w, "  zram (compressed RAM swap, assuming ")?;
-        write_centi(w, ratio)?;
+        uwrite!(
+            w,
+            "  zram (compressed RAM swap, assuming a compression ratio of "
+        )?;
+        write_centi(w, compression)?;
         uwrite!(w, ":1): a {} MB device gains ~{} MB\n", zram_disksize, add)?;
         // A new device: an existing zram (swap in use, or not swap at all)
         // is never reset under a running system.
@@ -354,7 +360,7 @@ mod tests {
             cores_from: "--cores",
             usable_mb: s.usable_mb,
             usable_from: "--avail-mb",
-            host_avail_mb: s.usable_mb,
+            usable_figure: "--avail-mb",
         };
         let ask = Ask {
             profile,
@@ -415,7 +421,7 @@ mod tests {
             cores_from: "--cores",
             usable_mb: 7449,
             usable_from: "--avail-mb",
-            host_avail_mb: 7449,
+            usable_figure: "--avail-mb",
         };
         let ask = Ask {
             profile: Profile::Heavy,
@@ -454,7 +460,7 @@ mod tests {
             usable_mb: 3000,
             on_flash: true,
             zram_devices: 1,
-            zram_ratio_centi: Some(300),
+            zram_compression_centi: Some(300),
             tmp_tmpfs: true,
             ..Situation::default()
         };
@@ -463,7 +469,7 @@ mod tests {
         // need 4096 + 409 − 3000 = 1505 → 1536 MB; zram 3:1 → 2304 → 2560 MB device.
         assert!(
             a.contains(
-                "zram (compressed RAM swap, assuming 3.00:1): a 2560 MB device gains ~1536 MB"
+                "zram (compressed RAM swap, assuming a compression ratio of 3.00:1): a 2560 MB device gains ~1536 MB"
             ),
             "{a}"
         );

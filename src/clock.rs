@@ -87,6 +87,36 @@ pub fn now_epoch() -> u64 {
     u64::try_from(ts.tv_sec).unwrap_or(0)
 }
 
+/// CLOCK_REALTIME now as (Unix seconds, nanoseconds); seconds clamped at 0
+/// before 1970.
+pub fn now_realtime() -> (u64, u32) {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    let s = u64::try_from(ts.tv_sec).unwrap_or(0);
+    let ns = u32::try_from(ts.tv_nsec).unwrap_or(0);
+    (s, ns)
+}
+
+/// Milliseconds, rounded up, from `now` (seconds, nanoseconds, as
+/// [`now_realtime`] gives) until the second `epoch` begins; 0 when it has.
+///
+/// ```
+/// use headroom::clock::ms_until_second;
+/// assert_eq!(ms_until_second(101, (100, 250_000_000)), 750);
+/// assert_eq!(ms_until_second(101, (100, 999_999_999)), 1);
+/// assert_eq!(ms_until_second(101, (101, 0)), 0);
+/// assert_eq!(ms_until_second(101, (99, 500_000_000)), 1500);
+/// ```
+pub fn ms_until_second(epoch: u64, now: (u64, u32)) -> u64 {
+    let (s, ns) = now;
+    if s >= epoch {
+        return 0;
+    }
+    (epoch - s)
+        .saturating_mul(1_000_000_000)
+        .saturating_sub(u64::from(ns))
+        .div_ceil(1_000_000)
+}
+
 /// Nanoseconds from CLOCK_MONOTONIC, for tick scheduling.
 pub fn monotonic_ns() -> u64 {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
@@ -122,6 +152,18 @@ mod tests {
             "2024-12-31T23:59:59Z"
         );
         assert_eq!(Iso::from_epoch(u64::MAX).as_str(), "9999-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn ms_until_second_rounds_up_and_saturates() {
+        assert_eq!(ms_until_second(10, (9, 0)), 1000);
+        assert_eq!(ms_until_second(10, (9, 1)), 1000);
+        assert_eq!(ms_until_second(10, (9, 999_000_001)), 1);
+        assert_eq!(ms_until_second(10, (11, 5)), 0);
+        assert_eq!(
+            ms_until_second(u64::MAX, (0, 0)),
+            u64::MAX.div_ceil(1_000_000)
+        );
     }
 
     #[test]

@@ -63,8 +63,9 @@ impl Profile {
     }
 }
 
-/// MemAvailable (MB, host figure before the divisor) from which aggressive
-/// mode turns itself on.
+/// Usable memory (MB: MemAvailable, or the tightest cgroup remaining when
+/// smaller; before the divisor) from which aggressive mode turns itself on.
+/// A 3 GiB container on a 64 GiB host is therefore not aggressive.
 pub const AGGRESSIVE_FROM_MB: u64 = 16384;
 
 /// The variables of the model, in the order of the fields of [`Env`].
@@ -114,7 +115,7 @@ pub enum From<'a> {
     Env(&'static str),
     /// The toolchain's default.
     Default,
-    /// Decided automatically (aggressive mode from MemAvailable).
+    /// Decided automatically (aggressive mode from usable memory).
     Auto,
     /// Measured: a recorded CSV's largest compiler (its path, and whose:
     /// the build's, build_peak_rss_mb, or the host's, peak_rss_mb).
@@ -134,9 +135,10 @@ pub struct Capacity<'a> {
     /// What gave `usable_mb` (e.g. `MemAvailable (proc/meminfo)`,
     /// `cgroup memory.max on /docker`, `--avail-mb`).
     pub usable_from: &'a str,
-    /// MemAvailable of the host in MB, before the divisor (for the
-    /// aggressive-mode rule).
-    pub host_avail_mb: u64,
+    /// The short name of the figure `usable_mb` is (`MemAvailable`,
+    /// `cgroup remaining`, `--avail-mb`): the aggressive-mode rule compares
+    /// `usable_mb` with [`AGGRESSIVE_FROM_MB`], and `--explain` says which.
+    pub usable_figure: &'a str,
 }
 
 /// What is asked.
@@ -198,7 +200,7 @@ fn positive(s: &str) -> Option<u64> {
 /// ```
 /// use headroom::jobs::{plan, Ask, Capacity, Env, Profile};
 /// let cap = Capacity { cores: 8, cores_from: "--cores", usable_mb: 16000,
-///                      usable_from: "--avail-mb", host_avail_mb: 16000 };
+///                      usable_from: "--avail-mb", usable_figure: "--avail-mb" };
 /// let ask = Ask { profile: Profile::Heavy, peak_mb: None, measured: None, requested: None };
 /// assert_eq!(plan(&ask, &Env::default(), &cap).jobs, 3);
 /// ```
@@ -232,7 +234,9 @@ pub fn plan<'a>(ask: &Ask<'a>, env: &Env<'a>, cap: &Capacity<'_>) -> Plan<'a> {
         },
         None => (1, From::Default),
     };
-    let auto = || (cap.host_avail_mb >= AGGRESSIVE_FROM_MB, From::Auto);
+    // Usable memory, not the host's MemAvailable: inside a small cgroup on
+    // a big host the toolchain's full peak per job applies.
+    let auto = || (cap.usable_mb >= AGGRESSIVE_FROM_MB, From::Auto);
     let aggressive = match env.aggressive {
         Some("true") => (true, From::Env("AGGRESSIVE_PARALLELISM")),
         Some("false") => (false, From::Env("AGGRESSIVE_PARALLELISM")),
@@ -345,8 +349,9 @@ impl Plan<'_> {
         if self.aggressive.1 == From::Auto {
             uwrite!(
                 w,
-                ": MemAvailable {} MB {} {} MB",
-                cap.host_avail_mb,
+                ": {} {} MB {} {} MB",
+                cap.usable_figure,
+                cap.usable_mb,
                 if self.aggressive.0 { ">=" } else { "<" },
                 AGGRESSIVE_FROM_MB
             )?;
@@ -429,7 +434,7 @@ mod tests {
             cores_from: "--cores",
             usable_mb: mb,
             usable_from: "--avail-mb",
-            host_avail_mb: mb,
+            usable_figure: "--avail-mb",
         }
     }
 
@@ -555,6 +560,40 @@ mod tests {
         );
     }
 
+    /// Issue 12: a 3 GiB memory cgroup on a 24 GiB host planned 800 MB per
+    /// job (aggressive, from the host's MemAvailable); the rule applies to
+    /// usable memory, before the divisor.
+    #[test]
+    fn aggressive_judged_from_usable_memory_not_host_memavailable() {
+        let container = Capacity {
+            cores: 2,
+            cores_from: "sched_getaffinity",
+            usable_mb: 3000,
+            usable_from: "cgroup memory.limit_in_bytes on /ci : limit 3072 MB, usage 72 MB; MemAvailable 22000 MB",
+            usable_figure: "cgroup remaining",
+        };
+        for (profile, mb) in [(Profile::Generic, 2000), (Profile::Rust, 2500)] {
+            let a = ask(profile, None);
+            let p = plan(&a, &Env::default(), &container);
+            assert_eq!((p.aggressive, p.peak_mb.0), ((false, From::Auto), mb));
+        }
+        let a = ask(Profile::Generic, None);
+        let p = plan(&a, &Env::default(), &container);
+        let mut s = heapless::String::<2048>::new();
+        p.explain(&a, &container, &mut s).unwrap();
+        assert!(
+            s.contains("aggressive:     off  (auto: cgroup remaining 3000 MB < 16384 MB)\n"),
+            "{s}"
+        );
+        // The threshold is inclusive, and the divisor does not enter it.
+        let div = Env {
+            build_mem_divisor: Some("4"),
+            ..Env::default()
+        };
+        assert!(plan(&a, &div, &cap(8, AGGRESSIVE_FROM_MB)).aggressive.0);
+        assert!(!plan(&a, &div, &cap(8, AGGRESSIVE_FROM_MB - 1)).aggressive.0);
+    }
+
     #[test]
     fn explain_names_every_input() {
         let c = Capacity {
@@ -562,7 +601,7 @@ mod tests {
             cores_from: "sched_getaffinity (taskset): 1 of 2 online",
             usable_mb: 20000,
             usable_from: "MemAvailable (proc/meminfo)",
-            host_avail_mb: 20000,
+            usable_figure: "MemAvailable",
         };
         let a = ask(Profile::Generic, None);
         let p = plan(&a, &Env::default(), &c);

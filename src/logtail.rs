@@ -5,7 +5,7 @@
 //! latest progress line (`context`) and the latest stage marker (`stage`).
 //! The log may be in any encoding, contain ANSI colours, `\r` progress bars,
 //! lines longer than the window and a half-written last line; nothing here
-//! fails or panics on such input. I/O ([`read_tail`], [`newest_log`]) is
+//! fails or panics on such input. I/O ([`read_tail`], [`active_log`]) is
 //! separate from the pure scanner.
 //!
 //! # References
@@ -105,26 +105,49 @@ pub fn whole_lines(
     body.split(|&c| c == b'\n').filter(move |_| !empty)
 }
 
+/// Substrings that mark a line as buildkitd's own stderr (logrus fields and
+/// the content store's `(*service).Write` failures) when a daemon writes
+/// into the build log. Such a line says `error` or `warning` about the
+/// daemon, not the build: it is never a context line (SPEC.md, the
+/// toolchain's current sampler) and does not count towards the last
+/// [`CONTEXT_LINES`].
+const DAEMON_NOISE: [&[u8]; 3] = [b"level=error", b"level=warning", b"(*service).Write"];
+
+/// True when `line` contains one of [`DAEMON_NOISE`]. One pass: the
+/// needles are compared only where a byte could start one (`l` or `(`).
+fn is_daemon_noise(line: &[u8]) -> bool {
+    line.iter().enumerate().any(|(i, &c)| {
+        matches!(c, b'l' | b'(')
+            && DAEMON_NOISE
+                .iter()
+                .any(|n| n[0] == c && line[i..].starts_with(n))
+    })
+}
+
 /// Finds the context line and the stage in a log tail.
 ///
 /// `tail` is the end of the log (e.g. from [`read_tail`]);
 /// `starts_at_file_start` says whether it is the whole file (see
 /// [`whole_lines`] for how a partial first line is treated).
 ///
-/// - context: among the last [`CONTEXT_LINES`] lines, the last whose text
+/// - context: lines containing `level=error`, `level=warning` or
+///   `(*service).Write` (buildkitd's own stderr) are dropped first; then,
+///   among the last [`CONTEXT_LINES`] lines left, the last whose text
 ///   after its last `\r` contains `Building`, `Compiling`, `[N/M]` (ASCII
 ///   digits on both sides, e.g. ninja's `[12/345]`), `CC `, `CXX `, `LD `,
 ///   `LINK`, `Linking`, `Built target`, `[stage `, `Finished`, `Installing`,
 ///   `error` or `warning` (case-sensitive). That text is returned raw.
-/// - stage: among the last [`STAGE_LINES`] lines, the last `[stage NAME]`
-///   or `#<digits> [NAME ` (BuildKit step, e.g. `#5 [builder 3/7] RUN make`
-///   gives `builder`), anywhere in the line; the last one in its line wins.
+/// - stage: among the last [`STAGE_LINES`] lines (all of them, daemon lines
+///   included), the last `[stage NAME]` or `#<digits> [NAME ` (BuildKit
+///   step, e.g. `#5 [builder 3/7] RUN make` gives `builder`), anywhere in
+///   the line; the last one in its line wins.
 ///
 /// Pure and total: any bytes give a (possibly empty) [`Found`].
 ///
 /// ```
 /// use headroom::logtail::scan;
-/// let log = b"#5 [builder 3/7] RUN make\n#5 1.02 [ 3/20] CC foo.o\n#5 1.10 ok\n";
+/// let log = b"#5 [builder 3/7] RUN make\n#5 1.02 [ 3/20] CC foo.o\n#5 1.10 ok\n\
+/// time=\"2024-05-01T10:00:00Z\" level=error msg=\"(*service).Write failed\"\n";
 /// let f = scan(log, true);
 /// assert_eq!(f.stage, Some(&b"builder"[..]));
 /// assert_eq!(f.context, Some(&b"#5 1.02 [ 3/20] CC foo.o"[..]));
@@ -134,21 +157,22 @@ pub fn scan(tail: &[u8], starts_at_file_start: bool) -> Found<'_> {
         context: None,
         stage: None,
     };
-    for (i, line) in whole_lines(tail, starts_at_file_start)
-        .rev()
-        .take(STAGE_LINES)
-        .enumerate()
-    {
-        if found.context.is_none() && i < CONTEXT_LINES {
+    // Lines kept for the context search (daemon lines are not counted).
+    let mut kept = 0usize;
+    for (i, line) in whole_lines(tail, starts_at_file_start).rev().enumerate() {
+        if found.context.is_none() && kept < CONTEXT_LINES && !is_daemon_noise(line) {
+            kept += 1;
             let text = after_last_cr(line);
             if is_context_line(text) {
                 found.context = Some(text);
             }
         }
-        if found.stage.is_none() {
+        if found.stage.is_none() && i < STAGE_LINES {
             found.stage = last_stage_in(line);
         }
-        if found.stage.is_some() && (found.context.is_some() || i >= CONTEXT_LINES) {
+        let context_done = found.context.is_some() || kept >= CONTEXT_LINES;
+        let stage_done = found.stage.is_some() || i + 1 >= STAGE_LINES;
+        if context_done && stage_done {
             break;
         }
     }
@@ -299,17 +323,25 @@ pub fn read_tail<'b>(
     Ok((buf.get(..len).unwrap_or_default(), start == 0))
 }
 
-/// Finds the most recently modified `*.log` file in the directory `dir`
-/// (the `--stage-log-dir` rule) and writes its name to `name_out`.
+/// Finds the active log in the directory `dir` (the `--stage-log-dir`
+/// rule of the toolchain's current sampler) and writes its name to
+/// `name_out`: the most recently modified `*.log` that has a sibling marker
+/// file `<that name>.run` (e.g. `media.log` and `media.log.run`, which the
+/// toolchain creates while that step runs), else, when no log has one, the
+/// most recently modified `*.log`. Without the marker rule an orchestrator's
+/// own run log, written last, was chosen over the step's log.
 ///
 /// Candidates are regular files (by lstat: a symlink is skipped; its target
 /// is normally in the same directory) whose name ends in `.log` and does
 /// not start with `.` (as the shell glob `*.log` does). Entries that vanish
 /// or cannot be stat'ed are skipped, as are non-UTF-8 names and names of
-/// 256 bytes or more. Ties on mtime (seconds and nanoseconds) go to the
+/// 256 bytes or more. A marker is a regular file, symlinks followed (as
+/// `test -f` does); a log name of more than 251 bytes cannot have one
+/// (NAME_MAX is 255). Ties on mtime (seconds and nanoseconds) go to the
 /// greater name, so the choice does not depend on directory order.
 /// `dir_scratch` is the getdents64(2) buffer (1 KiB holds several entries;
-/// any size that fits one entry works).
+/// any size that fits one entry works). One pass over the directory, names
+/// in fixed buffers: nothing is allocated.
 ///
 /// Returns `Ok(true)` with the name in `name_out`, or `Ok(false)` with
 /// `name_out` empty when there is no candidate.
@@ -318,14 +350,17 @@ pub fn read_tail<'b>(
 /// The errno of lseek(2) or getdents64(2) on `dir`.
 ///
 /// # References
-/// getdents64(2), fstatat(2) with `AT_SYMLINK_NOFOLLOW`, glob(7).
-pub fn newest_log(
+/// getdents64(2), fstatat(2) with `AT_SYMLINK_NOFOLLOW`, glob(7), test(1).
+pub fn active_log(
     dir: BorrowedFd<'_>,
     dir_scratch: &mut [MaybeUninit<u8>],
     name_out: &mut heapless::String<256>,
 ) -> Result<bool, Errno> {
     name_out.clear();
-    let mut best: Option<(i64, i64)> = None;
+    // The newest marked log is kept in `name_out`, the newest of all here.
+    let mut marked: Option<(i64, i64)> = None;
+    let mut newest: Option<(i64, i64)> = None;
+    let mut newest_name = heapless::String::<256>::new();
     for_each_entry(dir, dir_scratch, |name, file_type| {
         let is_candidate_name = name.len() < 256
             && name.len() > b".log".len()
@@ -345,21 +380,52 @@ pub fn newest_log(
             return true;
         }
         let t = mtime(&st);
-        let newer = match best {
-            None => true,
-            Some(b) => t > b || (t == b && name > name_out.as_str()),
-        };
-        if newer {
-            name_out.clear();
-            if name_out.push_str(name).is_ok() {
-                best = Some(t);
-            } else {
-                best = None;
-            }
+        if beats(newest, &newest_name, name, t) {
+            keep(&mut newest, &mut newest_name, name, t);
+        }
+        if beats(marked, name_out, name, t) && has_run_marker(dir, name) {
+            keep(&mut marked, name_out, name, t);
         }
         true
     })?;
-    Ok(best.is_some())
+    if marked.is_some() {
+        return Ok(true);
+    }
+    name_out.clear();
+    Ok(newest.is_some() && name_out.push_str(&newest_name).is_ok())
+}
+
+/// True when a log modified at `t` and named `name` is chosen over the
+/// best so far (`best` at `best_name`): newer, or as new with a greater
+/// name.
+fn beats(best: Option<(i64, i64)>, best_name: &str, name: &str, t: (i64, i64)) -> bool {
+    match best {
+        None => true,
+        Some(b) => t > b || (t == b && name > best_name),
+    }
+}
+
+/// Makes `name` (modified at `t`) the best so far.
+fn keep(
+    best: &mut Option<(i64, i64)>,
+    best_name: &mut heapless::String<256>,
+    name: &str,
+    t: (i64, i64),
+) {
+    best_name.clear();
+    *best = best_name.push_str(name).is_ok().then_some(t);
+}
+
+/// True when `dir` holds the regular file `<log>.run` (symlinks followed).
+/// The marker's name is built in a 255-byte buffer (NAME_MAX), so rustix
+/// passes it through its stack path buffer: no allocation.
+fn has_run_marker(dir: BorrowedFd<'_>, log: &str) -> bool {
+    let mut marker = heapless::String::<255>::new();
+    if marker.push_str(log).is_err() || marker.push_str(".run").is_err() {
+        return false;
+    }
+    rustix::fs::statat(dir, marker.as_str(), AtFlags::empty())
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
 }
 
 /// The modification time of `st` as (seconds, nanoseconds). The field types
@@ -736,7 +802,7 @@ mod tests {
     }
 
     #[test]
-    fn newest_log_picks_latest_regular_log() {
+    fn active_log_without_markers_picks_latest_regular_log() {
         use std::time::{Duration, SystemTime};
         let dir = temp_dir("newest");
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
@@ -752,7 +818,7 @@ mod tests {
         let mut scratch = [MaybeUninit::<u8>::uninit(); 1024];
         let mut name = heapless::String::<256>::new();
         // Empty directory.
-        assert_eq!(newest_log(d.as_fd(), &mut scratch, &mut name), Ok(false));
+        assert_eq!(active_log(d.as_fd(), &mut scratch, &mut name), Ok(false));
         assert_eq!(name.as_str(), "");
 
         for n in ["a.log", "b.log", "c.txt", ".hidden.log", ".log", "blog"] {
@@ -766,11 +832,11 @@ mod tests {
         set("blog", 60);
         std::fs::create_dir(dir.join("d.log")).unwrap();
         std::os::unix::fs::symlink("a.log", dir.join("link.log")).unwrap();
-        assert_eq!(newest_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
+        assert_eq!(active_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
         assert_eq!(name.as_str(), "b.log");
         // Nanoseconds count; ties go to the greater name.
         set("a.log", 20);
-        assert_eq!(newest_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
+        assert_eq!(active_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
         assert_eq!(name.as_str(), "b.log");
         let f = std::fs::File::options()
             .write(true)
@@ -778,12 +844,121 @@ mod tests {
             .unwrap();
         f.set_modified(t0 + Duration::from_nanos(20_000_000_001))
             .unwrap();
-        assert_eq!(newest_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
+        assert_eq!(active_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
         assert_eq!(name.as_str(), "a.log");
         // Re-chosen on every call (the directory is rewound).
         set("b.log", 99);
-        assert_eq!(newest_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
+        assert_eq!(active_log(d.as_fd(), &mut scratch, &mut name), Ok(true));
         assert_eq!(name.as_str(), "b.log");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 12: an orchestrator's run log, written last, was chosen over
+    /// the step's log; the newest `*.log` with a `.log.run` marker wins.
+    #[test]
+    fn active_log_prefers_the_newest_log_with_a_run_marker() {
+        use std::time::{Duration, SystemTime};
+        let dir = temp_dir("marker");
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let write = |name: &str, secs: u64| {
+            std::fs::write(dir.join(name), b"x").unwrap();
+            let f = std::fs::File::options()
+                .write(true)
+                .open(dir.join(name))
+                .unwrap();
+            f.set_modified(t0 + Duration::from_secs(secs)).unwrap();
+        };
+        let root = crate::root::Root::open(dir.to_str().unwrap()).unwrap();
+        let d = root.open_dir(".").unwrap();
+        let mut scratch = [MaybeUninit::<u8>::uninit(); 1024];
+        let mut name = heapless::String::<256>::new();
+        let mut pick = || {
+            let found = active_log(d.as_fd(), &mut scratch, &mut name).unwrap();
+            assert!(found);
+            std::string::String::from(name.as_str())
+        };
+        write("media.log", 10);
+        write("base.log", 20);
+        write("orchestrator.log", 30);
+        assert_eq!(pick(), "orchestrator.log");
+        // Only an older log is marked: it wins over newer unmarked ones.
+        write("media.log.run", 5);
+        assert_eq!(pick(), "media.log");
+        // Among marked logs the newest wins, ties to the greater name.
+        write("base.log.run", 1);
+        assert_eq!(pick(), "base.log");
+        write("media.log", 20);
+        assert_eq!(pick(), "media.log");
+        // A marker that is a directory or a dangling symlink does not count;
+        // a symlink to a regular file does (as `test -f`).
+        std::fs::remove_file(dir.join("media.log.run")).unwrap();
+        std::fs::create_dir(dir.join("media.log.run")).unwrap();
+        assert_eq!(pick(), "base.log");
+        std::fs::remove_dir(dir.join("media.log.run")).unwrap();
+        std::os::unix::fs::symlink("gone", dir.join("media.log.run")).unwrap();
+        assert_eq!(pick(), "base.log");
+        std::fs::remove_file(dir.join("media.log.run")).unwrap();
+        std::os::unix::fs::symlink("base.log.run", dir.join("media.log.run")).unwrap();
+        assert_eq!(pick(), "media.log");
+        // A marker without its log, or for a hidden log, is no candidate.
+        write("ghost.log.run", 99);
+        write(".hidden.log", 99);
+        write(".hidden.log.run", 99);
+        assert_eq!(pick(), "media.log");
+        // Markers gone: back to the newest *.log.
+        for m in ["media.log.run", "base.log.run"] {
+            std::fs::remove_file(dir.join(m)).unwrap();
+        }
+        assert_eq!(pick(), "orchestrator.log");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 12: buildkitd's own stderr in the log (`level=error`,
+    /// `level=warning`, `(*service).Write`) was taken for the context.
+    #[test]
+    fn buildkitd_stderr_is_never_the_context() {
+        let mut log = Vec::new();
+        log.extend_from_slice(b"#7 [builder 4/9] RUN cargo build --release\n");
+        log.extend_from_slice(b"#7 12.5 Compiling foo v0.1.0 (/src/foo)\n");
+        log.extend_from_slice(b"#7 12.9 note: plain output\n");
+        // More daemon lines than the context window: they do not count.
+        for i in 0..60 {
+            let line = match i % 3 {
+                0 => std::format!(
+                    "time=\"2024-05-01T10:00:{i:02}Z\" level=error msg=\"/moby.buildkit.v1.Control/Solve returned error: rpc error: code = Canceled\"\n"
+                ),
+                1 => std::format!(
+                    "time=\"2024-05-01T10:00:{i:02}Z\" level=warning msg=\"failed to update distribution source\" error=\"not found\"\n"
+                ),
+                _ => std::format!("(*service).Write failed: error=\"unexpected EOF\" ref={i}\n"),
+            };
+            log.extend_from_slice(line.as_bytes());
+        }
+        let f = scan(&log, true);
+        assert_eq!(f.stage, Some(&b"builder"[..]));
+        assert_eq!(
+            ctx(f.context.unwrap()).as_str(),
+            "Compiling foo v0.1.0 (/src/foo)"
+        );
+        // The build's own errors still are.
+        log.extend_from_slice(b"#7 13.0 error[E0425]: cannot find value `x`\n");
+        assert_eq!(
+            ctx(scan(&log, true).context.unwrap()).as_str(),
+            "error[E0425]: cannot find value `x`"
+        );
+        // Near misses are not daemon lines.
+        for line in [
+            &b"level=info error: x"[..],
+            b"level= error",
+            b"service).Write error",
+        ] {
+            assert_eq!(scan(line, true).context, Some(line), "{line:?}");
+        }
+        // Kept lines still count: 40 plain lines hide an older context.
+        let mut log = std::vec::Vec::from(&b"Compiling a\n"[..]);
+        for _ in 0..40 {
+            log.extend_from_slice(b"plain\nlevel=error x\n");
+        }
+        assert_eq!(scan(&log, true).context, None);
     }
 }

@@ -77,7 +77,8 @@ struct RecordArgs {
     /// build log to take stage and context from
     #[argh(option)]
     stage_log: Option<String>,
-    /// directory whose newest *.log gives stage and context
+    /// directory whose active log (the newest *.log with a NAME.log.run
+    /// marker, else the newest *.log) gives stage and context
     #[argh(option)]
     stage_log_dir: Option<String>,
     /// stage when the log names none
@@ -142,7 +143,8 @@ struct RunArgs {
     /// build log to take stage and context from
     #[argh(option)]
     stage_log: Option<String>,
-    /// directory whose newest *.log gives stage and context
+    /// directory whose active log (the newest *.log with a NAME.log.run
+    /// marker, else the newest *.log) gives stage and context
     #[argh(option)]
     stage_log_dir: Option<String>,
     /// stage when the log names none; also the id in --actions
@@ -1138,6 +1140,39 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
     Ok(ExitCode::from(u.end.shell_status()))
 }
 
+/// The text of the live status line for `row`, with its `\r\x1b[K`
+/// prefix: elapsed time, MemAvailable, swap used, the zram RAM saving
+/// (stored / RAM used, the row's only zram figures), compilers, stage.
+fn status_text(row: &headroom::row::Row) -> heapless::String<256> {
+    let mut line = heapless::String::<256>::new();
+    let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
+    if row.elapsed_s % 60 < 10 {
+        let _ = line.push('0');
+    }
+    let _ = ufmt::uwrite!(
+        line,
+        "{}s  avail {} MB  swap {} MB",
+        row.elapsed_s % 60,
+        row.mem_avail_mb,
+        row.swap_used_mb
+    );
+    // The RAM saving (stored / RAM used): the row has no compressed size.
+    if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
+        && let Some(saving) = headroom::zram::ram_saving_centi(stored, ram)
+    {
+        let _ = ufmt::uwrite!(line, "  zram saving ");
+        let _ = headroom::usage::write_centi(&mut line, saving);
+        let _ = ufmt::uwrite!(line, ":1");
+    }
+    let _ = ufmt::uwrite!(
+        line,
+        "  compilers {}  stage {}",
+        row.compilers,
+        row.stage.as_str()
+    );
+    line
+}
+
 /// The live status line: rewritten in place on a terminal, never written
 /// to a pipe or file.
 struct StatusLine {
@@ -1166,31 +1201,7 @@ impl StatusLine {
         if !self.on {
             return;
         }
-        let mut line = heapless::String::<256>::new();
-        let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
-        if row.elapsed_s % 60 < 10 {
-            let _ = line.push('0');
-        }
-        let _ = ufmt::uwrite!(
-            line,
-            "{}s  avail {} MB  swap {} MB",
-            row.elapsed_s % 60,
-            row.mem_avail_mb,
-            row.swap_used_mb
-        );
-        if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
-            && let Some(ratio) = stored.saturating_mul(100).checked_div(ram)
-        {
-            let _ = ufmt::uwrite!(line, "  zram ");
-            let _ = headroom::usage::write_centi(&mut line, ratio);
-            let _ = ufmt::uwrite!(line, ":1");
-        }
-        let _ = ufmt::uwrite!(
-            line,
-            "  compilers {}  stage {}",
-            row.compilers,
-            row.stage.as_str()
-        );
+        let line = status_text(row);
         // Keep one column free so the cursor never wraps.
         let keep = line
             .char_indices()
@@ -1904,7 +1915,7 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
         cores_from: "this host",
         usable_mb: mem.usable_mb,
         usable_from: "this host",
-        host_avail_mb: mem.meminfo.mem_available_kib / 1024,
+        usable_figure: usable_figure(mem.limit),
     };
     let ask = headroom::jobs::Ask {
         profile: headroom::jobs::Profile::Generic,
@@ -2023,7 +2034,7 @@ struct Planned {
     cores_from: String,
     usable_mb: u64,
     usable_from: String,
-    host_avail_mb: u64,
+    usable_figure: &'static str,
     measured: Option<(u64, String)>,
     env: [Option<String>; 6],
 }
@@ -2073,8 +2084,8 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             (u64::from(c.usable), from)
         }
     };
-    let (usable_mb, usable_from, host_avail_mb) = match a.avail_mb {
-        Some(n) => (n, "--avail-mb".to_string(), n),
+    let (usable_mb, usable_from, usable_figure) = match a.avail_mb {
+        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb"),
         None => {
             let m = headroom::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
@@ -2110,7 +2121,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
                     format!("MemAvailable (proc/meminfo{est})")
                 }
             };
-            (m.usable_mb, from, avail)
+            (m.usable_mb, from, usable_figure(m.limit))
         }
     };
     let measured = match &a.from {
@@ -2126,10 +2137,19 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         cores_from,
         usable_mb,
         usable_from,
-        host_avail_mb,
+        usable_figure,
         measured,
         env,
     }))
+}
+
+/// The short name of the figure usable memory is, for the aggressive-mode
+/// line of `jobs --explain`.
+fn usable_figure(limit: headroom::host::MemLimit) -> &'static str {
+    match limit {
+        headroom::host::MemLimit::MemAvailable => "MemAvailable",
+        headroom::host::MemLimit::Cgroup => "cgroup remaining",
+    }
 }
 
 /// The peak a recorded CSV measured, and whose: the largest
@@ -2192,7 +2212,7 @@ impl Planned {
             cores_from: &self.cores_from,
             usable_mb: self.usable_mb,
             usable_from: &self.usable_from,
-            host_avail_mb: self.host_avail_mb,
+            usable_figure: self.usable_figure,
         }
     }
 
@@ -2588,6 +2608,24 @@ impl ufmt::uWrite for FdSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 12: the status line called stored / RAM used the zram
+    /// "ratio", the word `status` uses for stored / compressed.
+    #[test]
+    fn status_line_names_the_zram_ram_saving() {
+        let mut row = headroom::row::Row::empty(100);
+        row.elapsed_s = 65;
+        row.mem_avail_mb = 900;
+        row.ext.zram_stored_mb = Some(768);
+        row.ext.zram_ram_mb = Some(316);
+        let _ = row.stage.push_str("build");
+        assert_eq!(
+            status_text(&row).as_str(),
+            "\r\x1b[Kheadroom 1m05s  avail 900 MB  swap 0 MB  zram saving 2.43:1  compilers 0  stage build"
+        );
+        row.ext.zram_ram_mb = Some(0);
+        assert!(!status_text(&row).contains("zram"));
+    }
 
     #[test]
     fn makeflags_keep_the_callers_flags_and_variables() {

@@ -606,7 +606,7 @@ impl Plot {
         let mem_axis = Axis::new(mem_peak.max(self.near_oom.value()), 1);
         self.panel(w, MEM, mem_axis, "memory (MiB)")?;
         let disk_peak = self.peak(Series::DiskFree);
-        let low_mb = self.low_disk.value().saturating_mul(1024);
+        let low_mb = self.low_disk.value();
         let disk_max = disk_peak.unwrap_or(0).max(low_mb);
         let (disk_div, disk_title) = if disk_max >= 10 * 1024 {
             (1024, "disk free (GiB)")
@@ -662,14 +662,19 @@ impl Plot {
                 X1,
                 y
             )?;
-            threshold_text(w, "low disk: free below ", self.low_disk, "GB", "disk")?;
+            threshold_text(w, "low disk: free below ", self.low_disk, "MB", "disk")?;
             uwrite!(
                 w,
-                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">low disk &lt; {} GiB</text>\n",
+                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">low disk &lt; ",
                 X1 - 4,
                 y.saturating_sub(4).max(DISK.0 + 12),
-                self.low_disk.value()
             )?;
+            // Whole GiB as before (the default, --low-disk-gb); a threshold
+            // scaled to a small disk in MiB.
+            match low_mb % 1024 {
+                0 => uwrite!(w, "{} GiB</text>\n", low_mb / 1024)?,
+                _ => uwrite!(w, "{} MiB</text>\n", low_mb)?,
+            }
         }
         self.draw_marks(w)?;
         self.notes(w)?;
@@ -1496,6 +1501,29 @@ mod tests {
         let mut scan = Scan::new(Some(777));
         scan.observe(&r);
         assert_eq!(Plot::new(&scan).near_oom, Threshold::Given(777));
+    }
+
+    /// Issue 12: a sub-GiB build disk's low-disk line is the summary's
+    /// scaled threshold in MiB, not a 20 GiB default.
+    #[test]
+    fn the_low_disk_line_is_the_summarys_threshold_in_mib() {
+        let mut r = row(1, "a");
+        r.disk_known = true;
+        r.disk_avail_gb = 0;
+        r.disk_pct = 10;
+        r.ext.disk_avail_mb = Some(460);
+        let (p, svg) = plot_of(&[r.clone()]);
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        assert_eq!(p.low_disk, s.low_disk());
+        assert_eq!(p.low_disk, Threshold::Scaled(51, 511));
+        assert!(svg.contains("low disk &lt; 51 MiB"), "{svg}");
+        assert!(svg.contains("low disk: free below 51 MB (scaled from 511 MB disk)"));
+        // A large disk: the default, in whole GiB as before.
+        r.ext.disk_avail_mb = Some(50 * 1024);
+        r.disk_avail_gb = 50;
+        let (_, svg) = plot_of(&[r]);
+        assert!(svg.contains("low disk &lt; 20 GiB"), "{svg}");
     }
 
     #[test]

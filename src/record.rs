@@ -5,7 +5,8 @@
 //! summary keeps only peak rows.
 //!
 //! # References
-//! write(2), fallocate(2), ftruncate(2), poll(2), pidfd_open(2), kill(2).
+//! write(2), fallocate(2), ftruncate(2), poll(2), pidfd_open(2), kill(2),
+//! clock_gettime(2).
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
@@ -290,9 +291,58 @@ pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
     let _ = poll(&mut fds, Some(&ts));
 }
 
+/// Intervals from which two rows never share an epoch (SPEC.md: a
+/// dashboard keys rows on it). Below this (`--interval 0.5`, the
+/// jobserver's 250 ms ticks) rows share epochs by nature.
+pub const DISTINCT_EPOCHS_FROM_MS: u64 = 1000;
+
+/// Longest wait for the wall clock to leave the previous row's second:
+/// within the same second it is at most 1000 ms; more means the clock was
+/// stepped back, and the row is taken at once on the new clock rather than
+/// held for as long as the step.
+const MAX_SECOND_WAIT_MS: u64 = 2000;
+
+/// Waits until CLOCK_REALTIME has left second `prev` (the previous row's
+/// epoch), so that the next row's epoch is a later one, never bumped:
+/// its `epoch` and `iso` stay the time it was sampled. `last` says the
+/// watched process has exited (then its pidfd, readable for good, is not
+/// polled); it is set when the process exits meanwhile. Returns the stop
+/// signal when one arrives first.
+///
+/// # References
+/// clock_gettime(2), poll(2).
+fn wait_past_second(
+    prev: u64,
+    stop_fd: Option<BorrowedFd<'_>>,
+    watch: &Watch,
+    stop: &impl StopFlag,
+    last: &mut bool,
+) -> Option<i32> {
+    loop {
+        let ms = clock::ms_until_second(prev.saturating_add(1), clock::now_realtime());
+        if ms == 0 || ms > MAX_SECOND_WAIT_MS {
+            return None;
+        }
+        wait(ms, stop_fd, if *last { &Watch::None } else { watch });
+        if let Some(sig) = stop.signal() {
+            return Some(sig);
+        }
+        if !*last && watch.exited() {
+            *last = true;
+        }
+    }
+}
+
 /// Runs the loop until `--count`, the watched process or a signal stops it.
-/// When the watched process exits, one final row is taken at once (the
-/// state after the build's last step) before the loop ends.
+/// When the watched process exits, one final row is taken (the state after
+/// the build's last step) before the loop ends: at once, or, at intervals
+/// of [`DISTINCT_EPOCHS_FROM_MS`] or more, as soon as the wall clock has
+/// left the previous row's second.
+///
+/// At those intervals no two rows share an epoch: a row that would fall in
+/// the previous row's second (the final row, or a tick after a late one)
+/// waits for the next second; the epoch is never made up. Only a wall
+/// clock stepped back by more than a second can repeat one.
 ///
 /// Each tick: sample, let `tune` act on the row and fill what the sampler
 /// does not know (the jobserver's columns), format, one write(2), feed
@@ -324,8 +374,18 @@ pub fn run(
     // Set when the watched process has exited: one last row shows the
     // state after the build's final step, then the loop ends.
     let mut last = false;
+    let distinct = plan.interval_ms >= DISTINCT_EPOCHS_FROM_MS;
+    let mut prev_epoch: Option<u64> = None;
     loop {
-        let mut row = sampler.tick(clock::now_epoch(), bufs, warn);
+        if distinct
+            && let Some(prev) = prev_epoch
+            && let Some(sig) = wait_past_second(prev, stop_fd, watch, stop, &mut last)
+        {
+            return Stop::Signal(sig);
+        }
+        let epoch = clock::now_epoch();
+        prev_epoch = Some(epoch);
+        let mut row = sampler.tick(epoch, bufs, warn);
         tune(&mut row);
         let state = if row.format(plan.compat, &mut line).is_err() {
             WriteState::Lost(Errno::NOBUFS)

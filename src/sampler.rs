@@ -111,7 +111,9 @@ pub enum StageLog<'a> {
     /// `--stage-log FILE` (a host path, re-opened every tick since build
     /// logs are rotated and replaced).
     File(&'a str),
-    /// `--stage-log-dir DIR`: the newest `*.log` in it, re-chosen every tick.
+    /// `--stage-log-dir DIR`: its active log ([`logtail::active_log`]: the
+    /// newest `*.log` with a `.log.run` marker, else the newest `*.log`),
+    /// re-chosen every tick.
     Dir(&'a str),
 }
 
@@ -528,7 +530,7 @@ impl<'a> Sampler<'a> {
                     return;
                 };
                 let mut name = heapless::String::<256>::new();
-                match logtail::newest_log(dir.as_fd(), &mut bufs.dir, &mut name) {
+                match logtail::active_log(dir.as_fd(), &mut bufs.dir, &mut name) {
                     Ok(true) => {
                         rustix::fs::openat(dir.as_fd(), name.as_str(), LOG_FLAGS, Mode::empty())
                     }

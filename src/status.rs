@@ -300,7 +300,7 @@ fn zram_lines<W: uWrite>(
     right(w, "stored", 8)?;
     right(w, "compressed", 12)?;
     right(w, "RAM used", 10)?;
-    right(w, "ratio", 7)?;
+    right(w, "compression", 13)?;
     w.write_str("  (MiB)\n")?;
     let mut zbuf = [0u8; zram::BUF_LEN];
     let more = more.saturating_add(
@@ -336,12 +336,14 @@ fn zram_lines<W: uWrite>(
         right_num(w, d.mm_stat.orig_data_size >> 20, 8)?;
         right_num(w, d.mm_stat.compr_data_size >> 20, 12)?;
         right_num(w, d.mm_stat.mem_used_total >> 20, 10)?;
-        match d.ratio_centi() {
+        // The compression ratio, DATA / COMPR as zramctl shows them; not
+        // the RAM saving (stored / RAM used) that the summary shows.
+        match d.compression_centi() {
             Some(r) => {
-                spaces(w, 7usize.saturating_sub(centi_len(r)))?;
+                spaces(w, 13usize.saturating_sub(centi_len(r)))?;
                 write_centi(w, r)?;
             }
-            None => right(w, "-", 7)?,
+            None => right(w, "-", 13)?,
         }
         w.write_str("\n")?;
     }
@@ -864,11 +866,11 @@ mod tests {
         );
         has(
             &out,
-            "zram        device  algorithm  disksize  stored  compressed  RAM used  ratio  (MiB)",
+            "zram        device  algorithm  disksize  stored  compressed  RAM used  compression  (MiB)",
         );
         has(
             &out,
-            "            zram1   lzo-rle        1024      50          15        17   3.33",
+            "            zram1   lzo-rle        1024      50          15        17         3.33",
         );
         has(&out, "memory      not available (proc/meminfo: not found)");
         has(&out, "cgroup mem  no memory controller");
@@ -1026,7 +1028,7 @@ mod tests {
         );
         has(
             &out,
-            "            zram0   lz4             512     286          95       104   3.00",
+            "            zram0   lz4             512     286          95       104         3.00",
         );
     }
 

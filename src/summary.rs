@@ -24,6 +24,9 @@ use crate::usage::{Usage, write_centi};
 pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
 /// The toolchain's default low-disk threshold, GiB free.
 pub const DEFAULT_LOW_DISK_GB: u64 = 20;
+/// [`DEFAULT_LOW_DISK_GB`] in MiB, the unit the low-disk threshold is kept
+/// in (a 512 MiB tmpfs build dir needs finer than whole GiB).
+pub const DEFAULT_LOW_DISK_MB: u64 = DEFAULT_LOW_DISK_GB * 1024;
 /// OOM-kill rows listed one by one; later ones are only counted.
 pub const OOM_ROWS: usize = 16;
 /// Capacity of the rendered summary: about 2 KiB of fixed text plus 16 OOM
@@ -36,10 +39,11 @@ const NO_MEM: &str = "  unknown: /proc/meminfo could not be read on any sample\n
 /// The rendered summary text.
 pub type Text = String<TEXT_CAP>;
 
-/// A threshold and where its value came from.
+/// A threshold and where its value came from. Near-OOM is in MiB of
+/// MemAvailable, low-disk in MiB free.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Threshold {
-    /// Given on the command line.
+    /// Given on the command line (`--low-disk-gb N` is kept as N × 1024).
     Given(u64),
     /// The toolchain's default (host large enough).
     Default(u64),
@@ -179,7 +183,7 @@ impl Summary {
     pub fn new(near_oom_mb: Option<u64>, low_disk_gb: Option<u64>) -> Summary {
         Summary {
             near_oom: near_oom_mb.map(Threshold::Given),
-            low_disk: low_disk_gb.map(Threshold::Given),
+            low_disk: low_disk_gb.map(|gb| Threshold::Given(gb.saturating_mul(1024))),
             samples: 0,
             max_elapsed: 0,
             peak_mem: None,
@@ -281,21 +285,36 @@ impl Summary {
         }
     }
 
-    /// Low-disk threshold from the first row with disk figures: the total
-    /// from free space and use%.
+    /// Low-disk threshold (MiB) from the first row with disk figures: the
+    /// disk's total, in MiB, from free space and use%; on a disk smaller
+    /// than twice the default, 1/10 of it.
+    ///
+    /// Free space is `disk_avail_mb` when the row has it. A 14-column CSV
+    /// has only `disk_avail_gb`, whole GiB rounded down; its 0 says only
+    /// "under 1 GiB", so the total is then estimated from 1 GiB free (an
+    /// upper bound), and a sub-GiB disk still scales instead of getting the
+    /// 20 GB default.
     fn low_disk_for(row: &Row) -> Threshold {
-        let avail_mb = row
-            .ext
-            .disk_avail_mb
-            .unwrap_or(row.disk_avail_gb.saturating_mul(1024));
-        let total_gb = (row.disk_pct < 100)
-            .then(|| avail_mb.saturating_mul(100) / (100 - row.disk_pct) / 1024);
-        match total_gb {
-            Some(t) if t > 0 && t < 2 * DEFAULT_LOW_DISK_GB => {
+        let avail_mb = match row.ext.disk_avail_mb {
+            Some(mb) => mb,
+            None => row.disk_avail_gb.max(1).saturating_mul(1024),
+        };
+        let total_mb =
+            (row.disk_pct < 100).then(|| avail_mb.saturating_mul(100) / (100 - row.disk_pct));
+        match total_mb {
+            Some(t) if t > 0 && t < 2 * DEFAULT_LOW_DISK_MB => {
                 Threshold::Scaled((t / 10).max(1), t)
             }
-            _ => Threshold::Default(DEFAULT_LOW_DISK_GB),
+            _ => Threshold::Default(DEFAULT_LOW_DISK_MB),
         }
+    }
+
+    /// Free space on the build disk, MiB: `disk_avail_mb`, else (a
+    /// 14-column CSV) `disk_avail_gb` × 1024.
+    fn disk_avail_mib(row: &Row) -> u64 {
+        row.ext
+            .disk_avail_mb
+            .unwrap_or(row.disk_avail_gb.saturating_mul(1024))
     }
 
     /// The thresholds in force: given, or set from the first row that had
@@ -305,7 +324,7 @@ impl Summary {
             self.near_oom
                 .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB)),
             self.low_disk
-                .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_GB)),
+                .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_MB)),
         )
     }
 
@@ -317,10 +336,19 @@ impl Summary {
         self.thresholds().0
     }
 
-    /// The low-disk threshold in force, GiB free, chosen as
+    /// The low-disk threshold in force, MiB free, chosen as
     /// [`Summary::near_oom`] is (from the first row with disk figures).
     pub fn low_disk(&self) -> Threshold {
         self.thresholds().1
+    }
+
+    /// The N of the compatible line `samples below <N> GB free disk`: the
+    /// low-disk threshold in whole GiB, rounded up, so that every sample
+    /// counted is indeed below N GB (and a sub-GiB threshold reads 1, not
+    /// an impossible 0). Equal to the threshold for whole-GiB ones (the
+    /// default, `--low-disk-gb`).
+    pub fn low_disk_gb_line(&self) -> u64 {
+        self.thresholds().1.value().div_ceil(1024)
     }
 
     /// Takes one row into account. Memory (or disk) figures of a row whose
@@ -341,7 +369,7 @@ impl Summary {
         if row.disk_known {
             let low = *self.low_disk.get_or_insert_with(|| Self::low_disk_for(row));
             keep(&mut self.min_disk, row, |r| Some(r.disk_avail_gb), false);
-            if row.disk_avail_gb < low.value() {
+            if Self::disk_avail_mib(row) < low.value() {
                 self.low_disk_samples += 1;
             }
         }
@@ -484,7 +512,7 @@ impl Summary {
         uwrite!(
             w,
             "samples below {} GB free disk: {}\n",
-            low.value(),
+            self.low_disk_gb_line(),
             self.low_disk_samples
         )?;
         match self.oom_kills {
@@ -510,7 +538,7 @@ impl Summary {
         uwrite!(w, "thresholds: near-OOM ")?;
         threshold(w, near, "MB", "RAM", "1/8")?;
         uwrite!(w, ", low-disk ")?;
-        threshold(w, low, "GB", "disk", "1/10")?;
+        threshold(w, low, "MB", "disk", "1/10")?;
         uwrite!(w, "\n")?;
         self.render_own(w)
     }
@@ -524,9 +552,11 @@ impl Summary {
             && stored > 0
         {
             uwrite!(w, "\nZRAM: peak {} MB stored in {} MB of RAM", stored, ram)?;
-            if let Some(ratio) = stored.saturating_mul(100).checked_div(ram) {
-                uwrite!(w, " (ratio ")?;
-                write_centi(w, ratio)?;
+            // Stored over RAM used: the RAM saving, not the compression
+            // ratio (the CSV has no compressed size).
+            if let Some(saving) = crate::zram::ram_saving_centi(stored, ram) {
+                uwrite!(w, " (RAM saving ")?;
+                write_centi(w, saving)?;
                 uwrite!(w, ":1)")?;
             }
             uwrite!(w, "  at {}\n", r.iso.as_str())?;
@@ -719,8 +749,9 @@ impl Summary {
         uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
         uwrite!(
             w,
-            ",\"low_disk\":{{\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_gb\":",
+            ",\"low_disk\":{{\"below_mb\":{},\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_mb\":",
             low.value(),
+            self.low_disk_gb_line(),
             low.source()
         )?;
         json_opt(w, low.scaled_from())?;
@@ -869,8 +900,8 @@ impl Summary {
 }
 
 impl Threshold {
-    /// The host size a scaled default was computed from (MB of RAM or GB
-    /// of disk); `None` for a given or unscaled threshold.
+    /// The host size a scaled default was computed from (MiB of RAM or of
+    /// disk); `None` for a given or unscaled threshold.
     pub fn scaled_from(self) -> Option<u64> {
         match self {
             Threshold::Scaled(_, host) => Some(host),
@@ -1024,7 +1055,7 @@ PEAK LOAD: 0.84  at 2026-11-30T01:03:18Z (stage=build)   PEAK CPU: 100%
 samples below 4096 MB free RAM (near-OOM): 0
 samples below 20 GB free disk: 0
 kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)
-thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain default)
+thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolchain default)
 ";
         assert_eq!(got, want);
     }
@@ -1036,12 +1067,18 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
 115,1970-01-01T00:01:55Z,15,1.00,50,3900,0,100,200,0,100,1,b,\"y\"
 ";
         let got = summarize(data, None, None);
-        // RAM 3900 MB < 8192: threshold 3900/8 = 487; disk total ≈ 33 GB: 3 GB.
+        // RAM 3900 MB < 8192: threshold 3900/8 = 487; disk total 1024 ×
+        // 100 / 3 = 34133 MB: 3413 MB, "below 4 GB" (rounded up) in the
+        // compatible line.
         assert!(
             got.contains("samples below 487 MB free RAM (near-OOM): 1\n"),
             "{got}"
         );
-        assert!(got.contains("samples below 3 GB free disk: 2\n"), "{got}");
+        assert!(got.contains("samples below 4 GB free disk: 2\n"), "{got}");
+        assert!(
+            got.contains("low-disk < 3413 MB (default scaled to 1/10 of 34133 MB disk)\n"),
+            "{got}"
+        );
         assert!(got.contains("PEAK SWAP USE: 200 MB  at 1970-01-01T00:01:55Z  (stage=b)\n"));
         assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  0 MB free  at 1970-01-01T00:01:55Z\n  stage=b  context=y\n"));
         assert!(
@@ -1052,6 +1089,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
         assert!(given.contains("samples below 1 GB free disk: 1\n"));
         assert!(given.contains("near-OOM < 1000 MB (given)"));
+        assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
         let mut sum = Summary::new(None, None);
         let mut r = CsvRows::new();
         r.feed(data, &mut |row| sum.observe(row)).unwrap();
@@ -1112,7 +1150,13 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         assert!(got.contains("OOM KILLS (rows where the kernel counter rose):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
         assert!(got.contains("\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): 800 MB (cc1plus)  at 1970-01-01T00:01:55Z\n"), "{got}");
         assert!(!got.contains("this build"), "{got}");
-        assert!(got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM"));
+        // Stored over RAM used is the RAM saving (issue 12: it was called
+        // "ratio", as the status table's stored / compressed is).
+        assert!(
+            got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM (RAM saving 2.50:1)  at "),
+            "{got}"
+        );
+        assert!(!got.contains("(ratio "), "{got}");
         assert!(got.contains("/TMP: min 400 MB free (20% used)"));
         assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
     }
@@ -1198,5 +1242,75 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20 GB (toolchain 
         // A build followed whose compilers never ran: no peak to size from.
         sum.build = Some(BuildScope::Tree(""));
         assert_eq!(sum.sizing_peak(), None);
+    }
+
+    /// Issue 12: on a disk under 1 GiB the low-disk threshold fell back to
+    /// 20 GB (whole-GB arithmetic gave a 0 GB disk). A full CSV of a
+    /// 512 MiB tmpfs build dir: scaled from disk_avail_mb.
+    #[test]
+    fn small_disk_full_csv_scales_in_mib() {
+        let mut data = std::string::String::from(crate::row::HEADER_FULL);
+        for (i, (mb, pct)) in [(460, 10), (100, 80), (50, 90), (0, 100)]
+            .iter()
+            .enumerate()
+        {
+            data.push_str(&std::format!(
+                "{},1970-01-01T00:01:4{i}Z,{i},0.10,5,300,3000,9,0,0,{pct},0,b,\"x\",0,0,0,400,10,{mb},0,,,,,,\n",
+                100 + i
+            ));
+        }
+        let got = summarize(data.as_bytes(), None, None);
+        // Total 460 × 100 / 90 = 511 MiB; 1/10: 51 MiB. 50 and 0 are below.
+        assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
+        assert!(
+            got.contains(", low-disk < 51 MB (default scaled to 1/10 of 511 MB disk)\n"),
+            "{got}"
+        );
+        let mut s = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(data.as_bytes(), &mut |row| s.observe(row)).unwrap();
+        assert_eq!(s.low_disk(), Threshold::Scaled(51, 511));
+        let mut j = Text::new();
+        s.render_json(&mut j).unwrap();
+        assert!(
+            j.contains(",\"low_disk\":{\"below_mb\":51,\"below_gb\":1,\"from\":\"scaled\",\"scaled_from_disk_mb\":511,\"samples\":2}"),
+            "{j}"
+        );
+        // --low-disk-gb still counts in whole GiB, exactly as before.
+        let given = summarize(data.as_bytes(), None, Some(1));
+        assert!(
+            given.contains("samples below 1 GB free disk: 4\n"),
+            "{given}"
+        );
+        assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
+    }
+
+    /// The same small disk in a 14-column (compat) CSV: only whole GiB,
+    /// so `0` free is "under 1 GiB" and the total is estimated from 1 GiB:
+    /// still a scaled threshold, not the 20 GB default. A 4 GB card with
+    /// 2 GB free scales as before, now to the MiB.
+    #[test]
+    fn small_disk_compat_csv_scales_from_whole_gib() {
+        let head = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
+        let mut tmpfs = std::string::String::from(head);
+        tmpfs.push_str("100,1970-01-01T00:01:40Z,0,0.10,5,300,3000,9,0,0,10,0,b,\"x\"\n");
+        tmpfs.push_str("101,1970-01-01T00:01:41Z,1,0.10,5,300,3000,9,0,0,95,0,b,\"x\"\n");
+        let got = summarize(tmpfs.as_bytes(), None, None);
+        // 1024 × 100 / 90 = 1137 MiB at most; 1/10: 113 MiB.
+        assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
+        assert!(
+            got.contains("low-disk < 113 MB (default scaled to 1/10 of 1137 MB disk)\n"),
+            "{got}"
+        );
+        let mut card = std::string::String::from(head);
+        card.push_str("100,1970-01-01T00:01:40Z,0,0.10,5,300,3000,9,0,2,50,0,b,\"x\"\n");
+        card.push_str("101,1970-01-01T00:01:41Z,1,0.10,5,300,3000,9,0,0,99,0,b,\"x\"\n");
+        let got = summarize(card.as_bytes(), None, None);
+        // 2048 × 100 / 50 = 4096 MiB; 1/10: 409 MiB.
+        assert!(got.contains("samples below 1 GB free disk: 1\n"), "{got}");
+        assert!(
+            got.contains("low-disk < 409 MB (default scaled to 1/10 of 4096 MB disk)\n"),
+            "{got}"
+        );
     }
 }

@@ -126,17 +126,44 @@ pub fn parse_comp_algorithm(b: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// Compression ratio `orig / compr` in hundredths, rounded half up
-/// (`317` for 3.17).
+/// The compression ratio: data stored over its compressed size,
+/// `orig_data_size / compr_data_size` (zramctl's DATA / COMPR), in
+/// hundredths, rounded half up (`317` for 3.17). What the algorithm
+/// achieves; the RAM zram occupies is more (see [`ram_saving_centi`]).
 ///
 /// `None` when `compr` is 0 (nothing stored: no ratio, no division by
 /// zero) or when the result does not fit in a `u64`.
-pub fn ratio_centi(orig: u64, compr: u64) -> Option<u64> {
-    if compr == 0 {
+pub fn compression_centi(orig: u64, compr: u64) -> Option<u64> {
+    centi(orig, compr)
+}
+
+/// The RAM saving: data stored over the RAM zram occupies for it,
+/// `orig_data_size / mem_used_total` (the CSV's `zram_stored_mb /
+/// zram_ram_mb`), in hundredths, rounded half up. Lower than the
+/// compression ratio by zram's allocator overhead and metadata; what the
+/// summary and the status line of `record` show, which have only those two
+/// columns. Any unit, the same for both (MiB in the CSV).
+///
+/// `None` when `ram_used` is 0 or the result does not fit in a `u64`.
+///
+/// ```
+/// use headroom::zram::{compression_centi, ram_saving_centi};
+/// // 768 MiB stored, 301 compressed, 316 of RAM used (a Pi 4 under load).
+/// assert_eq!(compression_centi(768, 301), Some(255));
+/// assert_eq!(ram_saving_centi(768, 316), Some(243));
+/// ```
+pub fn ram_saving_centi(stored: u64, ram_used: u64) -> Option<u64> {
+    centi(stored, ram_used)
+}
+
+/// `num / den` in hundredths, rounded half up; `None` for `den` 0 or a
+/// result past `u64`.
+fn centi(num: u64, den: u64) -> Option<u64> {
+    if den == 0 {
         return None;
     }
-    let num = u128::from(orig) * 200 + u128::from(compr);
-    u64::try_from(num / (u128::from(compr) * 2)).ok()
+    let n = u128::from(num) * 200 + u128::from(den);
+    u64::try_from(n / (u128::from(den) * 2)).ok()
 }
 
 /// The sums over every zram device of `/sys/block`.
@@ -219,9 +246,10 @@ pub struct Device {
 }
 
 impl Device {
-    /// Compression ratio of this device in hundredths; see [`ratio_centi`].
-    pub fn ratio_centi(&self) -> Option<u64> {
-        ratio_centi(self.mm_stat.orig_data_size, self.mm_stat.compr_data_size)
+    /// Compression ratio of this device in hundredths; see
+    /// [`compression_centi`].
+    pub fn compression_centi(&self) -> Option<u64> {
+        compression_centi(self.mm_stat.orig_data_size, self.mm_stat.compr_data_size)
     }
 }
 
@@ -338,7 +366,7 @@ mod tests {
     fn fixture_09_a_kernel_4_4_7fields() {
         let d = open("a-kernel-4.4-7fields");
         assert_eq!(mibs(&d), (5120, 1735, 547, 615));
-        assert_eq!(d.ratio_centi(), Some(317));
+        assert_eq!(d.compression_centi(), Some(317));
         assert_eq!(d.algorithm.as_deref(), Some("lzo"));
         assert_eq!(d.mm_stat.pages_compacted, Some(0));
         assert_eq!(d.mm_stat.huge_pages, None);
@@ -351,7 +379,7 @@ mod tests {
     fn fixture_09_b_rpi3_kernel_5_4_8fields() {
         let d = open("b-rpi3-kernel-5.4-8fields");
         assert_eq!(mibs(&d), (14336, 4383, 1449, 1526));
-        assert_eq!(d.ratio_centi(), Some(302));
+        assert_eq!(d.compression_centi(), Some(302));
         assert_eq!(d.algorithm.as_deref(), Some("lzo-rle"));
         assert_eq!(d.mm_stat.huge_pages, Some(1077));
         assert_eq!(d.mm_stat.huge_pages_since, None);
@@ -361,7 +389,7 @@ mod tests {
     fn fixture_09_c_kernel_6_1_9fields() {
         let d = open("c-kernel-6.1-9fields");
         assert_eq!(mibs(&d), (20480, 10240, 2850, 2970));
-        assert_eq!(d.ratio_centi(), Some(359));
+        assert_eq!(d.compression_centi(), Some(359));
         assert_eq!(d.algorithm.as_deref(), Some("zstd"));
         assert_eq!(d.mm_stat.huge_pages, Some(4096));
         assert_eq!(d.mm_stat.huge_pages_since, Some(9312));
@@ -374,7 +402,7 @@ mod tests {
         let d = open("d-uninitialized");
         assert!(!d.initialised);
         assert_eq!(mibs(&d), (0, 0, 0, 0));
-        assert_eq!(d.ratio_centi(), None);
+        assert_eq!(d.compression_centi(), None);
         let t = sums("d-uninitialized");
         assert_eq!(
             t,
@@ -398,7 +426,10 @@ mod tests {
             ),
             (10240, 500, 150, 170)
         );
-        assert_eq!(ratio_centi(t.orig_data_size, t.compr_data_size), Some(333));
+        assert_eq!(
+            compression_centi(t.orig_data_size, t.compr_data_size),
+            Some(333)
+        );
         let d = open("e-sparse-numbering-only-zram1");
         assert_eq!(d.mm_stat.huge_pages_since, Some(40));
         // zram0 was hot-removed: asking for it is a read error, not a panic.
@@ -498,14 +529,19 @@ mod tests {
 
     #[test]
     fn ratio_rounding_and_edges() {
-        assert_eq!(ratio_centi(0, 0), None);
-        assert_eq!(ratio_centi(5, 0), None);
-        assert_eq!(ratio_centi(0, 5), Some(0));
-        assert_eq!(ratio_centi(2, 1), Some(200));
+        // The RAM saving divides by RAM used, not by the compressed size.
+        assert_eq!(ram_saving_centi(100, 40), Some(250));
+        assert_eq!(ram_saving_centi(1, 3), Some(33));
+        assert_eq!(ram_saving_centi(2, 3), Some(67));
+        assert_eq!(ram_saving_centi(5, 0), None);
+        assert_eq!(compression_centi(0, 0), None);
+        assert_eq!(compression_centi(5, 0), None);
+        assert_eq!(compression_centi(0, 5), Some(0));
+        assert_eq!(compression_centi(2, 1), Some(200));
         // 1/8 = 0.125 -> 0.13 (half up); 1/3 = 0.333 -> 0.33.
-        assert_eq!(ratio_centi(1, 8), Some(13));
-        assert_eq!(ratio_centi(1, 3), Some(33));
-        assert_eq!(ratio_centi(u64::MAX, u64::MAX), Some(100));
-        assert_eq!(ratio_centi(u64::MAX, 1), None);
+        assert_eq!(compression_centi(1, 8), Some(13));
+        assert_eq!(compression_centi(1, 3), Some(33));
+        assert_eq!(compression_centi(u64::MAX, u64::MAX), Some(100));
+        assert_eq!(compression_centi(u64::MAX, 1), None);
     }
 }

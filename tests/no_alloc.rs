@@ -1,6 +1,7 @@
 //! After start-up, ticks of the recording loop allocate nothing: a counting
 //! global allocator watches N ticks of the sampler, the row formatting, the
-//! CSV write, the summary, the `--prom` file and `--jobserver`'s governor.
+//! CSV write, the summary, the `--prom` file, `--jobserver`'s governor and
+//! the choice of the active log in a `--stage-log-dir`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -158,6 +159,42 @@ fn ticks_after_start_up_allocate_nothing() {
         after - before
     );
     assert_eq!(summary.samples(), 51);
+
+    // --stage-log-dir: choosing the active log (the `.log.run` marker
+    // looked up beside each candidate) allocates nothing either.
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(
+        logs.join("step.log"),
+        "[stage media]\nCompiling foo v0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(logs.join("step.log.run"), "").unwrap();
+    std::fs::write(logs.join("run.log"), "level=error msg=x\n").unwrap();
+    let logs_s = logs.to_str().unwrap().to_string();
+    let mut dir_sampler = Sampler::new(
+        &root,
+        Options {
+            stage_log: StageLog::Dir(&logs_s),
+            ..opts
+        },
+        &mut bufs,
+    );
+    let _ = dir_sampler.tick(1, &mut bufs, &mut warn);
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for epoch in 2..52 {
+        let row = dir_sampler.tick(epoch, &mut bufs, &mut warn);
+        assert_eq!(row.stage.as_str(), "media");
+        assert!(row.context.contains("Compiling foo v0.1.0"));
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(
+        after - before,
+        0,
+        "{} allocations in 50 --stage-log-dir ticks",
+        after - before
+    );
+
     prom.finish(&summary, labels).unwrap();
     let text = std::fs::read_to_string(dir.join("headroom.prom")).unwrap();
     assert!(

@@ -578,3 +578,142 @@ fn a_non_utf8_path_is_a_usage_error_not_another_file() {
     assert!(err.contains("not valid UTF-8"), "{err}");
     assert_eq!(fs::read_dir(&d).unwrap().count(), 0, "nothing was created");
 }
+
+/// Issue 12: in a `--stage-log-dir` where an orchestrator's run log is the
+/// newest `*.log` (full of buildkitd's stderr) and an older step log has a
+/// `.log.run` marker, the row's stage and context come from the step log.
+#[test]
+fn stage_log_dir_follows_the_marked_log_and_skips_buildkitd_stderr() {
+    let d = scratch("logdir");
+    let logs = d.join("logs");
+    fs::create_dir_all(&logs).unwrap();
+    let mut step = String::from("#9 [media 2/5] RUN cargo build\n#9 3.1 Compiling foo v0.1.0\n");
+    for i in 0..45 {
+        step.push_str(&format!(
+            "time=\"2024-05-01T10:00:{i:02}Z\" level=error msg=\"(*service).Write failed\" error=\"rpc error\"\n"
+        ));
+    }
+    fs::write(logs.join("media.log"), step).unwrap();
+    fs::write(logs.join("media.log.run"), "").unwrap();
+    // Modified after the step log: the newest *.log, but unmarked.
+    let orchestrator = logs.join("orchestrator.log");
+    fs::write(
+        &orchestrator,
+        "[stage publish]\nBuilding images: 3 of 7\nlevel=warning msg=\"x\"\n",
+    )
+    .unwrap();
+    let later = fs::metadata(logs.join("media.log"))
+        .unwrap()
+        .modified()
+        .unwrap()
+        + Duration::from_secs(60);
+    fs::File::options()
+        .write(true)
+        .open(&orchestrator)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let row = |run_id: &str| {
+        let out = output_within(
+            Command::new(BIN)
+                .args([
+                    "record",
+                    "--count",
+                    "1",
+                    "--interval",
+                    "0",
+                    "--run-id",
+                    run_id,
+                ])
+                .arg("--out-dir")
+                .arg(&d)
+                .arg("--stage-log-dir")
+                .arg(&logs),
+            20,
+        );
+        assert!(out.status.success(), "{out:?}");
+        let csv = fs::read_to_string(d.join(format!("resources-{run_id}.csv"))).unwrap();
+        let last = csv.lines().nth(1).unwrap().to_string();
+        let f = fields(&last);
+        (f[12].to_string(), f[13].to_string())
+    };
+    assert_eq!(
+        row("m"),
+        ("media".into(), "\"Compiling foo v0.1.0\"".into())
+    );
+    // No marker left: the newest *.log, as the toolchain's older release.
+    fs::remove_file(logs.join("media.log.run")).unwrap();
+    assert_eq!(
+        row("n"),
+        ("publish".into(), "\"Building images: 3 of 7\"".into())
+    );
+}
+
+/// Issue 12: the last row after a `--watch-pid` exit repeated the previous
+/// row's epoch. Ten recordings (interval 1 s) of a `sleep` of random
+/// length, so that each exit falls at a random moment of a second: in no
+/// CSV do two rows share an epoch. What is asserted does not depend on
+/// load: a slow machine only changes how many rows there are.
+#[test]
+fn watch_pid_rows_never_share_an_epoch() {
+    let d = scratch("epochs");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    let mut state = seed | 1;
+    let mut next_ms = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        100 + (state >> 33) % 1900
+    };
+    let runs: Vec<_> = (0..10)
+        .map(|i| {
+            let ms = next_ms();
+            let sleeper = Command::new("sleep")
+                .arg(format!("{}.{:03}", ms / 1000, ms % 1000))
+                .spawn()
+                .unwrap();
+            let recorder = Command::new(BIN)
+                .args(["record", "--interval", "1", "--run-id", &format!("e{i}")])
+                .arg("--watch-pid")
+                .arg(sleeper.id().to_string())
+                .arg("--out-dir")
+                .arg(&d)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            (i, ms, sleeper, recorder)
+        })
+        .collect();
+    for (i, ms, mut sleeper, mut recorder) in runs {
+        sleeper.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = recorder.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "run {i} did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(
+            status.success(),
+            "run {i} (sleep {ms} ms, seed {seed}): {status:?}"
+        );
+        let csv = fs::read_to_string(d.join(format!("resources-e{i}.csv"))).unwrap();
+        let epochs: Vec<u64> = csv
+            .lines()
+            .skip(1)
+            .map(|l| fields(l)[0].parse().unwrap())
+            .collect();
+        assert!(!epochs.is_empty(), "run {i}: no rows");
+        let distinct: std::collections::BTreeSet<u64> = epochs.iter().copied().collect();
+        assert_eq!(
+            distinct.len(),
+            epochs.len(),
+            "run {i} (sleep {ms} ms, seed {seed}): epochs {epochs:?} repeat"
+        );
+    }
+}

@@ -899,7 +899,7 @@ struct Started {
 /// [`Forward`]) — with `oom_score_adj` (when known) as its OOM score
 /// adjustment: the value headroom had before it lowered its own, and, with
 /// `join`, in the build's cgroup (it writes `0`, itself, to that
-/// `cgroup.procs` before it execs; whether it got there is checked after).
+/// `cgroup.procs` before it execs; a refused write fails the spawn).
 /// A command that cannot be started is reported like a shell would: 127
 /// not found, 126 otherwise.
 fn spawn(
@@ -930,8 +930,12 @@ fn spawn(
         // inherited by the child until its execve closes it.
         unsafe {
             cmd.pre_exec(move || {
+                // CMD must not run outside the cgroup it is counted by:
+                // a refused move fails the spawn (the caller retries
+                // without a cgroup).
                 if let Some(fd) = join_raw {
-                    let _ = rustix::io::write(BorrowedFd::borrow_raw(fd), b"0");
+                    rustix::io::write(BorrowedFd::borrow_raw(fd), b"0")
+                        .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
                 }
                 if let Some(v) = oom_score_adj {
                     let _ = headroom::oom_score_adj::write_self(v);
@@ -1371,22 +1375,39 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     };
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
+    let mut cg_why = cg_why;
     let started = match &child {
         None => None,
-        Some(spec) => match spawn(
-            &spec.raw,
-            adj_before,
-            own_group,
-            js.as_ref().map_or(&[][..], |j| &j.env[..]),
-            build_cg.as_ref().map(BuildCgroup::join_fd),
-        ) {
-            Ok(c) => Some(c),
-            Err((code, msg)) => {
-                let _ = writeln!(std::io::stderr(), "headroom: {msg}");
-                return Ok(ExitCode::from(code));
+        Some(spec) => {
+            let env = js.as_ref().map_or(&[][..], |j| &j.env[..]);
+            let join = build_cg.as_ref().map(BuildCgroup::join_fd);
+            let first = spawn(&spec.raw, adj_before, own_group, env, join);
+            // CMD that could not join its cgroup did not run: once more
+            // without it (an exec that fails fails the same way again).
+            let again = match first {
+                Err(_) if join.is_some() => {
+                    let r = spawn(&spec.raw, adj_before, own_group, env, None);
+                    if r.is_ok() {
+                        cg_why = "the command could not join its cgroup";
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "headroom: warning: the command could not join its cgroup; the build is its process tree"
+                        );
+                    }
+                    r
+                }
+                r => r,
+            };
+            match again {
+                Ok(c) => Some(c),
+                Err((code, msg)) => {
+                    let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+                    return Ok(ExitCode::from(code));
+                }
             }
-        },
+        }
     };
+    let joined = cg_why.is_empty();
     // THE BUILD: its cgroup when CMD is in it, else CMD's process tree, or
     // --watch-pid's; its compilers are told apart from the host's.
     let build_pid = match &started {
@@ -1396,7 +1417,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             .filter(|_| matches!(watch, Some(Watch::PidFd(_) | Watch::Kill(_))))
             .and_then(|p| u32::try_from(p).ok()),
     };
-    let (build, scope) = build_scope(&root, build_pid, build_cg.as_ref(), cg_why);
+    let (build, scope) = build_scope(build_pid, build_cg.as_ref().filter(|_| joined), cg_why);
     sampler.build = build;
     summary.build = scope;
     let watch = match (&started, watch) {
@@ -1621,38 +1642,18 @@ fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
 }
 
 /// THE BUILD for the sampler and the summary: `cg` when the build's
-/// process `pid` is in it (it joined before exec), else `pid`'s process
-/// tree; no build without a pid. `why`: why there is no cgroup.
+/// process `pid` joined it (before exec), else `pid`'s process tree; no
+/// build without a pid. `why`: why there is no cgroup.
 fn build_scope<'c>(
-    root: &Root,
     pid: Option<u32>,
     cg: Option<&'c BuildCgroup>,
     why: &'static str,
 ) -> (Build<'c>, Option<BuildScope>) {
-    let Some(pid) = pid else {
-        return (Build::None, None);
-    };
-    if let Some(cg) = cg {
-        let mut path = [0u8; 40];
-        let mut buf = vec![0u8; 4096];
-        let joined = headroom::root::join_num(&mut path, "proc/", u64::from(pid), "/cgroup")
-            .and_then(|p| root.read(p, &mut buf).ok())
-            .and_then(|t| headroom::cgroup::path_for(t, b"memory"))
-            .is_some_and(|(_, p)| headroom::cgroup::is_within(p, cg.path()));
-        if joined {
-            return (Build::Cgroup(cg), Some(BuildScope::Cgroup(cg.version)));
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "headroom: warning: the command did not join its cgroup {}; the build is its process tree",
-            cg.name()
-        );
-        return (
-            Build::Tree(pid),
-            Some(BuildScope::Tree("it did not join its cgroup")),
-        );
+    match (pid, cg) {
+        (None, _) => (Build::None, None),
+        (Some(_), Some(cg)) => (Build::Cgroup(cg), Some(BuildScope::Cgroup(cg.version))),
+        (Some(pid), None) => (Build::Tree(pid), Some(BuildScope::Tree(why))),
     }
-    (Build::Tree(pid), Some(BuildScope::Tree(why)))
 }
 
 /// Opens the directory of `path` (which must exist) and returns it with

@@ -368,3 +368,37 @@ fn run_under_a_root_makes_no_cgroup() {
         .unwrap();
     assert!(made.stdout.is_empty(), "{made:?}");
 }
+
+/// A command that is over before headroom looks (`true`) was still in the
+/// build's cgroup: where one may be made, every run says so, none warns.
+#[test]
+fn a_command_that_ends_at_once_was_in_its_cgroup() {
+    let d = scratch("build-true");
+    for i in 0..20 {
+        let out = Command::new(BIN)
+            .args([
+                "run",
+                "--interval",
+                "1",
+                "--run-id",
+                &format!("t{i}"),
+                "--out-dir",
+            ])
+            .arg(&d)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!err.contains("warning"), "{err}");
+        let how = if cgroup_v1_as_root() {
+            "(its cgroup's memory.oom_control oom_kill)\n"
+        } else {
+            "(estimated from its processes"
+        };
+        assert!(
+            err.contains(&format!("OOM kills in this build: 0 {how}")),
+            "{err}"
+        );
+    }
+}

@@ -88,6 +88,11 @@ pub fn seen_from_parent(cg: &Cgroup, below: u64) -> u64 {
 /// Runs `cmd` with its output captured, killing it and failing if it
 /// takes longer than `secs`: a hang must fail the test, not stall CI.
 pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
+    output_with_pid(cmd, secs).1
+}
+
+/// [`output_within`], also giving the process id it ran as.
+pub fn output_with_pid(cmd: &mut Command, secs: u64) -> (u32, std::process::Output) {
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -106,7 +111,7 @@ pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
         out.status.code().is_some(),
         "killed after {secs} s: it hung ({out:?})"
     );
-    out
+    (pid, out)
 }
 
 /// Makes a FIFO at `path` with mkfifo(1).

@@ -100,6 +100,11 @@ fn run_all(input: &[u8]) {
     let _ = cgroup::parse_cfs_quota(input);
     let _ = cgroup::parse_cpu_list_count(input);
     let _ = cgroup::parse_oom_kill(input);
+    let _ = headroom::buildcg::parse_anon(input, cgroup::Version::V1);
+    let _ = headroom::buildcg::parse_anon(input, cgroup::Version::V2);
+    let _ = headroom::buildcg::pid_of_name(input);
+    let (a, b) = input.split_at(input.len() / 2);
+    let _ = cgroup::is_within(a, b);
     for start in [true, false] {
         let f = logtail::scan(input, start);
         let mut c = Context::new();

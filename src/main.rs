@@ -1168,12 +1168,13 @@ fn status_text(row: &headroom::row::Row) -> heapless::String<256> {
         let _ = headroom::usage::write_centi(&mut line, saving);
         let _ = ufmt::uwrite!(line, ":1");
     }
-    let _ = ufmt::uwrite!(
-        line,
-        "  compilers {}  stage {}",
-        row.compilers,
-        row.stage.as_str()
-    );
+    // The build's compilers first when there is a build: the host's count
+    // is anyone's.
+    let _ = match row.build_compilers {
+        Some(n) => ufmt::uwrite!(line, "  compilers {} (host {})", n, row.compilers),
+        None => ufmt::uwrite!(line, "  compilers {}", row.compilers),
+    };
+    let _ = ufmt::uwrite!(line, "  stage {}", row.stage.as_str());
     line
 }
 
@@ -2626,6 +2627,14 @@ mod tests {
         );
         row.ext.zram_ram_mb = Some(0);
         assert!(!status_text(&row).contains("zram"));
+        // With a build, its compilers are told apart from the host's.
+        row.compilers = 5;
+        row.build_compilers = Some(2);
+        assert!(
+            status_text(&row).ends_with("  compilers 2 (host 5)  stage build"),
+            "{}",
+            status_text(&row)
+        );
     }
 
     #[test]

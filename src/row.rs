@@ -185,6 +185,9 @@ pub struct Row {
     /// cgroup or process tree; 0 without a build), MiB. Not a CSV column:
     /// the jobserver's governor weighs it.
     pub build_rss_mb: u64,
+    /// Live compilers of the build (its cgroup or process tree); `None`
+    /// without a build. Not a CSV column: the status line shows it.
+    pub build_compilers: Option<u64>,
     /// OOM kills in the build so far: its cgroup's `oom_kill`, else the
     /// estimate from its vanished compilers; `None` without a build or
     /// when unreadable. Not a CSV column: the summary reports it.
@@ -225,6 +228,7 @@ impl Row {
             mem_known: true,
             disk_known: true,
             build_rss_mb: 0,
+            build_compilers: None,
             build_oom_kills: None,
             build_anon_mb: None,
             jobs: None,

@@ -461,6 +461,7 @@ impl<'a> Sampler<'a> {
             let s = scan.finish();
             row.compilers = u64::from(s.compilers);
             row.build_rss_mb = s.build_rss_sum_kib / 1024;
+            row.build_compilers = self.build.is_some().then_some(u64::from(s.build_compilers));
             if s.build_compilers > 0 {
                 row.ext.build_peak_rss_mb = Some(s.build_peak_kib / 1024);
                 sanitize_into(s.build_peak_comm(), 15, &mut row.ext.build_peak_rss_comm);

@@ -147,6 +147,11 @@ pub fn render<W: uWrite + ?Sized>(
         uwrite!(w, ", divided by {} builds", plan.divisor.0)?;
     }
     uwrite!(w, ")\n")?;
+    // Whose peak it is (the build's, or the host's from a CSV without
+    // build figures): never left for the reader to assume.
+    if let crate::jobs::From::Measured(whose) = plan.peak_mb.1 {
+        uwrite!(w, "  measured: {}\n", whose)?;
+    }
     uwrite!(
         w,
         "  make -j{}\n  ninja -j{}\n  meson compile -j{}\n",

@@ -107,20 +107,49 @@ pub struct Removed {
     pub removed: bool,
 }
 
-/// `name` for `pid` and `suffix` (`build`, `self`).
-fn name_for(pid: u32, suffix: &str) -> Name {
+/// Other names tried when `headroom-<pid>.build` is taken (by a headroom
+/// of the same pid in another PID namespace): `headroom-<pid>-2.build` …
+const NAME_TRIES: u32 = 8;
+
+/// The name for `pid`, try `k` (0: `headroom-<pid><suffix>`, else
+/// `headroom-<pid>-<k+1><suffix>`), `suffix` `.build` or `.self`.
+fn name_for(pid: u32, k: u32, suffix: &str) -> Name {
     let mut out = [0u8; 40];
     let mut name = Name::new();
-    if let Some(s) = join_num(&mut out, PREFIX, u64::from(pid), suffix) {
+    let head = join_num(&mut out, PREFIX, u64::from(pid), "").map(str::len);
+    if let Some(n) = head
+        && let Some(Ok(s)) = out.get(..n).map(core::str::from_utf8)
+    {
         let _ = name.push_str(s);
     }
+    if k > 0 {
+        let mut more = [0u8; 16];
+        if let Some(s) = join_num(&mut more, "-", u64::from(k) + 1, "") {
+            let _ = name.push_str(s);
+        }
+    }
+    let _ = name.push_str(suffix);
     name
 }
+
+/// In unit tests a tree of plain files plays the cgroup file system, where
+/// every control file of a new cgroup exists at once: there, writing one
+/// creates it.
+const TEST_CREATE: OFlags = if cfg!(test) {
+    OFlags::CREATE
+} else {
+    OFlags::empty()
+};
 
 /// Opens `file` in `dir` for writing (no truncation: cgroup files take
 /// one write each).
 fn open_w(dir: BorrowedFd<'_>, file: &str) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(dir, file, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())
+    rustix::fs::openat(
+        dir,
+        file,
+        OFlags::WRONLY | OFlags::CLOEXEC | TEST_CREATE,
+        Mode::from_raw_mode(0o644),
+    )
 }
 
 /// Writes `text` to `file` in `dir` with one write(2).
@@ -136,13 +165,20 @@ fn move_pid(dir: BorrowedFd<'_>, pid: u32) -> Result<(), Errno> {
     write_file(dir, "cgroup.procs", text.as_bytes())
 }
 
-/// Makes the directory `name` in `dir` (mode 0755) and opens it.
-fn make_dir(dir: BorrowedFd<'_>, name: &str) -> Result<OwnedFd, Errno> {
-    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
-        Ok(()) | Err(Errno::EXIST) => {}
-        Err(e) => return Err(e),
+/// Makes a new cgroup for `pid` in `dir` (mode 0755) and opens it: the
+/// first of [`NAME_TRIES`] names with `suffix` that does not exist yet. An
+/// existing one is never taken over: its counters, limits and processes
+/// are another's.
+fn make_dir(dir: BorrowedFd<'_>, pid: u32, suffix: &str) -> Result<(OwnedFd, Name), Errno> {
+    for k in 0..NAME_TRIES {
+        let name = name_for(pid, k, suffix);
+        match rustix::fs::mkdirat(dir, name.as_str(), Mode::from_raw_mode(0o755)) {
+            Ok(()) => return crate::root::open_dir_at(dir, &name).map(|d| (d, name)),
+            Err(Errno::EXIST) => continue,
+            Err(e) => return Err(e),
+        }
     }
-    crate::root::open_dir_at(dir, name)
+    Err(Errno::EXIST)
 }
 
 /// True when the `cgroup.controllers` or `cgroup.subtree_control` text
@@ -181,18 +217,18 @@ impl BuildCgroup {
             Version::V1 => None,
             Version::V2 => Some(enter_own_leaf(parent.as_fd(), pid, buf)?),
         };
-        let name = name_for(pid, ".build");
-        let made = make_dir(parent.as_fd(), &name)
+        let made = make_dir(parent.as_fd(), pid, ".build")
             .map_err(|e| CreateError::Refused("mkdir", e))
-            .and_then(|dir| {
-                let procs = open_w(dir.as_fd(), "cgroup.procs")
-                    .map_err(|e| CreateError::Refused("cgroup.procs", e))?;
-                Ok((dir, procs))
+            .and_then(|(dir, name)| match open_w(dir.as_fd(), "cgroup.procs") {
+                Ok(procs) => Ok((dir, name, procs)),
+                Err(e) => {
+                    let _ = rustix::fs::unlinkat(parent.as_fd(), name.as_str(), AtFlags::REMOVEDIR);
+                    Err(CreateError::Refused("cgroup.procs", e))
+                }
             });
-        let (dir, procs) = match made {
+        let (dir, name, procs) = match made {
             Ok(v) => v,
             Err(e) => {
-                let _ = rustix::fs::unlinkat(parent.as_fd(), name.as_str(), AtFlags::REMOVEDIR);
                 if let Some(leaf) = own_leaf {
                     leave_own_leaf(parent.as_fd(), leaf, buf);
                 }
@@ -310,8 +346,8 @@ fn enter_own_leaf(
         return Err(CreateError::NoController);
     }
     let enabled = read_at(parent, "cgroup.subtree_control", buf).is_ok_and(lists_memory);
-    let name = name_for(pid, ".self");
-    let leaf = make_dir(parent, &name).map_err(|e| CreateError::Refused("mkdir", e))?;
+    let (leaf, name) =
+        make_dir(parent, pid, ".self").map_err(|e| CreateError::Refused("mkdir", e))?;
     if let Err(e) = move_pid(leaf.as_fd(), pid) {
         let _ = rustix::fs::unlinkat(parent, name.as_str(), AtFlags::REMOVEDIR);
         return Err(CreateError::Refused("moving headroom to its own leaf", e));
@@ -345,31 +381,103 @@ fn leave_own_leaf(parent: BorrowedFd<'_>, leaf: (OwnedFd, Name, bool), buf: &mut
     rmdir(parent, &name);
 }
 
-/// Moves every process listed in `from`'s `cgroup.procs` to `to`, reading
-/// again until the list is empty (a process may fork meanwhile; at most
-/// 16 rounds). Returns how many were moved.
-fn empty_into(from: BorrowedFd<'_>, to: BorrowedFd<'_>, buf: &mut [u8]) -> u32 {
+/// Calls `f` with each pid of `cgroup.procs` in `dir`, read in pieces of
+/// `buf`'s size (a cgroup of thousands of processes lists more than any
+/// fixed buffer holds). `Err` when the file cannot be opened or read.
+fn for_each_pid(dir: BorrowedFd<'_>, buf: &mut [u8], mut f: impl FnMut(u32)) -> Result<(), Errno> {
+    let fd = rustix::fs::openat(
+        dir,
+        "cgroup.procs",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut cur: Option<u32> = None;
+    loop {
+        let n = match rustix::io::read(&fd, &mut *buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        };
+        for &b in buf.get(..n).unwrap_or(&[]) {
+            if b.is_ascii_digit() {
+                let d = u32::from(b - b'0');
+                cur = Some(cur.unwrap_or(0).saturating_mul(10).saturating_add(d));
+            } else if let Some(p) = cur.take() {
+                f(p);
+            }
+        }
+    }
+    if let Some(p) = cur {
+        f(p);
+    }
+    Ok(())
+}
+
+/// Moves every process of the cgroup `from` to `to`, reading again until
+/// none is left (a process may fork meanwhile; at most 16 rounds). Returns
+/// how many were moved.
+fn move_all(from: BorrowedFd<'_>, to: BorrowedFd<'_>, buf: &mut [u8]) -> u32 {
     let mut moved = 0u32;
     for _ in 0..16 {
-        let mut pids = [0u32; 64];
-        let mut n = 0;
-        let listed = read_at(from, "cgroup.procs", buf)
-            .map(|b| {
-                for p in lines(b).filter_map(parse_u64) {
-                    if let (Some(slot), Ok(p)) = (pids.get_mut(n), u32::try_from(p)) {
-                        *slot = p;
-                        n += 1;
-                    }
-                }
-            })
-            .is_ok();
-        if !listed || n == 0 {
-            break;
-        }
-        for &p in pids.get(..n).unwrap_or(&[]) {
+        let mut listed = 0u32;
+        let read = for_each_pid(from, buf, |p| {
+            listed += 1;
             if move_pid(to, p).is_ok() {
                 moved = moved.saturating_add(1);
             }
+        });
+        if read.is_err() || listed == 0 {
+            break;
+        }
+    }
+    moved
+}
+
+/// Most levels of child cgroups below the build's that are emptied and
+/// removed with it (a build that makes cgroups of its own: a nested
+/// `headroom run`, a container runtime, a test suite).
+const CHILD_DEPTH: u32 = 8;
+
+/// Moves every process of `from` and of its child cgroups (to
+/// [`CHILD_DEPTH`] levels) to `to`, removing the children, deepest first.
+/// Returns how many processes were moved.
+fn empty_into(from: BorrowedFd<'_>, to: BorrowedFd<'_>, buf: &mut [u8]) -> u32 {
+    empty_tree(from, to, buf, CHILD_DEPTH)
+}
+
+fn empty_tree(from: BorrowedFd<'_>, to: BorrowedFd<'_>, buf: &mut [u8], depth: u32) -> u32 {
+    let mut moved = move_all(from, to, buf);
+    if depth == 0 {
+        return moved;
+    }
+    // Child cgroups are the directories; 16 at a time, again until none.
+    for _ in 0..16 {
+        let mut children: heapless::Vec<heapless::String<255>, 16> = heapless::Vec::new();
+        let mut list = [MaybeUninit::<u8>::uninit(); 2048];
+        let _ = for_each_entry(from, &mut list, |name, kind| {
+            if kind == rustix::fs::FileType::Directory
+                && let Ok(n) = core::str::from_utf8(name)
+            {
+                let mut s = heapless::String::new();
+                if s.push_str(n).is_ok() {
+                    let _ = children.push(s);
+                }
+            }
+            true
+        });
+        if children.is_empty() {
+            break;
+        }
+        let mut removed_any = false;
+        for c in &children {
+            if let Ok(d) = crate::root::open_dir_at(from, c) {
+                moved = moved.saturating_add(empty_tree(d.as_fd(), to, buf, depth - 1));
+            }
+            removed_any |= rmdir(from, c);
+        }
+        if !removed_any {
+            break;
         }
     }
     moved
@@ -404,21 +512,32 @@ pub fn parse_anon(b: &[u8], version: Version) -> Option<u64> {
 }
 
 /// The headroom pid a cgroup name of [`BuildCgroup`] carries:
-/// `headroom-<pid>.build` or `headroom-<pid>.self`; `None` for any other
-/// name.
+/// `headroom-<pid>.build`, `headroom-<pid>.self`, or either with `-<k>`
+/// after the pid; `None` for any other name.
 pub fn pid_of_name(name: &[u8]) -> Option<u32> {
     let rest = name.strip_prefix(PREFIX.as_bytes())?;
-    let digits = rest
+    let stem = rest
         .strip_suffix(b".build")
         .or_else(|| rest.strip_suffix(b".self"))?;
+    let digits = match stem.iter().position(|&c| c == b'-') {
+        Some(i) => {
+            let k = stem.get(i + 1..)?;
+            parse_u64(k)?;
+            stem.get(..i)?
+        }
+        None => stem,
+    };
     parse_u64(digits).and_then(|p| u32::try_from(p).ok())
 }
 
 /// Removes, in headroom's memory cgroup `own`, the build cgroups and own
 /// leaves of headrooms that are gone (no `proc/<pid>` under `root` whose
 /// comm is `headroom`) and that are empty; a non-empty one stays (rmdir
-/// refuses it) for a later run. Not `self_pid`'s. Returns how many were
-/// removed. `dir` is a getdents64(2) buffer; `buf`: 64 bytes or more.
+/// refuses it) for a later run. Called before this headroom (`self_pid`)
+/// makes its own, so one named with `self_pid` is another's of the same
+/// pid (a PID namespace, or a pid used again): removed when empty too.
+/// Returns how many were removed. `dir` is a getdents64(2) buffer; `buf`:
+/// 64 bytes or more.
 pub fn remove_stale(
     root: &Root,
     own: &MemCgroup,
@@ -430,8 +549,7 @@ pub fn remove_stale(
     let mut stale: heapless::Vec<Name, 16> = heapless::Vec::new();
     let _ = for_each_entry(parent, dir, |name, _| {
         if let Some(pid) = pid_of_name(name)
-            && pid != self_pid
-            && !is_headroom(root, pid, buf)
+            && (pid == self_pid || !is_headroom(root, pid, buf))
             && let Ok(s) = core::str::from_utf8(name)
         {
             let mut n = Name::new();
@@ -465,13 +583,15 @@ mod tests {
     extern crate std;
     use super::*;
     use std::fs;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     #[test]
     fn names_carry_the_pid() {
-        assert_eq!(name_for(1234, ".build").as_str(), "headroom-1234.build");
+        assert_eq!(name_for(1234, 0, ".build").as_str(), "headroom-1234.build");
+        assert_eq!(name_for(1234, 1, ".self").as_str(), "headroom-1234-2.self");
         assert_eq!(pid_of_name(b"headroom-1234.build"), Some(1234));
         assert_eq!(pid_of_name(b"headroom-77.self"), Some(77));
+        assert_eq!(pid_of_name(b"headroom-77-8.build"), Some(77));
         for other in [
             &b"headroom-.build"[..],
             b"headroom-12",
@@ -480,6 +600,9 @@ mod tests {
             b"xheadroom-1.build",
             b"headroom-jobs-99",
             b"headroom-99999999999.build",
+            b"headroom-77-.build",
+            b"headroom-77-x.build",
+            b"headroom--2.build",
         ] {
             assert_eq!(pid_of_name(other), None, "{:?}", std::str::from_utf8(other));
         }
@@ -527,21 +650,10 @@ mod tests {
         d
     }
 
-    /// Plays the kernel's part for a fake tree: a new cgroup directory gets
-    /// an empty `cgroup.procs` (a real one has every control file).
-    fn with_procs(dir: &Path, names: &[&str]) {
-        for n in names {
-            let d = dir.join(n);
-            fs::create_dir_all(&d).unwrap();
-            fs::write(d.join("cgroup.procs"), "").unwrap();
-        }
-    }
-
     #[test]
     fn v2_headroom_moves_to_its_own_leaf_and_enables_memory_for_the_build() {
         let d = v2_tree("v2", "cpu\n");
         let cg = d.join("sys/fs/cgroup/user.slice/app.scope");
-        with_procs(&cg, &["headroom-4242.self", "headroom-4242.build"]);
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let mut buf = [0u8; cgroup::OPEN_BUF_LEN];
         let own = cgroup::open_memory(&root, &mut buf).unwrap().unwrap();
@@ -603,17 +715,28 @@ mod tests {
     }
 
     #[test]
-    fn v2_own_leaf_that_cannot_be_joined_is_removed_again() {
+    fn v2_memory_that_cannot_be_enabled_sends_headroom_back() {
         let d = v2_tree("v2-refused", "");
         let cg = d.join("sys/fs/cgroup/user.slice/app.scope");
-        // No cgroup.procs in the new leaf: the move fails (ENOENT here,
-        // EACCES on a cgroup that is not delegated).
+        // A subtree_control that refuses the write (a directory here;
+        // EBUSY or EACCES on a real cgroup shared or not delegated).
+        fs::remove_file(cg.join("cgroup.subtree_control")).unwrap();
+        fs::create_dir(cg.join("cgroup.subtree_control")).unwrap();
+        fs::write(cg.join("cgroup.procs"), "").unwrap();
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let mut buf = [0u8; cgroup::OPEN_BUF_LEN];
         let own = cgroup::open_memory(&root, &mut buf).unwrap().unwrap();
         let e = BuildCgroup::create(&root, &own, 4242, &mut buf).unwrap_err();
-        assert!(matches!(e, CreateError::Refused(_, _)), "{e:?}");
-        assert!(!cg.join("headroom-4242.self").exists());
+        assert!(
+            matches!(e, CreateError::Refused("cgroup.subtree_control", _)),
+            "{e:?}"
+        );
+        // headroom was moved back to the cgroup it started in.
+        assert_eq!(
+            fs::read_to_string(cg.join("cgroup.procs")).unwrap(),
+            "4242\n"
+        );
+        assert!(!cg.join("headroom-4242.build").exists());
     }
 
     #[test]
@@ -642,7 +765,9 @@ mod tests {
         fs::create_dir_all(cg.join("headroom-66.build")).unwrap();
         fs::write(cg.join("headroom-66.build/cgroup.procs"), "5\n").unwrap();
         fs::create_dir_all(cg.join("not-ours")).unwrap();
-        with_procs(&cg, &["headroom-4242.build"]);
+        // A headroom of our pid in another PID namespace, its build running.
+        fs::create_dir_all(cg.join("headroom-4242.build")).unwrap();
+        fs::write(cg.join("headroom-4242.build/cgroup.procs"), "7\n").unwrap();
 
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let mut buf = [0u8; cgroup::OPEN_BUF_LEN];
@@ -657,19 +782,20 @@ mod tests {
 
         let b = BuildCgroup::create(&root, &own, 4242, &mut buf).unwrap();
         assert_eq!(b.version, Version::V1);
-        assert_eq!(b.path(), b"/ci/job/headroom-4242.build");
-        assert_eq!(b.name(), "headroom-4242.build");
+        // Never the other's: a name of its own.
+        assert_eq!(b.path(), b"/ci/job/headroom-4242-2.build");
+        assert_eq!(b.name(), "headroom-4242-2.build");
         assert!(
             !cg.join("headroom-4242.self").exists(),
             "v1 needs no own leaf"
         );
         fs::write(
-            cg.join("headroom-4242.build/memory.oom_control"),
+            cg.join("headroom-4242-2.build/memory.oom_control"),
             "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
         )
         .unwrap();
         fs::write(
-            cg.join("headroom-4242.build/memory.max_usage_in_bytes"),
+            cg.join("headroom-4242-2.build/memory.max_usage_in_bytes"),
             "73400320\n",
         )
         .unwrap();

@@ -334,7 +334,8 @@ fn descends_from(
     buf: &mut [u8],
 ) -> bool {
     let mut cur = (pid, ppid);
-    for _ in 0..MAX_DEPTH {
+    // Step 0 is the process itself; MAX_DEPTH steps up is the farthest.
+    for _ in 0..=MAX_DEPTH {
         if cur.0 == root {
             return true;
         }

@@ -634,7 +634,7 @@ impl Summary {
         {
             uwrite!(
                 w,
-                "\nPEAK COMPILER RSS (this build): {} MB ({})  at {}\n",
+                "\nPEAK COMPILER RSS: {} MB ({})  at {}  [this build]\n",
                 mb,
                 r.ext.build_peak_rss_comm.as_str(),
                 r.iso.as_str()
@@ -651,7 +651,7 @@ impl Summary {
         if !self.has_build() {
             uwrite!(
                 w,
-                "\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): {} MB ({})  at {}\n",
+                "\nPEAK COMPILER RSS: {} MB ({})  at {}  [host-wide: every compiler on the host; no build followed]\n",
                 mb,
                 comm,
                 r.iso.as_str()
@@ -688,7 +688,7 @@ impl Summary {
         if let Some(mb) = self.peak_build_anon_mb {
             uwrite!(
                 w,
-                "  build anon memory at most {} MiB (memory.stat {}, sampled per row)\n",
+                "  build anon memory: largest sampled {} MiB (memory.stat {}, once per row)\n",
                 mb,
                 anon_key
             )?;
@@ -1148,7 +1148,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         let got = summarize(data.as_bytes(), None, None);
         assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
         assert!(got.contains("OOM KILLS (rows where the kernel counter rose):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
-        assert!(got.contains("\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): 800 MB (cc1plus)  at 1970-01-01T00:01:55Z\n"), "{got}");
+        assert!(got.contains("\nPEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z  [host-wide: every compiler on the host; no build followed]\n"), "{got}");
         assert!(!got.contains("this build"), "{got}");
         // Stored over RAM used is the RAM saving (issue 12: it was called
         // "ratio", as the status table's stored / compressed is).
@@ -1180,7 +1180,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         );
         let mut t = Text::new();
         sum.render(&mut t).unwrap();
-        assert!(t.contains("\nPEAK COMPILER RSS (this build): 50 MB (cc1)  at 1970-01-01T00:01:41Z\n  stage=b  context=cc y.c\n"), "{t}");
+        assert!(t.contains("\nPEAK COMPILER RSS: 50 MB (cc1)  at 1970-01-01T00:01:41Z  [this build]\n  stage=b  context=cc y.c\n"), "{t}");
         assert!(
             t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"),
             "{t}"
@@ -1218,7 +1218,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
             t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"),
             "{t}"
         );
-        assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory at most 40 MiB (memory.stat total_rss, sampled per row)\n"), "{t}");
+        assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory: largest sampled 40 MiB (memory.stat total_rss, once per row)\n"), "{t}");
         let mut j = Text::new();
         sum.render_json(&mut j).unwrap();
         assert!(j.contains(",\"build_peak_compiler_rss\":{\"rss_mb\":50,\"comm\":\"cc1\",\"iso\":\"1970-01-01T00:01:41Z\""), "{j}");

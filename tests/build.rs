@@ -140,13 +140,16 @@ fn another_builds_compiler_is_never_the_builds() {
         );
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let summary = String::from_utf8(out.stderr).unwrap();
-        let build = mb_after(&summary, "PEAK COMPILER RSS (this build): ")
+        let build = mb_after(&summary, "PEAK COMPILER RSS: ")
             .unwrap_or_else(|| panic!("{id}: no build peak:\n{summary}"));
         assert!((50..80).contains(&build), "{id}: {build} MB:\n{summary}");
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with("PEAK COMPILER RSS: "))
+            .unwrap();
         assert!(
-            summary.contains(&format!(
-                "PEAK COMPILER RSS (this build): {build} MB (cc1)  at "
-            )),
+            line.starts_with(&format!("PEAK COMPILER RSS: {build} MB (cc1)  at "))
+                && line.ends_with("  [this build]"),
             "{id}:\n{summary}"
         );
         // The host's largest is at least the outside 300 MiB, and said to
@@ -296,7 +299,8 @@ fn watch_pid_follows_its_tree_under_a_root() {
         "{summary}"
     );
     assert!(
-        summary.contains("\nPEAK COMPILER RSS (this build): 52 MB (cc1)  at "),
+        summary.contains("\nPEAK COMPILER RSS: 52 MB (cc1)  at ")
+            && summary.contains("  [this build]\n"),
         "{summary}"
     );
     assert!(
@@ -328,7 +332,8 @@ fn watch_pid_follows_its_tree_under_a_root() {
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(!summary.contains("this build"), "{summary}");
     assert!(
-        summary.contains("\nPEAK COMPILER RSS (host-wide: every compiler on the host; no build followed): 300 MB (cc1plus)"),
+        summary.contains("\nPEAK COMPILER RSS: 300 MB (cc1plus)  at ")
+            && summary.contains("  [host-wide: every compiler on the host; no build followed]\n"),
         "{summary}"
     );
     let csv = fs::read_to_string(d.join("resources-h.csv")).unwrap();
@@ -410,4 +415,159 @@ fn a_command_that_ends_at_once_was_in_its_cgroup() {
             "{err}"
         );
     }
+}
+
+/// Root on cgroup v1 only (CI's machines): the cgroup life cycle against
+/// the real kernel. Elsewhere these say so and check nothing.
+fn cgroup_case(name: &str) -> Option<PathBuf> {
+    if !cgroup_v1_as_root() {
+        eprintln!("{name}: skipped (needs root and a v1 memory cgroup)");
+        return None;
+    }
+    own_memory_cgroup()
+}
+
+/// A leftover cgroup of the same name (a headroom of the same pid in
+/// another PID namespace, or one killed long ago) is never taken over:
+/// its 40 MiB limit does not apply to this build, nor its counters.
+#[test]
+fn a_leftover_cgroup_of_the_same_name_is_not_adopted() {
+    let Some(own) = cgroup_case("leftover") else {
+        return;
+    };
+    let d = scratch("build-leftover");
+    let mine = holder(&d, "cc1");
+    // In a new PID namespace headroom is pid 1: its cgroup would be
+    // headroom-1.build. A busy one (a process in it) and a limit on it.
+    let taken = own.join("headroom-1.build");
+    let _ = fs::create_dir(&taken);
+    fs::write(
+        taken.join("memory.limit_in_bytes"),
+        (40u64 << 20).to_string(),
+    )
+    .unwrap();
+    let mut squatter = Command::new("sh")
+        .args([
+            "-c",
+            &format!("echo $$ > {}/cgroup.procs; exec sleep 30", taken.display()),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let script = format!(
+        "(head -c 60M /dev/zero; sleep 1) | {} >/dev/null",
+        mine.display()
+    );
+    let out = Command::new("unshare")
+        .args([
+            "-pf",
+            "--mount-proc",
+            BIN,
+            "run",
+            "--interval",
+            "0.2",
+            "--run-id",
+            "l",
+            "--out-dir",
+        ])
+        .arg(&d)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    let summary = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the other's limit applied:\n{summary}"
+    );
+    assert!(
+        summary.contains("\nOOM kills in this build: 0 (its cgroup's"),
+        "{summary}"
+    );
+    let peak = mb_after(&summary, "PEAK COMPILER RSS: ").unwrap_or(0);
+    assert!(peak >= 55, "{summary}");
+    for _ in 0..50 {
+        if fs::remove_dir(&taken).is_ok() || !taken.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A build that makes cgroups of its own below its cgroup: they are
+/// emptied and removed with it, and no warning is false.
+#[test]
+fn the_builds_own_child_cgroups_go_with_it() {
+    if cgroup_case("children").is_none() {
+        return;
+    }
+    let d = scratch("build-children");
+    let script = "B=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); \
+                  mkdir $B/child $B/child/grandchild; \
+                  sh -c 'echo $$ > '$B'/child/grandchild/cgroup.procs; exec setsid sleep 30' \
+                  </dev/null >/dev/null 2>&1 & sleep 0.3";
+    let (pid, out) = output_with_pid(
+        Command::new(BIN)
+            .args(["run", "--interval", "1", "--run-id", "c", "--out-dir"])
+            .arg(&d)
+            .args(["--", "sh", "-c", script]),
+        60,
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("could not be removed"), "{err}");
+    assert!(err.contains("1 process(es) outlived the command"), "{err}");
+    let own = own_memory_cgroup().unwrap();
+    assert!(!own.join(format!("headroom-{pid}.build")).exists(), "{err}");
+    // The sleep it left is now in this test's cgroup: stop it.
+    let procs = fs::read_to_string(own.join("cgroup.procs")).unwrap();
+    for p in procs.lines() {
+        if fs::read_to_string(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == "sleep\u{0}30\u{0}")
+        {
+            let _ = Command::new("kill").args(["-9", p]).status();
+        }
+    }
+}
+
+/// More processes left behind than one read of `cgroup.procs` holds: all
+/// are moved out and the cgroup goes.
+#[test]
+fn hundreds_of_processes_left_behind_are_all_moved_out() {
+    let Some(own) = cgroup_case("many") else {
+        return;
+    };
+    let d = scratch("build-many");
+    let sleeper = holder(&d, "x");
+    fs::copy("/bin/sleep", &sleeper).unwrap();
+    let script = format!(
+        "i=0; while [ $i -lt 1000 ]; do setsid {} 30 </dev/null >/dev/null 2>&1 & i=$((i+1)); done; sleep 1",
+        sleeper.display()
+    );
+    let (pid, out) = output_with_pid(
+        Command::new(BIN)
+            .args(["run", "--interval", "1", "--run-id", "m", "--out-dir"])
+            .arg(&d)
+            .args(["--", "sh", "-c", &script]),
+        120,
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    // Stop them first, whatever the outcome.
+    let mut stopped = 0;
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        if fs::read_link(e.path().join("exe")).is_ok_and(|x| x == sleeper) {
+            let _ = Command::new("kill")
+                .args(["-9", &e.file_name().to_string_lossy()])
+                .status();
+            stopped += 1;
+        }
+    }
+    assert!(out.status.success(), "{err}");
+    assert!(stopped >= 1000, "{stopped}");
+    assert!(
+        err.contains("1000 process(es) outlived the command"),
+        "{err}"
+    );
+    assert!(!own.join(format!("headroom-{pid}.build")).exists(), "{err}");
 }

@@ -877,4 +877,45 @@ mod tests {
         assert_eq!(r.build_rss_sum_kib, 350 * 1024);
         let _ = &mut buf;
     }
+
+    /// SPEC: a process belongs when its parent chain, at most 32 steps,
+    /// reaches the build's process; 33 steps is too far.
+    #[test]
+    fn the_parent_chain_reaches_32_steps_not_33() {
+        /// cc1 is pid 100; each pid's parent is the next one, up to 140.
+        struct Chain;
+        impl PidFiles for Chain {
+            fn read<'b>(
+                &mut self,
+                pid: u32,
+                file: &str,
+                buf: &'b mut [u8],
+            ) -> Result<&'b [u8], ReadError> {
+                if !(100..=140).contains(&pid) {
+                    return Err(ReadError::Open(Errno::NOENT));
+                }
+                let comm = if pid == 100 { "cc1" } else { "sh" };
+                let text = match file {
+                    "comm" => std::format!("{comm}\n"),
+                    "stat" => std::format!(
+                        "{pid} ({comm}) S {} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n",
+                        pid + 1
+                    ),
+                    _ => "VmRSS:\t1024 kB\n".into(),
+                };
+                buf[..text.len()].copy_from_slice(text.as_bytes());
+                Ok(&buf[..text.len()])
+            }
+        }
+        let list = CompilerList::default_list();
+        let mut buf = [0u8; BUF_LEN];
+        let builds = |root| {
+            let mut scan = Scan::new(&list, 4).within(Scope::Tree(root));
+            scan.visit(100, &mut Chain, &mut buf.clone());
+            scan.finish().build_compilers
+        };
+        assert_eq!(builds(100 + 32), 1);
+        assert_eq!(builds(100 + 33), 0);
+        let _ = &mut buf;
+    }
 }

@@ -1419,6 +1419,11 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             WriteState::Written | WriteState::StillLost => status.show(row),
         }
     };
+    // The footprint, fixed from the first tick: the stack the loop's
+    // frames use (committed from this frame, the one that calls the loop),
+    // every page already mapped, then all of it locked in RAM.
+    headroom::footprint::commit_stack();
+    summary.memory_lock = Some(commit_footprint(&mut bufs));
     let stop = match &started {
         None => record::run(
             &mut sampler,
@@ -1509,6 +1514,39 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Faults in every page the recording can touch and locks them in RAM
+/// unless `HEADROOM_NO_MLOCK` is set (see [`headroom::footprint`]); one
+/// line on stderr says what could not be done. Call it after
+/// [`headroom::footprint::commit_stack`], just before the loop.
+fn commit_footprint(bufs: &mut Buffers) -> headroom::footprint::Lock {
+    use headroom::footprint::{self, Lock, NotLocked, Permit};
+    let vm_size = match footprint::commit_mappings(bufs.file_buf()) {
+        Ok(c) => Some(c.vm_size),
+        Err(e) => {
+            let mut why = heapless::String::<256>::new();
+            let _ = e.write(&mut why);
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: its own pages could not all be made resident before the first tick ({}); its footprint may grow later",
+                why.as_str()
+            );
+            None
+        }
+    };
+    let disabled = env_nonempty("HEADROOM_NO_MLOCK").is_some_and(|v| v != "0");
+    let lock = footprint::lock(vm_size, disabled, Permit::of_self());
+    if let Lock::NotLocked(why @ (NotLocked::Limit { .. } | NotLocked::Failed(_))) = lock {
+        let mut text = heapless::String::<256>::new();
+        let _ = why.write(&mut text);
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: note: its memory is not locked in RAM: {}",
+            text.as_str()
+        );
+    }
+    lock
 }
 
 /// Opens the directory of `path` (which must exist) and returns it with

@@ -361,6 +361,76 @@ impl NotLocked {
     }
 }
 
+/// What a recording maps beyond what `status` maps, in bytes: measured on
+/// x86_64 (release, VmSize), `record` 1152 KiB and `status` 964 KiB — the
+/// sampler's buffers (88 KiB), the summary and the committed stack
+/// ([`STACK_COMMIT`]). 384 KiB leaves room for other architectures and
+/// options (`--prom` adds 32 KiB, `--jobserver` its pool).
+pub const RECORD_EXTRA: u64 = 384 * 1024;
+
+/// Whether `record` and `run`, started here, would lock their memory, for
+/// `status`. `status` locks nothing itself: it runs once, for milliseconds,
+/// and nothing it does can wait on a page-in later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outlook {
+    /// The limit and capability a recording started here inherits.
+    pub permit: Permit,
+    /// `HEADROOM_NO_MLOCK` is set here.
+    pub disabled: bool,
+    /// What a recording would map: this process's `VmSize` plus
+    /// [`RECORD_EXTRA`]; `None` when /proc/self/maps cannot be read.
+    pub need: Option<u64>,
+}
+
+impl Outlook {
+    /// This process's outlook; `buf` receives /proc/self/maps
+    /// ([`maps::BUF_LEN`] bytes).
+    pub fn of_self(disabled: bool, buf: &mut [u8]) -> Outlook {
+        let need = rustix::fs::open(maps::PATH, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+            .ok()
+            .and_then(|fd| read_fd(fd.as_fd(), buf).ok().map(|t| maps::vm_size(t).ok()))
+            .flatten()
+            .map(|v| v.saturating_add(RECORD_EXTRA));
+        Outlook {
+            permit: Permit::of_self(),
+            disabled,
+            need,
+        }
+    }
+
+    /// One line for `status` (without the label): `record and run lock
+    /// their memory in RAM (CAP_IPC_LOCK)`, `… cannot lock: RLIMIT_MEMLOCK
+    /// 64 KiB < ~1800 KiB (ulimit -l)` (what a recording would need), or
+    /// `… do not lock: HEADROOM_NO_MLOCK is set`; at most 88 columns for
+    /// any limit, and for any need below 1 GiB.
+    pub fn write<W: uWrite>(self, w: &mut W) -> Result<(), W::Error> {
+        if self.disabled {
+            return uwrite!(w, "record and run do not lock: HEADROOM_NO_MLOCK is set");
+        }
+        match self.permit.allows(self.need) {
+            Err(NotLocked::Limit {
+                limit_kib,
+                need_kib,
+            }) => uwrite!(
+                w,
+                "record and run cannot lock: RLIMIT_MEMLOCK {} KiB < ~{} KiB (ulimit -l)",
+                limit_kib,
+                need_kib
+            ),
+            _ => {
+                uwrite!(w, "record and run lock their memory in RAM (")?;
+                match self.permit {
+                    Permit {
+                        cap_ipc_lock: true, ..
+                    } => uwrite!(w, "CAP_IPC_LOCK)"),
+                    Permit { limit: None, .. } => uwrite!(w, "RLIMIT_MEMLOCK unlimited)"),
+                    Permit { limit: Some(l), .. } => uwrite!(w, "RLIMIT_MEMLOCK {} KiB)", l / 1024),
+                }
+            }
+        }
+    }
+}
+
 /// `ENOMEM (errno 12)` for the errnos mlockall(2), madvise(2) and mlock(2)
 /// document, `errno N` otherwise.
 fn errno<W: uWrite>(w: &mut W, e: Errno) -> Result<(), W::Error> {
@@ -574,6 +644,50 @@ mod tests {
         assert!(!holds_own_pages(&m(false, false, false, Kind::Anon)));
         assert!(!holds_own_pages(&m(true, true, true, Kind::File)));
         assert!(!holds_own_pages(&m(true, false, false, Kind::Special)));
+    }
+
+    #[test]
+    fn the_status_line_says_what_a_recording_would_do() {
+        let o = |limit, cap, disabled, need| {
+            let mut s = S(String::new());
+            let _ = Outlook {
+                permit: Permit {
+                    limit,
+                    cap_ipc_lock: cap,
+                },
+                disabled,
+                need,
+            }
+            .write(&mut s);
+            s.0
+        };
+        let need = Some(1536 * 1024);
+        assert_eq!(
+            o(Some(64 * 1024), false, false, need),
+            "record and run cannot lock: RLIMIT_MEMLOCK 64 KiB < ~1792 KiB (ulimit -l)"
+        );
+        assert_eq!(
+            o(Some(64 * 1024), true, false, need),
+            "record and run lock their memory in RAM (CAP_IPC_LOCK)"
+        );
+        assert_eq!(
+            o(Some(8 * MIB), false, false, need),
+            "record and run lock their memory in RAM (RLIMIT_MEMLOCK 8192 KiB)"
+        );
+        assert_eq!(
+            o(None, false, false, None),
+            "record and run lock their memory in RAM (RLIMIT_MEMLOCK unlimited)"
+        );
+        assert_eq!(
+            o(None, true, true, need),
+            "record and run do not lock: HEADROOM_NO_MLOCK is set"
+        );
+        // The longest line fits status's 100 columns with its 12 of label.
+        let refused = o(Some(1 << 30), false, false, Some((1 << 30) - 1));
+        let allowed = o(Some(u64::MAX), false, false, Some(1));
+        for long in [refused, allowed] {
+            assert!(long.chars().count() <= 88, "{long}");
+        }
     }
 
     #[test]

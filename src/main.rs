@@ -1535,8 +1535,7 @@ fn commit_footprint(bufs: &mut Buffers) -> headroom::footprint::Lock {
             None
         }
     };
-    let disabled = env_nonempty("HEADROOM_NO_MLOCK").is_some_and(|v| v != "0");
-    let lock = footprint::lock(vm_size, disabled, Permit::of_self());
+    let lock = footprint::lock(vm_size, no_mlock(), Permit::of_self());
     if let Lock::NotLocked(why @ (NotLocked::Limit { .. } | NotLocked::Failed(_))) = lock {
         let mut text = heapless::String::<256>::new();
         let _ = why.write(&mut text);
@@ -1547,6 +1546,12 @@ fn commit_footprint(bufs: &mut Buffers) -> headroom::footprint::Lock {
         );
     }
     lock
+}
+
+/// `HEADROOM_NO_MLOCK` is set (to anything but `0`): record and run do not
+/// lock their memory (for measuring what the lock is worth).
+fn no_mlock() -> bool {
+    env_nonempty("HEADROOM_NO_MLOCK").is_some_and(|v| v != "0")
 }
 
 /// Opens the directory of `path` (which must exist) and returns it with
@@ -2180,12 +2185,13 @@ fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
 fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);
+    let mut buf = vec![0u8; 64 * 1024];
     let opts = headroom::status::StatusOpts {
         live,
         disk_path: &disk,
         tmp_path: "/tmp",
+        memlock: live.then(|| headroom::footprint::Outlook::of_self(no_mlock(), &mut buf)),
     };
-    let mut buf = vec![0u8; 64 * 1024];
     let mut text = Box::new(Text::new());
     headroom::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;

@@ -16,6 +16,7 @@ pub mod root;
 // Kernel files, one module each.
 pub mod cgroup;
 pub mod loadavg;
+pub mod maps;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod oom_score_adj;
@@ -48,6 +49,7 @@ pub mod usage;
 // The recording.
 pub mod actions;
 pub mod advise;
+pub mod footprint;
 pub mod prom;
 pub mod record;
 pub mod replace;

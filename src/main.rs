@@ -1492,6 +1492,11 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             WriteState::Written | WriteState::StillLost => status.show(row),
         }
     };
+    // The footprint, fixed from the first tick: the stack the loop's
+    // frames use (committed from this frame, the one that calls the loop),
+    // every page already mapped, then all of it locked in RAM.
+    headroom::footprint::commit_stack();
+    summary.memory_lock = Some(commit_footprint(&mut bufs));
     let stop = match &started {
         None => record::run(
             &mut sampler,
@@ -1655,6 +1660,44 @@ fn build_scope<'c>(
         (Some(_), Some(cg)) => (Build::Cgroup(cg), Some(BuildScope::Cgroup(cg.version))),
         (Some(pid), None) => (Build::Tree(pid), Some(BuildScope::Tree(why))),
     }
+}
+
+/// Faults in every page the recording can touch and locks them in RAM
+/// unless `HEADROOM_NO_MLOCK` is set (see [`headroom::footprint`]); one
+/// line on stderr says what could not be done. Call it after
+/// [`headroom::footprint::commit_stack`], just before the loop.
+fn commit_footprint(bufs: &mut Buffers) -> headroom::footprint::Lock {
+    use headroom::footprint::{self, Lock, NotLocked, Permit};
+    let vm_size = match footprint::commit_mappings(bufs.file_buf()) {
+        Ok(c) => Some(c.vm_size),
+        Err(e) => {
+            let mut why = heapless::String::<256>::new();
+            let _ = e.write(&mut why);
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: its own pages could not all be made resident before the first tick ({}); its footprint may grow later",
+                why.as_str()
+            );
+            None
+        }
+    };
+    let lock = footprint::lock(vm_size, no_mlock(), Permit::of_self());
+    if let Lock::NotLocked(why @ (NotLocked::Limit { .. } | NotLocked::Failed(_))) = lock {
+        let mut text = heapless::String::<256>::new();
+        let _ = why.write(&mut text);
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: note: its memory is not locked in RAM: {}",
+            text.as_str()
+        );
+    }
+    lock
+}
+
+/// `HEADROOM_NO_MLOCK` is set (to anything but `0`): record and run do not
+/// lock their memory (for measuring what the lock is worth).
+fn no_mlock() -> bool {
+    env_nonempty("HEADROOM_NO_MLOCK").is_some_and(|v| v != "0")
 }
 
 /// Opens the directory of `path` (which must exist) and returns it with
@@ -2316,12 +2359,13 @@ fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
 fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);
+    let mut buf = vec![0u8; 64 * 1024];
     let opts = headroom::status::StatusOpts {
         live,
         disk_path: &disk,
         tmp_path: "/tmp",
+        memlock: live.then(|| headroom::footprint::Outlook::of_self(no_mlock(), &mut buf)),
     };
-    let mut buf = vec![0u8; 64 * 1024];
     let mut text = Box::new(Text::new());
     headroom::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;

@@ -73,6 +73,37 @@ pub fn parse_u64(b: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// Parses an unsigned ASCII hexadecimal number without a `0x` prefix, digits
+/// in either case (`7ffd1000`, as /proc/PID/maps prints addresses).
+///
+/// Returns `None` for an empty slice, any other byte, or a value above
+/// `u64::MAX`.
+///
+/// ```
+/// use headroom::parse::parse_hex_u64;
+/// assert_eq!(parse_hex_u64(b"7ffdA000"), Some(0x7ffd_a000));
+/// assert_eq!(parse_hex_u64(b"ffffffffffffffff"), Some(u64::MAX));
+/// assert_eq!(parse_hex_u64(b"10000000000000000"), None);
+/// assert_eq!(parse_hex_u64(b"0x10"), None);
+/// assert_eq!(parse_hex_u64(b""), None);
+/// ```
+pub fn parse_hex_u64(b: &[u8]) -> Option<u64> {
+    if b.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = v.checked_mul(16)?.checked_add(u64::from(d))?;
+    }
+    Some(v)
+}
+
 /// Parses a signed ASCII decimal (`-1`, `42`); `None` on anything else or
 /// overflow of `i64`.
 ///

@@ -184,6 +184,15 @@ impl Buffers {
     }
 }
 
+impl Buffers {
+    /// The small-file buffer ([`FILE_LEN`] bytes), for a start-up read
+    /// outside a tick: [`crate::footprint::commit_mappings`] reads
+    /// /proc/self/maps into it, so committing needs no buffer of its own.
+    pub fn file_buf(&mut self) -> &mut [u8] {
+        &mut self.file
+    }
+}
+
 impl Default for Buffers {
     fn default() -> Self {
         Self::new()

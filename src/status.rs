@@ -9,8 +9,13 @@
 //! Plain aligned text, at most [`MAX_COLUMNS`] columns a line; sizes in whole
 //! MiB (rounded down), ratios with two decimals. With `live = false` (a
 //! `--root` board tree) filesystem figures come from the tree's
-//! [`host::STATVFS_FILE`] capture and the affinity mask (which belongs to the
-//! process running headroom, not to the board) is not shown.
+//! [`host::STATVFS_FILE`] capture, and the affinity mask and the `memlock`
+//! line (which belong to the process running headroom, not to the board)
+//! are not shown.
+//!
+//! `memlock` says whether `record` and `run` started here would lock their
+//! memory in RAM ([`crate::footprint::Outlook`]); `status` itself runs once
+//! and locks nothing.
 //!
 //! # References
 //! proc(5) (`/proc/meminfo`, `/proc/swaps`, `/proc/vmstat`),
@@ -76,6 +81,10 @@ pub struct StatusOpts<'a> {
     pub disk_path: &'a str,
     /// The temporary directory, normally `/tmp`.
     pub tmp_path: &'a str,
+    /// Whether a recording started here would lock its memory in RAM
+    /// (the `memlock` line); `None` for a board tree, whose limits are not
+    /// this process's.
+    pub memlock: Option<crate::footprint::Outlook>,
 }
 
 /// Writes the status screen of `root` to `w`.
@@ -118,7 +127,13 @@ pub fn render<W: uWrite>(
     cores_line(w, &cores, opts.live)?;
 
     psi_line(w, root, buf)?;
-    oom_line(w, root, &memcg, buf)
+    oom_line(w, root, &memcg, buf)?;
+    if let Some(o) = opts.memlock {
+        label(w, "memlock")?;
+        o.write(w)?;
+        w.write_str("\n")?;
+    }
+    Ok(())
 }
 
 // ---- sections ----
@@ -749,6 +764,7 @@ mod tests {
             live: false,
             disk_path: disk,
             tmp_path: "/tmp",
+            memlock: None,
         };
         let mut buf = std::vec![0u8; SCRATCH_LEN];
         let mut out = Out(String::new());
@@ -1160,16 +1176,20 @@ mod tests {
     #[test]
     fn live_host_renders_without_failing() {
         let root = Root::open("/").unwrap();
+        let mut buf = std::vec![0u8; SCRATCH_LEN];
         let opts = StatusOpts {
             live: true,
             disk_path: "/",
             tmp_path: "/tmp",
+            memlock: Some(crate::footprint::Outlook::of_self(false, &mut buf)),
         };
-        let mut buf = std::vec![0u8; SCRATCH_LEN];
         let mut out = Out(String::new());
         let Ok(()) = render(&root, &opts, &mut buf, &mut out);
         std::println!("{}", out.0);
         assert!(out.0.contains("  affinity "), "{}", out.0);
+        // Last: what a recording started here would do about locking.
+        let last = out.0.lines().last().unwrap_or_default();
+        assert!(last.starts_with("memlock     record and run "), "{}", out.0);
         assert!(out.0.lines().all(|l| l.chars().count() <= MAX_COLUMNS));
     }
 

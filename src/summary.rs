@@ -156,6 +156,10 @@ pub struct Summary {
     build_oom_kills: Option<u64>,
     peak_build_rss: Option<Row>,
     peak_build_anon_mb: Option<u64>,
+    /// For `record` and `run`: whether headroom's own memory was locked in
+    /// RAM ([`crate::footprint::lock`]). `None` for `summarize` of a CSV,
+    /// which does not say.
+    pub memory_lock: Option<crate::footprint::Lock>,
 }
 
 /// Keeps `slot` as the row with the largest (`max`) or smallest key; the
@@ -212,6 +216,7 @@ impl Summary {
             build_oom_kills: None,
             peak_build_rss: None,
             peak_build_anon_mb: None,
+            memory_lock: None,
         }
     }
 
@@ -545,7 +550,8 @@ impl Summary {
 
     /// headroom's sections, each only when its column has data, in SPEC.md's
     /// order: zram, /tmp, cgroup headroom, peak compiler RSS, OOM kills,
-    /// then the `run` block.
+    /// then the `run` and jobserver blocks, and last, for a recording,
+    /// whether headroom's memory was locked in RAM.
     fn render_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         if let Some(r) = &self.peak_zram
             && let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb)
@@ -618,6 +624,11 @@ impl Summary {
         }
         if let Some(j) = &self.jobserver {
             j.render(w)?;
+        }
+        if let Some(lock) = self.memory_lock {
+            uwrite!(w, "\nheadroom's memory: ")?;
+            lock.write(w)?;
+            uwrite!(w, "\n")?;
         }
         Ok(())
     }
@@ -895,6 +906,17 @@ impl Summary {
             )?,
             None => uwrite!(w, ",\"jobserver\":null")?,
         }
+        match self.memory_lock {
+            Some(crate::footprint::Lock::Locked) => {
+                uwrite!(w, ",\"memory_lock\":{{\"locked\":true,\"reason\":null}}")?
+            }
+            Some(crate::footprint::Lock::NotLocked(why)) => {
+                uwrite!(w, ",\"memory_lock\":{{\"locked\":false,\"reason\":\"")?;
+                why.write(w)?;
+                uwrite!(w, "\"}}")?
+            }
+            None => uwrite!(w, ",\"memory_lock\":null")?,
+        }
         uwrite!(w, "}}\n")
     }
 }
@@ -1106,7 +1128,47 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         let mut j = Text::new();
         sum.render_json(&mut j).unwrap();
         assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
-        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null}\n"), "{j}");
+        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
+    }
+
+    #[test]
+    fn a_recording_says_whether_its_memory_was_locked() {
+        use crate::footprint::{Lock, NotLocked};
+        let mut sum = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(SAMPLE, &mut |row| sum.observe(row)).unwrap();
+        let plain = summarize(SAMPLE, None, None);
+        let render = |s: &Summary| {
+            let (mut t, mut j) = (Text::new(), Text::new());
+            s.render(&mut t).unwrap();
+            s.render_json(&mut j).unwrap();
+            (
+                std::string::String::from(t.as_str()),
+                std::string::String::from(j.as_str()),
+            )
+        };
+        // summarize of a CSV: no line, null.
+        assert!(!plain.contains("headroom's memory"));
+        assert!(render(&sum).1.ends_with(",\"memory_lock\":null}\n"));
+        sum.memory_lock = Some(Lock::Locked);
+        let (t, j) = render(&sum);
+        // One line more, at the end of headroom's own sections; the
+        // toolchain's headings above it are untouched.
+        assert_eq!(
+            t,
+            std::format!("{plain}\nheadroom's memory: locked in RAM (mlockall)\n")
+        );
+        assert!(
+            j.ends_with(",\"memory_lock\":{\"locked\":true,\"reason\":null}}\n"),
+            "{j}"
+        );
+        sum.memory_lock = Some(Lock::NotLocked(NotLocked::Limit {
+            limit_kib: 64,
+            need_kib: 1800,
+        }));
+        let (t, j) = render(&sum);
+        assert!(t.ends_with("\nheadroom's memory: not locked: RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\n"), "{t}");
+        assert!(j.ends_with(",\"memory_lock\":{\"locked\":false,\"reason\":\"RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\"}}\n"), "{j}");
     }
 
     #[test]

@@ -2497,11 +2497,19 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     )
     .map_err(|e| Fail(format!("{parent_s}: {}", errtext(e))))?;
     // A summary written by `run` holds the RUN block (and the advice from
-    // that host), which no CSV column carries: keep it when rewriting.
-    let kept = std::fs::read_to_string(parent.join(format!("{stem}.summary.txt")))
-        .ok()
+    // that host) and the build's OOM kills, which no CSV column carries:
+    // keep them when rewriting.
+    let old = std::fs::read_to_string(parent.join(format!("{stem}.summary.txt"))).ok();
+    let kept = old
+        .as_deref()
         .and_then(|old| old.find("\nRUN: ").map(|at| old[at..].to_string()))
         .unwrap_or_default();
+    summary.kept_build_oom_line = old.as_deref().and_then(|old| {
+        let line = old
+            .lines()
+            .find(|l| l.starts_with("OOM kills in this build: "))?;
+        heapless::String::try_from(line).ok()
+    });
     emit_summary(
         &summary,
         dir.as_fd(),

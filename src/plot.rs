@@ -701,7 +701,7 @@ impl Plot {
         )?;
         match self.oom_kills() {
             Some(0) => uwrite!(w, ", no OOM kill")?,
-            Some(k) => uwrite!(w, ", {} OOM kill(s)", k)?,
+            Some(k) => uwrite!(w, ", {} OOM kill(s) on the host", k)?,
             None => {}
         }
         uwrite!(w, "</text>\n")

@@ -80,7 +80,7 @@ impl BuildScope {
             }
             BuildScope::Cgroup(crate::cgroup::Version::V2) => "its cgroup's memory.events oom_kill",
             BuildScope::Tree(_) => {
-                "estimated from its processes: its compilers that vanished while the host counter rose"
+                "estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate"
             }
         }
     }
@@ -153,6 +153,10 @@ pub struct Summary {
     /// The build cgroup's peak charge (v1 `memory.max_usage_in_bytes`, v2
     /// `memory.peak`), MiB, read when CMD ended.
     pub build_peak_charge_mb: Option<u64>,
+    /// For `summarize` of a `run`'s CSV: the `OOM kills in this build`
+    /// line of the summary `run` wrote (no CSV column carries it), kept
+    /// in place when the summary is written again. Without a newline.
+    pub kept_build_oom_line: Option<String<256>>,
     build_oom_kills: Option<u64>,
     peak_build_rss: Option<Row>,
     peak_build_anon_mb: Option<u64>,
@@ -213,6 +217,7 @@ impl Summary {
             jobserver: None,
             build: None,
             build_peak_charge_mb: None,
+            kept_build_oom_line: None,
             build_oom_kills: None,
             peak_build_rss: None,
             peak_build_anon_mb: None,
@@ -539,6 +544,8 @@ impl Summary {
                 uwrite!(w, "; no cgroup of its own: {}", why)?;
             }
             uwrite!(w, ")\n")?;
+        } else if let Some(line) = &self.kept_build_oom_line {
+            uwrite!(w, "{}\n", line.as_str())?;
         }
         uwrite!(w, "thresholds: near-OOM ")?;
         threshold(w, near, "MB", "RAM", "1/8")?;
@@ -598,7 +605,10 @@ impl Summary {
         }
         self.render_compilers(w)?;
         if !self.oom_rows.is_empty() {
-            uwrite!(w, "\nOOM KILLS (rows where the kernel counter rose):\n")?;
+            uwrite!(
+                w,
+                "\nOOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n"
+            )?;
             for ev in &self.oom_rows {
                 let stage = if ev.stage.is_empty() {
                     "?"
@@ -1209,7 +1219,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus,,\n");
         let got = summarize(data.as_bytes(), None, None);
         assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
-        assert!(got.contains("OOM KILLS (rows where the kernel counter rose):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
+        assert!(got.contains("OOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
         assert!(got.contains("\nPEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z  [host-wide: every compiler on the host; no build followed]\n"), "{got}");
         assert!(!got.contains("this build"), "{got}");
         // Stored over RAM used is the RAM saving (issue 12: it was called
@@ -1257,7 +1267,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         sum.observe(&row);
         let mut t = Text::new();
         sum.render(&mut t).unwrap();
-        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: 1 (estimated from its processes: its compilers that vanished while the host counter rose; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
+        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: 1 (estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
         sum.build = Some(BuildScope::Cgroup(crate::cgroup::Version::V1));
         sum.build_oom_final(Some(3));
         sum.build_oom_final(None);

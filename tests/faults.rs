@@ -325,7 +325,11 @@ fn run_ends_with_its_command_even_when_orphans_live_on() {
         .spawn()
         .unwrap();
     let status = wait_within(&mut child, 10);
-    if let Ok(pid) = fs::read_to_string(&pidfile) {
+    // Only a positive pid: kill(1) of an empty or negative one signals a
+    // whole process group, or every process.
+    if let Ok(pid) = fs::read_to_string(&pidfile)
+        && pid.trim().parse::<u32>().is_ok_and(|p| p > 1)
+    {
         let _ = Command::new("kill").arg(pid.trim()).status();
     }
     assert_eq!(

@@ -245,7 +245,7 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
         "{prom}"
     );
     assert!(
-        summary.contains("OOM KILLS (rows where the kernel counter rose):\n  +")
+        summary.contains("OOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n  +")
             && summary.contains("stage=hog  context=[ 50%] Building CXX object hog.o\n"),
         "{summary}"
     );

@@ -484,8 +484,8 @@ fn a_leftover_cgroup_of_the_same_name_is_not_adopted() {
     // The shell makes headroom-$$.build, busy (a sleep in it) and limited
     // to 40 MiB, then becomes headroom (exec keeps the pid).
     let script = format!(
-        "T={own}/headroom-$$.build; mkdir $T && echo {limit} > $T/memory.limit_in_bytes && \
-         sleep 30 & S=$!; echo $S > {own}/headroom-$$.build/cgroup.procs; echo $S > {d}/squatter; \
+        "T={own}/headroom-$$.build; mkdir $T || exit 9; echo {limit} > $T/memory.limit_in_bytes || exit 9; \
+         sleep 30 </dev/null >/dev/null 2>&1 & S=$!; echo $S > $T/cgroup.procs || exit 9; echo $S > {d}/squatter; \
          exec {BIN} run --interval 0.2 --run-id l --out-dir {d} -- \
          sh -c '(head -c 60M /dev/zero; sleep 1) | {mine} >/dev/null'",
         own = own.display(),

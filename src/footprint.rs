@@ -612,7 +612,12 @@ mod tests {
         assert_eq!(f.rss_and_locked_kib().0, 0);
         populate(&f.mapping()).unwrap();
         let page_kib = (rustix::param::page_size() / 1024) as u64;
-        assert_eq!(f.rss_and_locked_kib(), (16 * page_kib, 0));
+        // qemu-user (ci/cross-test runs these tests for aarch64 under it,
+        // and says so) accepts madvise(2) as a hint and does nothing: the
+        // residency is checked on the kernel the test runs on natively.
+        if std::env::var_os("HEADROOM_QEMU_USER").is_none() {
+            assert_eq!(f.rss_and_locked_kib(), (16 * page_kib, 0));
+        }
         assert!(f.bytes().iter().all(|&b| b == 0));
     }
 

@@ -227,6 +227,10 @@ pub struct Sampler<'a> {
     prev_oom: Option<u64>,
     /// Estimated OOM kills of the build so far (tree builds).
     build_oom_estimate: u64,
+    /// The build's compilers that vanished at the previous tick without a
+    /// rise of the host counter: a kill between this tick's read of
+    /// /proc/vmstat and its scan shows as a rise only at the next tick.
+    vanished_before: u64,
     /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
     /// start-up); `None` when mountinfo is unreadable.
     pub tmp_is_tmpfs: Option<bool>,
@@ -288,6 +292,7 @@ impl<'a> Sampler<'a> {
             prev_build_pids: heapless::Vec::new(),
             prev_oom: None,
             build_oom_estimate: 0,
+            vanished_before: 0,
             tmp_is_tmpfs,
         }
     }
@@ -498,20 +503,26 @@ impl<'a> Sampler<'a> {
     }
 
     /// The OOM estimate of a build without a cgroup: compilers of the build
-    /// that were there at the previous tick and are gone now, when the
-    /// host's `oom_kill` counter rose in between (at most by its rise).
+    /// that vanished at this tick or the one before, when the host's
+    /// `oom_kill` counter rose (at most by its rise). /proc/vmstat is read
+    /// before the process scan, so a compiler killed in between is gone at
+    /// this tick and counted at the next.
     fn estimate_build_oom(&mut self, now: &[u32], host_oom: Option<u64>) {
-        if let (Some(k), Some(prev)) = (host_oom, self.prev_oom)
-            && k > prev
-        {
-            let vanished = self
-                .prev_build_pids
-                .iter()
-                .filter(|p| !now.contains(p))
-                .count() as u64;
-            let counted = vanished.min(k - prev);
-            self.build_oom_estimate = self.build_oom_estimate.saturating_add(counted);
-        }
+        let vanished = self
+            .prev_build_pids
+            .iter()
+            .filter(|p| !now.contains(p))
+            .count() as u64;
+        let rise = match (host_oom, self.prev_oom) {
+            (Some(k), Some(prev)) => k.saturating_sub(prev),
+            _ => 0,
+        };
+        let from_before = self.vanished_before.min(rise);
+        let from_now = vanished.min(rise - from_before);
+        self.build_oom_estimate = self
+            .build_oom_estimate
+            .saturating_add(from_before + from_now);
+        self.vanished_before = vanished - from_now;
         self.prev_build_pids.clear();
         let _ = self.prev_build_pids.extend_from_slice(now);
     }
@@ -671,12 +682,30 @@ mod tests {
             Some(40),
             "the host's largest is now the build's"
         );
-        // A compiler ends normally on a quiet host: no kill.
+        // A compiler ends normally on a quiet host: no kill, then or at
+        // the next tick.
         fs::remove_dir_all(d.join("proc/13")).unwrap();
         assert_eq!(tick(&mut s, 103).build_oom_kills, Some(1));
+        assert_eq!(tick(&mut s, 104).build_oom_kills, Some(1));
+        // Killed between a tick's read of vmstat and its scan: gone at
+        // this tick, the counter's rise seen at the next.
+        process(&d, 15, "cc1", 10, 60);
+        assert_eq!(tick(&mut s, 105).build_oom_kills, Some(1));
+        fs::remove_dir_all(d.join("proc/15")).unwrap();
+        assert_eq!(tick(&mut s, 106).build_oom_kills, Some(1));
+        oom_kill(&d, 9);
+        assert_eq!(tick(&mut s, 107).build_oom_kills, Some(2));
+        // Only one tick later: a rise two ticks after a vanishing is not it.
+        process(&d, 16, "cc1", 10, 60);
+        tick(&mut s, 108);
+        fs::remove_dir_all(d.join("proc/16")).unwrap();
+        tick(&mut s, 109);
+        tick(&mut s, 110);
+        oom_kill(&d, 10);
+        assert_eq!(tick(&mut s, 111).build_oom_kills, Some(2));
         // Without a build nothing is the build's.
         s.build = Build::None;
-        let r = tick(&mut s, 104);
+        let r = tick(&mut s, 112);
         assert_eq!(
             (r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb),
             (None, None, 0)

@@ -6,9 +6,11 @@
 //!
 //! Needs root and a writable memory cgroup (v1 `memory.limit_in_bytes` or
 //! v2 `memory.max`), so it is `#[ignore]`d in a plain `cargo test`;
-//! `ci/test` runs them one at a time (the kernel's oom_kill counter is
-//! host-wide) where it can and reports them as skipped, with the
-//! reason, where it cannot.
+//! `ci/test` runs them where it can (one at a time, to keep the memory
+//! they take small) and reports them as skipped, with the reason, where it
+//! cannot. Each counts what it made (its own cgroup, the build's own
+//! line); the kernel's host-wide counter is asserted only as "at least",
+//! so they pass beside each other and beside other work's OOM kills.
 
 use std::fs;
 use std::path::{Path, PathBuf};

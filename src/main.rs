@@ -1356,7 +1356,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     };
     // `run`: the build's own memory cgroup, where permitted, before CMD
     // starts (it joins it before it execs).
-    let (build_cg, cg_why) = match &child {
+    let (mut build_cg, mut cg_why) = match &child {
         Some(spec) if spec.cgroup && root_is_live(&root) => make_build_cgroup(&root),
         Some(spec) if spec.cgroup => (None, "--root is not this host"),
         Some(_) => (None, "--no-cgroup"),
@@ -1376,7 +1376,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     };
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
-    let mut cg_why = cg_why;
     let started = match &child {
         None => None,
         Some(spec) => {
@@ -1389,6 +1388,8 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
                 Err(_) if join.is_some() => {
                     let r = spawn(&spec.raw, adj_before, own_group, env, None);
                     if r.is_ok() {
+                        // Removed now: the build is its process tree.
+                        build_cg = None;
                         cg_why = "the command could not join its cgroup";
                         let _ = writeln!(
                             std::io::stderr(),
@@ -1408,7 +1409,6 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             }
         }
     };
-    let joined = cg_why.is_empty();
     // THE BUILD: its cgroup when CMD is in it, else CMD's process tree, or
     // --watch-pid's; its compilers are told apart from the host's.
     let build_pid = match &started {
@@ -1418,7 +1418,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             .filter(|_| matches!(watch, Some(Watch::PidFd(_) | Watch::Kill(_))))
             .and_then(|p| u32::try_from(p).ok()),
     };
-    let (build, scope) = build_scope(build_pid, build_cg.as_ref().filter(|_| joined), cg_why);
+    let (build, scope) = build_scope(build_pid, build_cg.as_ref(), cg_why);
     sampler.build = build;
     summary.build = scope;
     let watch = match (&started, watch) {
@@ -1965,7 +1965,7 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
     let ask = headroom::jobs::Ask {
         profile: headroom::jobs::Profile::Generic,
         peak_mb: None,
-        measured: Some((peak, whose)),
+        measured: Some((peak, whose.words())),
         requested: None,
     };
     let plan = headroom::jobs::plan(&ask, &headroom::jobs::Env::default(), &cap);
@@ -1975,7 +1975,7 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
     let _ = ufmt::uwrite!(
         text,
         "\nADVICE (for {}, {} MB, with 10 % headroom, on this host now):\n",
-        whose,
+        whose.words(),
         peak
     );
     let _ = headroom::advise::render(&plan, headroom::jobs::Profile::Generic, &s, &mut *text);
@@ -2197,46 +2197,30 @@ fn usable_figure(limit: headroom::host::MemLimit) -> &'static str {
     }
 }
 
-/// The peak a recorded CSV measured, and whose: the largest
-/// build_peak_rss_mb (THE BUILD's compilers) when the CSV has any, else
-/// the largest peak_rss_mb (every compiler on the host: a plain `record`,
-/// or a CSV from before the build columns), said as such.
+/// The peak a recorded CSV measured, and whose, by the summary's rule
+/// ([`Summary::sizing_peak`]): the largest build_peak_rss_mb (THE BUILD's
+/// compilers) when the CSV has any, else the largest peak_rss_mb (every
+/// compiler on the host: a plain `record`, or a CSV from before the build
+/// columns), said as such.
 fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
     let fd = open_regular(path)?;
     let mut rows = Box::new(CsvRows::new());
-    let mut host: Option<u64> = None;
-    let mut build: Option<u64> = None;
-    let max = |slot: &mut Option<u64>, v: Option<u64>| {
-        if let Some(p) = v {
-            *slot = Some(slot.map_or(p, |q| q.max(p)));
-        }
-    };
+    let mut summary = Box::new(Summary::new(None, None));
     stream(
         &fd,
         path,
-        |chunk| {
-            rows.feed(chunk, &mut |r| {
-                max(&mut host, r.ext.peak_rss_mb);
-                max(&mut build, r.ext.build_peak_rss_mb);
-            })
-        },
+        |chunk| rows.feed(chunk, &mut |r| summary.observe(r)),
         |_| Fail(format!("{path}: not a resource CSV")),
     )?;
-    match (build, host) {
-        (Some(p), _) => Ok((
-            p,
-            format!("{path}: this build's largest compiler (build_peak_rss_mb)"),
-        )),
-        (None, Some(p)) => Ok((
-            p,
-            format!(
-                "{path}: the largest compiler on the host (peak_rss_mb; no build compiler recorded)"
-            ),
-        )),
-        (None, None) => Err(Fail(format!(
+    let (peak, whose) = summary.sizing_peak().ok_or_else(|| {
+        Fail(format!(
             "{path}: no peak_rss_mb recorded (a --compat CSV, or no compiler ran)"
-        ))),
-    }
+        ))
+    })?;
+    Ok((
+        peak,
+        format!("{path}: {} ({})", whose.words(), whose.column()),
+    ))
 }
 
 impl Planned {

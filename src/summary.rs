@@ -102,6 +102,34 @@ impl BuildScope {
     }
 }
 
+/// Whose compiler a measured peak is ([`Summary::sizing_peak`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakOf {
+    /// THE BUILD's largest compiler (`build_peak_rss_mb`).
+    Build,
+    /// The largest compiler on the host (`peak_rss_mb`): no build was
+    /// followed, or a CSV without the build columns.
+    Host,
+}
+
+impl PeakOf {
+    /// In words, for ADVICE and `--explain`.
+    pub fn words(self) -> &'static str {
+        match self {
+            PeakOf::Build => "this build's largest compiler",
+            PeakOf::Host => "the largest compiler on the host",
+        }
+    }
+
+    /// The CSV column it comes from, and why.
+    pub fn column(self) -> &'static str {
+        match self {
+            PeakOf::Build => "build_peak_rss_mb",
+            PeakOf::Host => "peak_rss_mb; no build compiler recorded",
+        }
+    }
+}
+
 /// Where an OOM kill was noticed: the row where the counter rose.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct OomRow {
@@ -239,17 +267,15 @@ impl Summary {
         self.build.is_some() || self.peak_build_rss.is_some()
     }
 
-    /// The peak a plan for the next build should size from, with whose it
-    /// is: THE BUILD's largest compiler when a build was followed (none if
-    /// none of its compilers ran: another build's is never taken), else the
-    /// largest on the host, said as such.
-    pub fn sizing_peak(&self) -> Option<(u64, &'static str)> {
+    /// The peak a plan for the next build should size from, MiB, with whose
+    /// it is: THE BUILD's largest compiler when a build was followed (none
+    /// if none of its compilers ran: another build's is never taken), else
+    /// the largest on the host. One rule for the live ADVICE and `--from`.
+    pub fn sizing_peak(&self) -> Option<(u64, PeakOf)> {
         if self.has_build() {
-            self.build_peak_rss_mb()
-                .map(|p| (p, "this build's largest compiler"))
+            self.build_peak_rss_mb().map(|p| (p, PeakOf::Build))
         } else {
-            self.peak_rss_mb()
-                .map(|p| (p, "the largest compiler on the host"))
+            self.peak_rss_mb().map(|p| (p, PeakOf::Host))
         }
     }
 
@@ -1246,10 +1272,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         CsvRows::new()
             .feed(data.as_bytes(), &mut |r| sum.observe(r))
             .unwrap();
-        assert_eq!(
-            sum.sizing_peak(),
-            Some((50, "this build's largest compiler"))
-        );
+        assert_eq!(sum.sizing_peak(), Some((50, PeakOf::Build)));
         let mut t = Text::new();
         sum.render(&mut t).unwrap();
         assert!(t.contains("\nPEAK COMPILER RSS: 50 MB (cc1)  at 1970-01-01T00:01:41Z  [this build]\n  stage=b  context=cc y.c\n"), "{t}");
@@ -1307,10 +1330,7 @@ thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolcha
         CsvRows::new()
             .feed(data.as_bytes(), &mut |r| sum.observe(r))
             .unwrap();
-        assert_eq!(
-            sum.sizing_peak(),
-            Some((300, "the largest compiler on the host"))
-        );
+        assert_eq!(sum.sizing_peak(), Some((300, PeakOf::Host)));
         // A build followed whose compilers never ran: no peak to size from.
         sum.build = Some(BuildScope::Tree(""));
         assert_eq!(sum.sizing_peak(), None);

@@ -624,6 +624,17 @@ mod tests {
         .unwrap();
     }
 
+    /// Options with no log, the live / and /tmp, the default compilers.
+    fn plain(list: &CompilerList) -> Options<'_> {
+        Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: StageLog::None,
+            label: None,
+            compilers: list,
+        }
+    }
+
     fn oom_kill(root: &Path, n: u64) {
         fs::write(
             root.join("proc/vmstat"),
@@ -646,15 +657,8 @@ mod tests {
         oom_kill(&d, 5);
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let list = CompilerList::default_list();
-        let opts = Options {
-            disk_path: "/",
-            tmp_path: "/tmp",
-            stage_log: StageLog::None,
-            label: None,
-            compilers: &list,
-        };
         let mut bufs = std::boxed::Box::new(Buffers::new());
-        let mut s = Sampler::new(&root, opts, &mut bufs);
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
         s.build = Build::Tree(10);
         let mut tick = |s: &mut Sampler<'_>, e| s.tick(e, &mut bufs, &mut Quiet);
 
@@ -721,15 +725,8 @@ mod tests {
         fs::write(d.join("proc/vmstat"), "pgfault 1\n").unwrap();
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let list = CompilerList::default_list();
-        let opts = Options {
-            disk_path: "/",
-            tmp_path: "/tmp",
-            stage_log: StageLog::None,
-            label: None,
-            compilers: &list,
-        };
         let mut bufs = std::boxed::Box::new(Buffers::new());
-        let mut s = Sampler::new(&root, opts, &mut bufs);
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
         s.build = Build::Tree(10);
         assert_eq!(s.tick(1, &mut bufs, &mut Quiet).build_oom_kills, None);
         let _ = fs::remove_dir_all(&d);

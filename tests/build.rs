@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::output_with_pid;
+use common::{output_with_pid, tail_named};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
@@ -25,18 +25,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// A copy of tail(1) named `name`: its comm is `name`, and fed a stream
-/// without newlines it holds all of it in memory until the stream ends.
-fn holder(d: &Path, name: &str) -> PathBuf {
-    let tail = ["/usr/bin/tail", "/bin/tail"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect("tail(1)");
-    let p = d.join(name);
-    fs::copy(tail, &p).unwrap();
-    p
 }
 
 /// Starts `holder` holding `mib` MiB for `secs` seconds (a shell feeding
@@ -119,8 +107,8 @@ fn rustix_is_root() -> bool {
 #[test]
 fn another_builds_compiler_is_never_the_builds() {
     let d = scratch("build-not-host");
-    let other = holder(&d, "cc1plus");
-    let mine = holder(&d, "cc1");
+    let other = tail_named(&d, "cc1plus");
+    let mine = tail_named(&d, "cc1");
     let mut outside = hold(&other, 300, 30);
     for (id, extra) in [("cg", None), ("tree", Some("--no-cgroup"))] {
         let script = format!(
@@ -480,7 +468,7 @@ fn a_leftover_cgroup_of_the_same_name_is_not_adopted() {
         return;
     };
     let d = scratch("build-leftover");
-    let mine = holder(&d, "cc1");
+    let mine = tail_named(&d, "cc1");
     // The shell makes headroom-$$.build, busy (a sleep in it) and limited
     // to 40 MiB, then becomes headroom (exec keeps the pid).
     let script = format!(
@@ -564,7 +552,7 @@ fn hundreds_of_processes_left_behind_are_all_moved_out() {
         return;
     };
     let d = scratch("build-many");
-    let sleeper = holder(&d, "x");
+    let sleeper = d.join("x");
     fs::copy("/bin/sleep", &sleeper).unwrap();
     let script = format!(
         "i=0; while [ $i -lt 1000 ]; do setsid {} 30 </dev/null >/dev/null 2>&1 & i=$((i+1)); done; sleep 1",

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{Cgroup, cgroup_oom_kills, seen_from_parent};
+use common::{Cgroup, cgroup_oom_kills, seen_from_parent, tail_named};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
@@ -202,7 +202,7 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
     let d = scratch("oom");
     let log = d.join("build.log");
     fs::write(&log, "[stage hog]\n").unwrap();
-    let hog = compiler_named(&d, "cc1plus");
+    let hog = tail_named(&d, "cc1plus");
     // The "build": joins the limited cgroup, logs a compile line, then a
     // `cc1plus` (a copy of tail, which keeps a newline-free stream whole)
     // that grows 2 MiB every 50 ms, so several rows see it before the
@@ -251,17 +251,6 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
             && summary.contains("stage=hog  context=[ 50%] Building CXX object hog.o\n"),
         "{summary}"
     );
-}
-
-/// A copy of tail(1) named `name` in `d` (its comm is `name`).
-fn compiler_named(d: &Path, name: &str) -> PathBuf {
-    let tail = ["/usr/bin/tail", "/bin/tail"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect("tail(1)");
-    let p = d.join(name);
-    fs::copy(tail, &p).unwrap();
-    p
 }
 
 /// While `run` (root: the build in a cgroup of its own) runs a quiet

@@ -94,6 +94,12 @@ impl Source {
     }
 }
 
+/// How many ticks after a rise of the host's OOM-kill counter a build
+/// compiler that vanishes is still taken as killed ([`Sampler`]'s
+/// estimate): an OOM victim was seen listed two ticks (0.4 s) after the
+/// rise, while its memory was freed.
+pub const RISE_TICKS: u32 = 5;
+
 /// Receives the sampler's one-time warnings (at most one per source).
 pub trait Warn {
     /// `source` could not be read (`why`); its field stays empty.
@@ -228,9 +234,16 @@ pub struct Sampler<'a> {
     /// Estimated OOM kills of the build so far (tree builds).
     build_oom_estimate: u64,
     /// The build's compilers that vanished at the previous tick without a
-    /// rise of the host counter: a kill between this tick's read of
+    /// rise of the host counter to match: a kill between a tick's read of
     /// /proc/vmstat and its scan shows as a rise only at the next tick.
     vanished_before: u64,
+    /// The rise of the host counter at the last ticks that no vanished
+    /// compiler matched: a compiler being killed may still be listed for
+    /// a few ticks (it is exiting, its memory being freed) after the
+    /// counter rose. Kept for [`RISE_TICKS`] ticks after the last rise.
+    rise_before: u64,
+    /// Ticks since `rise_before` last grew.
+    rise_age: u32,
     /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
     /// start-up); `None` when mountinfo is unreadable.
     pub tmp_is_tmpfs: Option<bool>,
@@ -293,6 +306,8 @@ impl<'a> Sampler<'a> {
             prev_oom: None,
             build_oom_estimate: 0,
             vanished_before: 0,
+            rise_before: 0,
+            rise_age: 0,
             tmp_is_tmpfs,
         }
     }
@@ -503,10 +518,10 @@ impl<'a> Sampler<'a> {
     }
 
     /// The OOM estimate of a build without a cgroup: compilers of the build
-    /// that vanished at this tick or the one before, when the host's
-    /// `oom_kill` counter rose (at most by its rise). /proc/vmstat is read
-    /// before the process scan, so a compiler killed in between is gone at
-    /// this tick and counted at the next.
+    /// that vanished at the tick before a rise of the host's `oom_kill`
+    /// counter or up to [`RISE_TICKS`] after it, each unit of rise matched
+    /// once (so at most the rise). /proc/vmstat is read before the process
+    /// scan, and a killed process is listed until it has exited.
     fn estimate_build_oom(&mut self, now: &[u32], host_oom: Option<u64>) {
         let vanished = self
             .prev_build_pids
@@ -517,12 +532,21 @@ impl<'a> Sampler<'a> {
             (Some(k), Some(prev)) => k.saturating_sub(prev),
             _ => 0,
         };
-        let from_before = self.vanished_before.min(rise);
-        let from_now = vanished.min(rise - from_before);
-        self.build_oom_estimate = self
-            .build_oom_estimate
-            .saturating_add(from_before + from_now);
-        self.vanished_before = vanished - from_now;
+        // Gone before, rise now; rise before, gone now; both now.
+        let a = self.vanished_before.min(rise);
+        let b = vanished.min(self.rise_before);
+        let c = (vanished - b).min(rise - a);
+        self.build_oom_estimate = self.build_oom_estimate.saturating_add(a + b + c);
+        self.vanished_before = vanished - b - c;
+        self.rise_before -= b;
+        self.rise_age = self.rise_age.saturating_add(1);
+        if rise - a - c > 0 {
+            self.rise_before = self.rise_before.saturating_add(rise - a - c);
+            self.rise_age = 0;
+        }
+        if self.rise_age >= RISE_TICKS {
+            self.rise_before = 0;
+        }
         self.prev_build_pids.clear();
         let _ = self.prev_build_pids.extend_from_slice(now);
     }
@@ -686,8 +710,11 @@ mod tests {
             Some(40),
             "the host's largest is now the build's"
         );
-        // A compiler ends normally on a quiet host: no kill, then or at
-        // the next tick.
+        // A compiler ends normally on a quiet host (no rise in the last
+        // RISE_TICKS ticks, this one or the next): no kill.
+        for _ in 0..RISE_TICKS {
+            tick(&mut s, 102);
+        }
         fs::remove_dir_all(d.join("proc/13")).unwrap();
         assert_eq!(tick(&mut s, 103).build_oom_kills, Some(1));
         assert_eq!(tick(&mut s, 104).build_oom_kills, Some(1));
@@ -699,7 +726,7 @@ mod tests {
         assert_eq!(tick(&mut s, 106).build_oom_kills, Some(1));
         oom_kill(&d, 9);
         assert_eq!(tick(&mut s, 107).build_oom_kills, Some(2));
-        // Only one tick later: a rise two ticks after a vanishing is not it.
+        // Only one tick apart: a rise two ticks after a vanishing is not it.
         process(&d, 16, "cc1", 10, 60);
         tick(&mut s, 108);
         fs::remove_dir_all(d.join("proc/16")).unwrap();
@@ -707,9 +734,29 @@ mod tests {
         tick(&mut s, 110);
         oom_kill(&d, 10);
         assert_eq!(tick(&mut s, 111).build_oom_kills, Some(2));
+        // The counter rises while the killed compiler is still listed (it
+        // is exiting); gone at the next tick.
+        process(&d, 17, "cc1", 10, 60);
+        tick(&mut s, 112);
+        oom_kill(&d, 11);
+        assert_eq!(tick(&mut s, 113).build_oom_kills, Some(2));
+        fs::remove_dir_all(d.join("proc/17")).unwrap();
+        assert_eq!(tick(&mut s, 114).build_oom_kills, Some(3));
+        // …or RISE_TICKS later, but not one more.
+        for (pid, gone_after, kills) in [(18, RISE_TICKS, 4), (19, RISE_TICKS + 1, 4)] {
+            process(&d, pid, "cc1", 10, 60);
+            tick(&mut s, 115);
+            let k = 12 + pid as u64;
+            oom_kill(&d, k);
+            for _ in 0..gone_after {
+                tick(&mut s, 116);
+            }
+            fs::remove_dir_all(d.join(std::format!("proc/{pid}"))).unwrap();
+            assert_eq!(tick(&mut s, 117).build_oom_kills, Some(kills), "{pid}");
+        }
         // Without a build nothing is the build's.
         s.build = Build::None;
-        let r = tick(&mut s, 112);
+        let r = tick(&mut s, 119);
         assert_eq!(
             (r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb),
             (None, None, 0)

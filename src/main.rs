@@ -14,14 +14,14 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use argh::FromArgs;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
-use headroom::buildcg::BuildCgroup;
-use headroom::compilers::CompilerList;
-use headroom::csvread::{CsvError, CsvRows};
-use headroom::record::{self, CsvOut, OpenError, Plan, Stop, StopFlag, Watch, WriteState};
-use headroom::root::Root;
-use headroom::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
-use headroom::summary::{BuildScope, Summary, Text};
-use headroom::usage::{End, Usage};
+use headroom::build::buildcg::BuildCgroup;
+use headroom::build::compilers::CompilerList;
+use headroom::build::usage::{End, Usage};
+use headroom::govern::record::{self, CsvOut, OpenError, Plan, Stop, StopFlag, Watch, WriteState};
+use headroom::kernel::root::Root;
+use headroom::report::csvread::{CsvError, CsvRows};
+use headroom::report::summary::{BuildScope, Summary, Text};
+use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
 
 /// headroom: what a build did to RAM, swap, zram, /tmp, disk and CPU on a
 /// small Linux host.
@@ -718,7 +718,7 @@ struct ChildSpec {
 struct JobserverArgs {
     max_jobs: Option<u32>,
     peak_mb: Option<u64>,
-    profile: headroom::jobs::Profile,
+    profile: headroom::plan::jobs::Profile,
     fifo: bool,
     explain: bool,
 }
@@ -731,7 +731,7 @@ fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
         a.actions.is_some() && a.out_dir.is_none() && a.run_id.is_none() && a.prom.is_none();
     let jobserver = if a.jobserver {
         let Some(profile) =
-            headroom::jobs::Profile::parse(a.profile.as_deref().unwrap_or("generic"))
+            headroom::plan::jobs::Profile::parse(a.profile.as_deref().unwrap_or("generic"))
         else {
             return usage("--profile: expected generic, rust or heavy");
         };
@@ -874,11 +874,11 @@ fn controlling_terminal() -> bool {
 /// reached headroom after CMD had ended (Ctrl-C during the summary), since
 /// CMD never saw it. Returns otherwise: CMD that caught SIGINT and exited
 /// normally decided for both.
-fn die_like(end: headroom::usage::End) {
+fn die_like(end: headroom::build::usage::End) {
     use rustix::process::Signal;
     let sig = match (end, SIGNAL.load(Ordering::SeqCst)) {
-        (headroom::usage::End::Signaled(2), _) | (_, 2) => Signal::INT,
-        (headroom::usage::End::Signaled(3), _) | (_, 3) => Signal::QUIT,
+        (headroom::build::usage::End::Signaled(2), _) | (_, 2) => Signal::INT,
+        (headroom::build::usage::End::Signaled(3), _) | (_, 3) => Signal::QUIT,
         _ => return,
     };
     // SAFETY: SIG_DFL is a valid disposition for SIGINT and SIGQUIT.
@@ -912,7 +912,7 @@ fn spawn(
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
     let prog = prog_os.to_string_lossy();
-    let start_epoch = headroom::clock::now_epoch();
+    let start_epoch = headroom::tick::clock::now_epoch();
     let start = std::time::Instant::now();
     let mut cmd = std::process::Command::new(prog_os);
     cmd.args(args);
@@ -938,7 +938,7 @@ fn spawn(
                         .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
                 }
                 if let Some(v) = oom_score_adj {
-                    let _ = headroom::oom_score_adj::write_self(v);
+                    let _ = headroom::kernel::oom_score_adj::write_self(v);
                 }
                 Ok(())
             });
@@ -1034,7 +1034,7 @@ fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group: boo
 fn command_label(argv: &[String]) -> heapless::String<128> {
     let mut label = heapless::String::<128>::new();
     let joined = argv.join(" ");
-    headroom::text::sanitize_into(joined.as_bytes(), 100, &mut label);
+    headroom::build::text::sanitize_into(joined.as_bytes(), 100, &mut label);
     label
 }
 
@@ -1044,10 +1044,10 @@ fn command_label(argv: &[String]) -> heapless::String<128> {
 fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Started, u: &Usage) {
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
     let mut id = heapless::String::<96>::new();
-    headroom::actions::action_id(id_label, &words, &mut id);
-    let action = headroom::actions::Action::from_usage(id, c.start_epoch, u);
+    headroom::report::actions::action_id(id_label, &words, &mut id);
+    let action = headroom::report::actions::Action::from_usage(id, c.start_epoch, u);
     let mut line = heapless::Vec::<u8, 256>::new();
-    if headroom::actions::format_row(&action, &mut line).is_err() {
+    if headroom::report::actions::format_row(&action, &mut line).is_err() {
         return;
     }
     // O_NONBLOCK: a FIFO without a reader fails at once instead of
@@ -1101,7 +1101,7 @@ fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &Starte
     let size = st.map_or(0, |st| u64::try_from(st.st_size).unwrap_or(0));
     let mut bytes = Vec::with_capacity(line.len() + 64);
     if size == 0 {
-        bytes.extend_from_slice(headroom::actions::HEADER.as_bytes());
+        bytes.extend_from_slice(headroom::report::actions::HEADER.as_bytes());
     } else {
         // A row torn by an earlier full disk must not swallow this one.
         let mut last = [0u8; 1];
@@ -1147,7 +1147,7 @@ fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail> {
 /// The text of the live status line for `row`, with its `\r\x1b[K`
 /// prefix: elapsed time, MemAvailable, swap used, the zram RAM saving
 /// (stored / RAM used, the row's only zram figures), compilers, stage.
-fn status_text(row: &headroom::row::Row) -> heapless::String<256> {
+fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
     let mut line = heapless::String::<256>::new();
     let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
     if row.elapsed_s % 60 < 10 {
@@ -1162,10 +1162,10 @@ fn status_text(row: &headroom::row::Row) -> heapless::String<256> {
     );
     // The RAM saving (stored / RAM used): the row has no compressed size.
     if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
-        && let Some(saving) = headroom::zram::ram_saving_centi(stored, ram)
+        && let Some(saving) = headroom::kernel::zram::ram_saving_centi(stored, ram)
     {
         let _ = ufmt::uwrite!(line, "  zram saving ");
-        let _ = headroom::usage::write_centi(&mut line, saving);
+        let _ = headroom::build::usage::write_centi(&mut line, saving);
         let _ = ufmt::uwrite!(line, ":1");
     }
     // The build's compilers first when there is a build: the host's count
@@ -1202,7 +1202,7 @@ impl StatusLine {
         }
     }
 
-    fn show(&mut self, row: &headroom::row::Row) {
+    fn show(&mut self, row: &headroom::tick::row::Row) {
         if !self.on {
             return;
         }
@@ -1327,7 +1327,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         Some(j) => Some(Js::start(j, &root, dir.as_fd(), &out_dir)?),
         None => None,
     };
-    let header = headroom::row::header(a.compat, jobserver.is_some());
+    let header = headroom::tick::row::header(a.compat, jobserver.is_some());
     let mut csv = CsvOut::create(dir.as_fd(), &csv_name, header).map_err(|e| match e {
         OpenError::Symlink => Fail(format!(
             "{out_dir}/{csv_name} is a symlink: refusing to write through it"
@@ -1335,7 +1335,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {}", errtext(e))),
     })?;
 
-    let labels = headroom::prom::Labels {
+    let labels = headroom::report::prom::Labels {
         run_id: &run_id,
         disk_path: &disk,
     };
@@ -1343,7 +1343,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
 
     // The witness must outlive the build: ask the OOM killer to pick the
     // build first (root only; CMD gets the value we started with back).
-    let adj_before = headroom::oom_score_adj::protect_self();
+    let adj_before = headroom::kernel::oom_score_adj::protect_self();
     // With a controlling terminal CMD shares our process group (see Forward).
     let own_group = !controlling_terminal();
     let mut bufs = Box::new(Buffers::new());
@@ -1368,7 +1368,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let interval_ms = a.interval.unwrap_or(15_000);
     let plan = Plan {
         interval_ms: match js {
-            Some(_) => interval_ms.min(headroom::jobserver::TICK_MS),
+            Some(_) => interval_ms.min(headroom::govern::jobserver::TICK_MS),
             None => interval_ms,
         },
         count: a.count,
@@ -1442,13 +1442,13 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         plan
     };
     let mut warn = StderrWarn;
-    let mut tune = |row: &mut headroom::row::Row| {
+    let mut tune = |row: &mut headroom::tick::row::Row| {
         if let Some(j) = js.as_mut() {
             j.tick(row);
         }
     };
     let mut status = StatusLine::new();
-    let mut on_row = |row: &headroom::row::Row, state, summary: &Summary| {
+    let mut on_row = |row: &headroom::tick::row::Row, state, summary: &Summary| {
         if let Some(p) = prom.as_mut() {
             let was_failing = p.failing;
             match p.update(row, summary, labels, true) {
@@ -1495,7 +1495,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // The footprint, fixed from the first tick: the stack the loop's
     // frames use (committed from this frame, the one that calls the loop),
     // every page already mapped, then all of it locked in RAM.
-    headroom::footprint::commit_stack();
+    headroom::tick::footprint::commit_stack();
     summary.memory_lock = Some(commit_footprint(&mut bufs));
     let stop = match &started {
         None => record::run(
@@ -1596,8 +1596,8 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
 /// headrooms), or says in a few words why not: the build is then its
 /// process tree.
 fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
-    let mut buf = vec![0u8; headroom::cgroup::OPEN_BUF_LEN];
-    let own = match headroom::cgroup::open_memory(root, &mut buf) {
+    let mut buf = vec![0u8; headroom::kernel::cgroup::OPEN_BUF_LEN];
+    let own = match headroom::kernel::cgroup::open_memory(root, &mut buf) {
         Ok(Some(own)) => own,
         Ok(None) => return (None, "no memory cgroup controller"),
         Err(_) => return (None, "its memory cgroup could not be read"),
@@ -1607,16 +1607,20 @@ fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
         .get()
         .unsigned_abs();
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    headroom::buildcg::remove_stale(root, &own, pid, &mut dir, &mut buf);
+    headroom::build::buildcg::remove_stale(root, &own, pid, &mut dir, &mut buf);
     match BuildCgroup::create(root, &own, pid, &mut buf) {
         Ok(cg) => (Some(cg), ""),
-        Err(headroom::buildcg::CreateError::NoController) => (None, "no memory cgroup controller"),
-        Err(headroom::buildcg::CreateError::Refused(
+        Err(headroom::build::buildcg::CreateError::NoController) => {
+            (None, "no memory cgroup controller")
+        }
+        Err(headroom::build::buildcg::CreateError::Refused(
             _,
             rustix::io::Errno::ACCESS | rustix::io::Errno::PERM,
         )) => (None, "not permitted to make a cgroup"),
-        Err(headroom::buildcg::CreateError::Refused(..)) => (None, "the cgroup could not be made"),
-        Err(headroom::buildcg::CreateError::Busy) => {
+        Err(headroom::build::buildcg::CreateError::Refused(..)) => {
+            (None, "the cgroup could not be made")
+        }
+        Err(headroom::build::buildcg::CreateError::Busy) => {
             (None, "cgroup v2: other processes share headroom's cgroup")
         }
     }
@@ -1625,7 +1629,7 @@ fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
 /// The build cgroup's last figures (its OOM kills, its peak charge) into
 /// the summary, then the cgroup removed, leftovers moved out first.
 fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
-    let mut buf = vec![0u8; headroom::buildcg::BUF_LEN];
+    let mut buf = vec![0u8; headroom::build::buildcg::BUF_LEN];
     if matches!(summary.build, Some(BuildScope::Cgroup(_))) {
         summary.build_oom_final(cg.oom_kills(&mut buf));
         summary.build_peak_charge_mb = cg.peak_bytes(&mut buf).map(|b| b >> 20);
@@ -1663,11 +1667,11 @@ fn build_scope<'c>(
 }
 
 /// Faults in every page the recording can touch and locks them in RAM
-/// unless `HEADROOM_NO_MLOCK` is set (see [`headroom::footprint`]); one
+/// unless `HEADROOM_NO_MLOCK` is set (see [`headroom::tick::footprint`]); one
 /// line on stderr says what could not be done. Call it after
-/// [`headroom::footprint::commit_stack`], just before the loop.
-fn commit_footprint(bufs: &mut Buffers) -> headroom::footprint::Lock {
-    use headroom::footprint::{self, Lock, NotLocked, Permit};
+/// [`headroom::tick::footprint::commit_stack`], just before the loop.
+fn commit_footprint(bufs: &mut Buffers) -> headroom::tick::footprint::Lock {
+    use headroom::tick::footprint::{self, Lock, NotLocked, Permit};
     let vm_size = match footprint::commit_mappings(bufs.file_buf()) {
         Ok(c) => Some(c.vm_size),
         Err(e) => {
@@ -1737,7 +1741,7 @@ fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
 /// Creates `--prom` `path` (`name` in `dir`) and writes it once, empty, so
 /// a path that cannot be written fails now, not at the first row.
 ///
-/// Boxed and never inlined: a [`headroom::prom::PromFile`] holds 32 KiB of
+/// Boxed and never inlined: a [`headroom::report::prom::PromFile`] holds 32 KiB of
 /// text, and in `record_job`'s frame it would be made resident (stack
 /// probes touch every page of a frame) by every recording, `--prom` or not.
 #[inline(never)]
@@ -1745,8 +1749,8 @@ fn create_prom(
     dir: BorrowedFd<'_>,
     name: &str,
     path: &str,
-) -> Result<Box<headroom::prom::PromFile>, Fail> {
-    use headroom::prom::{PromError, PromFile};
+) -> Result<Box<headroom::report::prom::PromFile>, Fail> {
+    use headroom::report::prom::{PromError, PromFile};
     PromFile::create(dir, name).map(Box::new).map_err(|e| {
         Fail(match e {
             PromError::Name => format!("--prom {path}: the file name is longer than 240 bytes"),
@@ -1764,8 +1768,8 @@ fn create_prom(
 /// `run --jobserver` while it runs: the FIFO, the governor, and what CMD
 /// is told in its environment.
 struct Js {
-    pool: headroom::jobserver::Pool,
-    gov: headroom::jobserver::Governor,
+    pool: headroom::govern::jobserver::Pool,
+    gov: headroom::govern::jobserver::Governor,
     env: Vec<(&'static str, std::ffi::OsString)>,
     explain: bool,
     /// The slots last said (with --explain): (allowed, memory-bound).
@@ -1782,12 +1786,12 @@ impl Js {
         dir: BorrowedFd<'_>,
         out_dir: &str,
     ) -> Result<Js, Fail> {
-        use headroom::jobserver::{Governor, Pool};
+        use headroom::govern::jobserver::{Governor, Pool};
         let cap = match j.max_jobs {
             Some(n) => n,
             None => {
                 let mut buf = vec![0u8; 64 * 1024];
-                headroom::host::cores(root, root_is_live(root), &mut buf).usable
+                headroom::plan::host::cores(root, root_is_live(root), &mut buf).usable
             }
         };
         let from_env = env_nonempty(j.profile.env_var()).and_then(|v| v.parse::<u64>().ok());
@@ -1836,18 +1840,18 @@ impl Js {
 
     /// One governor tick: decide from `row`, act on the FIFO, and fill the
     /// row's jobs columns.
-    fn tick(&mut self, row: &mut headroom::row::Row) {
+    fn tick(&mut self, row: &mut headroom::tick::row::Row) {
         let usable = row.mem_known.then(|| {
             row.ext
                 .cg_mem_avail_mb
                 .map_or(row.mem_avail_mb, |cg| cg.min(row.mem_avail_mb))
         });
-        let inp = headroom::jobserver::Inputs {
+        let inp = headroom::govern::jobserver::Inputs {
             usable_mb: usable,
             compiler_rss_mb: row.build_rss_mb,
             compiler_peak_mb: row.ext.build_peak_rss_mb,
             in_pipe: self.pool.in_pipe().unwrap_or(0),
-            now_ms: headroom::clock::monotonic_ns() / 1_000_000,
+            now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
         };
         let d = self.gov.decide(&inp);
         let put = self.pool.put(d.put);
@@ -1951,26 +1955,34 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
     let live = root_is_live(root);
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    let cores = headroom::host::cores(root, live, &mut buf);
-    let Ok(mem) = headroom::host::memory(root, &mut buf) else {
+    let cores = headroom::plan::host::cores(root, live, &mut buf);
+    let Ok(mem) = headroom::plan::host::memory(root, &mut buf) else {
         return String::new();
     };
-    let cap = headroom::jobs::Capacity {
+    let cap = headroom::plan::jobs::Capacity {
         cores: u64::from(cores.usable),
         cores_from: "this host",
         usable_mb: mem.usable_mb,
         usable_from: "this host",
         usable_figure: usable_figure(mem.limit),
     };
-    let ask = headroom::jobs::Ask {
-        profile: headroom::jobs::Profile::Generic,
+    let ask = headroom::plan::jobs::Ask {
+        profile: headroom::plan::jobs::Profile::Generic,
         peak_mb: None,
         measured: Some((peak, whose.words())),
         requested: None,
     };
-    let plan = headroom::jobs::plan(&ask, &headroom::jobs::Env::default(), &cap);
+    let plan = headroom::plan::jobs::plan(&ask, &headroom::plan::jobs::Env::default(), &cap);
     let disk = disk_path(None);
-    let s = headroom::advise::gather(root, live, mem.usable_mb, &disk, "/tmp", &mut buf, &mut dir);
+    let s = headroom::plan::advise::gather(
+        root,
+        live,
+        mem.usable_mb,
+        &disk,
+        "/tmp",
+        &mut buf,
+        &mut dir,
+    );
     let mut text = Box::new(Text::new());
     let _ = ufmt::uwrite!(
         text,
@@ -1978,7 +1990,12 @@ fn measured_advice(root: &Root, summary: &Summary) -> String {
         whose.words(),
         peak
     );
-    let _ = headroom::advise::render(&plan, headroom::jobs::Profile::Generic, &s, &mut *text);
+    let _ = headroom::plan::advise::render(
+        &plan,
+        headroom::plan::jobs::Profile::Generic,
+        &s,
+        &mut *text,
+    );
     text.as_str().to_string()
 }
 
@@ -2016,7 +2033,7 @@ fn emit_summary(
     summary.render(&mut text).map_err(|_| full())?;
     text.push_str(extra).map_err(|_| full())?;
     let tmp = format!(".{name}.tmp");
-    let written = headroom::replace::write(dir, name, &tmp, text.as_bytes());
+    let written = headroom::report::replace::write(dir, name, &tmp, text.as_bytes());
     if output == Output::Json {
         text.clear();
         summary.render_json(&mut text).map_err(|_| full())?;
@@ -2074,7 +2091,7 @@ fn open_root(root: &Option<String>) -> Result<(Root, bool), Fail> {
 struct Planned {
     root: Root,
     live: bool,
-    profile: headroom::jobs::Profile,
+    profile: headroom::plan::jobs::Profile,
     cores: u64,
     cores_from: String,
     usable_mb: u64,
@@ -2085,7 +2102,7 @@ struct Planned {
 }
 
 fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
-    let Some(profile) = headroom::jobs::Profile::parse(&a.profile) else {
+    let Some(profile) = headroom::plan::jobs::Profile::parse(&a.profile) else {
         return usage(&format!(
             "--profile {}: expected generic, rust or heavy",
             a.profile
@@ -2106,20 +2123,22 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
     let (cores, cores_from) = match a.cores {
         Some(n) => (n, "--cores".to_string()),
         None => {
-            let c = headroom::host::cores(&root, live, &mut buf);
+            let c = headroom::plan::host::cores(&root, live, &mut buf);
             let mut from = match c.limit {
-                headroom::host::CoreLimit::Affinity => {
+                headroom::plan::host::CoreLimit::Affinity => {
                     format!("sched_getaffinity: {} in the affinity mask", c.usable)
                 }
-                headroom::host::CoreLimit::Online => {
+                headroom::plan::host::CoreLimit::Online => {
                     format!("{} CPUs online ({})", c.usable, c.online_from)
                 }
-                headroom::host::CoreLimit::Quota => format!(
+                headroom::plan::host::CoreLimit::Quota => format!(
                     "cgroup CPU quota {}.{:02} CPUs, rounded up",
                     c.quota_millicpus.unwrap_or(0) / 1000,
                     c.quota_millicpus.unwrap_or(0) % 1000 / 10
                 ),
-                headroom::host::CoreLimit::Cpuset => format!("cgroup cpuset of {} CPUs", c.usable),
+                headroom::plan::host::CoreLimit::Cpuset => {
+                    format!("cgroup cpuset of {} CPUs", c.usable)
+                }
             };
             if let Some(online) = c.online
                 && online != c.usable
@@ -2132,7 +2151,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
     let (usable_mb, usable_from, usable_figure) = match a.avail_mb {
         Some(n) => (n, "--avail-mb".to_string(), "--avail-mb"),
         None => {
-            let m = headroom::host::memory(&root, &mut buf)
+            let m = headroom::plan::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
             let avail = m.meminfo.mem_available_kib / 1024;
             if let Some(e) = m.cgroup_error {
@@ -2142,11 +2161,13 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
                 );
             }
             let from = match (m.limit, m.cgroup) {
-                (headroom::host::MemLimit::Cgroup, Some(r)) => {
+                (headroom::plan::host::MemLimit::Cgroup, Some(r)) => {
                     let mut path = heapless::String::<256>::new();
-                    headroom::host::cgroup_path(&root, b"memory", r.depth, &mut buf, &mut path);
+                    headroom::plan::host::cgroup_path(
+                        &root, b"memory", r.depth, &mut buf, &mut path,
+                    );
                     let file = match m.cgroup_version {
-                        Some(headroom::cgroup::Version::V1) => "memory.limit_in_bytes",
+                        Some(headroom::kernel::cgroup::Version::V1) => "memory.limit_in_bytes",
                         _ => "memory.max",
                     };
                     format!(
@@ -2173,7 +2194,7 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         None => None,
         Some(path) => Some(largest_peak(path)?),
     };
-    let env = headroom::jobs::ENV_VARS.map(|k| std::env::var(k).ok());
+    let env = headroom::plan::jobs::ENV_VARS.map(|k| std::env::var(k).ok());
     Ok(Ok(Planned {
         root,
         live,
@@ -2190,10 +2211,10 @@ fn prepare_plan(a: &PlanArgs) -> Result<Result<Planned, ExitCode>, Fail> {
 
 /// The short name of the figure usable memory is, for the aggressive-mode
 /// line of `jobs --explain`.
-fn usable_figure(limit: headroom::host::MemLimit) -> &'static str {
+fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
     match limit {
-        headroom::host::MemLimit::MemAvailable => "MemAvailable",
-        headroom::host::MemLimit::Cgroup => "cgroup remaining",
+        headroom::plan::host::MemLimit::MemAvailable => "MemAvailable",
+        headroom::plan::host::MemLimit::Cgroup => "cgroup remaining",
     }
 }
 
@@ -2224,8 +2245,8 @@ fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
 }
 
 impl Planned {
-    fn env(&self) -> headroom::jobs::Env<'_> {
-        headroom::jobs::Env {
+    fn env(&self) -> headroom::plan::jobs::Env<'_> {
+        headroom::plan::jobs::Env {
             parallel_jobs: self.env[0].as_deref(),
             build_mem_divisor: self.env[1].as_deref(),
             aggressive: self.env[2].as_deref(),
@@ -2235,8 +2256,8 @@ impl Planned {
         }
     }
 
-    fn capacity(&self) -> headroom::jobs::Capacity<'_> {
-        headroom::jobs::Capacity {
+    fn capacity(&self) -> headroom::plan::jobs::Capacity<'_> {
+        headroom::plan::jobs::Capacity {
             cores: self.cores,
             cores_from: &self.cores_from,
             usable_mb: self.usable_mb,
@@ -2245,8 +2266,8 @@ impl Planned {
         }
     }
 
-    fn ask(&self, a: &PlanArgs) -> headroom::jobs::Ask<'_> {
-        headroom::jobs::Ask {
+    fn ask(&self, a: &PlanArgs) -> headroom::plan::jobs::Ask<'_> {
+        headroom::plan::jobs::Ask {
             profile: self.profile,
             peak_mb: a.peak_mb,
             measured: self.measured.as_ref().map(|(p, f)| (*p, f.as_str())),
@@ -2255,7 +2276,7 @@ impl Planned {
     }
 }
 
-fn warn_ignored(plan: &headroom::jobs::Plan<'_>) {
+fn warn_ignored(plan: &headroom::plan::jobs::Plan<'_>) {
     for i in &plan.ignored {
         let _ = writeln!(
             std::io::stderr(),
@@ -2289,7 +2310,7 @@ fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     let env = p.env();
     let cap = p.capacity();
     let ask = p.ask(&pa);
-    let plan = headroom::jobs::plan(&ask, &env, &cap);
+    let plan = headroom::plan::jobs::plan(&ask, &env, &cap);
     warn_ignored(&plan);
     let mut text = Box::new(Text::new());
     if a.explain {
@@ -2319,12 +2340,12 @@ fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let env = p.env();
     let cap = p.capacity();
     let ask = p.ask(&pa);
-    let plan = headroom::jobs::plan(&ask, &env, &cap);
+    let plan = headroom::plan::jobs::plan(&ask, &env, &cap);
     warn_ignored(&plan);
     let disk = disk_for(p.live, a.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    let s = headroom::advise::gather(
+    let s = headroom::plan::advise::gather(
         &p.root,
         p.live,
         p.usable_mb,
@@ -2334,7 +2355,7 @@ fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
         &mut dir,
     );
     let mut text = Box::new(Text::new());
-    headroom::advise::render(&plan, p.profile, &s, &mut *text)
+    headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
         .map_err(|_| Fail("advice larger than its buffer".into()))?;
     print_text(&text);
     Ok(ExitCode::SUCCESS)
@@ -2344,14 +2365,14 @@ fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
-    let opts = headroom::status::StatusOpts {
+    let opts = headroom::plan::status::StatusOpts {
         live,
         disk_path: &disk,
         tmp_path: "/tmp",
-        memlock: live.then(|| headroom::footprint::Outlook::of_self(no_mlock(), &mut buf)),
+        memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
     };
     let mut text = Box::new(Text::new());
-    headroom::status::render(&root, &opts, &mut buf, &mut *text)
+    headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;
     print_text(&text);
     Ok(ExitCode::SUCCESS)
@@ -2399,25 +2420,25 @@ fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("actions: the file path must not be empty");
     }
-    if a.top > headroom::actions::TOP_CAP {
+    if a.top > headroom::report::actions::TOP_CAP {
         return usage(&format!(
             "--top {}: at most {}",
             a.top,
-            headroom::actions::TOP_CAP
+            headroom::report::actions::TOP_CAP
         ));
     }
     let fd = open_regular(&a.file)?;
-    let mut table = Box::new(headroom::actions::Table::new(
+    let mut table = Box::new(headroom::report::actions::Table::new(
         a.top,
         a.min_wall.unwrap_or(0),
     ));
-    let mut rows = Box::new(headroom::actions::ActionRows::new());
+    let mut rows = Box::new(headroom::report::actions::ActionRows::new());
     stream(
         &fd,
         &a.file,
         |chunk| rows.feed(chunk, &mut |act| table.observe(act)),
         |e| match e {
-            headroom::actions::ActionsError::ResourceCsv => Fail(format!(
+            headroom::report::actions::ActionsError::ResourceCsv => Fail(format!(
                 "{}: this is a resources CSV; use headroom summarize",
                 a.file
             )),
@@ -2505,14 +2526,14 @@ fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `plot`: two streaming passes over the CSV (headroom::plot), then the SVG
+/// `plot`: two streaming passes over the CSV (headroom::report::plot), then the SVG
 /// into a temporary file beside the output, renamed over it when whole.
 /// Never inlined: `Plot::new` builds 130 KiB of buckets in this frame, and
 /// inlined into `main` stack probes would make it resident for every
 /// command.
 #[inline(never)]
 fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
-    use headroom::plot::{Plot, Scan};
+    use headroom::report::plot::{Plot, Scan};
     if a.file.is_empty() {
         return usage("plot: the CSV path must not be empty");
     }
@@ -2571,18 +2592,18 @@ fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
     // As record refuses a symlink at the CSV path: its target is never
     // written (and the rename would only replace the link itself).
     let input = rustix::fs::fstat(&fd).map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
-    match headroom::replace::target(dir.as_fd(), &name) {
-        headroom::replace::Target::Symlink => {
+    match headroom::report::replace::target(dir.as_fd(), &name) {
+        headroom::report::replace::Target::Symlink => {
             return Err(Fail(format!(
                 "{out}: is a symlink; refused (its target is not written)"
             )));
         }
-        headroom::replace::Target::Other => {
+        headroom::report::replace::Target::Other => {
             return Err(Fail(format!(
                 "{out}: not a regular file (a directory, device or FIFO); refused"
             )));
         }
-        headroom::replace::Target::Regular { dev, ino }
+        headroom::report::replace::Target::Regular { dev, ino }
             if dev == input.st_dev && ino == input.st_ino =>
         {
             return Err(Fail(format!(
@@ -2592,8 +2613,8 @@ fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
         _ => {}
     }
     let cannot = |e| Fail(format!("cannot write {out}: {}", errtext(e)));
-    let tmp = headroom::replace::tmp_name(&name).map_err(cannot)?;
-    headroom::replace::replace(dir.as_fd(), &name, &tmp, |fd| {
+    let tmp = headroom::report::replace::tmp_name(&name).map_err(cannot)?;
+    headroom::report::replace::replace(dir.as_fd(), &name, &tmp, |fd| {
         let mut sink = FdSink::new(fd);
         plot.render(&title, &mut sink).and_then(|()| sink.flush())
     })
@@ -2622,7 +2643,7 @@ impl<'a> FdSink<'a> {
 
     /// Writes out what is buffered (all of it, or an error).
     fn flush(&mut self) -> Result<(), rustix::io::Errno> {
-        headroom::replace::write_all(self.fd, &self.buf)?;
+        headroom::report::replace::write_all(self.fd, &self.buf)?;
         self.buf.clear();
         Ok(())
     }
@@ -2651,7 +2672,7 @@ mod tests {
     /// "ratio", the word `status` uses for stored / compressed.
     #[test]
     fn status_line_names_the_zram_ram_saving() {
-        let mut row = headroom::row::Row::empty(100);
+        let mut row = headroom::tick::row::Row::empty(100);
         row.elapsed_s = 65;
         row.mem_avail_mb = 900;
         row.ext.zram_stored_mb = Some(768);

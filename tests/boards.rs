@@ -119,7 +119,7 @@ const PLANS: [(&str, &[&str]); 4] = [
 
 /// The job-count variables, cleared so the host's environment cannot leak
 /// into a golden output.
-const JOB_VARS: [&str; 6] = headroom::jobs::ENV_VARS;
+const JOB_VARS: [&str; 6] = headroom::plan::jobs::ENV_VARS;
 
 #[test]
 fn every_board_reproduces_its_expected_plans_byte_for_byte() {

@@ -31,13 +31,13 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-use headroom::compilers::CompilerList;
-use headroom::jobserver::{Governor, Inputs, Pool};
-use headroom::prom::{Labels, PromFile};
-use headroom::record::{CsvOut, Plan, StopFlag, Watch, run};
-use headroom::root::Root;
-use headroom::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
-use headroom::summary::Summary;
+use headroom::build::compilers::CompilerList;
+use headroom::govern::jobserver::{Governor, Inputs, Pool};
+use headroom::govern::record::{CsvOut, Plan, StopFlag, Watch, run};
+use headroom::kernel::root::Root;
+use headroom::report::prom::{Labels, PromFile};
+use headroom::report::summary::Summary;
+use headroom::tick::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
 use rustix::fd::AsFd;
 
 struct NoWarn;
@@ -80,18 +80,22 @@ fn ticks_after_start_up_allocate_nothing() {
         rustix::fs::Mode::empty(),
     )
     .unwrap();
-    let mut csv =
-        CsvOut::create(out.as_fd(), "resources-a.csv", headroom::row::HEADER_JOBS).unwrap();
+    let mut csv = CsvOut::create(
+        out.as_fd(),
+        "resources-a.csv",
+        headroom::tick::row::HEADER_JOBS,
+    )
+    .unwrap();
     // run --jobserver's tick: the governor and its FIFO.
     let pool = Pool::create(out.as_fd()).unwrap();
     let mut gov = Governor::new(4, 500, "--peak-mb");
-    let mut tune = |row: &mut headroom::row::Row| {
+    let mut tune = |row: &mut headroom::tick::row::Row| {
         let d = gov.decide(&Inputs {
             usable_mb: Some(row.mem_avail_mb),
             compiler_rss_mb: row.build_rss_mb,
             compiler_peak_mb: row.ext.build_peak_rss_mb,
             in_pipe: pool.in_pipe().unwrap(),
-            now_ms: headroom::clock::monotonic_ns() / 1_000_000,
+            now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
         });
         let put = pool.put(d.put);
         let taken = pool.take(d.take);

@@ -2,11 +2,10 @@
 //! (a value or an error) and never panics. A deterministic PRNG keeps the
 //! run reproducible; `cargo fuzz` (issue 6) goes further.
 
-use headroom::text::{Context, Stage};
-use headroom::{
-    cgroup, csvread, loadavg, logtail, meminfo, mountinfo, pid, psi, stat, swaps, text, vmstat,
-    zram,
-};
+use headroom::build::text::{Context, Stage};
+use headroom::build::{logtail, text};
+use headroom::kernel::{cgroup, loadavg, meminfo, mountinfo, pid, psi, stat, swaps, vmstat, zram};
+use headroom::report::csvread;
 
 /// xorshift64*: small, deterministic, good enough to mutate inputs.
 struct Rng(u64);
@@ -100,9 +99,9 @@ fn run_all(input: &[u8]) {
     let _ = cgroup::parse_cfs_quota(input);
     let _ = cgroup::parse_cpu_list_count(input);
     let _ = cgroup::parse_oom_kill(input);
-    let _ = headroom::buildcg::parse_anon(input, cgroup::Version::V1);
-    let _ = headroom::buildcg::parse_anon(input, cgroup::Version::V2);
-    let _ = headroom::buildcg::pid_of_name(input);
+    let _ = headroom::build::buildcg::parse_anon(input, cgroup::Version::V1);
+    let _ = headroom::build::buildcg::parse_anon(input, cgroup::Version::V2);
+    let _ = headroom::build::buildcg::pid_of_name(input);
     let (a, b) = input.split_at(input.len() / 2);
     let _ = cgroup::is_within(a, b);
     for start in [true, false] {

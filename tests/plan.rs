@@ -4,7 +4,7 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
-const JOB_VARS: [&str; 6] = headroom::jobs::ENV_VARS;
+const JOB_VARS: [&str; 6] = headroom::plan::jobs::ENV_VARS;
 
 /// `headroom jobs ARGS` with exactly the given job variables set.
 fn jobs(args: &[&str], env: &[(&str, &str)]) -> (String, String, Option<i32>) {

@@ -225,11 +225,11 @@ fn a_run_recorded_from_a_board_root() {
 
 /// A headroom CSV (27 columns) with OOM kills; the context is CSV-quoted.
 fn oom_csv(rows: usize) -> String {
-    let mut t = String::from(headroom::row::HEADER_FULL);
+    let mut t = String::from(headroom::tick::row::HEADER_FULL);
     let mut kills = 0;
     for i in 0..rows {
         let e = 1_796_000_000 + 15 * i as u64;
-        let iso = headroom::clock::Iso::from_epoch(e);
+        let iso = headroom::tick::clock::Iso::from_epoch(e);
         if i == rows / 2 || i == rows / 2 + 3 {
             kills += 1;
         }
@@ -398,7 +398,7 @@ fn a_failed_write_leaves_no_half_svg() {
 #[test]
 fn bad_input_is_one_line_and_exit_1() {
     let d = scratch("bad");
-    let header = headroom::row::HEADER_FULL;
+    let header = headroom::tick::row::HEADER_FULL;
     let cases: [(&str, String, &str); 6] = [
         (
             "empty.csv",

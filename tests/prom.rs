@@ -391,12 +391,12 @@ proptest::proptest! {
         mem in proptest::prelude::any::<u64>(),
         kills in proptest::prelude::any::<Option<u64>>(),
     ) {
-        use headroom::prom::{render, Labels, PromText};
-        let mut row = headroom::row::Row::empty(1_796_000_000);
+        use headroom::report::prom::{render, Labels, PromText};
+        let mut row = headroom::tick::row::Row::empty(1_796_000_000);
         row.mem_avail_mb = mem;
         row.ext.oom_kills = kills;
         let _ = row.stage.push_str(&stage);
-        let mut summary = headroom::summary::Summary::new(None, None);
+        let mut summary = headroom::report::summary::Summary::new(None, None);
         summary.observe(&row);
         let mut text = PromText::new();
         let labels = Labels { run_id: &run_id, disk_path: &disk };

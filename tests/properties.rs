@@ -32,19 +32,19 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 
-use headroom::cgroup::{self, CpuMax, Limit, Version};
-use headroom::csvread::CsvRows;
-use headroom::loadavg::{self, LoadAvg};
-use headroom::meminfo::{self, MemInfo};
-use headroom::mountinfo::{self, Mount};
-use headroom::parse::{ParseError, ParseErrorKind, parse_i64, parse_u64};
-use headroom::pid::{self, PidStat, Status};
-use headroom::psi::{self, Psi, PsiLine};
-use headroom::row::{CORE_COLUMNS, EXT_COLUMNS, Row};
-use headroom::stat::{self, CpuTimes};
-use headroom::swaps::{self, Swap};
-use headroom::vmstat::{self, VmStat};
-use headroom::zram::{self, MmStat};
+use headroom::kernel::cgroup::{self, CpuMax, Limit, Version};
+use headroom::kernel::loadavg::{self, LoadAvg};
+use headroom::kernel::meminfo::{self, MemInfo};
+use headroom::kernel::mountinfo::{self, Mount};
+use headroom::kernel::parse::{ParseError, ParseErrorKind, parse_i64, parse_u64};
+use headroom::kernel::pid::{self, PidStat, Status};
+use headroom::kernel::psi::{self, Psi, PsiLine};
+use headroom::kernel::stat::{self, CpuTimes};
+use headroom::kernel::swaps::{self, Swap};
+use headroom::kernel::vmstat::{self, VmStat};
+use headroom::kernel::zram::{self, MmStat};
+use headroom::report::csvread::CsvRows;
+use headroom::tick::row::{CORE_COLUMNS, EXT_COLUMNS, Row};
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use proptest::test_runner::Config;
@@ -408,7 +408,7 @@ proptest! {
             .and_then(naive_i64)
             .filter(|v| (-1000..=1000).contains(v))
             .map(|v| v as i16);
-        prop_assert_eq!(headroom::oom_score_adj::parse(&text).ok(), naive);
+        prop_assert_eq!(headroom::kernel::oom_score_adj::parse(&text).ok(), naive);
     }
 }
 
@@ -2300,7 +2300,7 @@ proptest! {
         start_peak in 1u64..5_000,
         ticks in proptest::collection::vec(job_tick(), 1..60),
     ) {
-        use headroom::jobserver::{Governor, Inputs};
+        use headroom::govern::jobserver::{Governor, Inputs};
         let mut g = Governor::new(cap, start_peak, "--peak-mb");
         // The FIFO and the clients, simulated.
         let (mut in_pipe, mut held, mut issued) = (0u32, 0u32, 0u32);

@@ -4,17 +4,17 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = headroom::cgroup::path_for(data, b"memory");
-    let _ = headroom::cgroup::parse_limit(data).map(|l| l.effective(1 << 32));
-    let _ = headroom::cgroup::parse_cpu_max(data).map(|c| c.millicpus());
-    let _ = headroom::cgroup::parse_cfs_quota(data);
-    let _ = headroom::cgroup::parse_cpu_list_count(data);
-    let _ = headroom::cgroup::parse_oom_kill(data);
+    let _ = headroom::kernel::cgroup::path_for(data, b"memory");
+    let _ = headroom::kernel::cgroup::parse_limit(data).map(|l| l.effective(1 << 32));
+    let _ = headroom::kernel::cgroup::parse_cpu_max(data).map(|c| c.millicpus());
+    let _ = headroom::kernel::cgroup::parse_cfs_quota(data);
+    let _ = headroom::kernel::cgroup::parse_cpu_list_count(data);
+    let _ = headroom::kernel::cgroup::parse_oom_kill(data);
     // The build's cgroup: memory.stat of either version, the names of
     // headroom's cgroups, and membership of one path in another.
-    let _ = headroom::buildcg::parse_anon(data, headroom::cgroup::Version::V1);
-    let _ = headroom::buildcg::parse_anon(data, headroom::cgroup::Version::V2);
-    let _ = headroom::buildcg::pid_of_name(data);
+    let _ = headroom::build::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V1);
+    let _ = headroom::build::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V2);
+    let _ = headroom::build::buildcg::pid_of_name(data);
     let (a, b) = data.split_at(data.len() / 2);
-    let _ = headroom::cgroup::is_within(a, b);
+    let _ = headroom::kernel::cgroup::is_within(a, b);
 });

@@ -4,6 +4,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = headroom::loadavg::parse(data);
-    let _ = headroom::loadavg::parse_centi(data);
+    let _ = headroom::kernel::loadavg::parse(data);
+    let _ = headroom::kernel::loadavg::parse_centi(data);
 });

@@ -5,10 +5,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     for start in [true, false] {
-        let f = headroom::logtail::scan(data, start);
-        let mut c = headroom::text::Context::new();
+        let f = headroom::build::logtail::scan(data, start);
+        let mut c = headroom::build::text::Context::new();
         if let Some(raw) = f.context {
-            headroom::logtail::context_into(raw, &mut c);
+            headroom::build::logtail::context_into(raw, &mut c);
         }
         assert!(!c.contains(',') && !c.contains('"'));
     }

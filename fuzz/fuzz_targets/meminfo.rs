@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = headroom::meminfo::parse(data).map(|m| {
+    let _ = headroom::kernel::meminfo::parse(data).map(|m| {
         (
             m.mem_used_kib(),
             m.swap_used_kib(),

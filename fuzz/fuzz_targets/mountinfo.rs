@@ -5,8 +5,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut out = [0u8; 4096];
-    for m in headroom::mountinfo::entries(data).flatten() {
-        let _ = headroom::mountinfo::unescape(m.mount_point, &mut out);
+    for m in headroom::kernel::mountinfo::entries(data).flatten() {
+        let _ = headroom::kernel::mountinfo::unescape(m.mount_point, &mut out);
     }
-    let _ = headroom::mountinfo::fs_type_of(data, b"/tmp");
+    let _ = headroom::kernel::mountinfo::fs_type_of(data, b"/tmp");
 });

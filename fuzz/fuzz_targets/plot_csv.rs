@@ -18,14 +18,14 @@ impl ufmt::uWrite for Sink {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut scan = headroom::plot::Scan::new(None);
-    let mut rows = headroom::csvread::CsvRows::new();
+    let mut scan = headroom::report::plot::Scan::new(None);
+    let mut rows = headroom::report::csvread::CsvRows::new();
     if rows.feed(data, &mut |r| scan.observe(r)).is_err() {
         return;
     }
     let _ = rows.feed(&[], &mut |r| scan.observe(r));
-    let mut plot = Box::new(headroom::plot::Plot::new(&scan));
-    let mut rows = headroom::csvread::CsvRows::new();
+    let mut plot = Box::new(headroom::report::plot::Plot::new(&scan));
+    let mut rows = headroom::report::csvread::CsvRows::new();
     let _ = rows.feed(data, &mut |r| plot.observe(r));
     let _ = rows.feed(&[], &mut |r| plot.observe(r));
     let mut out = Sink(0);

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = headroom::psi::parse(data);
+    let _ = headroom::kernel::psi::parse(data);
 });

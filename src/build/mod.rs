@@ -1,0 +1,10 @@
+//! The build: its process tree or its own cgroup, its compilers, what its
+//! log says, what it used.
+//!
+//! Above the kernel files; below the tick.
+
+pub mod buildcg; // the build's own memory cgroup: made, joined, read, removed
+pub mod compilers; // which processes are compilers; the per-tick /proc scan
+pub mod logtail; // the stage and context columns from the build log's tail
+pub mod text; // hostile log bytes made short and CSV-safe
+pub mod usage; // what one command used, as `/usr/bin/time -v` reports it

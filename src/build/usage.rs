@@ -1,0 +1,197 @@
+//! What one command used, as `/usr/bin/time -v` reports it: wall time, user
+//! and system CPU, average cores, ru_maxrss, and how it ended.
+//!
+//! ru_maxrss is the peak resident size of the largest single process among
+//! the command and its waited-for descendants (not a sum): for `make -j4`
+//! it is the biggest compiler, the figure that decides whether one more job
+//! fits.
+//!
+//! # References
+//! getrusage(2), wait4(2), wait(2) status macros, signal(7).
+
+use ufmt::{uWrite, uwrite};
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// exit(2) with this code.
+    Exited(i32),
+    /// Killed by this signal number.
+    Signaled(i32),
+}
+
+impl End {
+    /// Decodes a wait(2) status word (WIFEXITED / WIFSIGNALED).
+    ///
+    /// ```
+    /// use headroom::build::usage::End;
+    /// assert_eq!(End::from_wait_status(3 << 8), End::Exited(3));
+    /// assert_eq!(End::from_wait_status(9), End::Signaled(9));
+    /// assert_eq!(End::from_wait_status(9 | 0x80), End::Signaled(9)); // core dumped
+    /// ```
+    pub fn from_wait_status(status: i32) -> End {
+        let sig = status & 0x7f;
+        if sig == 0 {
+            End::Exited((status >> 8) & 0xff)
+        } else {
+            End::Signaled(sig)
+        }
+    }
+
+    /// The status a shell reports: the exit code, or 128 + signal.
+    pub fn shell_status(self) -> u8 {
+        match self {
+            End::Exited(c) => (c & 0xff) as u8,
+            End::Signaled(s) => 128u8.wrapping_add((s & 0x7f) as u8),
+        }
+    }
+}
+
+/// The name of a Linux signal without `SIG` (generic numbering, shared by
+/// x86_64, aarch64 and riscv64); `None` for real-time and unknown numbers.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    const NAMES: [&str; 31] = [
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+        "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+        "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+    ];
+    let i = usize::try_from(sig.checked_sub(1)?).ok()?;
+    NAMES.get(i).copied()
+}
+
+/// One command's resource use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    /// Wall time from start to exit, milliseconds.
+    pub wall_ms: u64,
+    /// User CPU of the command and its waited-for descendants (ru_utime), ms.
+    pub user_ms: u64,
+    /// System CPU (ru_stime), ms.
+    pub sys_ms: u64,
+    /// ru_maxrss: peak RSS of the largest single process, KiB.
+    pub max_rss_kib: u64,
+    /// How it ended.
+    pub end: End,
+}
+
+impl Usage {
+    /// Average cores busy: (user + sys) / wall, in hundredths, rounded half
+    /// up; 0 for a zero wall time.
+    pub fn cores_centi(&self) -> u64 {
+        let cpu = u128::from(self.user_ms) + u128::from(self.sys_ms);
+        let wall = u128::from(self.wall_ms);
+        if wall == 0 {
+            return 0;
+        }
+        u64::try_from((cpu * 100 * 2 + wall) / (wall * 2)).unwrap_or(u64::MAX)
+    }
+
+    /// Renders the `RUN:` block of the summary for the command `label`.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn render<W: uWrite + ?Sized>(&self, label: &str, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(w, "\nRUN: {}\n  wall ", label)?;
+        write_milli(w, self.wall_ms)?;
+        uwrite!(w, " s  user ")?;
+        write_milli(w, self.user_ms)?;
+        uwrite!(w, " s  sys ")?;
+        write_milli(w, self.sys_ms)?;
+        uwrite!(w, " s  average cores ")?;
+        write_centi(w, self.cores_centi())?;
+        uwrite!(
+            w,
+            "\n  max RSS {} MiB (largest single process, ru_maxrss)\n",
+            self.max_rss_kib / 1024
+        )?;
+        match self.end {
+            End::Exited(c) => uwrite!(w, "  exit {}\n", c),
+            End::Signaled(s) => match signal_name(s) {
+                Some(n) => uwrite!(
+                    w,
+                    "  killed by signal {} ({}), exit status {}\n",
+                    n,
+                    s,
+                    self.end.shell_status()
+                ),
+                None => uwrite!(
+                    w,
+                    "  killed by signal {}, exit status {}\n",
+                    s,
+                    self.end.shell_status()
+                ),
+            },
+        }
+    }
+}
+
+/// Writes milliseconds as seconds with three decimals (`12.345`).
+///
+/// # Errors
+/// The writer's error.
+pub fn write_milli<W: uWrite + ?Sized>(w: &mut W, ms: u64) -> Result<(), W::Error> {
+    uwrite!(w, "{}.", ms / 1000)?;
+    let f = ms % 1000;
+    if f < 100 {
+        uwrite!(w, "0")?;
+    }
+    if f < 10 {
+        uwrite!(w, "0")?;
+    }
+    uwrite!(w, "{}", f)
+}
+
+/// Writes hundredths with two decimals (`1.72`).
+///
+/// # Errors
+/// The writer's error.
+pub fn write_centi<W: uWrite + ?Sized>(w: &mut W, centi: u64) -> Result<(), W::Error> {
+    uwrite!(w, "{}.", centi / 100)?;
+    if centi % 100 < 10 {
+        uwrite!(w, "0")?;
+    }
+    uwrite!(w, "{}", centi % 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_status_and_names() {
+        assert_eq!(End::Exited(3).shell_status(), 3);
+        assert_eq!(End::Signaled(9).shell_status(), 137);
+        assert_eq!(signal_name(9), Some("KILL"));
+        assert_eq!(signal_name(15), Some("TERM"));
+        assert_eq!(signal_name(31), Some("SYS"));
+        assert_eq!(signal_name(0), None);
+        assert_eq!(signal_name(34), None);
+        assert_eq!(signal_name(-1), None);
+    }
+
+    #[test]
+    fn cores_and_block() {
+        let u = Usage {
+            wall_ms: 2000,
+            user_ms: 3000,
+            sys_ms: 445,
+            max_rss_kib: 300 * 1024 + 5,
+            end: End::Signaled(9),
+        };
+        assert_eq!(u.cores_centi(), 172);
+        let mut s = heapless::String::<512>::new();
+        u.render("make -j2", &mut s).unwrap();
+        assert_eq!(
+            s.as_str(),
+            "\nRUN: make -j2\n  wall 2.000 s  user 3.000 s  sys 0.445 s  average cores 1.72\n  max RSS 300 MiB (largest single process, ru_maxrss)\n  killed by signal KILL (9), exit status 137\n"
+        );
+        let z = Usage { wall_ms: 0, ..u };
+        assert_eq!(z.cores_centi(), 0);
+        let mut s = heapless::String::<16>::new();
+        write_milli(&mut s, 5).unwrap();
+        assert_eq!(s.as_str(), "0.005");
+        s.clear();
+        write_centi(&mut s, 7).unwrap();
+        assert_eq!(s.as_str(), "0.07");
+    }
+}

@@ -1,0 +1,7 @@
+//! Governing a recording while it runs: the loop that ticks, writes rows and
+//! feeds the summary, and the jobserver that hands out job slots.
+//!
+//! The top layer of the library.
+
+pub mod jobserver; // `run --jobserver`: the FIFO and the memory-aware governor
+pub mod record; // the recording loop: tick, row, summary, wait

@@ -1,0 +1,520 @@
+//! The recording loop: sample, write one row with one write(2), feed the
+//! summary, wait for the next tick, a stop signal or the watched process.
+//!
+//! Nothing here allocates: the row is formatted into a fixed buffer and the
+//! summary keeps only peak rows.
+//!
+//! # References
+//! write(2), fallocate(2), ftruncate(2), poll(2), pidfd_open(2), kill(2),
+//! clock_gettime(2).
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::report::summary::Summary;
+use crate::tick::clock;
+use crate::tick::row::{ROW_CAP, Row};
+use crate::tick::sampler::{Buffers, Sampler, Warn};
+
+/// Why the CSV could not be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// The path is a symlink (O_NOFOLLOW gave ELOOP): refused, target untouched.
+    Symlink,
+    /// Any other openat(2) or first write(2) failure.
+    Io(Errno),
+}
+
+/// The CSV being written: every row goes out in one write(2) and is
+/// complete or absent.
+pub struct CsvOut {
+    fd: OwnedFd,
+    /// The directory and name, to create the file again if it is deleted.
+    dir: OwnedFd,
+    name: heapless::String<256>,
+    /// The header, written first and again if the file is emptied under us.
+    header: &'static str,
+    failing: bool,
+    /// Rows that could not be written (disk full, I/O error).
+    pub lost: u64,
+    /// Set when the last [`CsvOut::append`] found the file deleted and
+    /// created it anew (the caller warns, then clears it).
+    pub recreated: bool,
+}
+
+/// How the CSV is opened: write-only, appending, never through a symlink.
+const CSV_FLAGS: OFlags = OFlags::WRONLY
+    .union(OFlags::APPEND)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+impl CsvOut {
+    /// Creates or truncates `name` in `dir` (O_NOFOLLOW: a symlink planted
+    /// at the path is refused; O_APPEND: rows land at the end even after
+    /// someone else truncated the file) and writes the header.
+    ///
+    /// `header` is one of [`crate::tick::row::header`]'s.
+    ///
+    /// # Errors
+    /// [`OpenError::Symlink`] or [`OpenError::Io`] (ENAMETOOLONG for a
+    /// name over 256 bytes).
+    pub fn create(
+        dir: BorrowedFd<'_>,
+        name: &str,
+        header: &'static str,
+    ) -> Result<CsvOut, OpenError> {
+        let name =
+            heapless::String::try_from(name).map_err(|_| OpenError::Io(Errno::NAMETOOLONG))?;
+        let fd = rustix::fs::openat(
+            dir,
+            name.as_str(),
+            CSV_FLAGS | OFlags::CREATE | OFlags::TRUNC,
+            Mode::from_raw_mode(0o644),
+        )
+        .map_err(|e| {
+            if e == Errno::LOOP {
+                OpenError::Symlink
+            } else {
+                OpenError::Io(e)
+            }
+        })?;
+        let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(OpenError::Io)?;
+        let mut out = CsvOut {
+            fd,
+            dir,
+            name,
+            header,
+            failing: false,
+            lost: 0,
+            recreated: false,
+        };
+        out.append_whole(header.as_bytes(), 0)
+            .map_err(OpenError::Io)?;
+        Ok(out)
+    }
+
+    /// Appends one row. When the file was emptied by someone else since
+    /// the last row (`: > file`, logrotate's copytruncate), the header goes
+    /// first, so the file stays a CSV `summarize` reads. When the file was
+    /// deleted (no link left: `rm` of the CSV mid-run), rows would go
+    /// nowhere: it is created again at its name (never through a symlink
+    /// planted there since), with the header, and [`CsvOut::recreated`] is
+    /// set.
+    ///
+    /// # Errors
+    /// The errno of fstat(2) or openat(2), or as [`CsvOut::append_whole`].
+    pub fn append(&mut self, row: &[u8]) -> Result<(), Errno> {
+        let st = rustix::fs::fstat(&self.fd)?;
+        let mut end = u64::try_from(st.st_size).unwrap_or(0);
+        if st.st_nlink == 0 {
+            self.fd = rustix::fs::openat(
+                &self.dir,
+                self.name.as_str(),
+                CSV_FLAGS | OFlags::CREATE | OFlags::EXCL,
+                Mode::from_raw_mode(0o644),
+            )?;
+            self.recreated = true;
+            end = 0;
+        }
+        if end == 0 {
+            self.append_whole(self.header.as_bytes(), 0)?;
+            end = self.header.len() as u64;
+        }
+        self.append_whole(row, end)
+    }
+
+    /// Appends `bytes` at `end` (the file's size: O_APPEND puts them there)
+    /// whole or not at all, even if the process is killed midway: the space
+    /// is reserved first ([`reserve`]), so a full disk fails before
+    /// anything is written. On a filesystem without fallocate, a short
+    /// write is cut back with ftruncate(2) — a SIGKILL between the two
+    /// could leave half a row there, nowhere else.
+    ///
+    /// # Errors
+    /// ENOSPC, EDQUOT or EFBIG (the file-size limit) when the space cannot
+    /// be reserved or the write was short; the errno of write(2) otherwise.
+    fn append_whole(&mut self, bytes: &[u8], end: u64) -> Result<(), Errno> {
+        reserve(self.fd.as_fd(), end, bytes.len())?;
+        let r = loop {
+            match rustix::io::write(&self.fd, bytes) {
+                Err(Errno::INTR) => continue,
+                other => break other,
+            }
+        };
+        match r {
+            Ok(n) if n == bytes.len() => Ok(()),
+            Ok(n) => {
+                // Writing the rest tells why (ENOSPC, EDQUOT, EFBIG).
+                let why = match rustix::io::write(&self.fd, &bytes[n..]) {
+                    Err(e) => e,
+                    Ok(_) => Errno::NOSPC,
+                };
+                let _ = rustix::fs::ftruncate(&self.fd, end);
+                Err(why)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Reserves `len` bytes of `fd` from `offset` with fallocate(2)
+/// (KEEP_SIZE: the file does not grow until they are written), so that a
+/// write into them cannot fail for lack of space.
+///
+/// # Errors
+/// Only "no room": ENOSPC (the disk), EDQUOT (a quota), EFBIG (the
+/// file-size limit, `ulimit -f`). A filesystem that cannot reserve
+/// (EOPNOTSUPP and the like) is `Ok`: the write then goes ahead unreserved.
+pub fn reserve(fd: BorrowedFd<'_>, offset: u64, len: usize) -> Result<(), Errno> {
+    let len = u64::try_from(len).unwrap_or(u64::MAX);
+    match rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::KEEP_SIZE, offset, len) {
+        Err(e @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// What ended a recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `--count N` rows were taken.
+    Count,
+    /// The watched process exited.
+    WatchedExited,
+    /// SIGINT, SIGTERM or SIGHUP (the number).
+    Signal(i32),
+}
+
+/// How the loop learns that it must stop.
+pub trait StopFlag {
+    /// The signal received so far, if any.
+    fn signal(&self) -> Option<i32>;
+}
+
+/// Watching `--watch-pid`: a pidfd when the kernel has pidfd_open (5.3+),
+/// else kill(pid, 0) where EPERM still means alive.
+pub enum Watch {
+    /// Nothing to watch.
+    None,
+    /// A pidfd: readable once the process has exited.
+    PidFd(OwnedFd),
+    /// Polled with kill(pid, 0).
+    Kill(rustix::process::Pid),
+    /// Our own child on a kernel without pidfd: polled with
+    /// waitid(WNOHANG | WNOWAIT), which sees the exit without reaping, so
+    /// the caller's wait4(2) still gets the status and rusage. (kill(pid, 0)
+    /// would keep succeeding on the unreaped zombie.)
+    Child(rustix::process::Pid),
+}
+
+impl Watch {
+    /// Starts watching our own child `pid` (for `run`): a pidfd, else
+    /// [`Watch::Child`].
+    pub fn child(pid: i32) -> Option<Watch> {
+        let p = rustix::process::Pid::from_raw(pid)?;
+        match rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => Some(Watch::PidFd(fd)),
+            Err(_) => Some(Watch::Child(p)),
+        }
+    }
+
+    /// Starts watching `pid`; a process already gone gives `None`.
+    pub fn pid(pid: i32) -> Option<Watch> {
+        let p = rustix::process::Pid::from_raw(pid)?;
+        match rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => Some(Watch::PidFd(fd)),
+            Err(Errno::SRCH) => None,
+            Err(_) => Some(Watch::Kill(p)),
+        }
+    }
+
+    /// True once the watched process has exited (checked without blocking).
+    pub fn exited(&self) -> bool {
+        match self {
+            Watch::None => false,
+            Watch::PidFd(fd) => {
+                let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+                let zero = rustix::time::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+            }
+            Watch::Kill(p) => {
+                matches!(rustix::process::test_kill_process(*p), Err(Errno::SRCH))
+            }
+            Watch::Child(p) => {
+                use rustix::process::{WaitId, WaitIdOptions, waitid};
+                let opts = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+                matches!(
+                    waitid(WaitId::Pid(*p), opts),
+                    Ok(Some(_)) | Err(Errno::CHILD)
+                )
+            }
+        }
+    }
+}
+
+/// The recording's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// Time between rows, in milliseconds (0: as fast as possible).
+    pub interval_ms: u64,
+    /// Stop after this many rows.
+    pub count: Option<u64>,
+    /// Write only the 14 compatible columns.
+    pub compat: bool,
+}
+
+/// Waits up to `ms` milliseconds for the stop fd or the watched process's
+/// pidfd to become readable (a signal, or the exit): whichever comes first.
+pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    // Without a pidfd, wake at least once a second to re-check kill(pid, 0).
+    let ms = if matches!(watch, Watch::Kill(_)) {
+        ms.min(1000)
+    } else {
+        ms
+    };
+    let ts = rustix::time::Timespec {
+        tv_sec: (ms / 1000) as i64,
+        tv_nsec: ((ms % 1000) * 1_000_000) as i64,
+    };
+    let mut fds: heapless::Vec<PollFd<'_>, 2> = heapless::Vec::new();
+    if let Some(s) = stop_fd {
+        let _ = fds.push(PollFd::from_borrowed_fd(s, PollFlags::IN));
+    }
+    if let Watch::PidFd(p) = watch {
+        let _ = fds.push(PollFd::from_borrowed_fd(p.as_fd(), PollFlags::IN));
+    }
+    // EINTR (a signal arrived) simply ends the wait; the flag says why.
+    let _ = poll(&mut fds, Some(&ts));
+}
+
+/// Intervals from which two rows never share an epoch (SPEC.md: a
+/// dashboard keys rows on it). Below this (`--interval 0.5`, the
+/// jobserver's 250 ms ticks) rows share epochs by nature.
+pub const DISTINCT_EPOCHS_FROM_MS: u64 = 1000;
+
+/// Longest wait for the wall clock to leave the previous row's second:
+/// within the same second it is at most 1000 ms; more means the clock was
+/// stepped back, and the row is taken at once on the new clock rather than
+/// held for as long as the step.
+const MAX_SECOND_WAIT_MS: u64 = 2000;
+
+/// Waits until CLOCK_REALTIME has left second `prev` (the previous row's
+/// epoch), so that the next row's epoch is a later one, never bumped:
+/// its `epoch` and `iso` stay the time it was sampled. `last` says the
+/// watched process has exited (then its pidfd, readable for good, is not
+/// polled); it is set when the process exits meanwhile. Returns the stop
+/// signal when one arrives first.
+///
+/// # References
+/// clock_gettime(2), poll(2).
+fn wait_past_second(
+    prev: u64,
+    stop_fd: Option<BorrowedFd<'_>>,
+    watch: &Watch,
+    stop: &impl StopFlag,
+    last: &mut bool,
+) -> Option<i32> {
+    loop {
+        let ms = clock::ms_until_second(prev.saturating_add(1), clock::now_realtime());
+        if ms == 0 || ms > MAX_SECOND_WAIT_MS {
+            return None;
+        }
+        wait(ms, stop_fd, if *last { &Watch::None } else { watch });
+        if let Some(sig) = stop.signal() {
+            return Some(sig);
+        }
+        if !*last && watch.exited() {
+            *last = true;
+        }
+    }
+}
+
+/// Runs the loop until `--count`, the watched process or a signal stops it.
+/// When the watched process exits, one final row is taken (the state after
+/// the build's last step) before the loop ends: at once, or, at intervals
+/// of [`DISTINCT_EPOCHS_FROM_MS`] or more, as soon as the wall clock has
+/// left the previous row's second.
+///
+/// At those intervals no two rows share an epoch: a row that would fall in
+/// the previous row's second (the final row, or a tick after a late one)
+/// waits for the next second; the epoch is never made up. Only a wall
+/// clock stepped back by more than a second can repeat one.
+///
+/// Each tick: sample, let `tune` act on the row and fill what the sampler
+/// does not know (the jobserver's columns), format, one write(2), feed
+/// `summary`, then call
+/// `on_row` with the row, how its write went and the summary so far. A row
+/// that cannot be written is counted in `summary.lost` and in `csv.lost`;
+/// the loop warns once and keeps sampling, writing again when space
+/// returns.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    sampler: &mut Sampler<'_>,
+    bufs: &mut Buffers,
+    csv: &mut CsvOut,
+    summary: &mut Summary,
+    plan: Plan,
+    watch: &Watch,
+    stop: &impl StopFlag,
+    stop_fd: Option<BorrowedFd<'_>>,
+    warn: &mut impl Warn,
+    tune: &mut impl FnMut(&mut Row),
+    on_row: &mut impl FnMut(&Row, WriteState, &Summary),
+) -> Stop {
+    let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
+    let start_ns = clock::monotonic_ns();
+    let mut rows: u64 = 0;
+    // The grid slot of the tick just taken (0: the first, at start).
+    let mut slot: u64 = 0;
+    let interval_ns = plan.interval_ms.saturating_mul(1_000_000);
+    // Set when the watched process has exited: one last row shows the
+    // state after the build's final step, then the loop ends.
+    let mut last = false;
+    let distinct = plan.interval_ms >= DISTINCT_EPOCHS_FROM_MS;
+    let mut prev_epoch: Option<u64> = None;
+    loop {
+        if distinct
+            && let Some(prev) = prev_epoch
+            && let Some(sig) = wait_past_second(prev, stop_fd, watch, stop, &mut last)
+        {
+            return Stop::Signal(sig);
+        }
+        let epoch = clock::now_epoch();
+        prev_epoch = Some(epoch);
+        let mut row = sampler.tick(epoch, bufs, warn);
+        tune(&mut row);
+        let state = if row.format(plan.compat, &mut line).is_err() {
+            WriteState::Lost(Errno::NOBUFS)
+        } else {
+            match csv.append(&line) {
+                Ok(()) if csv.recreated => {
+                    csv.recreated = false;
+                    csv.failing = false;
+                    WriteState::Recreated
+                }
+                Ok(()) if csv.failing => {
+                    csv.failing = false;
+                    WriteState::Resumed
+                }
+                Ok(()) => WriteState::Written,
+                Err(e) => {
+                    csv.lost += 1;
+                    summary.lost += 1;
+                    let first = !csv.failing;
+                    csv.failing = true;
+                    if first {
+                        WriteState::Lost(e)
+                    } else {
+                        WriteState::StillLost
+                    }
+                }
+            }
+        };
+        summary.mem_estimated |= sampler.mem_estimated;
+        summary.observe(&row);
+        on_row(&row, state, summary);
+        rows += 1;
+
+        if let Some(sig) = stop.signal() {
+            return Stop::Signal(sig);
+        }
+        if plan.count.is_some_and(|c| rows >= c) {
+            return Stop::Count;
+        }
+        if last {
+            return Stop::WatchedExited;
+        }
+        if watch.exited() {
+            last = true;
+            continue;
+        }
+        // Next tick on a fixed grid from the start, so a slow tick does not
+        // drift the series; after a stall (SIGSTOP, a host thrashing in
+        // swap) the missed slots are skipped, as sar does, not made up in
+        // a burst of rows with the same time stamp.
+        slot = next_slot(
+            slot,
+            clock::monotonic_ns().saturating_sub(start_ns),
+            interval_ns,
+        );
+        let due = start_ns.saturating_add(slot.saturating_mul(interval_ns));
+        loop {
+            let now = clock::monotonic_ns();
+            if now >= due {
+                break;
+            }
+            wait((due - now).div_ceil(1_000_000), stop_fd, watch);
+            if let Some(sig) = stop.signal() {
+                return Stop::Signal(sig);
+            }
+            if watch.exited() {
+                last = true;
+                break;
+            }
+        }
+        // A stall during the wait (stopped, starved) made this tick late:
+        // it stands for the latest slot begun, so the next is in the future.
+        slot = slot.max(slot_begun(
+            clock::monotonic_ns().saturating_sub(start_ns),
+            interval_ns,
+        ));
+    }
+}
+
+/// The latest grid slot that has begun `elapsed_ns` after the start (0 for
+/// `--interval 0`).
+fn slot_begun(elapsed_ns: u64, interval_ns: u64) -> u64 {
+    elapsed_ns.checked_div(interval_ns).unwrap_or(0)
+}
+
+/// The grid slot after `slot` for a tick interval of `interval_ns`, now
+/// that `elapsed_ns` have passed since the start: the next slot, or, when
+/// that one has already passed, the latest slot that has begun (taken at
+/// once; the ones before it are skipped).
+fn next_slot(slot: u64, elapsed_ns: u64, interval_ns: u64) -> u64 {
+    slot.saturating_add(1)
+        .max(slot_begun(elapsed_ns, interval_ns))
+}
+
+/// What happened to the row just sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteState {
+    /// Written whole.
+    Written,
+    /// Written whole after earlier rows were lost.
+    Resumed,
+    /// Written whole into a new file: the CSV had been deleted.
+    Recreated,
+    /// Not written: the first failure of a run of failures (warn once).
+    Lost(Errno),
+    /// Not written, failures continuing.
+    StillLost,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{next_slot, slot_begun};
+
+    #[test]
+    fn slots_follow_the_grid_and_skip_what_a_stall_missed() {
+        const S: u64 = 1_000_000_000;
+        // On time: the next slot.
+        assert_eq!(next_slot(0, S / 10, S), 1);
+        assert_eq!(next_slot(4, 4 * S + 3, S), 5);
+        // A slow tick that ran into the next slot: that slot, at once.
+        assert_eq!(next_slot(4, 5 * S + 1, S), 5);
+        // Stopped for 3.5 slots after slot 4: slot 8 (begun), 5–7 skipped.
+        assert_eq!(next_slot(4, 8 * S + S / 2, S), 8);
+        // --interval 0: every tick is the next slot, due at the start.
+        assert_eq!(next_slot(7, 123, 0), 8);
+        // Stopped while waiting for slot 5, resumed in slot 8: the late
+        // tick is slot 8's, and the next is 9 (in the future), not 8 again.
+        let late = 5u64.max(slot_begun(8 * S + S / 3, S));
+        assert_eq!(late, 8);
+        assert_eq!(next_slot(late, 8 * S + S / 3 + 1000, S), 9);
+    }
+}

@@ -1,0 +1,1329 @@
+//! Control groups: the memory and CPU limits that apply to this process.
+//!
+//! Three steps, kept apart:
+//!
+//! 1. Pure parsers: [`path_for`] over `/proc/self/cgroup`, and one parser per
+//!    small control file ([`parse_limit`], [`parse_cpu_max`],
+//!    [`parse_cfs_quota`], [`parse_cpu_list_count`], [`parse_oom_kill`]).
+//! 2. Resolution, once at start-up ([`open_memory`], [`open_cpu`]): pick the
+//!    hierarchy that carries the controller (a v1 line naming it wins over
+//!    the `0::` line, whatever the line order: hybrid hosts have both), find
+//!    its mount in `/proc/self/mountinfo`, strip the mount's own root from
+//!    the cgroup path (inside a container `/sys/fs/cgroup/memory` often
+//!    already *is* `/docker/<id>`), and open the leaf directory and every
+//!    ancestor up to the mount point.
+//! 3. Per tick, no allocation and no path building: read the small files
+//!    relative to the directories opened in step 2
+//!    ([`MemCgroup::remaining`], [`CpuCgroup::quota_millicpus`], …).
+//!
+//! "Unlimited" is never recognised by a magic number: v1 prints
+//! `PAGE_COUNTER_MAX × PAGE_SIZE`, which is 9223372036854771712 with 4 KiB
+//! pages, 9223372036854759424 with 16 KiB (Pi 5), 9223372036854710272 with
+//! 64 KiB, 8796093018112 on 32-bit and 18446744073709551615 before 3.19. A
+//! limit is a limit only when it is below MemTotal ([`Limit::effective`]).
+//!
+//! # References
+//! cgroups(7), `Documentation/admin-guide/cgroup-v2.rst`,
+//! `Documentation/admin-guide/cgroup-v1/memory.rst`,
+//! `Documentation/scheduler/sched-bwc.rst` (CFS bandwidth), cpuset(7).
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::kernel::mountinfo::{self, PATH_MAX};
+use crate::kernel::parse::{
+    ParseError, ParseErrorKind, fields, lines, parse_i64, parse_u64, space_value, trim,
+};
+use crate::kernel::root::{ReadError, Root, read_at};
+
+/// Path of the calling process's cgroup membership, relative to the root.
+pub const PATH_SELF: &str = "proc/self/cgroup";
+
+/// Minimum useful size of the buffer given to [`open_memory`] and
+/// [`open_cpu`], in bytes: it holds `/proc/self/cgroup` (at most ~1.5 KiB:
+/// 13 lines on a hybrid host, each path under a few hundred bytes) and then
+/// `/proc/self/mountinfo`, the larger, so [`mountinfo::BUF_LEN`].
+pub const OPEN_BUF_LEN: usize = mountinfo::BUF_LEN;
+
+/// Recommended size of the buffer given to the per-tick readers, in bytes.
+///
+/// `memory.max`/`limit_in_bytes` are at most 21 bytes, `cpu.max` 42,
+/// `memory.events` about 90 (six `key value` lines on 6.x),
+/// `memory.oom_control` about 50. `cpuset.cpus.effective` is a range list:
+/// `0-3` on a board, under 100 bytes on servers unless hundreds of CPUs are
+/// offline in a checkerboard. 1 KiB leaves room; a longer file is
+/// `Truncated` and reads as unknown.
+pub const TICK_BUF_LEN: usize = 1024;
+
+/// Most directories kept from the leaf cgroup up to its mount point. systemd
+/// hosts are 3–5 deep (`user.slice/user-1000.slice/user@1000.service/app.slice/x.scope`),
+/// nested containers a few more; 32 is far above anything seen.
+pub const MAX_DEPTH: usize = 32;
+
+/// Which cgroup hierarchy carries a controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// cgroup v1: one hierarchy per controller group, fs type `cgroup`.
+    V1,
+    /// cgroup v2: the unified hierarchy, fs type `cgroup2` (since Linux 4.5).
+    V2,
+}
+
+/// Why resolution failed although the process does have the controller.
+///
+/// Only for an inconsistent or unreadable cgroup tree; a controller that is
+/// simply absent (not compiled, disabled by `cgroup_disable=memory`, not
+/// mounted) is `Ok(None)` from [`open_memory`] / [`open_cpu`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CgroupError {
+    /// A file or directory could not be read: its path (relative to the
+    /// root, or a control file name, or `"cgroup directory"`) and the error.
+    Read(&'static str, ReadError),
+    /// A file that must parse did not: its path and the error.
+    Parse(&'static str, ParseError),
+    /// The cgroup path is longer than `PATH_MAX` or deeper than
+    /// [`MAX_DEPTH`] levels below its mount point.
+    TooDeep,
+}
+
+/// One line for a warning: `proc/self/cgroup: cannot open: symlink loop
+/// (ELOOP)`, `memory.max: unexpected format (line 1)`.
+impl core::fmt::Display for CgroupError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            CgroupError::Read(path, e) => write!(f, "{path}: {}", e.describe()),
+            CgroupError::Parse(path, e) => {
+                write!(f, "{path}: unexpected format (line {})", e.line)
+            }
+            CgroupError::TooDeep => f.write_str("the cgroup path is too long or too deep"),
+        }
+    }
+}
+
+/// Finds the cgroup of `controller` (e.g. `b"memory"`, `b"cpu"`) in the
+/// contents of `/proc/self/cgroup` (lines `hierarchy-ID:controller-list:path`).
+///
+/// A v1 line whose comma-separated controller list contains `controller`
+/// exactly (`cpu` matches `cpu,cpuacct`, not `cpuset`) wins wherever it
+/// appears; otherwise the v2 line `0::path`. Returns the version and the
+/// path (absolute, relative to the cgroup namespace root; not escaped).
+/// `None` when neither exists (the controller may still be missing from a
+/// v2 tree: the caller checks). Malformed lines are skipped.
+///
+/// Source: cgroups(7), "/proc/[pid]/cgroup".
+pub fn path_for<'a>(b: &'a [u8], controller: &[u8]) -> Option<(Version, &'a [u8])> {
+    let mut v2 = None;
+    for line in lines(b) {
+        let mut parts = line.splitn(3, |&c| c == b':');
+        let (Some(id), Some(list), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if parse_u64(id).is_none() || path.is_empty() {
+            continue;
+        }
+        if list.is_empty() {
+            if id == b"0" && v2.is_none() {
+                v2 = Some((Version::V2, path));
+            }
+        } else if list.split(|&c| c == b',').any(|c| c == controller) {
+            return Some((Version::V1, path));
+        }
+    }
+    v2
+}
+
+/// True when the cgroup path `p` (as [`path_for`] returns it) is `scope`
+/// or lies below it, on a `/` boundary: `/a/b` is within `/a` and `/a/b`,
+/// not within `/a/bc`; everything is within `/`.
+pub fn is_within(p: &[u8], scope: &[u8]) -> bool {
+    strip_dir_prefix(p, scope).is_some()
+}
+
+/// A memory limit as the kernel prints it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// `max` (v2): no limit.
+    Max,
+    /// A number of bytes; v1 prints its "no limit" as a huge number too,
+    /// so see [`Limit::effective`].
+    Bytes(u64),
+}
+
+impl Limit {
+    /// The limit in bytes when it really limits: below `mem_total_bytes`
+    /// (MemTotal × 1024). `Max`, and any value ≥ MemTotal (which includes
+    /// every page-size-dependent v1 "unlimited" sentinel), give `None`.
+    pub fn effective(self, mem_total_bytes: u64) -> Option<u64> {
+        match self {
+            Limit::Bytes(n) if n < mem_total_bytes => Some(n),
+            _ => None,
+        }
+    }
+}
+
+fn bad_number() -> ParseError {
+    ParseError {
+        kind: ParseErrorKind::BadNumber,
+        line: 1,
+    }
+}
+
+fn single_line(b: &[u8]) -> Result<&[u8], ParseError> {
+    let t = trim(b);
+    if t.is_empty() {
+        return Err(ParseError {
+            kind: ParseErrorKind::Missing("value"),
+            line: 0,
+        });
+    }
+    if t.contains(&b'\n') {
+        return Err(ParseError {
+            kind: ParseErrorKind::Malformed,
+            line: 1,
+        });
+    }
+    Ok(t)
+}
+
+/// Parses a memory limit file: v2 `memory.max`/`memory.high`/
+/// `memory.swap.max` (`max` or bytes) or v1 `memory.limit_in_bytes` (bytes).
+///
+/// # Errors
+/// `Missing` for empty input, `BadNumber` for anything but `max` or a
+/// decimal that fits `u64`.
+pub fn parse_limit(b: &[u8]) -> Result<Limit, ParseError> {
+    let t = single_line(b)?;
+    if t == b"max" {
+        return Ok(Limit::Max);
+    }
+    parse_u64(t).map(Limit::Bytes).ok_or_else(bad_number)
+}
+
+/// Parses a single byte count: v2 `memory.current`, v1
+/// `memory.usage_in_bytes`, in bytes.
+///
+/// # Errors
+/// `Missing` for empty input, `BadNumber` otherwise.
+pub fn parse_bytes(b: &[u8]) -> Result<u64, ParseError> {
+    parse_u64(single_line(b)?).ok_or_else(bad_number)
+}
+
+/// The content of v2 `cpu.max`: `$QUOTA $PERIOD`, both in microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuMax {
+    /// Run time allowed per period, µs; `None` for `max` (no quota).
+    pub quota_us: Option<u64>,
+    /// Length of the period, µs (default 100000); never 0.
+    pub period_us: u64,
+}
+
+impl CpuMax {
+    /// The quota in thousandths of a CPU, rounded up (`150000 100000` →
+    /// 1500); `None` when unlimited.
+    pub fn millicpus(self) -> Option<u64> {
+        millicpus(self.quota_us?, self.period_us)
+    }
+}
+
+fn millicpus(quota_us: u64, period_us: u64) -> Option<u64> {
+    if period_us == 0 {
+        return None;
+    }
+    Some(quota_us.saturating_mul(1000).div_ceil(period_us))
+}
+
+/// Parses v2 `cpu.max` (`max 100000`, `150000 100000`).
+///
+/// # Errors
+/// `Missing("period")` when only one field is present, `BadNumber` for a
+/// quota that is neither `max` nor a number or a period that is not a
+/// positive number, `Malformed` for extra fields.
+///
+/// Source: `Documentation/admin-guide/cgroup-v2.rst`, "cpu.max".
+pub fn parse_cpu_max(b: &[u8]) -> Result<CpuMax, ParseError> {
+    let t = single_line(b)?;
+    let mut f = fields(t);
+    let quota = f.next().ok_or_else(bad_number)?;
+    let period = f.next().ok_or(ParseError {
+        kind: ParseErrorKind::Missing("period"),
+        line: 1,
+    })?;
+    if f.next().is_some() {
+        return Err(ParseError {
+            kind: ParseErrorKind::Malformed,
+            line: 1,
+        });
+    }
+    let quota_us = if quota == b"max" {
+        None
+    } else {
+        Some(parse_u64(quota).ok_or_else(bad_number)?)
+    };
+    let period_us = parse_u64(period)
+        .filter(|&p| p > 0)
+        .ok_or_else(bad_number)?;
+    Ok(CpuMax {
+        quota_us,
+        period_us,
+    })
+}
+
+/// Parses v1 `cpu.cfs_quota_us` (µs): `Some(quota)`, or `None` for `-1`
+/// (any negative value means no quota).
+///
+/// # Errors
+/// `Missing` when empty, `BadNumber` when not a signed decimal.
+///
+/// Source: `Documentation/scheduler/sched-bwc.rst`.
+pub fn parse_cfs_quota(b: &[u8]) -> Result<Option<u64>, ParseError> {
+    let v = parse_i64(single_line(b)?).ok_or_else(bad_number)?;
+    Ok(u64::try_from(v).ok())
+}
+
+/// Counts the CPUs in a cpuset list (`0-3,5,7-8` → 7), as in
+/// `cpuset.cpus.effective` or `/sys/devices/system/cpu/online`. An empty
+/// list counts 0.
+///
+/// # Errors
+/// `BadNumber` for a non-number, `Malformed` for an empty item or a range
+/// whose end is below its start.
+///
+/// Source: cpuset(7), "List format".
+pub fn parse_cpu_list_count(b: &[u8]) -> Result<u32, ParseError> {
+    let t = trim(b);
+    if t.is_empty() {
+        return Ok(0);
+    }
+    let malformed = ParseError {
+        kind: ParseErrorKind::Malformed,
+        line: 1,
+    };
+    let mut count: u32 = 0;
+    for item in t.split(|&c| c == b',') {
+        if item.is_empty() {
+            return Err(malformed);
+        }
+        let mut ends = item.splitn(2, |&c| c == b'-');
+        let lo = ends.next().and_then(parse_u64).ok_or_else(bad_number)?;
+        let hi = match ends.next() {
+            Some(h) => parse_u64(h).ok_or_else(bad_number)?,
+            None => lo,
+        };
+        if hi < lo {
+            return Err(malformed);
+        }
+        let n = u32::try_from((hi - lo).saturating_add(1)).unwrap_or(u32::MAX);
+        count = count.saturating_add(n);
+    }
+    Ok(count)
+}
+
+/// Reads the `oom_kill` count from v2 `memory.events` or v1
+/// `memory.oom_control` (both `key value` lines): the number of processes
+/// the OOM killer killed in this cgroup. `Ok(None)` when the key is absent
+/// (kernels before 4.13).
+///
+/// # Errors
+/// `BadNumber` when the value is not a number.
+pub fn parse_oom_kill(b: &[u8]) -> Result<Option<u64>, ParseError> {
+    match space_value(b, b"oom_kill") {
+        None => Ok(None),
+        Some(v) => parse_u64(v).map(Some).ok_or_else(bad_number),
+    }
+}
+
+/// True when `name` is one of the space-separated words of a
+/// `cgroup.controllers` file.
+fn lists_controller(b: &[u8], name: &[u8]) -> bool {
+    fields(b).any(|w| w == name)
+}
+
+/// Open directories from the leaf cgroup (index 0) up to the mount point.
+type Dirs = heapless::Vec<OwnedFd, MAX_DEPTH>;
+
+/// The memory cgroup of this process, resolved once; see [`open_memory`].
+#[derive(Debug)]
+pub struct MemCgroup {
+    /// Hierarchy the memory controller is on.
+    pub version: Version,
+    /// Leaf first, then each ancestor up to and including the mount point.
+    dirs: Dirs,
+}
+
+/// Memory left at the tightest level of the cgroup path; see
+/// [`MemCgroup::remaining`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Remaining {
+    /// The limit at that level, bytes (below MemTotal).
+    pub limit_bytes: u64,
+    /// Usage at that level (including its descendants), bytes.
+    pub usage_bytes: u64,
+    /// `limit_bytes − usage_bytes`, 0 when usage is above the limit.
+    pub remaining_bytes: u64,
+    /// Level it was found at: 0 = the process's own cgroup, 1 = its parent…
+    pub depth: u8,
+}
+
+/// Resolves the memory cgroup of the calling process under `root`.
+///
+/// Reads `/proc/self/cgroup` and `/proc/self/mountinfo` into `buf` (give it
+/// [`OPEN_BUF_LEN`] bytes), and opens the leaf directory and every ancestor
+/// up to the mount point, relative to `root`. For v2 the controller must
+/// also be enabled: `memory.max` or `memory.current` exists on the path, or
+/// `cgroup.controllers` lists `memory`.
+///
+/// Returns `Ok(None)` when there is no usable memory controller: no
+/// `/proc/self/cgroup`, no line for it, no matching mount, the cgroup lies
+/// outside the visible tree (`/../…` path), or v2 without `memory` (Raspberry
+/// Pi OS boots with `cgroup_disable=memory`).
+///
+/// # Errors
+/// [`CgroupError`] when the files cannot be read or parsed, a directory
+/// named by them is missing, or the path is too deep.
+pub fn open_memory(root: &Root, buf: &mut [u8]) -> Result<Option<MemCgroup>, CgroupError> {
+    let Some((version, dirs)) = open_controller(root, buf, b"memory")? else {
+        return Ok(None);
+    };
+    if version == Version::V2
+        && !v2_enabled(&dirs, buf, b"memory", &["memory.max", "memory.current"])
+    {
+        return Ok(None);
+    }
+    Ok(Some(MemCgroup { version, dirs }))
+}
+
+/// Checks that a v2 controller is usable somewhere on the path.
+fn v2_enabled(dirs: &Dirs, buf: &mut [u8], name: &[u8], files: &[&str]) -> bool {
+    dirs.iter().any(|d| {
+        files.iter().any(|f| read_at(d.as_fd(), f, buf).is_ok())
+            || read_at(d.as_fd(), "cgroup.controllers", buf)
+                .is_ok_and(|b| lists_controller(b, name))
+    })
+}
+
+/// Steps 1 and 2 of resolution for any controller: which hierarchy, which
+/// mount, which directories.
+fn open_controller(
+    root: &Root,
+    buf: &mut [u8],
+    controller: &[u8],
+) -> Result<Option<(Version, Dirs)>, CgroupError> {
+    // The cgroup path must outlive `buf`, which is reused for mountinfo.
+    let mut path_store = [0u8; PATH_MAX];
+    let (version, path) = {
+        let text = match root.read(PATH_SELF, buf) {
+            Ok(t) => t,
+            Err(ReadError::Open(Errno::NOENT)) => return Ok(None),
+            Err(e) => return Err(CgroupError::Read(PATH_SELF, e)),
+        };
+        let Some((version, p)) = path_for(text, controller) else {
+            return Ok(None);
+        };
+        let dst = path_store.get_mut(..p.len()).ok_or(CgroupError::TooDeep)?;
+        dst.copy_from_slice(p);
+        (version, &*dst)
+    };
+
+    let mut mp_store = [0u8; PATH_MAX];
+    let (mount_point, rest) = {
+        let text = root
+            .read(mountinfo::PATH, buf)
+            .map_err(|e| CgroupError::Read(mountinfo::PATH, e))?;
+        let mut best: Option<(mountinfo::Mount<'_>, &[u8])> = None;
+        for m in mountinfo::entries(text) {
+            let m = m.map_err(|e| CgroupError::Parse(mountinfo::PATH, e))?;
+            let is_it = match version {
+                Version::V2 => m.fs_type == b"cgroup2",
+                Version::V1 => {
+                    m.fs_type == b"cgroup"
+                        && m.super_options
+                            .split(|&c| c == b',')
+                            .any(|o| o == controller)
+                }
+            };
+            if !is_it {
+                continue;
+            }
+            let mut root_store = [0u8; PATH_MAX];
+            let Some(mroot) = mountinfo::unescape(m.root, &mut root_store) else {
+                continue;
+            };
+            let Some(rest) = strip_dir_prefix(path, mroot) else {
+                continue;
+            };
+            // The mount exposing the deepest part of the hierarchy wins;
+            // on a tie, the first (the canonical /sys/fs/cgroup one).
+            if best.is_none_or(|(_, r)| rest.len() < r.len()) {
+                best = Some((m, rest));
+            }
+        }
+        let Some((m, rest)) = best else {
+            return Ok(None);
+        };
+        let mp = mountinfo::unescape(m.mount_point, &mut mp_store).ok_or(CgroupError::TooDeep)?;
+        (mp, rest)
+    };
+
+    if components(rest).any(|c| c == b"..") {
+        return Ok(None);
+    }
+    let mut dirs = Dirs::new();
+    let mut cur = open_components(root.fd(), mount_point)?;
+    for c in components(rest) {
+        let next = open_dir(cur.as_fd(), c)?;
+        dirs.push(cur).map_err(|_| CgroupError::TooDeep)?;
+        cur = next;
+    }
+    dirs.push(cur).map_err(|_| CgroupError::TooDeep)?;
+    dirs.as_mut_slice().reverse();
+    Ok(Some((version, dirs)))
+}
+
+/// `path` below `prefix` (both absolute), on a `/` boundary: the remainder,
+/// possibly empty; `None` when `prefix` is not an ancestor of `path`.
+fn strip_dir_prefix<'p>(path: &'p [u8], prefix: &[u8]) -> Option<&'p [u8]> {
+    let prefix = prefix.strip_suffix(b"/").unwrap_or(prefix);
+    let rest = path.strip_prefix(prefix)?;
+    match rest.first() {
+        None | Some(b'/') => Some(rest),
+        Some(_) => None,
+    }
+}
+
+/// The non-empty, non-`.` components of a `/`-separated path.
+fn components(p: &[u8]) -> impl Iterator<Item = &[u8]> {
+    p.split(|&c| c == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+}
+
+fn open_dir(dir: BorrowedFd<'_>, name: &[u8]) -> Result<OwnedFd, CgroupError> {
+    // One component at a time: each is at most NAME_MAX (255) bytes, so
+    // rustix builds the C string on the stack, and no UTF-8 is required.
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| CgroupError::Read("cgroup directory", ReadError::Open(e)))
+}
+
+/// Opens the absolute `path` relative to `start` (the root), component by
+/// component.
+fn open_components(start: BorrowedFd<'_>, path: &[u8]) -> Result<OwnedFd, CgroupError> {
+    let mut cur = open_dir(start, b".")?;
+    for c in components(path) {
+        if c == b".." {
+            return Err(CgroupError::Read(
+                "cgroup directory",
+                ReadError::Open(Errno::INVAL),
+            ));
+        }
+        cur = open_dir(cur.as_fd(), c)?;
+    }
+    Ok(cur)
+}
+
+/// Reads `file` in `dir` and parses it; `None` on any failure.
+fn read_parse<T>(
+    dir: &OwnedFd,
+    file: &str,
+    buf: &mut [u8],
+    parse: impl FnOnce(&[u8]) -> Result<T, ParseError>,
+) -> Option<T> {
+    read_at(dir.as_fd(), file, buf)
+        .ok()
+        .and_then(|b| parse(b).ok())
+}
+
+impl MemCgroup {
+    /// Number of directories held, leaf to mount point (≥ 1).
+    pub fn levels(&self) -> usize {
+        self.dirs.len()
+    }
+
+    /// The open directory of this process's own memory cgroup (the leaf).
+    pub fn leaf(&self) -> BorrowedFd<'_> {
+        // `open_controller` always pushes the leaf: `dirs` is never empty.
+        match self.dirs.first() {
+            Some(d) => d.as_fd(),
+            None => rustix::fs::CWD,
+        }
+    }
+
+    fn files(&self) -> (&'static str, &'static str, &'static str) {
+        match self.version {
+            Version::V2 => ("memory.max", "memory.current", "memory.events"),
+            Version::V1 => (
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+                "memory.oom_control",
+            ),
+        }
+    }
+
+    /// Memory left under the tightest limit on the path, read now.
+    ///
+    /// For the leaf and every ancestor up to the mount point: the limit (v2
+    /// `memory.max`, v1 `memory.limit_in_bytes`) and the usage (v2
+    /// `memory.current`, v1 `memory.usage_in_bytes`), in bytes. A limit ≥
+    /// `mem_total_kib` × 1024 is no limit (this is what makes every v1
+    /// "unlimited" sentinel harmless; pass 0 only if you want "all
+    /// unlimited"). Returns the level with the smallest `limit − usage`
+    /// (the deepest on a tie); `None` when no level has a readable limit
+    /// below MemTotal and a readable usage. `buf`: [`TICK_BUF_LEN`].
+    ///
+    /// v1 with `memory.use_hierarchy = 0` (deprecated; forced to 1 since Linux
+    /// 5.11) would make an ancestor's limit not apply; it is not checked.
+    pub fn remaining(&self, mem_total_kib: u64, buf: &mut [u8]) -> Option<Remaining> {
+        let total = mem_total_kib.saturating_mul(1024);
+        let (limit_file, usage_file, _) = self.files();
+        let mut best: Option<Remaining> = None;
+        for (depth, dir) in self.dirs.iter().enumerate() {
+            let Some(limit) =
+                read_parse(dir, limit_file, buf, parse_limit).and_then(|l| l.effective(total))
+            else {
+                continue;
+            };
+            let Some(usage) = read_parse(dir, usage_file, buf, parse_bytes) else {
+                continue;
+            };
+            let r = Remaining {
+                limit_bytes: limit,
+                usage_bytes: usage,
+                remaining_bytes: limit.saturating_sub(usage),
+                depth: u8::try_from(depth).unwrap_or(u8::MAX),
+            };
+            if best.is_none_or(|b| r.remaining_bytes < b.remaining_bytes) {
+                best = Some(r);
+            }
+        }
+        best
+    }
+
+    /// Memory charged to this process's cgroup now, bytes (v2
+    /// `memory.current`, v1 `memory.usage_in_bytes`), from the deepest
+    /// level where it is readable: a v2 leaf without the memory controller
+    /// is charged to the nearest ancestor that has it. `None` when nowhere.
+    pub fn usage_bytes(&self, buf: &mut [u8]) -> Option<u64> {
+        let (_, usage_file, _) = self.files();
+        self.dirs
+            .iter()
+            .find_map(|d| read_parse(d, usage_file, buf, parse_bytes))
+    }
+
+    /// OOM kills in this cgroup (and, on v2, its descendants) since it was
+    /// created: `oom_kill` of v2 `memory.events` or v1 `memory.oom_control`
+    /// (since Linux 4.13), from the deepest level where the file is
+    /// readable. `None` when absent or unreadable: fall back to
+    /// `/proc/vmstat`. `buf`: [`TICK_BUF_LEN`].
+    pub fn oom_kills(&self, buf: &mut [u8]) -> Option<u64> {
+        let (_, _, events) = self.files();
+        self.dirs.iter().find_map(|d| {
+            let b = read_at(d.as_fd(), events, buf).ok()?;
+            parse_oom_kill(b).ok().flatten()
+        })
+    }
+}
+
+/// The CPU cgroup of this process, resolved once; see [`open_cpu`].
+#[derive(Debug)]
+pub struct CpuCgroup {
+    /// Hierarchy the cpu controller is on.
+    pub version: Version,
+    /// Leaf first, then each ancestor up to and including the mount point.
+    dirs: Dirs,
+}
+
+/// Resolves the CPU-bandwidth cgroup of the calling process under `root`;
+/// same steps and buffer as [`open_memory`], for the `cpu` controller (v1
+/// mounts list it as `cpu,cpuacct`). For v2 the controller must be enabled:
+/// `cpu.max` exists on the path or `cgroup.controllers` lists `cpu`.
+///
+/// # Errors
+/// As [`open_memory`].
+pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Result<Option<CpuCgroup>, CgroupError> {
+    let Some((version, dirs)) = open_controller(root, buf, b"cpu")? else {
+        return Ok(None);
+    };
+    if version == Version::V2 && !v2_enabled(&dirs, buf, b"cpu", &["cpu.max"]) {
+        return Ok(None);
+    }
+    Ok(Some(CpuCgroup { version, dirs }))
+}
+
+impl CpuCgroup {
+    /// Number of directories held, leaf to mount point (≥ 1).
+    pub fn levels(&self) -> usize {
+        self.dirs.len()
+    }
+
+    /// The tightest CPU quota on the path, in thousandths of a CPU rounded
+    /// up (1500 = 1.5 CPUs): v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
+    /// `cpu.cfs_period_us`, minimum over the leaf and its ancestors. `None`
+    /// when every level is unlimited (`max`, `-1`) or unreadable — never 0
+    /// CPUs by mistake. `buf`: [`TICK_BUF_LEN`].
+    pub fn quota_millicpus(&self, buf: &mut [u8]) -> Option<u64> {
+        self.dirs
+            .iter()
+            .filter_map(|d| match self.version {
+                Version::V2 => read_parse(d, "cpu.max", buf, parse_cpu_max)?.millicpus(),
+                Version::V1 => {
+                    let quota = read_parse(d, "cpu.cfs_quota_us", buf, parse_cfs_quota)??;
+                    let period = read_parse(d, "cpu.cfs_period_us", buf, parse_bytes)?;
+                    millicpus(quota, period)
+                }
+            })
+            .min()
+    }
+
+    /// Number of CPUs in v2 `cpuset.cpus.effective` (since Linux 5.0 on
+    /// v2), from the deepest level where it is readable. `None` on v1 (the
+    /// cpuset controller has its own hierarchy there), when absent, or when
+    /// the list is empty. `buf`: [`TICK_BUF_LEN`].
+    pub fn cpuset_count(&self, buf: &mut [u8]) -> Option<u32> {
+        if self.version == Version::V1 {
+            return None;
+        }
+        self.dirs
+            .iter()
+            .find_map(|d| read_parse(d, "cpuset.cpus.effective", buf, parse_cpu_list_count))
+            .filter(|&n| n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::kernel::parse::colon_value;
+    use std::vec;
+
+    #[test]
+    fn errors_read_as_one_line_not_debug_text() {
+        use std::string::ToString;
+        let e = CgroupError::Read("proc/self/cgroup", ReadError::Open(rustix::io::Errno::LOOP));
+        assert_eq!(
+            e.to_string(),
+            "proc/self/cgroup: cannot open: symlink loop (ELOOP)"
+        );
+        let e = CgroupError::Read("memory.max", ReadError::Truncated { capacity: 64 });
+        assert_eq!(e.to_string(), "memory.max: larger than its buffer");
+    }
+
+    const MIB: u64 = 1024 * 1024;
+
+    macro_rules! fixture {
+        ($p:literal) => {
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $p))
+        };
+    }
+    macro_rules! root {
+        ($p:literal) => {
+            Root::open(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $p)).unwrap()
+        };
+    }
+
+    fn mem_total_kib(meminfo: &[u8]) -> u64 {
+        parse_u64(colon_value(meminfo, b"MemTotal").unwrap()).unwrap()
+    }
+
+    fn bigbuf() -> std::vec::Vec<u8> {
+        vec![0u8; OPEN_BUF_LEN]
+    }
+
+    // ---- path_for ----
+
+    #[test]
+    fn path_for_v1_line_wins_wherever_it_is() {
+        let b = b"0::/init.scope\n2:cpu,cpuacct:/a\n5:memory:/m\n";
+        assert_eq!(path_for(b, b"memory"), Some((Version::V1, &b"/m"[..])));
+        assert_eq!(path_for(b, b"cpu"), Some((Version::V1, &b"/a"[..])));
+        assert_eq!(path_for(b, b"cpuacct"), Some((Version::V1, &b"/a"[..])));
+        // Not a v1 controller here: falls to the unified line.
+        assert_eq!(
+            path_for(b, b"pids"),
+            Some((Version::V2, &b"/init.scope"[..]))
+        );
+    }
+
+    #[test]
+    fn path_for_matches_whole_controller_names() {
+        let b = b"3:cpuset:/s\n1:name=systemd:/x\n";
+        assert_eq!(path_for(b, b"cpu"), None);
+        assert_eq!(path_for(b, b"systemd"), None);
+        assert_eq!(path_for(b, b"cpuset"), Some((Version::V1, &b"/s"[..])));
+        // Only `0::` is the unified line.
+        assert_eq!(path_for(b"1::/x\n", b"memory"), None);
+    }
+
+    #[test]
+    fn path_for_keeps_colons_in_path_and_skips_garbage() {
+        let b = b"garbage\n:memory:/x\n9:memory:\n0::/a:b\n";
+        assert_eq!(path_for(b, b"memory"), Some((Version::V2, &b"/a:b"[..])));
+        assert_eq!(path_for(b"", b"memory"), None);
+    }
+
+    // ---- small parsers ----
+
+    #[test]
+    fn parse_limit_forms() {
+        assert_eq!(parse_limit(b"max\n"), Ok(Limit::Max));
+        assert_eq!(parse_limit(b"2147483648\n"), Ok(Limit::Bytes(2147483648)));
+        assert_eq!(
+            parse_limit(b"18446744073709551615"),
+            Ok(Limit::Bytes(u64::MAX))
+        );
+        assert_eq!(
+            parse_limit(b"18446744073709551616").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_limit(b"-1").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_limit(b"maxx").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_limit(b"1 2").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_limit(b"1\n2\n").unwrap_err().kind,
+            ParseErrorKind::Malformed
+        );
+        assert_eq!(
+            parse_limit(b"").unwrap_err().kind,
+            ParseErrorKind::Missing("value")
+        );
+        assert_eq!(
+            parse_limit(b" \n").unwrap_err().kind,
+            ParseErrorKind::Missing("value")
+        );
+    }
+
+    #[test]
+    fn limit_effective_compares_with_memtotal() {
+        let total = 4 * 1024 * MIB;
+        assert_eq!(Limit::Max.effective(total), None);
+        assert_eq!(Limit::Bytes(total).effective(total), None);
+        assert_eq!(Limit::Bytes(total - 1).effective(total), Some(total - 1));
+        assert_eq!(Limit::Bytes(0).effective(total), Some(0));
+    }
+
+    #[test]
+    fn parse_cpu_max_forms() {
+        assert_eq!(
+            parse_cpu_max(b"max 100000\n"),
+            Ok(CpuMax {
+                quota_us: None,
+                period_us: 100000
+            })
+        );
+        let c = parse_cpu_max(b"150000 100000").unwrap();
+        assert_eq!(c.millicpus(), Some(1500));
+        assert_eq!(parse_cpu_max(b"max 100000").unwrap().millicpus(), None);
+        // Rounded up, not down.
+        assert_eq!(
+            parse_cpu_max(b"50001 100000").unwrap().millicpus(),
+            Some(501)
+        );
+        // Overflowing product saturates instead of panicking.
+        assert!(
+            parse_cpu_max(b"18446744073709551615 1")
+                .unwrap()
+                .millicpus()
+                .is_some()
+        );
+        assert_eq!(
+            parse_cpu_max(b"max").unwrap_err().kind,
+            ParseErrorKind::Missing("period")
+        );
+        assert_eq!(
+            parse_cpu_max(b"max 0").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_cpu_max(b"1.5 100000").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_cpu_max(b"1 2 3").unwrap_err().kind,
+            ParseErrorKind::Malformed
+        );
+        assert_eq!(
+            parse_cpu_max(b"").unwrap_err().kind,
+            ParseErrorKind::Missing("value")
+        );
+    }
+
+    #[test]
+    fn parse_cfs_quota_forms() {
+        assert_eq!(parse_cfs_quota(b"-1\n"), Ok(None));
+        assert_eq!(parse_cfs_quota(b"50000\n"), Ok(Some(50000)));
+        assert_eq!(
+            parse_cfs_quota(b"-").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_cfs_quota(b"").unwrap_err().kind,
+            ParseErrorKind::Missing("value")
+        );
+    }
+
+    #[test]
+    fn parse_cpu_list_count_forms() {
+        assert_eq!(parse_cpu_list_count(b"0-3\n"), Ok(4));
+        assert_eq!(parse_cpu_list_count(b"0-3,5,7-8"), Ok(7));
+        assert_eq!(parse_cpu_list_count(b"0"), Ok(1));
+        assert_eq!(parse_cpu_list_count(b"\n"), Ok(0));
+        assert_eq!(
+            parse_cpu_list_count(b"3-1").unwrap_err().kind,
+            ParseErrorKind::Malformed
+        );
+        assert_eq!(
+            parse_cpu_list_count(b"0,,1").unwrap_err().kind,
+            ParseErrorKind::Malformed
+        );
+        assert_eq!(
+            parse_cpu_list_count(b"0-").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_cpu_list_count(b"a").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(
+            parse_cpu_list_count(b"0-18446744073709551615,1"),
+            Ok(u32::MAX)
+        );
+    }
+
+    #[test]
+    fn parse_oom_kill_forms() {
+        assert_eq!(
+            parse_oom_kill(b"oom_kill_disable 0\nunder_oom 0\n"),
+            Ok(None)
+        );
+        assert_eq!(
+            parse_oom_kill(b"oom_kill_disable 1\noom_kill 4\n"),
+            Ok(Some(4))
+        );
+        assert_eq!(
+            parse_oom_kill(b"oom_kill x\n").unwrap_err().kind,
+            ParseErrorKind::BadNumber
+        );
+        assert_eq!(parse_oom_kill(b""), Ok(None));
+    }
+
+    #[test]
+    fn strip_dir_prefix_boundaries() {
+        assert_eq!(strip_dir_prefix(b"/a/b", b"/"), Some(&b"/a/b"[..]));
+        assert_eq!(strip_dir_prefix(b"/a/b", b"/a"), Some(&b"/b"[..]));
+        assert_eq!(strip_dir_prefix(b"/a", b"/a"), Some(&b""[..]));
+        assert_eq!(strip_dir_prefix(b"/ab", b"/a"), None);
+        assert_eq!(strip_dir_prefix(b"/", b"/"), Some(&b"/"[..]));
+    }
+
+    // ---- fixture 04 ----
+
+    const F04_MEMINFO: &[u8] = fixture!("04-cgroupv1-unlimited-sentinels/proc/meminfo");
+
+    fn f04_unlimited(limit_file: &[u8]) {
+        let total = mem_total_kib(F04_MEMINFO) * 1024;
+        assert!(matches!(parse_limit(limit_file), Ok(Limit::Bytes(_))));
+        assert_eq!(parse_limit(limit_file).unwrap().effective(total), None);
+        // ... but the same machine with a real 1 GiB limit would be limited.
+        assert_eq!(Limit::Bytes(1024 * MIB).effective(total), Some(1024 * MIB));
+    }
+
+    #[test]
+    fn fixture_04_cgroupv1_unlimited_sentinels() {
+        let root = root!("04-cgroupv1-unlimited-sentinels");
+        let mut buf = bigbuf();
+        let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(mem.version, Version::V1);
+        // mountinfo root == cgroup path: the mount point itself, nothing above.
+        assert_eq!(mem.levels(), 1);
+        let total = mem_total_kib(F04_MEMINFO);
+        assert_eq!(total * 10 / 1024, 39408); // 3940.8 MiB
+        assert_eq!(mem.remaining(total, &mut buf), None);
+        let usage = mem.usage_bytes(&mut buf).unwrap();
+        assert_eq!(usage, 29466624);
+        assert_eq!((usage * 10 + MIB / 2) / MIB, 281); // 28.1 MiB
+        assert_eq!(mem.oom_kills(&mut buf), Some(0));
+        f04_unlimited(fixture!(
+            "04-cgroupv1-unlimited-sentinels/sys/fs/cgroup/memory/memory.limit_in_bytes"
+        ));
+        f04_unlimited(fixture!(
+            "04-cgroupv1-unlimited-sentinels/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"
+        ));
+
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.version, Version::V1);
+        assert_eq!(cpu.levels(), 1);
+        assert_eq!(cpu.quota_millicpus(&mut buf), None);
+        assert_eq!(cpu.cpuset_count(&mut buf), None);
+    }
+
+    #[test]
+    fn fixture_04_variant_x86_64_or_arm64_4k_pages() {
+        let v = fixture!(
+            "04-cgroupv1-unlimited-sentinels/variants/memory.limit_in_bytes.x86_64-or-arm64-4k-pages"
+        );
+        assert_eq!(parse_limit(v), Ok(Limit::Bytes(9223372036854771712)));
+        f04_unlimited(v);
+    }
+
+    #[test]
+    fn fixture_04_variant_arm64_16k_pages_rpi5() {
+        let v = fixture!(
+            "04-cgroupv1-unlimited-sentinels/variants/memory.limit_in_bytes.arm64-16k-pages-rpi5"
+        );
+        assert_eq!(parse_limit(v), Ok(Limit::Bytes(9223372036854759424)));
+        f04_unlimited(v);
+    }
+
+    #[test]
+    fn fixture_04_variant_arm64_64k_pages() {
+        let v = fixture!(
+            "04-cgroupv1-unlimited-sentinels/variants/memory.limit_in_bytes.arm64-64k-pages"
+        );
+        assert_eq!(parse_limit(v), Ok(Limit::Bytes(9223372036854710272)));
+        f04_unlimited(v);
+    }
+
+    #[test]
+    fn fixture_04_variant_32bit_armhf() {
+        let v =
+            fixture!("04-cgroupv1-unlimited-sentinels/variants/memory.limit_in_bytes.32bit-armhf");
+        assert_eq!(parse_limit(v), Ok(Limit::Bytes(8796093018112)));
+        f04_unlimited(v);
+    }
+
+    #[test]
+    fn fixture_04_variant_pre_3_19_res_counter() {
+        let v = fixture!(
+            "04-cgroupv1-unlimited-sentinels/variants/memory.limit_in_bytes.pre-3.19-res_counter"
+        );
+        assert_eq!(parse_limit(v), Ok(Limit::Bytes(u64::MAX)));
+        f04_unlimited(v);
+    }
+
+    // ---- fixture 06 ----
+
+    #[test]
+    fn fixture_06_cgroupv2_container_cpu_max_unlimited() {
+        let root = root!("06-cgroupv2-container-cpu-max-unlimited");
+        let mut buf = bigbuf();
+        let total = mem_total_kib(fixture!(
+            "06-cgroupv2-container-cpu-max-unlimited/proc/meminfo"
+        ));
+        let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(mem.version, Version::V2);
+        assert_eq!(mem.levels(), 1); // `0::/` joined onto the mount
+        let r = mem.remaining(total, &mut buf).unwrap();
+        assert_eq!(
+            r,
+            Remaining {
+                limit_bytes: 2048 * MIB,
+                usage_bytes: 2044 * MIB,
+                remaining_bytes: 4 * MIB,
+                depth: 0,
+            }
+        );
+        assert_eq!(mem.usage_bytes(&mut buf), Some(2044 * MIB));
+        assert_eq!(mem.oom_kills(&mut buf), Some(3)); // not the host's 7
+        // Swap limit file parses with the same parser.
+        assert_eq!(
+            parse_limit(fixture!(
+                "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/memory.swap.max"
+            )),
+            Ok(Limit::Bytes(2048 * MIB))
+        );
+        assert_eq!(
+            parse_limit(fixture!(
+                "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/memory.high"
+            )),
+            Ok(Limit::Max)
+        );
+
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.version, Version::V2);
+        assert_eq!(cpu.quota_millicpus(&mut buf), None); // never 0 CPUs
+        assert_eq!(cpu.cpuset_count(&mut buf), Some(4));
+    }
+
+    // ---- fixture 07 ----
+
+    #[test]
+    fn fixture_07_a_ubuntu2004_hybrid() {
+        let root = root!("07-cgroup-hybrid-memory-on-v1-line/a-ubuntu2004-hybrid");
+        let mut buf = bigbuf();
+        let self_cgroup =
+            fixture!("07-cgroup-hybrid-memory-on-v1-line/a-ubuntu2004-hybrid/proc/self/cgroup");
+        assert_eq!(
+            path_for(self_cgroup, b"memory"),
+            Some((
+                Version::V1,
+                &b"/user.slice/user-1000.slice/session-3.scope"[..]
+            ))
+        );
+        let total = mem_total_kib(fixture!(
+            "07-cgroup-hybrid-memory-on-v1-line/a-ubuntu2004-hybrid/proc/meminfo"
+        ));
+        let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+        // Not the memory-less unified tree.
+        assert_eq!(mem.version, Version::V1);
+        assert_eq!(mem.levels(), 4); // session-3.scope, user-1000.slice, user.slice, mount
+        let r = mem.remaining(total, &mut buf).unwrap();
+        assert_eq!(
+            r,
+            Remaining {
+                limit_bytes: 3072 * MIB,
+                usage_bytes: 1040 * MIB,
+                remaining_bytes: 2032 * MIB,
+                depth: 2,
+            }
+        );
+        assert_eq!(mem.usage_bytes(&mut buf), Some(700 * MIB)); // the leaf's
+        assert_eq!(mem.oom_kills(&mut buf), Some(1));
+
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.version, Version::V1);
+        assert_eq!(cpu.levels(), 2); // user.slice and the mount
+        assert_eq!(cpu.quota_millicpus(&mut buf), None);
+    }
+
+    #[test]
+    fn fixture_07_b_v2_plus_one_v1_controller() {
+        let root = root!("07-cgroup-hybrid-memory-on-v1-line/b-v2-plus-one-v1-controller");
+        let mut buf = bigbuf();
+        let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(mem.version, Version::V2);
+        // The case gives no meminfo: any host larger than the 1 GiB limit.
+        let r = mem.remaining(4 * 1024 * 1024, &mut buf).unwrap();
+        assert_eq!(r.limit_bytes, 1024 * MIB);
+        assert_eq!(r.usage_bytes, 300 * MIB);
+        assert_eq!(r.remaining_bytes, 724 * MIB);
+        assert_eq!(r.depth, 0);
+        // A host with less RAM than the limit: the limit does not bind.
+        assert_eq!(mem.remaining(512 * 1024, &mut buf), None);
+        assert_eq!(mem.oom_kills(&mut buf), Some(0));
+
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.version, Version::V2);
+        assert_eq!(cpu.quota_millicpus(&mut buf), Some(1500));
+    }
+
+    // ---- fixture 08 ----
+
+    #[test]
+    fn fixture_08_rpi_memory_cgroup_disabled() {
+        let root = root!("08-rpi-memory-cgroup-disabled");
+        let mut buf = bigbuf();
+        // The v2 line exists, but no memory controller: unknown, not 0.
+        assert!(
+            path_for(
+                fixture!("08-rpi-memory-cgroup-disabled/proc/self/cgroup"),
+                b"memory"
+            )
+            .is_some()
+        );
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.version, Version::V2);
+        assert_eq!(cpu.levels(), 4);
+        assert_eq!(cpu.quota_millicpus(&mut buf), None);
+        assert_eq!(cpu.cpuset_count(&mut buf), None);
+    }
+
+    // ---- synthetic trees ----
+
+    fn tree(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(std::format!(
+            "headroom-cgroup-{}-{}",
+            name,
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (p, c) in files {
+            let f = dir.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, c).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn tightest_level_and_v1_cpu_quota_on_ancestor() {
+        let dir = tree(
+            "tight",
+            &[
+                (
+                    "proc/self/cgroup",
+                    "4:memory:/a/b\n3:cpu,cpuacct:/a/b\n0::/\n",
+                ),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 8:1 / / rw - ext4 /dev/sda rw\n\
+                     2 1 0:2 / /cg/m\\040x rw - cgroup cgroup rw,memory\n\
+                     3 1 0:3 / /cg/cpu rw - cgroup cgroup rw,cpu,cpuacct\n",
+                ),
+                ("cg/m x/a/b/memory.limit_in_bytes", "1000\n"),
+                ("cg/m x/a/b/memory.usage_in_bytes", "990\n"),
+                ("cg/m x/a/memory.limit_in_bytes", "5000\n"),
+                ("cg/m x/a/memory.usage_in_bytes", "garbage\n"),
+                ("cg/m x/memory.limit_in_bytes", "9223372036854771712\n"),
+                ("cg/m x/memory.usage_in_bytes", "999999\n"),
+                ("cg/cpu/a/b/cpu.cfs_quota_us", "-1\n"),
+                ("cg/cpu/a/b/cpu.cfs_period_us", "100000\n"),
+                ("cg/cpu/a/cpu.cfs_quota_us", "250000\n"),
+                ("cg/cpu/a/cpu.cfs_period_us", "100000\n"),
+                ("cg/cpu/cpu.cfs_quota_us", "300000\n"),
+                ("cg/cpu/cpu.cfs_period_us", "100000\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(mem.levels(), 3);
+        let r = mem.remaining(1_000_000, &mut buf).unwrap();
+        assert_eq!((r.remaining_bytes, r.depth), (10, 0));
+        // No oom_control anywhere.
+        assert_eq!(mem.oom_kills(&mut buf), None);
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.quota_millicpus(&mut buf), Some(2500));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn missing_mount_outside_path_and_inconsistent_tree() {
+        // No cgroup mount at all: Ok(None).
+        let dir = tree(
+            "nomount",
+            &[
+                ("proc/self/cgroup", "0::/x\n"),
+                ("proc/self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda rw\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // Cgroup outside the namespace's view: Ok(None), nothing escaped.
+        let dir = tree(
+            "outside",
+            &[
+                ("proc/self/cgroup", "0::/../../x\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:1 / /cg rw - cgroup2 cgroup2 rw\n",
+                ),
+                ("cg/memory.max", "max\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // Mount's root is not an ancestor of the path: Ok(None).
+        let dir = tree(
+            "otherroot",
+            &[
+                ("proc/self/cgroup", "5:memory:/a\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:1 /b /cg rw - cgroup cgroup rw,memory\n",
+                ),
+                ("cg/memory.limit_in_bytes", "1\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // The directory the files name does not exist: an error.
+        let dir = tree(
+            "gone",
+            &[
+                ("proc/self/cgroup", "0::/missing\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:1 / /cg rw - cgroup2 cgroup2 rw\n",
+                ),
+                ("cg/cgroup.controllers", "memory\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::Read("cgroup directory", ReadError::Open(Errno::NOENT))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // No /proc/self/cgroup (kernel without cgroups): Ok(None).
+        let dir = tree("nocg", &[("proc/x", "")]);
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert!(open_cpu(&root, &mut buf).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // Malformed mountinfo: a parse error with its line.
+        let dir = tree(
+            "badmi",
+            &[
+                ("proc/self/cgroup", "0::/\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 8:1 / / rw - ext4 /dev/sda rw\njunk\n",
+                ),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::Parse(
+                mountinfo::PATH,
+                ParseError {
+                    kind: ParseErrorKind::Malformed,
+                    line: 2
+                }
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn too_deep_is_an_error() {
+        let mut deep = std::string::String::new();
+        for _ in 0..MAX_DEPTH {
+            deep.push_str("/d");
+        }
+        let cg = std::format!("0::{deep}\n");
+        let leaf = std::format!("cg{deep}/memory.max");
+        let dir = tree(
+            "deep",
+            &[
+                ("proc/self/cgroup", cg.as_str()),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:1 / /cg rw - cgroup2 cgroup2 rw\n",
+                ),
+                (leaf.as_str(), "max\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::TooDeep
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,21 @@
+//! Kernel files, one module each, and reading them relative to a root.
+//!
+//! The lowest layer: pure parsers over `&[u8]` and the reads that feed them.
+//! Nothing here knows of a build, a row or a report.
+
+pub mod parse; // byte-level number and field parsing shared by every parser
+pub mod root; // openat(2) under `--root`, reads into the caller's buffer
+
+pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
+pub mod fsstat; // statvfs(3): free space as `df -P` counts it
+pub mod loadavg; // /proc/loadavg
+pub mod maps; // /proc/self/maps: headroom's own mappings
+pub mod meminfo; // /proc/meminfo
+pub mod mountinfo; // /proc/PID/mountinfo
+pub mod oom_score_adj; // /proc/self/oom_score_adj
+pub mod pid; // /proc/PID/stat, status, comm
+pub mod psi; // /proc/pressure/*
+pub mod stat; // /proc/stat
+pub mod swaps; // /proc/swaps
+pub mod vmstat; // /proc/vmstat
+pub mod zram; // /sys/block/zram*/ mm_stat, disksize, comp_algorithm

@@ -1,0 +1,505 @@
+//! Small-host advice: the safe `-j` with a command per build tool, and when
+//! one job does not fit, the swap to add and how, with every command written
+//! out (SPEC.md "Small-host advice").
+//!
+//! [`Situation`] holds the measured facts; [`render`] is pure, so a board
+//! tree and a live host give advice through the same code.
+//!
+//! # References
+//! swapon(8), mkswap(8), zramctl(8), dphys-swapfile(8),
+//! `Documentation/admin-guide/blockdev/zram.rst`, tmpfs(5).
+
+use ufmt::{uWrite, uwrite};
+
+use crate::build::usage::write_centi;
+use crate::plan::jobs::{Plan, Profile};
+
+/// Swap is added in whole steps of this many MiB.
+pub const SWAP_STEP_MB: u64 = 512;
+
+/// Compression ratio (orig_data_size / compr_data_size, hundredths) assumed
+/// for zram when no device shows its own: 2:1.
+pub const ZRAM_COMPRESSION_CENTI: u64 = 200;
+
+/// /tmp smaller than this (MiB free) is "small" for a build's temporaries.
+pub const TMP_SMALL_MB: u64 = 2048;
+
+/// What advice is computed from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Situation {
+    /// Usable memory, MiB (min of MemAvailable and cgroup remaining).
+    pub usable_mb: u64,
+    /// Swap configured, MiB.
+    pub swap_total_mb: u64,
+    /// Swap free, MiB.
+    pub swap_free_mb: u64,
+    /// zram devices that exist (initialised or not).
+    pub zram_devices: u32,
+    /// The compression ratio the zram devices show (orig_data_size /
+    /// compr_data_size × 100), when they hold data.
+    pub zram_compression_centi: Option<u64>,
+    /// The build disk (and so a swapfile) is SD or eMMC flash (`mmcblk`).
+    pub on_flash: bool,
+    /// The device of the build disk (`/dev/mmcblk0p2`), for the message.
+    pub disk_device: heapless::String<128>,
+    /// `/etc/dphys-swapfile` exists (Raspberry Pi OS), with its
+    /// `CONF_SWAPSIZE` in MiB when set.
+    pub dphys: Option<Option<u64>>,
+    /// /tmp is a tmpfs (its files are RAM).
+    pub tmp_tmpfs: bool,
+    /// /tmp free, MiB, when known.
+    pub tmp_avail_mb: Option<u64>,
+    /// Free space on the build disk, MiB, when known.
+    pub disk_avail_mb: Option<u64>,
+}
+
+/// `etc/dphys-swapfile` under the root (Raspberry Pi OS swap manager).
+pub const DPHYS_CONF: &str = "etc/dphys-swapfile";
+
+/// Measures the [`Situation`] of the host under `root` (`live`: the real
+/// machine, so statvfs is the syscall; else a board tree's capture).
+/// `usable_mb` comes from [`crate::plan::host::memory`]. Missing sources leave
+/// their fields at "unknown" defaults. `buf`: 64 KiB scratch.
+pub fn gather(
+    root: &crate::kernel::root::Root,
+    live: bool,
+    usable_mb: u64,
+    disk_path: &str,
+    tmp_path: &str,
+    buf: &mut [u8],
+    dir_scratch: &mut [core::mem::MaybeUninit<u8>],
+) -> Situation {
+    let mut s = Situation {
+        usable_mb,
+        ..Situation::default()
+    };
+    if let Ok(b) = crate::kernel::meminfo::read(root, buf)
+        && let Ok(m) = crate::kernel::meminfo::parse(b)
+    {
+        s.swap_total_mb = m.swap_total_kib / 1024;
+        s.swap_free_mb = m.swap_free_kib / 1024;
+    }
+    if let Ok(sb) = root.open_dir(crate::kernel::zram::SYS_BLOCK)
+        && let Ok(t) = crate::kernel::zram::totals(rustix::fd::AsFd::as_fd(&sb), dir_scratch, buf)
+    {
+        s.zram_devices = t.devices;
+        if t.orig_data_size > 0 {
+            s.zram_compression_centi =
+                crate::kernel::zram::compression_centi(t.orig_data_size, t.compr_data_size);
+        }
+    }
+    if let Ok(b) = root.read(DPHYS_CONF, buf) {
+        s.dphys = Some(dphys_swapsize(b));
+    }
+    let (_, source) = crate::plan::host::fs_type_and_source(root, disk_path, buf);
+    s.on_flash = source.contains("mmcblk");
+    s.disk_device = source;
+    let (tmp_type, _) = crate::plan::host::fs_type_and_source(root, tmp_path, buf);
+    s.tmp_tmpfs = tmp_type.is_some_and(|t| t == "tmpfs");
+    s.tmp_avail_mb = crate::plan::host::fs_stat(root, live, tmp_path, buf).map(|f| f.avail_mib());
+    s.disk_avail_mb = crate::plan::host::fs_stat(root, live, disk_path, buf).map(|f| f.avail_mib());
+    s
+}
+
+/// Parses `CONF_SWAPSIZE=N` (MiB) from /etc/dphys-swapfile; `None` when the
+/// line is absent or commented out.
+pub fn dphys_swapsize(b: &[u8]) -> Option<u64> {
+    crate::kernel::parse::lines(b).find_map(|l| {
+        let v = crate::kernel::parse::trim(l).strip_prefix(b"CONF_SWAPSIZE=")?;
+        crate::kernel::parse::parse_u64(crate::kernel::parse::trim(v))
+    })
+}
+
+/// `n` rounded up to a whole [`SWAP_STEP_MB`].
+pub fn round_up_step(n: u64) -> u64 {
+    n.div_ceil(SWAP_STEP_MB).saturating_mul(SWAP_STEP_MB)
+}
+
+/// Writes a size in MiB as the tools take it: `2G` when whole GiB, else `1536M`.
+fn size_arg<W: uWrite + ?Sized>(w: &mut W, mb: u64) -> Result<(), W::Error> {
+    if mb.is_multiple_of(1024) {
+        uwrite!(w, "{}G", mb / 1024)
+    } else {
+        uwrite!(w, "{}M", mb)
+    }
+}
+
+/// Renders the advice for `plan` (computed for `profile`) on `s`.
+///
+/// # Errors
+/// The writer's error.
+pub fn render<W: uWrite + ?Sized>(
+    plan: &Plan<'_>,
+    profile: Profile,
+    s: &Situation,
+    w: &mut W,
+) -> Result<(), W::Error> {
+    let peak = plan.peak_mb.0;
+    let j = plan.jobs;
+    uwrite!(w, "safe parallel jobs: {}  (one ", j)?;
+    if matches!(plan.peak_mb.1, crate::plan::jobs::From::Measured(_)) {
+        uwrite!(w, "measured job")?;
+    } else {
+        uwrite!(w, "{} job", profile.name())?;
+    }
+    uwrite!(w, " peaks at ~{} MB; {} MB usable", peak, s.usable_mb)?;
+    if plan.divisor.0 > 1 {
+        uwrite!(w, ", divided by {} builds", plan.divisor.0)?;
+    }
+    uwrite!(w, ")\n")?;
+    // Whose peak it is (the build's, or the host's from a CSV without
+    // build figures): never left for the reader to assume.
+    if let crate::plan::jobs::From::Measured(whose) = plan.peak_mb.1 {
+        uwrite!(w, "  measured: {}\n", whose)?;
+    }
+    uwrite!(
+        w,
+        "  make -j{}\n  ninja -j{}\n  meson compile -j{}\n",
+        j,
+        j,
+        j
+    )?;
+    uwrite!(w, "  cmake --build build -j{}\n  cargo build -j{}\n", j, j)?;
+    if j == 1 {
+        uwrite!(
+            w,
+            "  taskset -c 0 ./build.sh   (tools with no job flag: one core, one job)\n"
+        )?;
+    }
+
+    // Does one job fit?
+    let margin = (peak / 10).max(128);
+    let need = peak.saturating_add(margin);
+    // With BUILD_MEM_DIVISOR builds sharing the host, one build has its share.
+    let usable = s.usable_mb / plan.divisor.0.max(1);
+    let s = &Situation {
+        usable_mb: usable,
+        ..s.clone()
+    };
+    uwrite!(
+        w,
+        "\nmemory: one job needs ~{} MB (+{} MB margin); ",
+        peak,
+        margin
+    )?;
+    uwrite!(w, "{} MB usable RAM", usable)?;
+    if plan.divisor.0 > 1 {
+        uwrite!(w, " (a 1/{} share)", plan.divisor.0)?;
+    }
+    uwrite!(w, " + {} MB free swap\n", s.swap_free_mb)?;
+    if plan.binding == crate::plan::jobs::Binding::Override {
+        uwrite!(
+            w,
+            "  note: PARALLEL_JOBS forces -j{}; {} jobs at once need ~{} MB, this checks one\n",
+            j,
+            j,
+            peak.saturating_mul(j)
+        )?;
+    }
+    if need <= s.usable_mb {
+        uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?;
+    } else {
+        let with_swap = s.usable_mb.saturating_add(s.swap_free_mb);
+        if need <= with_swap {
+            uwrite!(
+                w,
+                "  fits only with swap: -j1 works but pages to swap (slow on SD cards); more RAM or zram helps\n"
+            )?;
+        } else {
+            uwrite!(
+                w,
+                "  does NOT fit: RAM + swap hold {} MB, so even -j1 or taskset -c 0 cannot save one job;\n  add swap:\n",
+                with_swap
+            )?;
+            advise_swap(w, s, need - with_swap)?;
+        }
+    }
+
+    // /tmp.
+    if s.tmp_tmpfs {
+        uwrite!(
+            w,
+            "\n/tmp is tmpfs: what compilers leave there is RAM. Keep temporaries on the build disk:\n  export TMPDIR=\"$HOME/tmp\" && mkdir -p \"$TMPDIR\"\n"
+        )?;
+    } else if let Some(t) = s.tmp_avail_mb
+        && t < TMP_SMALL_MB
+    {
+        uwrite!(
+            w,
+            "\n/tmp has only {} MB free: a build's temporaries can fill it. Use the build disk:\n  export TMPDIR=\"$HOME/tmp\" && mkdir -p \"$TMPDIR\"\n",
+            t
+        )?;
+    }
+    Ok(())
+}
+
+/// How to add swap for a `shortfall` of MiB on this host.
+fn advise_swap<W: uWrite + ?Sized>(
+    w: &mut W,
+    s: &Situation,
+    shortfall: u64,
+) -> Result<(), W::Error> {
+    let add = round_up_step(shortfall);
+    let compression = s
+        .zram_compression_centi
+        .filter(|&r| r > 100)
+        .unwrap_or(ZRAM_COMPRESSION_CENTI);
+    // zram keeps its compressed pages in RAM: with usable RAM U it can hold
+    // at most about U × (compression − 1) of extra data. Count on half of that.
+    let zram_reach = s.usable_mb.saturating_mul(compression.saturating_sub(100)) / 100 / 2;
+    let zram_disksize =
+        round_up_step(add.saturating_mul(compression) / compression.saturating_sub(100).max(1));
+    let zram_enough = add <= zram_reach;
+    if s.on_flash {
+        uwrite!(
+            w,
+            "  the build disk {} is SD/eMMC flash: swap there wears it out; zram first.\n",
+            s.disk_device.as_str()
+        )?;
+    }
+    if zram_enough {
+        uwrite!(
+            w,
+            "  zram (compressed RAM swap, assuming a compression ratio of "
+        )?;
+        write_centi(w, compression)?;
+        uwrite!(w, ":1): a {} MB device gains ~{} MB\n", zram_disksize, add)?;
+        // A new device: an existing zram (swap in use, or not swap at all)
+        // is never reset under a running system.
+        uwrite!(
+            w,
+            "    sudo modprobe zram\n    dev=$(sudo zramctl --find --size "
+        )?;
+        size_arg(w, zram_disksize)?;
+        uwrite!(
+            w,
+            " --algorithm zstd)\n    sudo mkswap \"$dev\"\n    sudo swapon -p 100 \"$dev\"\n"
+        )?;
+        if s.on_flash {
+            return Ok(());
+        }
+        uwrite!(w, "  or, on a disk that does not mind the writes:\n")?;
+    } else {
+        uwrite!(
+            w,
+            "  zram cannot cover it: its compressed pages stay in RAM, and {} MB usable RAM holds\n  ~{} MB more at most. Disk swap is needed",
+            s.usable_mb,
+            zram_reach
+        )?;
+        if s.on_flash {
+            uwrite!(w, " (it wears the card: remove it after the build)")?;
+        }
+        uwrite!(w, ":\n")?;
+    }
+    match s.dphys {
+        Some(current) => {
+            let size = round_up_step(current.unwrap_or(0).saturating_add(shortfall));
+            uwrite!(
+                w,
+                "  dphys-swapfile (Raspberry Pi OS): CONF_SWAPSIZE={}",
+                size
+            )?;
+            uwrite!(w, " and CONF_MAXSWAP={} (the cap, 2048 by default)\n", size)?;
+            uwrite!(w, "    sudo dphys-swapfile swapoff\n")?;
+            // Drop any CONF_SWAPSIZE/CONF_MAXSWAP line, set or commented,
+            // then append both: works whether or not the file has them.
+            uwrite!(
+                w,
+                "    sudo sed -i '/^#\\?CONF_SWAPSIZE=/d; /^#\\?CONF_MAXSWAP=/d' /etc/dphys-swapfile\n"
+            )?;
+            uwrite!(
+                w,
+                "    printf 'CONF_SWAPSIZE={}\\nCONF_MAXSWAP={}\\n' | sudo tee -a /etc/dphys-swapfile\n",
+                size,
+                size
+            )?;
+            uwrite!(
+                w,
+                "    sudo dphys-swapfile setup\n    sudo dphys-swapfile swapon\n"
+            )?;
+        }
+        None => {
+            uwrite!(w, "  a swapfile of ")?;
+            size_arg(w, add)?;
+            uwrite!(w, ":\n    sudo fallocate -l ")?;
+            size_arg(w, add)?;
+            uwrite!(
+                w,
+                " /swapfile\n    sudo chmod 600 /swapfile\n    sudo mkswap /swapfile\n    sudo swapon /swapfile\n"
+            )?;
+            if s.on_flash {
+                uwrite!(
+                    w,
+                    "    # after the build: sudo swapoff /swapfile && sudo rm /swapfile\n"
+                )?;
+            } else {
+                uwrite!(
+                    w,
+                    "    echo '/swapfile none swap sw 0 0' | sudo tee -a /etc/fstab\n"
+                )?;
+            }
+        }
+    }
+    if let Some(free) = s.disk_avail_mb
+        && free < add.saturating_add(1024)
+    {
+        uwrite!(
+            w,
+            "  warning: the build disk has only {} MB free: not enough for {} MB of swap and the build\n",
+            free,
+            add
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::plan::jobs::{Ask, Capacity, Env, plan};
+
+    fn advice(profile: Profile, s: &Situation, cores: u64) -> std::string::String {
+        let cap = Capacity {
+            cores,
+            cores_from: "--cores",
+            usable_mb: s.usable_mb,
+            usable_from: "--avail-mb",
+            usable_figure: "--avail-mb",
+        };
+        let ask = Ask {
+            profile,
+            peak_mb: None,
+            measured: None,
+            requested: None,
+        };
+        let p = plan(&ask, &Env::default(), &cap);
+        let mut out = heapless::String::<4096>::new();
+        render(&p, profile, s, &mut out).unwrap();
+        std::string::String::from(out.as_str())
+    }
+
+    #[test]
+    fn dphys_conf_and_rounding() {
+        let conf = b"# comment\n#CONF_SWAPSIZE=\nCONF_SWAPSIZE=100\n#CONF_MAXSWAP=2048\n";
+        assert_eq!(dphys_swapsize(conf), Some(100));
+        assert_eq!(dphys_swapsize(b"#CONF_SWAPSIZE=100\n"), None);
+        assert_eq!(round_up_step(1), 512);
+        assert_eq!(round_up_step(512), 512);
+        assert_eq!(round_up_step(513), 1024);
+    }
+
+    #[test]
+    fn pi_zero_heavy_says_j1_and_the_swap_to_add() {
+        let mut s = Situation {
+            usable_mb: 300,
+            swap_total_mb: 99,
+            swap_free_mb: 99,
+            on_flash: true,
+            dphys: Some(Some(100)),
+            ..Situation::default()
+        };
+        s.disk_device.push_str("/dev/mmcblk0p2").unwrap();
+        let a = advice(Profile::Heavy, &s, 4);
+        assert!(a.starts_with("safe parallel jobs: 1  (one heavy job peaks at ~4096 MB; 300 MB usable)\n  make -j1\n"), "{a}");
+        assert!(a.contains("  taskset -c 0 ./build.sh"), "{a}");
+        assert!(a.contains("does NOT fit: RAM + swap hold 399 MB, so even -j1 or taskset -c 0 cannot save one job"), "{a}");
+        // 4096 + 409 − 399 = 4106 → 4608 MB.
+        assert!(a.contains("zram cannot cover it"), "{a}");
+        assert!(!a.contains("zramctl"), "{a}");
+        assert!(
+            a.contains("CONF_SWAPSIZE=4608 and CONF_MAXSWAP=4608"),
+            "{a}"
+        );
+        assert!(a.contains("    printf 'CONF_SWAPSIZE=4608\\nCONF_MAXSWAP=4608\\n' | sudo tee -a /etc/dphys-swapfile\n"), "{a}");
+        assert!(a.contains("    sudo dphys-swapfile setup\n"), "{a}");
+    }
+
+    #[test]
+    fn the_divisor_shares_ram_between_builds() {
+        let s = Situation {
+            usable_mb: 7449,
+            ..Situation::default()
+        };
+        let cap = Capacity {
+            cores: 4,
+            cores_from: "--cores",
+            usable_mb: 7449,
+            usable_from: "--avail-mb",
+            usable_figure: "--avail-mb",
+        };
+        let ask = Ask {
+            profile: Profile::Heavy,
+            peak_mb: None,
+            measured: None,
+            requested: None,
+        };
+        let env = Env {
+            build_mem_divisor: Some("2"),
+            ..Env::default()
+        };
+        let p = plan(&ask, &env, &cap);
+        let mut out = heapless::String::<4096>::new();
+        render(&p, Profile::Heavy, &s, &mut out).unwrap();
+        assert!(out.contains("3724 MB usable RAM (a 1/2 share)"), "{out}");
+        assert!(out.contains("does NOT fit"), "{out}");
+    }
+
+    #[test]
+    fn generic_host_with_room_needs_nothing() {
+        let s = Situation {
+            usable_mb: 16000,
+            tmp_avail_mb: Some(50_000),
+            ..Situation::default()
+        };
+        let a = advice(Profile::Generic, &s, 4);
+        assert!(a.starts_with("safe parallel jobs: 4 "), "{a}");
+        assert!(a.contains("fits in RAM: no swap needed for -j4"), "{a}");
+        assert!(!a.contains("taskset"), "{a}");
+        assert!(!a.contains("TMPDIR"), "{a}");
+    }
+
+    #[test]
+    fn zram_on_flash_when_it_can_cover_and_a_swapfile_elsewhere() {
+        let mut s = Situation {
+            usable_mb: 3000,
+            on_flash: true,
+            zram_devices: 1,
+            zram_compression_centi: Some(300),
+            tmp_tmpfs: true,
+            ..Situation::default()
+        };
+        s.disk_device.push_str("/dev/mmcblk0p2").unwrap();
+        let a = advice(Profile::Heavy, &s, 4);
+        // need 4096 + 409 − 3000 = 1505 → 1536 MB; zram 3:1 → 2304 → 2560 MB device.
+        assert!(
+            a.contains(
+                "zram (compressed RAM swap, assuming a compression ratio of 3.00:1): a 2560 MB device gains ~1536 MB"
+            ),
+            "{a}"
+        );
+        // A new device, never a reset of the one in use.
+        assert!(
+            a.contains("dev=$(sudo zramctl --find --size 2560M --algorithm zstd)"),
+            "{a}"
+        );
+        assert!(!a.contains("reset") && !a.contains("swapoff"), "{a}");
+        assert!(!a.contains("fallocate"), "{a}");
+        assert!(a.contains("/tmp is tmpfs"), "{a}");
+        let s = Situation {
+            usable_mb: 3000,
+            disk_avail_mb: Some(1000),
+            ..Situation::default()
+        };
+        let a = advice(Profile::Heavy, &s, 4);
+        assert!(a.contains("sudo fallocate -l 1536M /swapfile"), "{a}");
+        assert!(
+            a.contains("echo '/swapfile none swap sw 0 0' | sudo tee -a /etc/fstab"),
+            "{a}"
+        );
+        assert!(
+            a.contains("warning: the build disk has only 1000 MB free"),
+            "{a}"
+        );
+    }
+}

@@ -1,0 +1,1213 @@
+//! `headroom status`: one screen to read before starting a build.
+//!
+//! Memory, swap devices, zram devices, `/tmp` and the build disk, the cgroup
+//! limits, usable cores, memory pressure and the OOM-kill count, each with
+//! where it came from. Every source is optional: one that is missing or
+//! unreadable prints "not available" (with the reason) on its own line and
+//! the rest of the screen is still printed.
+//!
+//! Plain aligned text, at most [`MAX_COLUMNS`] columns a line; sizes in whole
+//! MiB (rounded down), ratios with two decimals. With `live = false` (a
+//! `--root` board tree) filesystem figures come from the tree's
+//! [`host::STATVFS_FILE`] capture, and the affinity mask and the `memlock`
+//! line (which belong to the process running headroom, not to the board)
+//! are not shown.
+//!
+//! `memlock` says whether `record` and `run` started here would lock their
+//! memory in RAM ([`crate::tick::footprint::Outlook`]); `status` itself runs once
+//! and locks nothing.
+//!
+//! # References
+//! proc(5) (`/proc/meminfo`, `/proc/swaps`, `/proc/vmstat`),
+//! `Documentation/admin-guide/blockdev/zram.rst`,
+//! `Documentation/admin-guide/cgroup-v2.rst`,
+//! `Documentation/accounting/psi.rst`, statvfs(3), sched_getaffinity(2).
+
+use core::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, BorrowedFd};
+use ufmt::{uWrite, uwrite};
+
+use crate::build::usage::write_centi;
+use crate::kernel::cgroup::{self, CgroupError, Version};
+use crate::kernel::parse::trim;
+use crate::kernel::root::{ReadError, Root, for_each_entry};
+use crate::kernel::swaps::{self, Swap, is_zram_name};
+use crate::kernel::{psi, vmstat, zram};
+use crate::plan::host::{self, CoreLimit, Cores, Memory, MemoryError};
+
+/// Width of the label column (`memory`, `swap dev`, …), in columns.
+pub const LABEL_WIDTH: usize = 12;
+
+/// Longest line [`render`] writes, in columns (one column per character).
+pub const MAX_COLUMNS: usize = 100;
+
+/// Scratch buffer [`render`] needs, in bytes: `/proc/self/mountinfo` of a
+/// host with many container mounts (see [`crate::kernel::mountinfo::BUF_LEN`]).
+pub const SCRATCH_LEN: usize = 64 * 1024;
+
+/// Zram devices listed at most; more are counted ("and N more"). Boards run
+/// one device, zram-config scripts one per CPU (4–8); 32 keeps the screen.
+pub const MAX_ZRAM: usize = 32;
+
+/// Swap devices listed one per line; more are counted ("and N more") so the
+/// screen stays one screen (Ubuntu's zram-config makes one per core).
+pub const MAX_SWAP_ROWS: usize = 8;
+
+/// zram devices listed one per line; more are counted.
+pub const MAX_ZRAM_ROWS: usize = 8;
+
+/// Page size assumed for a `--root` tree, in KiB: the tree does not record
+/// the board's page size, and the smallest one flags the fewest devices
+/// "full" (a device whose used == size is full with any page size).
+const TREE_PAGE_KIB: u64 = 4;
+
+/// getdents64(2) buffer for listing `sys/block`, in bytes: a board has 20–40
+/// entries (loop, ram, mmcblk, zram) of ~24 bytes each; a larger directory
+/// only takes more calls.
+const DIR_SCRATCH_LEN: usize = 1024;
+
+/// Swap-name column width: the name and one space. Longer names get a line
+/// of their own.
+const NAME_WIDTH: usize = 24;
+
+/// What [`render`] shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusOpts<'a> {
+    /// True for the machine headroom runs on (`--root /`): statvfs(3) is
+    /// called and the affinity mask is shown. False for a board tree.
+    pub live: bool,
+    /// The build disk (`--disk-path`), an absolute path.
+    pub disk_path: &'a str,
+    /// The temporary directory, normally `/tmp`.
+    pub tmp_path: &'a str,
+    /// Whether a recording started here would lock its memory in RAM
+    /// (the `memlock` line); `None` for a board tree, whose limits are not
+    /// this process's.
+    pub memlock: Option<crate::tick::footprint::Outlook>,
+}
+
+/// Writes the status screen of `root` to `w`.
+///
+/// `buf` is scratch for the kernel files, [`SCRATCH_LEN`] bytes (a smaller
+/// one makes the larger files "not available (larger than its buffer)").
+/// Never fails on missing or malformed sources: each prints "not available"
+/// or "unknown" on its own line.
+///
+/// # Errors
+/// Only the writer's error.
+pub fn render<W: uWrite>(
+    root: &Root,
+    opts: &StatusOpts<'_>,
+    buf: &mut [u8],
+    w: &mut W,
+) -> Result<(), W::Error> {
+    let mem = host::memory(root, buf);
+    memory_lines(w, &mem)?;
+
+    let sys_block = root.open_dir(zram::SYS_BLOCK);
+    let sb = sys_block.as_ref().map(|fd| fd.as_fd()).map_err(|&e| e);
+    let page_kib = if opts.live {
+        u64::try_from(rustix::param::page_size() / 1024)
+            .unwrap_or(TREE_PAGE_KIB)
+            .max(1)
+    } else {
+        TREE_PAGE_KIB
+    };
+    swap_lines(w, root, sb.ok(), page_kib, buf)?;
+    zram_lines(w, sb)?;
+
+    fs_lines(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
+    fs_lines(w, root, opts.live, "disk", opts.disk_path, buf)?;
+
+    let memcg = cgroup::open_memory(root, buf);
+    cgroup_memory_lines(w, root, &mem, &memcg, buf)?;
+    let cores = host::cores(root, opts.live, buf);
+    cgroup_cpu_line(w, root, &cores, buf)?;
+    cores_line(w, &cores, opts.live)?;
+
+    psi_line(w, root, buf)?;
+    oom_line(w, root, &memcg, buf)?;
+    if let Some(o) = opts.memlock {
+        label(w, "memlock")?;
+        o.write(w)?;
+        w.write_str("\n")?;
+    }
+    Ok(())
+}
+
+// ---- sections ----
+
+fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Result<(), W::Error> {
+    label(w, "memory")?;
+    let m = match mem {
+        Ok(m) => m.meminfo,
+        Err(e) => {
+            w.write_str("not available (")?;
+            w.write_str(crate::kernel::meminfo::PATH)?;
+            memory_error(w, *e)?;
+            w.write_str(")\n")?;
+            label(w, "swap")?;
+            return w.write_str("total unknown (no meminfo)\n");
+        }
+    };
+    uwrite!(
+        w,
+        "total {} MiB  available {} MiB  used {}%\n",
+        m.mem_total_kib / 1024,
+        m.mem_available_kib / 1024,
+        m.mem_used_pct()
+    )?;
+    if m.mem_available_estimated {
+        label(w, "")?;
+        w.write_str("estimated: kernel has no MemAvailable\n")?;
+    }
+    label(w, "swap")?;
+    uwrite!(
+        w,
+        "total {} MiB  used {} MiB",
+        m.swap_total_kib / 1024,
+        m.swap_used_kib() / 1024
+    )?;
+    if m.swap_free_clamped {
+        w.write_str("  (SwapFree above SwapTotal: clamped)")?;
+    }
+    w.write_str("\n")
+}
+
+fn memory_error<W: uWrite>(w: &mut W, e: MemoryError) -> Result<(), W::Error> {
+    match e {
+        MemoryError::Read(e) => {
+            w.write_str(": ")?;
+            w.write_str(e.describe())
+        }
+        MemoryError::Parse(_) => w.write_str(" does not parse"),
+    }
+}
+
+fn swap_lines<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    sys_block: Option<BorrowedFd<'_>>,
+    page_kib: u64,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    label(w, "swap dev")?;
+    let b = match root.read(swaps::PATH, buf) {
+        Ok(b) => b,
+        Err(e) => return not_available(w, swaps::PATH, e),
+    };
+    if swaps::entries(b).next().is_none() {
+        return w.write_str("no swap\n");
+    }
+    left(w, "name", NAME_WIDTH)?;
+    left(w, "type", 10)?;
+    right(w, "size MiB", 10)?;
+    right(w, "used MiB", 10)?;
+    right(w, "prio", 6)?;
+    w.write_str("\n")?;
+    let mut zbuf = [0u8; zram::BUF_LEN];
+    let mut name = [0u8; swaps::NAME_MAX_LEN];
+    let total = swaps::entries(b).count();
+    for (shown, s) in swaps::entries(b).enumerate() {
+        if shown == MAX_SWAP_ROWS && total > MAX_SWAP_ROWS + 1 {
+            label(w, "")?;
+            uwrite!(w, "and {} more\n", total - shown)?;
+            break;
+        }
+        label(w, "")?;
+        let s = match s {
+            Ok(s) => s,
+            Err(e) => {
+                uwrite!(w, "line {} does not parse\n", e.line)?;
+                continue;
+            }
+        };
+        let decoded = s.unescape(&mut name);
+        if display_len(decoded) < NAME_WIDTH {
+            let n = show(w, decoded, NAME_WIDTH)?;
+            spaces(w, NAME_WIDTH.saturating_sub(n))?;
+        } else {
+            show(w, decoded, MAX_COLUMNS - LABEL_WIDTH)?;
+            w.write_str("\n")?;
+            label(w, "")?;
+            spaces(w, NAME_WIDTH)?;
+        }
+        let kind_width = show(w, s.kind, 9)?;
+        spaces(w, 10usize.saturating_sub(kind_width))?;
+        right_num(w, s.size_kib / 1024, 10)?;
+        right_num(w, s.used_kib / 1024, 10)?;
+        right_int(w, s.priority, 6)?;
+        if s.is_zram() {
+            zram_swap_note(w, &s, sys_block, page_kib, &mut zbuf)?;
+        }
+        w.write_str("\n")?;
+    }
+    Ok(())
+}
+
+/// "zram full" when a zram swap device has no page left: used ≥ size − one
+/// page, or zram holds as much data as its disksize; however much other
+/// swap is free, pages already on this device stay in RAM. Otherwise
+/// "zram: not available" when `sys/block/zramN` cannot be read.
+fn zram_swap_note<W: uWrite>(
+    w: &mut W,
+    s: &Swap<'_>,
+    sys_block: Option<BorrowedFd<'_>>,
+    page_kib: u64,
+    zbuf: &mut [u8],
+) -> Result<(), W::Error> {
+    let by_swaps = s.size_kib > 0 && s.used_kib >= s.size_kib.saturating_sub(page_kib);
+    let dev = sys_block
+        .and_then(|sb| core::str::from_utf8(s.basename()).ok().map(|n| (sb, n)))
+        .map(|(sb, n)| zram::device(sb, n, zbuf));
+    let by_device = match &dev {
+        Some(Ok(d)) => d.initialised && d.mm_stat.orig_data_size >= d.disksize,
+        _ => false,
+    };
+    if by_swaps || by_device {
+        w.write_str("  zram full")
+    } else if !matches!(dev, Some(Ok(_))) {
+        w.write_str("  zram: not available")
+    } else {
+        Ok(())
+    }
+}
+
+fn zram_lines<W: uWrite>(
+    w: &mut W,
+    sys_block: Result<BorrowedFd<'_>, rustix::io::Errno>,
+) -> Result<(), W::Error> {
+    label(w, "zram")?;
+    let sb = match sys_block {
+        Ok(sb) => sb,
+        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Open(e)),
+    };
+    let mut names: heapless::Vec<heapless::String<16>, MAX_ZRAM> = heapless::Vec::new();
+    let mut more = 0u32;
+    let mut scratch = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
+    let listed = for_each_entry(sb, &mut scratch, |name, _| {
+        if is_zram_name(name) {
+            let n = core::str::from_utf8(name)
+                .ok()
+                .and_then(|n| heapless::String::try_from(n).ok());
+            let kept = match n {
+                Some(n) => names.push(n).is_ok(),
+                None => false,
+            };
+            if !kept {
+                more = more.saturating_add(1);
+            }
+        }
+        true
+    });
+    if let Err(e) = listed {
+        return not_available(w, zram::SYS_BLOCK, ReadError::Read(e));
+    }
+    if names.is_empty() && more == 0 {
+        return w.write_str("none\n");
+    }
+    // zram10 after zram9: by length, then bytes.
+    names.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    left(w, "device", 8)?;
+    left(w, "algorithm", 10)?;
+    right(w, "disksize", 9)?;
+    right(w, "stored", 8)?;
+    right(w, "compressed", 12)?;
+    right(w, "RAM used", 10)?;
+    right(w, "compression", 13)?;
+    w.write_str("  (MiB)\n")?;
+    let mut zbuf = [0u8; zram::BUF_LEN];
+    let more = more.saturating_add(
+        u32::try_from(names.len().saturating_sub(MAX_ZRAM_ROWS)).unwrap_or(u32::MAX),
+    );
+    for name in names.iter().take(MAX_ZRAM_ROWS) {
+        label(w, "")?;
+        left(w, name, 8)?;
+        let d = match zram::device(sb, name, &mut zbuf) {
+            Ok(d) => d,
+            Err(e) => {
+                w.write_str("not available (")?;
+                match e {
+                    zram::DeviceError::BadName => w.write_str("bad name")?,
+                    zram::DeviceError::Read(e) => w.write_str(e.describe())?,
+                    zram::DeviceError::Parse(_) => w.write_str("does not parse")?,
+                }
+                w.write_str(")\n")?;
+                continue;
+            }
+        };
+        if !d.initialised {
+            w.write_str("not initialised\n")?;
+            continue;
+        }
+        let n = show(
+            w,
+            d.algorithm.as_deref().unwrap_or("unknown").as_bytes(),
+            31,
+        )?;
+        spaces(w, 10usize.saturating_sub(n).max(1))?;
+        right_num(w, d.disksize >> 20, 9)?;
+        right_num(w, d.mm_stat.orig_data_size >> 20, 8)?;
+        right_num(w, d.mm_stat.compr_data_size >> 20, 12)?;
+        right_num(w, d.mm_stat.mem_used_total >> 20, 10)?;
+        // The compression ratio, DATA / COMPR as zramctl shows them; not
+        // the RAM saving (stored / RAM used) that the summary shows.
+        match d.compression_centi() {
+            Some(r) => {
+                spaces(w, 13usize.saturating_sub(centi_len(r)))?;
+                write_centi(w, r)?;
+            }
+            None => right(w, "-", 13)?,
+        }
+        w.write_str("\n")?;
+    }
+    if more > 0 {
+        label(w, "")?;
+        uwrite!(w, "and {} more\n", more)?;
+    }
+    Ok(())
+}
+
+fn fs_lines<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    live: bool,
+    name: &str,
+    path: &str,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    label(w, name)?;
+    show(w, path.as_bytes(), 40)?;
+    w.write_str(": ")?;
+    let (fs_type, source) = host::fs_type_and_source(root, path, buf);
+    match &fs_type {
+        Some(t) => {
+            show(w, t.as_bytes(), 12)?;
+        }
+        None => w.write_str("type unknown")?,
+    }
+    if !source.is_empty() {
+        w.write_str(" on ")?;
+        show(w, source.as_bytes(), 28)?;
+    }
+    w.write_str("\n")?;
+    label(w, "")?;
+    let Some(s) = host::fs_stat(root, live, path, buf) else {
+        if live {
+            w.write_str("size not available (statvfs failed)\n")?;
+        } else if root.read(host::STATVFS_FILE, buf).is_err() {
+            w.write_str("size not available (no ")?;
+            w.write_str(host::STATVFS_FILE)?;
+            w.write_str(" capture in the tree)\n")?;
+        } else {
+            w.write_str("size not available (no line for it in ")?;
+            w.write_str(host::STATVFS_FILE)?;
+            w.write_str(")\n")?;
+        }
+        return tmpfs_note(w, fs_type.as_deref());
+    };
+    uwrite!(
+        w,
+        "size {} MiB  free {} MiB  use {}%  ",
+        s.total_bytes() >> 20,
+        s.avail_mib(),
+        s.used_pct()
+    )?;
+    if s.files == 0 {
+        w.write_str("inodes not counted\n")?;
+    } else {
+        uwrite!(w, "inodes free {}\n", s.ffree)?;
+    }
+    if s.inodes_exhausted() {
+        label(w, "")?;
+        uwrite!(
+            w,
+            "inodes exhausted: {} free, new files fail with ENOSPC\n",
+            s.ffree
+        )?;
+    }
+    tmpfs_note(w, fs_type.as_deref())
+}
+
+fn tmpfs_note<W: uWrite>(w: &mut W, fs_type: Option<&str>) -> Result<(), W::Error> {
+    if fs_type == Some("tmpfs") {
+        label(w, "")?;
+        w.write_str("tmpfs: counts against RAM\n")?;
+    }
+    Ok(())
+}
+
+fn cgroup_memory_lines<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    mem: &Result<Memory, MemoryError>,
+    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    label(w, "cgroup mem")?;
+    let cg = match memcg {
+        Ok(Some(cg)) => cg,
+        Ok(None) => return w.write_str("no memory controller\n"),
+        Err(e) => {
+            w.write_str("unknown (")?;
+            cgroup_error(w, *e)?;
+            return w.write_str(")\n");
+        }
+    };
+    let Ok(m) = mem else {
+        return w.write_str("limit unknown (needs MemTotal from proc/meminfo)\n");
+    };
+    match m.cgroup {
+        Some(r) => {
+            uwrite!(
+                w,
+                "limit {} MiB  usage {} MiB  remaining {} MiB  ",
+                r.limit_bytes >> 20,
+                r.usage_bytes >> 20,
+                r.remaining_bytes >> 20
+            )?;
+            version(w, cg.version)?;
+            w.write_str("\n")?;
+            label(w, "")?;
+            w.write_str("limit set at ")?;
+            let mut path = heapless::String::<256>::new();
+            host::cgroup_path(root, b"memory", r.depth, buf, &mut path);
+            if path.is_empty() {
+                w.write_str("unknown path")?;
+            } else {
+                show(w, path.as_bytes(), MAX_COLUMNS - LABEL_WIDTH - 13)?;
+            }
+            w.write_str("\n")
+        }
+        None => {
+            w.write_str("no memory limit ")?;
+            version(w, cg.version)?;
+            if let Some(u) = cg.usage_bytes(buf) {
+                uwrite!(w, "  usage {} MiB", u >> 20)?;
+            }
+            w.write_str("\n")
+        }
+    }
+}
+
+fn cgroup_cpu_line<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    cores: &Cores,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    label(w, "cgroup cpu")?;
+    if let Some(m) = cores.quota_millicpus {
+        w.write_str("quota ")?;
+        write_centi(w, m.div_ceil(10))?;
+        return w.write_str(" CPUs\n");
+    }
+    match cgroup::open_cpu(root, buf) {
+        Ok(Some(c)) => {
+            w.write_str("no CPU quota ")?;
+            version(w, c.version)?;
+            w.write_str("\n")
+        }
+        Ok(None) => w.write_str("no CPU quota (no cpu controller)\n"),
+        Err(e) => {
+            w.write_str("CPU quota unknown (")?;
+            cgroup_error(w, e)?;
+            w.write_str(")\n")
+        }
+    }
+}
+
+fn cores_line<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Error> {
+    label(w, "cores")?;
+    match c.online {
+        Some(n) => uwrite!(w, "online {}", n)?,
+        None => w.write_str("online unknown")?,
+    }
+    if live {
+        match c.affinity {
+            Some(n) => uwrite!(w, "  affinity {}", n)?,
+            None => w.write_str("  affinity unknown")?,
+        }
+    }
+    match c.quota_millicpus {
+        Some(m) => {
+            w.write_str("  quota ")?;
+            write_centi(w, m.div_ceil(10))?;
+        }
+        None => w.write_str("  quota none")?,
+    }
+    match c.cpuset {
+        Some(n) => uwrite!(w, "  cpuset {}", n)?,
+        None => w.write_str("  cpuset none")?,
+    }
+    let by = match c.limit {
+        CoreLimit::Online => "online",
+        CoreLimit::Affinity => "affinity",
+        CoreLimit::Quota => "quota",
+        CoreLimit::Cpuset => "cpuset",
+    };
+    let known = c.online.is_some()
+        || c.affinity.is_some()
+        || c.quota_millicpus.is_some()
+        || c.cpuset.is_some();
+    let by = if known { by } else { "assumed" };
+    uwrite!(w, "  usable {} ({})\n", c.usable, by)
+}
+
+fn psi_line<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::Error> {
+    label(w, "PSI memory")?;
+    let b = match psi::read(root, buf) {
+        Ok(b) => b,
+        Err(e) => return not_available(w, psi::PATH_MEMORY, e),
+    };
+    if trim(b).is_empty() {
+        return w.write_str("not available (empty: PSI disabled)\n");
+    }
+    match psi::parse(b) {
+        Ok(p) => {
+            w.write_str("some avg10 ")?;
+            write_centi(w, p.some.avg10_centi)?;
+            w.write_str("%  avg60 ")?;
+            write_centi(w, p.some.avg60_centi)?;
+            w.write_str("%  avg300 ")?;
+            write_centi(w, p.some.avg300_centi)?;
+            w.write_str("%\n")
+        }
+        Err(_) => {
+            w.write_str("not available (")?;
+            w.write_str(psi::PATH_MEMORY)?;
+            w.write_str(" does not parse)\n")
+        }
+    }
+}
+
+fn oom_line<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    label(w, "oom_kill")?;
+    match vmstat::read(root, buf) {
+        Ok(b) => match vmstat::parse(b) {
+            Ok(v) => match v.oom_kill {
+                Some(n) => uwrite!(w, "{} since boot (host-wide)", n)?,
+                None => w.write_str("not counted (kernel before 4.13)")?,
+            },
+            Err(_) => {
+                w.write_str("not available (")?;
+                w.write_str(vmstat::PATH)?;
+                w.write_str(" does not parse)")?;
+            }
+        },
+        Err(e) => {
+            w.write_str("not available (")?;
+            w.write_str(vmstat::PATH)?;
+            w.write_str(": ")?;
+            w.write_str(e.describe())?;
+            w.write_str(")")?;
+        }
+    }
+    if let Ok(Some(cg)) = memcg
+        && let Some(n) = cg.oom_kills(buf)
+    {
+        uwrite!(w, "; {} in this cgroup", n)?;
+    }
+    w.write_str("\n")
+}
+
+// ---- small pieces ----
+
+fn version<W: uWrite>(w: &mut W, v: Version) -> Result<(), W::Error> {
+    w.write_str(match v {
+        Version::V1 => "(v1)",
+        Version::V2 => "(v2)",
+    })
+}
+
+fn cgroup_error<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
+    match e {
+        CgroupError::Read(path, e) => {
+            w.write_str(path)?;
+            w.write_str(": ")?;
+            w.write_str(e.describe())
+        }
+        CgroupError::Parse(path, _) => {
+            w.write_str(path)?;
+            w.write_str(" does not parse")
+        }
+        CgroupError::TooDeep => w.write_str("cgroup path too deep"),
+    }
+}
+
+/// `not available (PATH: reason)` and a newline.
+fn not_available<W: uWrite>(w: &mut W, path: &str, e: ReadError) -> Result<(), W::Error> {
+    w.write_str("not available (")?;
+    w.write_str(path)?;
+    w.write_str(": ")?;
+    w.write_str(e.describe())?;
+    w.write_str(")\n")
+}
+
+/// The label, padded to [`LABEL_WIDTH`] (`""` for a continuation line).
+fn label<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
+    left(w, s, LABEL_WIDTH)
+}
+
+fn spaces<W: uWrite>(w: &mut W, n: usize) -> Result<(), W::Error> {
+    for _ in 0..n {
+        w.write_char(' ')?;
+    }
+    Ok(())
+}
+
+/// ASCII `s` padded on the right to `width`.
+fn left<W: uWrite>(w: &mut W, s: &str, width: usize) -> Result<(), W::Error> {
+    w.write_str(s)?;
+    spaces(w, width.saturating_sub(s.chars().count()))
+}
+
+/// ASCII `s` padded on the left to `width`.
+fn right<W: uWrite>(w: &mut W, s: &str, width: usize) -> Result<(), W::Error> {
+    spaces(w, width.saturating_sub(s.chars().count()))?;
+    w.write_str(s)
+}
+
+/// Decimal digits of `n`.
+fn digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// Characters `write_centi` writes for `c` (`3.33` is 4).
+fn centi_len(c: u64) -> usize {
+    digits(c / 100) + 3
+}
+
+fn right_num<W: uWrite>(w: &mut W, n: u64, width: usize) -> Result<(), W::Error> {
+    spaces(w, width.saturating_sub(digits(n)))?;
+    uwrite!(w, "{}", n)
+}
+
+fn right_int<W: uWrite>(w: &mut W, n: i64, width: usize) -> Result<(), W::Error> {
+    let len = digits(n.unsigned_abs()) + usize::from(n < 0);
+    spaces(w, width.saturating_sub(len))?;
+    uwrite!(w, "{}", n)
+}
+
+/// The characters shown for kernel bytes (a path, a device name): valid
+/// UTF-8 as is, each control character and each invalid sequence as `?`,
+/// so a name decoded from `\012` cannot break the screen.
+fn display_chars(b: &[u8]) -> impl Iterator<Item = char> + '_ {
+    b.utf8_chunks().flat_map(|c| {
+        let bad = if c.invalid().is_empty() {
+            None
+        } else {
+            Some('?')
+        };
+        c.valid()
+            .chars()
+            .map(|ch| if ch.is_control() { '?' } else { ch })
+            .chain(bad)
+    })
+}
+
+fn display_len(b: &[u8]) -> usize {
+    display_chars(b).count()
+}
+
+/// Writes `b` as [`display_chars`], at most `max` characters (at least 4):
+/// a longer text keeps its end behind `...`, the informative part of a
+/// path. Returns the characters written.
+fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
+    let max = max.max(4);
+    let n = display_len(b);
+    let skip = if n > max {
+        w.write_str("...")?;
+        n - (max - 3)
+    } else {
+        0
+    };
+    for c in display_chars(b).skip(skip) {
+        w.write_char(c)?;
+    }
+    Ok(n.min(max))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::string::String;
+    use std::vec::Vec;
+
+    struct Out(String);
+
+    impl uWrite for Out {
+        type Error = core::convert::Infallible;
+        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+
+    const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+
+    fn render_at(dir: &str, disk: &str) -> String {
+        let root = Root::open(dir).unwrap();
+        let opts = StatusOpts {
+            live: false,
+            disk_path: disk,
+            tmp_path: "/tmp",
+            memlock: None,
+        };
+        let mut buf = std::vec![0u8; SCRATCH_LEN];
+        let mut out = Out(String::new());
+        let Ok(()) = render(&root, &opts, &mut buf, &mut out);
+        for line in out.0.lines() {
+            assert!(line.chars().count() <= MAX_COLUMNS, "too wide: {line:?}");
+            assert!(!line.ends_with(' '), "trailing space: {line:?}");
+        }
+        assert!(
+            out.0.lines().count() <= 40,
+            "more than a screen:\n{}",
+            out.0
+        );
+        out.0
+    }
+
+    fn fixture(case: &str) -> String {
+        render_at(&std::format!("{FIX}{case}"), "/")
+    }
+
+    #[track_caller]
+    fn has(out: &str, line: &str) {
+        assert!(
+            out.lines().any(|l| l == line),
+            "no line {line:?} in:\n{out}"
+        );
+    }
+
+    /// A scratch tree under the temp dir, removed on drop.
+    struct Tree(std::path::PathBuf);
+
+    impl Tree {
+        fn new(name: &str) -> Tree {
+            let p = std::env::temp_dir().join(std::format!(
+                "headroom-status-{}-{name}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Tree(p)
+        }
+        fn file(&self, rel: &str, content: &[u8]) -> &Self {
+            let p = self.0.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+            self
+        }
+        fn path(&self) -> &str {
+            self.0.to_str().unwrap()
+        }
+    }
+
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn fixture_06_cgroupv2_container_cpu_max_unlimited() {
+        let out = fixture("06-cgroupv2-container-cpu-max-unlimited");
+        std::println!("{out}");
+        has(
+            &out,
+            "cgroup mem  limit 2048 MiB  usage 2044 MiB  remaining 4 MiB  (v2)",
+        );
+        has(&out, "            limit set at /");
+        has(&out, "cgroup cpu  no CPU quota (v2)");
+        has(
+            &out,
+            "cores       online 4  quota none  cpuset 4  usable 4 (online)",
+        );
+        has(
+            &out,
+            "oom_kill    7 since boot (host-wide); 3 in this cgroup",
+        );
+        has(&out, "swap dev    not available (proc/swaps: not found)");
+        has(&out, "zram        not available (sys/block: not found)");
+        has(
+            &out,
+            "PSI memory  not available (proc/pressure/memory: not found)",
+        );
+        has(
+            &out,
+            "            size not available (no statvfs capture in the tree)",
+        );
+        assert!(!out.contains("affinity"));
+        assert!(out.starts_with("memory      total "));
+    }
+
+    #[test]
+    fn fixture_08_rpi_memory_cgroup_disabled() {
+        let out = fixture("08-rpi-memory-cgroup-disabled");
+        // CASE: MemTotal 8052.0 MB (8245232 kB = 8051.98 MiB, shown rounded
+        // down like the CSV), MemAvailable 7449.7.
+        has(
+            &out,
+            "memory      total 8051 MiB  available 7449 MiB  used 7%",
+        );
+        has(&out, "cgroup mem  no memory controller");
+        has(&out, "cgroup cpu  no CPU quota (v2)");
+        has(&out, "oom_kill    not available (proc/vmstat: not found)");
+    }
+
+    #[test]
+    fn fixture_09_e_sparse_numbering_only_zram1() {
+        let out = fixture("09-zram-mm-stat-field-counts/e-sparse-numbering-only-zram1");
+        has(
+            &out,
+            "swap dev    name                    type        size MiB  used MiB  prio",
+        );
+        has(
+            &out,
+            "            /dev/zram1              partition       1023        50   100",
+        );
+        has(
+            &out,
+            "zram        device  algorithm  disksize  stored  compressed  RAM used  compression  (MiB)",
+        );
+        has(
+            &out,
+            "            zram1   lzo-rle        1024      50          15        17         3.33",
+        );
+        has(&out, "memory      not available (proc/meminfo: not found)");
+        has(&out, "cgroup mem  no memory controller");
+    }
+
+    #[test]
+    fn fixture_09_d_uninitialized() {
+        let out = fixture("09-zram-mm-stat-field-counts/d-uninitialized");
+        has(&out, "            zram0   not initialised");
+    }
+
+    #[test]
+    fn fixture_11_b_escaped_space_and_long_path() {
+        let out = fixture("11-proc-swaps-layouts-and-escapes/b-escaped-space-and-long-path");
+        has(
+            &out,
+            "            /mnt/usb disk/swapfile  file            1023         0    -2",
+        );
+        has(
+            &out,
+            "            /srv/buildcache/swap-area/raspberrypi-build-swapfile.img",
+        );
+        has(
+            &out,
+            "                                    file            2047        10    -3",
+        );
+        // No sys/block in this tree: the zram line says so.
+        has(
+            &out,
+            "            /dev/zram0              partition        495        12   100  zram: not available",
+        );
+    }
+
+    #[test]
+    fn fixture_11_a_no_swap() {
+        let out = fixture("11-proc-swaps-layouts-and-escapes/a-no-swap");
+        has(&out, "swap dev    no swap");
+    }
+
+    #[test]
+    fn fixture_04_cgroupv1_unlimited_sentinels() {
+        let out = fixture("04-cgroupv1-unlimited-sentinels");
+        // CASE: effective limit = MemTotal 3940.8 MB (4035420 kB): the
+        // cgroup's "unlimited" sentinel does not show as a limit.
+        has(
+            &out,
+            "memory      total 3940 MiB  available 2573 MiB  used 34%",
+        );
+        has(&out, "cgroup mem  no memory limit (v1)  usage 28 MiB");
+        has(&out, "cgroup cpu  no CPU quota (v1)");
+        has(
+            &out,
+            "oom_kill    not available (proc/vmstat: not found); 0 in this cgroup",
+        );
+    }
+
+    #[test]
+    fn fixture_01_meminfo_no_memavailable() {
+        let out = fixture("01-meminfo-no-memavailable");
+        has(&out, "            estimated: kernel has no MemAvailable");
+        has(&out, "swap        total 3072 MiB  used 0 MiB");
+    }
+
+    #[test]
+    fn fixture_19_psi() {
+        let out = fixture("19-psi-unavailable/c-psi-enabled");
+        has(
+            &out,
+            "PSI memory  some avg10 1.21%  avg60 0.87%  avg300 0.30%",
+        );
+        let out = fixture("19-psi-unavailable/b-psi-default-disabled");
+        has(&out, "PSI memory  not available (empty: PSI disabled)");
+    }
+
+    #[test]
+    fn fixture_20_vmstat_no_oom_kill() {
+        let out = fixture("20-vmstat-no-oom-kill/a-kernel-3.10-no-oom_kill");
+        has(&out, "oom_kill    not counted (kernel before 4.13)");
+    }
+
+    #[test]
+    fn fixture_22_statvfs_inodes_exhausted_and_tmpfs_tmp() {
+        let case = std::format!("{FIX}22-statvfs-inodes-exhausted-and-tmpfs-tmp/");
+        let t = Tree::new("22");
+        for f in ["proc/self/mountinfo", "proc/meminfo"] {
+            t.file(f, &std::fs::read(std::format!("{case}{f}")).unwrap());
+        }
+        // The capture of statvfs.json in the tree's `statvfs` format.
+        t.file(
+            host::STATVFS_FILE,
+            b"/ 4096 6553344 2359040 1966080 1638400 8 ext4\n\
+              /home/builder/src 4096 6553344 2359040 1966080 1638400 8 ext4\n\
+              /tmp 4096 485674 31002 31002 485674 485601 tmpfs\n",
+        );
+        let out = render_at(t.path(), "/home/builder/src");
+        has(&out, "tmp         /tmp: tmpfs on tmpfs");
+        has(
+            &out,
+            "            size 1897 MiB  free 121 MiB  use 94%  inodes free 485601",
+        );
+        has(&out, "            tmpfs: counts against RAM");
+        has(
+            &out,
+            "disk        /home/builder/src: ext4 on /dev/mmcblk0p2",
+        );
+        has(
+            &out,
+            "            size 25599 MiB  free 7680 MiB  use 69%  inodes free 8",
+        );
+        has(
+            &out,
+            "            inodes exhausted: 8 free, new files fail with ENOSPC",
+        );
+        assert_eq!(out.matches("tmpfs: counts").count(), 1);
+        assert_eq!(out.matches("inodes exhausted").count(), 1);
+        let out = render_at(t.path(), "/srv");
+        has(&out, "disk        /srv: ext4 on /dev/mmcblk0p2");
+        has(
+            &out,
+            "            size not available (no line for it in statvfs)",
+        );
+    }
+
+    fn zram_tree(name: &str, swaps_row: &str, disksize: &str, mm_stat: &str) -> Tree {
+        let t = Tree::new(name);
+        t.file(
+            "proc/swaps",
+            std::format!(
+                "Filename\tType\tSize\tUsed\tPriority\n{swaps_row}\n/swapfile file 1048572 0 -2\n"
+            )
+            .as_bytes(),
+        )
+        .file("sys/block/zram0/disksize", disksize.as_bytes())
+        .file("sys/block/zram0/mm_stat", mm_stat.as_bytes())
+        .file("sys/block/zram0/comp_algorithm", b"lzo [lz4] zstd\n");
+        t
+    }
+
+    #[test]
+    fn zram_full_when_used_reaches_size_whatever_other_swap_is_free() {
+        let t = zram_tree(
+            "full",
+            "/dev/zram0 partition 524284 524284 100",
+            "536870912\n",
+            "300000000 100000000 110000000 0 110000000 0 0\n",
+        );
+        let out = render_at(t.path(), "/");
+        has(
+            &out,
+            "            /dev/zram0              partition        511       511   100  zram full",
+        );
+        has(
+            &out,
+            "            /swapfile               file            1023         0    -2",
+        );
+        has(
+            &out,
+            "            zram0   lz4             512     286          95       104         3.00",
+        );
+    }
+
+    #[test]
+    fn zram_full_by_one_page_or_by_stored_data() {
+        // One 4 KiB page short of the size: full.
+        let t = zram_tree(
+            "page",
+            "/dev/zram0 partition 524284 524280 100",
+            "536870912\n",
+            "1000 500 4096\n",
+        );
+        assert!(render_at(t.path(), "/").contains("  zram full\n"));
+        // Two pages short, but orig_data_size reached disksize: full.
+        let t = zram_tree(
+            "stored",
+            "/dev/zram0 partition 524284 524276 100",
+            "536870912\n",
+            "536870912 100000000 110000000\n",
+        );
+        assert!(render_at(t.path(), "/").contains("  zram full\n"));
+        // Two pages short and data below disksize: not full.
+        let t = zram_tree(
+            "notfull",
+            "/dev/zram0 partition 524284 524276 100",
+            "536870912\n",
+            "1000 500 4096\n",
+        );
+        let out = render_at(t.path(), "/");
+        assert!(!out.contains("zram full"), "{out}");
+        has(
+            &out,
+            "            /dev/zram0              partition        511       511   100",
+        );
+    }
+
+    #[test]
+    fn an_empty_tree_prints_every_line_as_not_available() {
+        let t = Tree::new("empty");
+        let out = render_at(t.path(), "/");
+        let want = [
+            "memory      not available (proc/meminfo: not found)",
+            "swap        total unknown (no meminfo)",
+            "swap dev    not available (proc/swaps: not found)",
+            "zram        not available (sys/block: not found)",
+            "tmp         /tmp: type unknown",
+            "            size not available (no statvfs capture in the tree)",
+            "disk        /: type unknown",
+            "            size not available (no statvfs capture in the tree)",
+            "cgroup mem  no memory controller",
+            "cgroup cpu  no CPU quota (no cpu controller)",
+            "cores       online unknown  quota none  cpuset none  usable 1 (assumed)",
+            "PSI memory  not available (proc/pressure/memory: not found)",
+            "oom_kill    not available (proc/vmstat: not found)",
+        ];
+        assert_eq!(out.lines().collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn hostile_swap_names_and_garbage_rows() {
+        let long = "/x".repeat(200);
+        let t = Tree::new("hostile");
+        let mut swaps = b"Filename Type Size Used Priority\n/a\\012b\\033[2J\xff file 10240 0 -1\n\
+                          /bad file 1x 0 -1\n"
+            .to_vec();
+        swaps.extend_from_slice(std::format!("{long} file 0 0 -3\n").as_bytes());
+        t.file("proc/swaps", &swaps)
+            .file("sys/block/zram9/disksize", b"garbage\n");
+        let out = render_at(t.path(), "/");
+        has(
+            &out,
+            "            /a?b?[2J?               file              10         0    -1",
+        );
+        has(&out, "            line 3 does not parse");
+        let tail = std::format!("            ...{}", &long[long.len() - 85..]);
+        has(&out, &tail);
+        has(&out, "            zram9   not available (does not parse)");
+    }
+
+    #[test]
+    fn boards_fit_one_screen() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/");
+        let out = render_at(&std::format!("{dir}rpi5-8g-bookworm"), "/");
+        std::println!("{out}");
+        has(&out, "cgroup mem  no memory controller");
+        assert!(out.contains("            zram0   zstd  "), "{out}");
+        let out = render_at(&std::format!("{dir}x86_64-vm-2c-24g"), "/");
+        std::println!("{out}");
+        has(&out, "            zram0   not initialised");
+    }
+
+    #[test]
+    fn long_paths_sources_and_types_stay_within_the_width() {
+        let long = std::format!("/{}", "d".repeat(150));
+        let t = Tree::new("wide");
+        t.file(
+            "proc/self/mountinfo",
+            std::format!(
+                "22 1 179:2 / / rw - fuse.a-very-long-filesystem-type {}/source rw\n",
+                "s".repeat(120)
+            )
+            .as_bytes(),
+        )
+        .file(
+            "proc/swaps",
+            b"/dev/zram0 partition 1000 1000 100\n/swap\\040file partition 8 0 -1\n",
+        );
+        // render_at checks every line against MAX_COLUMNS.
+        let out = render_at(t.path(), &long);
+        let tail = &long[long.len() - 37..];
+        has(
+            &out,
+            &std::format!(
+                "disk        ...{tail}: ...stem-type on ...{}/source",
+                "s".repeat(18)
+            ),
+        );
+        // Full and without sys/block: "zram full" only.
+        has(
+            &out,
+            "            /dev/zram0              partition          0         0   100  zram full",
+        );
+        has(
+            &out,
+            "            /swap file              partition          0         0    -1",
+        );
+    }
+
+    #[test]
+    fn live_host_renders_without_failing() {
+        let root = Root::open("/").unwrap();
+        let mut buf = std::vec![0u8; SCRATCH_LEN];
+        let opts = StatusOpts {
+            live: true,
+            disk_path: "/",
+            tmp_path: "/tmp",
+            memlock: Some(crate::tick::footprint::Outlook::of_self(false, &mut buf)),
+        };
+        let mut out = Out(String::new());
+        let Ok(()) = render(&root, &opts, &mut buf, &mut out);
+        std::println!("{}", out.0);
+        assert!(out.0.contains("  affinity "), "{}", out.0);
+        // Last: what a recording started here would do about locking.
+        let last = out.0.lines().last().unwrap_or_default();
+        assert!(last.starts_with("memlock     record and run "), "{}", out.0);
+        assert!(out.0.lines().all(|l| l.chars().count() <= MAX_COLUMNS));
+    }
+
+    #[test]
+    fn padding_helpers() {
+        assert_eq!(
+            (digits(0), digits(9), digits(10), digits(u64::MAX)),
+            (1, 1, 2, 20)
+        );
+        assert_eq!((centi_len(5), centi_len(333), centi_len(12345)), (4, 4, 6));
+        let mut o = Out(String::new());
+        let Ok(n) = show(&mut o, b"abcdefghij", 6);
+        assert_eq!((o.0.as_str(), n), ("...hij", 6));
+        let mut o = Out(String::new());
+        let Ok(n) = show(&mut o, "é\tz".as_bytes(), 6);
+        assert_eq!((o.0.as_str(), n), ("é?z", 3));
+        let mut o = Out(String::new());
+        let Ok(()) = right_int(&mut o, i64::MIN, 3);
+        assert_eq!(o.0, "-9223372036854775808");
+    }
+}

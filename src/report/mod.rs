@@ -1,0 +1,12 @@
+//! Reading rows back and reporting them: the summary, the actions table, the
+//! Prometheus file, the SVG plot, and writing a report file whole.
+//!
+//! Above the tick; below planning.
+
+pub mod actions; // `run --actions` rows and the `actions` table
+pub mod csvread; // streaming reader of recorded CSVs, by header name
+pub mod jobserver_block; // the JOBSERVER block: what the governor did
+pub mod plot; // `plot`: the SVG timeline of a recorded run
+pub mod prom; // the Prometheus text file of the latest row
+pub mod replace; // replacing a file whole: temporary file, then rename(2)
+pub mod summary; // the run summary: text and JSON

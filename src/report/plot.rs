@@ -1,0 +1,1603 @@
+//! `headroom plot`: a self-contained SVG timeline of a recorded run.
+//!
+//! The CSV is read twice, streaming, with memory fixed whatever its length:
+//!
+//! 1. [`Scan`] sees every row once: the time range, the row count, which
+//!    series the file has, and the near-OOM threshold (the summary's own
+//!    rule, through [`Summary::near_oom`]).
+//! 2. [`Plot`] is sized from the scan and sees every row again: each row
+//!    falls into one of at most [`BUCKETS`] time buckets, which keep the
+//!    first, smallest, largest and last value of each [`Series`]; stage
+//!    changes become at most [`BANDS`] background bands; each row where the
+//!    `oom_kills` counter rose becomes a marker (at most [`OOM_MARKS`]).
+//!
+//! [`Plot::render`] then writes the SVG to any [`ufmt::uWrite`] sink in small
+//! pieces, so the output is bounded too: at most 4 points per bucket and
+//! series, under 1 MiB for any input.
+//!
+//! Layout: a title (file name, samples, duration, time range), a legend,
+//! then three panels on one time axis — memory in MiB (RAM used and
+//! available, swap used, zram stored and zram RAM, the near-OOM line),
+//! disk free (with the low-disk line), CPU % with the compiler count on a
+//! right-hand axis. Stage bands run behind all three, OOM kills are red
+//! lines across them; both carry `<title>` hover text. All text that comes
+//! from the CSV goes through [`escape`].
+//!
+//! # References
+//! SVG 1.1 (W3C), "Basic shapes" and "The 'title' element"; XML 1.0, "Char"
+//! production; SPEC.md "CSV" and "Summary".
+
+use heapless::Vec;
+use ufmt::{uWrite, uwrite};
+
+use crate::build::text::{Context, Stage};
+use crate::report::summary::{Summary, Threshold};
+use crate::tick::clock::Iso;
+use crate::tick::row::Row;
+
+/// Time buckets across the plot width. The plot area is 1,020 px wide, so
+/// one bucket is about one pixel: more would not show, fewer would hide
+/// spikes between buckets (each bucket keeps its min and max).
+pub const BUCKETS: usize = 1000;
+
+/// Stage bands kept. A label needs ~60 px, so more than ~20 are unreadable
+/// anyway; 48 keeps short stages visible by hover. Beyond it, neighbouring
+/// bands are merged pairwise and the SVG says so.
+pub const BANDS: usize = 48;
+
+/// OOM-kill markers drawn one by one; later ones are counted in a note.
+pub const OOM_MARKS: usize = 64;
+
+/// Number of [`Series`].
+pub const SERIES_N: usize = 8;
+
+/// One line of the plot, with the CSV column(s) it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Series {
+    /// `mem_used_mb`, MiB (rows whose /proc/meminfo was readable).
+    MemUsed,
+    /// `mem_avail_mb`, MiB.
+    MemAvail,
+    /// `swap_used_mb`, MiB.
+    SwapUsed,
+    /// `zram_stored_mb`, MiB (headroom's CSV only).
+    ZramStored,
+    /// `zram_ram_mb`, MiB (headroom's CSV only).
+    ZramRam,
+    /// `disk_avail_mb`, else `disk_avail_gb` × 1024: MiB free on the build
+    /// filesystem.
+    DiskFree,
+    /// `cpu_pct`, % busy.
+    Cpu,
+    /// `compilers`, a count of processes.
+    Compilers,
+}
+
+/// Every series, in legend order.
+pub const SERIES: [Series; SERIES_N] = [
+    Series::MemUsed,
+    Series::MemAvail,
+    Series::SwapUsed,
+    Series::ZramStored,
+    Series::ZramRam,
+    Series::DiskFree,
+    Series::Cpu,
+    Series::Compilers,
+];
+
+impl Series {
+    /// The row's value for this series in the series' unit; `None` when the
+    /// row has no such figure (an empty field, or a source marked unread).
+    pub fn of(self, row: &Row) -> Option<u64> {
+        match self {
+            Series::MemUsed => row.mem_known.then_some(row.mem_used_mb),
+            Series::MemAvail => row.mem_known.then_some(row.mem_avail_mb),
+            Series::SwapUsed => row.mem_known.then_some(row.swap_used_mb),
+            Series::ZramStored => row.ext.zram_stored_mb,
+            Series::ZramRam => row.ext.zram_ram_mb,
+            Series::DiskFree => row.disk_known.then(|| {
+                row.ext
+                    .disk_avail_mb
+                    .unwrap_or(row.disk_avail_gb.saturating_mul(1024))
+            }),
+            Series::Cpu => Some(row.cpu_pct),
+            Series::Compilers => Some(row.compilers),
+        }
+    }
+
+    /// The legend text, with the unit.
+    pub fn label(self) -> &'static str {
+        match self {
+            Series::MemUsed => "RAM used (MiB)",
+            Series::MemAvail => "RAM available (MiB)",
+            Series::SwapUsed => "swap used (MiB)",
+            Series::ZramStored => "zram stored (MiB)",
+            Series::ZramRam => "zram RAM (MiB)",
+            Series::DiskFree => "disk free",
+            Series::Cpu => "CPU %",
+            Series::Compilers => "compilers (count)",
+        }
+    }
+
+    /// The CSV column name, used as the polyline's `data-series`.
+    pub fn column(self) -> &'static str {
+        match self {
+            Series::MemUsed => "mem_used_mb",
+            Series::MemAvail => "mem_avail_mb",
+            Series::SwapUsed => "swap_used_mb",
+            Series::ZramStored => "zram_stored_mb",
+            Series::ZramRam => "zram_ram_mb",
+            Series::DiskFree => "disk_avail_mb",
+            Series::Cpu => "cpu_pct",
+            Series::Compilers => "compilers",
+        }
+    }
+
+    fn color(self) -> &'static str {
+        match self {
+            Series::MemUsed => "#1f77b4",
+            Series::MemAvail => "#2ca02c",
+            Series::SwapUsed => "#9467bd",
+            Series::ZramStored => "#ff7f0e",
+            Series::ZramRam => "#8c564b",
+            Series::DiskFree => "#17becf",
+            Series::Cpu => "#d62728",
+            Series::Compilers => "#555555",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Pass 1 over the CSV: time range, row count, the series present and the
+/// thresholds. Fixed size (a [`Summary`] inside, about 6 KiB).
+#[derive(Clone, Debug)]
+pub struct Scan {
+    summary: Summary,
+    rows: u64,
+    t_min: u64,
+    t_max: u64,
+    iso_min: Iso,
+    iso_max: Iso,
+    present: [bool; SERIES_N],
+    oom_counter: bool,
+}
+
+impl Scan {
+    /// An empty scan; `near_oom_mb` is a given near-OOM threshold (MiB of
+    /// MemAvailable), `None` for the summary's (host-scaled) default.
+    pub fn new(near_oom_mb: Option<u64>) -> Scan {
+        Scan {
+            summary: Summary::new(near_oom_mb, None),
+            rows: 0,
+            t_min: u64::MAX,
+            t_max: 0,
+            iso_min: Iso::from_epoch(0),
+            iso_max: Iso::from_epoch(0),
+            present: [false; SERIES_N],
+            oom_counter: false,
+        }
+    }
+
+    /// Takes one row into account. Rows may come in any time order.
+    pub fn observe(&mut self, row: &Row) {
+        self.summary.observe(row);
+        self.rows += 1;
+        if row.epoch < self.t_min {
+            self.t_min = row.epoch;
+            self.iso_min = row.iso;
+        }
+        if row.epoch >= self.t_max {
+            self.t_max = row.epoch;
+            self.iso_max = row.iso;
+        }
+        for s in SERIES {
+            if s.of(row).is_some() {
+                self.present[s.index()] = true;
+            }
+        }
+        self.oom_counter |= row.ext.oom_kills.is_some();
+    }
+
+    /// Rows observed.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+}
+
+/// One series in one bucket: first, smallest, largest, last value in the
+/// series' unit (saturated to `u32`: 4 PiB in MiB). Empty when min > max.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cell {
+    first: u32,
+    min: u32,
+    max: u32,
+    last: u32,
+}
+
+impl Cell {
+    const EMPTY: Cell = Cell {
+        first: 0,
+        min: u32::MAX,
+        max: 0,
+        last: 0,
+    };
+
+    fn is_empty(&self) -> bool {
+        self.min > self.max
+    }
+
+    fn add(&mut self, v: u64) {
+        let v = u32::try_from(v).unwrap_or(u32::MAX);
+        if self.is_empty() {
+            self.first = v;
+        }
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.last = v;
+    }
+}
+
+/// The epochs one bucket saw: earliest, latest, how many rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    lo: u64,
+    hi: u64,
+    rows: u32,
+}
+
+/// A stage band: one run of rows with the same stage, or several
+/// neighbouring runs merged when there were more than [`BANDS`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Band {
+    /// The label: the stage with the most rows among the merged runs.
+    stage: Stage,
+    /// Rows of `stage` in the band.
+    lead_rows: u64,
+    /// First and last epoch seen in the band.
+    t_start: u64,
+    t_end: u64,
+    /// Stage runs merged into this band (1 when not merged).
+    runs: u64,
+    rows: u64,
+}
+
+impl Band {
+    fn absorb(&mut self, o: &Band) {
+        self.t_start = self.t_start.min(o.t_start);
+        self.t_end = self.t_end.max(o.t_end);
+        self.runs = self.runs.saturating_add(o.runs);
+        self.rows = self.rows.saturating_add(o.rows);
+        if o.lead_rows > self.lead_rows {
+            self.stage = o.stage.clone();
+            self.lead_rows = o.lead_rows;
+        }
+    }
+}
+
+/// A row where the kernel's OOM-kill counter rose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Mark {
+    epoch: u64,
+    iso: Iso,
+    kills: u64,
+    stage: Stage,
+    context: Context,
+}
+
+/// Pass 2 over the CSV and the SVG. About 180 KiB: box it.
+#[derive(Clone, Debug)]
+pub struct Plot {
+    t0: u64,
+    span: u64,
+    nb: usize,
+    expected: u64,
+    seen: u64,
+    near_oom: Threshold,
+    low_disk: Threshold,
+    present: [bool; SERIES_N],
+    oom_counter: bool,
+    iso_first: Iso,
+    iso_last: Iso,
+    times: [Span; BUCKETS],
+    cells: [[Cell; SERIES_N]; BUCKETS],
+    bands: Vec<Band, BANDS>,
+    /// Stage runs a band takes before the next one starts: 1, doubled at
+    /// each [`halve`], so that all bands cover about as many runs.
+    runs_per_band: u64,
+    cur_stage: Option<Stage>,
+    stage_runs: u64,
+    marks: Vec<Mark, OOM_MARKS>,
+    marks_more: u64,
+    oom_prev: Option<u64>,
+    oom_total: u64,
+    /// Malformed CSV rows skipped while reading (told in a note).
+    pub skipped: u64,
+}
+
+/// SVG geometry, px.
+const W: u64 = 1200;
+const H: u64 = 900;
+const X0: u64 = 80;
+const X1: u64 = 1100;
+const PW: u64 = X1 - X0;
+/// Panels: (top, bottom).
+const MEM: (u64, u64) = (110, 440);
+const DISK: (u64, u64) = (470, 590);
+const CPU: (u64, u64) = (620, 780);
+
+/// An axis: raw values 0..=`max` (in the series' unit), ticks every `step`
+/// shown divided by `div` (1024 to show MiB as GiB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Axis {
+    max: u64,
+    step: u64,
+    div: u64,
+}
+
+/// The smallest of 1, 2, 5 × 10^k that is at least `raw`.
+fn nice(raw: u64) -> u64 {
+    let mut p: u64 = 1;
+    loop {
+        for m in [1, 2, 5] {
+            let c = p.saturating_mul(m);
+            if c >= raw || c == u64::MAX {
+                return c;
+            }
+        }
+        p = p.saturating_mul(10);
+    }
+}
+
+impl Axis {
+    /// The tick values: 0, step, 2 × step, … up to `max` (a step of 0
+    /// counts as 1; a sum past u64::MAX ends them).
+    fn ticks(self) -> impl Iterator<Item = u64> {
+        let step = self.step.max(1);
+        core::iter::successors(Some(0u64), move |v| v.checked_add(step))
+            .take_while(move |v| *v <= self.max)
+    }
+
+    /// An axis from 0 whose top is a whole number of nice steps at or above
+    /// `max`, in about 5 steps; shown in units of `div`.
+    fn new(max: u64, div: u64) -> Axis {
+        let div = div.max(1);
+        let top = max.div_ceil(div).max(1);
+        let step = nice(top.div_ceil(5));
+        let ticks = top.div_ceil(step).max(1);
+        Axis {
+            max: ticks.saturating_mul(step).saturating_mul(div),
+            step: step.saturating_mul(div),
+            div,
+        }
+    }
+
+    /// The y of `v` in a panel (top, bottom); values past the top are drawn
+    /// at the top.
+    fn y(self, v: u64, (top, bottom): (u64, u64)) -> u64 {
+        let h = u128::from(bottom - top);
+        let v = u128::from(v.min(self.max));
+        let dy = v * h / u128::from(self.max.max(1));
+        bottom - u64::try_from(dy).unwrap_or(0).min(bottom - top)
+    }
+}
+
+impl Plot {
+    /// A plot sized from pass 1: the time range split into
+    /// min([`BUCKETS`], seconds + 1) buckets of at least one second.
+    pub fn new(scan: &Scan) -> Plot {
+        let (t0, t1) = if scan.rows == 0 {
+            (0, 0)
+        } else {
+            (scan.t_min, scan.t_max)
+        };
+        let span = t1.saturating_sub(t0);
+        let nb = usize::try_from(span.saturating_add(1))
+            .unwrap_or(BUCKETS)
+            .clamp(1, BUCKETS);
+        Plot {
+            t0,
+            span,
+            nb,
+            expected: scan.rows,
+            seen: 0,
+            near_oom: scan.summary.near_oom(),
+            low_disk: scan.summary.low_disk(),
+            present: scan.present,
+            oom_counter: scan.oom_counter,
+            iso_first: scan.iso_min,
+            iso_last: scan.iso_max,
+            times: [Span {
+                lo: u64::MAX,
+                hi: 0,
+                rows: 0,
+            }; BUCKETS],
+            cells: [[Cell::EMPTY; SERIES_N]; BUCKETS],
+            bands: Vec::new(),
+            runs_per_band: 1,
+            cur_stage: None,
+            stage_runs: 0,
+            marks: Vec::new(),
+            marks_more: 0,
+            oom_prev: None,
+            oom_total: 0,
+            skipped: 0,
+        }
+    }
+
+    /// The bucket of an epoch (clamped to the scanned range).
+    fn bucket(&self, epoch: u64) -> usize {
+        let off = u128::from(epoch.saturating_sub(self.t0).min(self.span));
+        let i = off * (self.nb as u128) / (u128::from(self.span) + 1);
+        usize::try_from(i).unwrap_or(0).min(self.nb - 1)
+    }
+
+    /// Takes one row of pass 2 into account, in file order. Rows past the
+    /// number pass 1 counted (appended to the file meanwhile) are ignored;
+    /// epochs out of the scanned range are clamped to it.
+    pub fn observe(&mut self, row: &Row) {
+        if self.seen >= self.expected {
+            return;
+        }
+        self.seen += 1;
+        let epoch = row.epoch.clamp(self.t0, self.t0.saturating_add(self.span));
+        let b = self.bucket(epoch);
+        if let Some(t) = self.times.get_mut(b) {
+            t.lo = t.lo.min(epoch);
+            t.hi = t.hi.max(epoch);
+            t.rows = t.rows.saturating_add(1);
+        }
+        if let Some(cells) = self.cells.get_mut(b) {
+            for s in SERIES {
+                if let Some(v) = s.of(row) {
+                    cells[s.index()].add(v);
+                }
+            }
+        }
+        self.stage(row, epoch);
+        if let Some(k) = row.ext.oom_kills {
+            let prev = self.oom_prev.unwrap_or(0);
+            if k > prev {
+                self.oom_total = self.oom_total.saturating_add(k - prev);
+                let m = Mark {
+                    epoch,
+                    iso: row.iso,
+                    kills: k - prev,
+                    stage: row.stage.clone(),
+                    context: row.context.clone(),
+                };
+                if self.marks.push(m).is_err() {
+                    self.marks_more += 1;
+                }
+            }
+            self.oom_prev = Some(prev.max(k));
+        }
+    }
+
+    /// Extends the current stage band or starts a new one (merging bands
+    /// pairwise when [`BANDS`] are taken).
+    fn stage(&mut self, row: &Row, epoch: u64) {
+        let same = self.cur_stage.as_ref() == Some(&row.stage);
+        if same && let Some(last) = self.bands.last_mut() {
+            last.t_start = last.t_start.min(epoch);
+            last.t_end = last.t_end.max(epoch);
+            last.rows = last.rows.saturating_add(1);
+            if last.stage == row.stage {
+                last.lead_rows = last.lead_rows.saturating_add(1);
+            }
+            return;
+        }
+        self.cur_stage = Some(row.stage.clone());
+        self.stage_runs = self.stage_runs.saturating_add(1);
+        // After a merge, a band takes as many runs as the merged ones hold
+        // before the next band starts: early and late bands stay alike.
+        if let Some(last) = self.bands.last_mut()
+            && last.runs < self.runs_per_band
+        {
+            last.t_start = last.t_start.min(epoch);
+            last.t_end = last.t_end.max(epoch);
+            last.runs = last.runs.saturating_add(1);
+            last.rows = last.rows.saturating_add(1);
+            if last.stage == row.stage {
+                last.lead_rows = last.lead_rows.saturating_add(1);
+            }
+            return;
+        }
+        if self.bands.is_full() {
+            halve(&mut self.bands);
+            self.runs_per_band = self.runs_per_band.saturating_mul(2);
+        }
+        let band = Band {
+            stage: row.stage.clone(),
+            lead_rows: 1,
+            t_start: epoch,
+            t_end: epoch,
+            runs: 1,
+            rows: 1,
+        };
+        // halve() left room; a failure here would only drop this band.
+        let _ = self.bands.push(band);
+    }
+
+    /// Number of stage bands that will be drawn.
+    pub fn bands(&self) -> usize {
+        self.bands.len()
+    }
+
+    /// OOM kills counted (the rise of `oom_kills` over the run); `None`
+    /// when the CSV has no such column.
+    pub fn oom_kills(&self) -> Option<u64> {
+        self.oom_counter.then_some(self.oom_total)
+    }
+
+    /// The x of an epoch.
+    fn x(&self, t: u64) -> u64 {
+        if self.span == 0 {
+            return X0;
+        }
+        let off = u128::from(t.saturating_sub(self.t0).min(self.span));
+        let dx = off * u128::from(PW) / u128::from(self.span);
+        X0 + u64::try_from(dx).unwrap_or(0).min(PW)
+    }
+
+    /// The x of a bucket's earliest row, its middle, its latest row. With
+    /// a zero time span (one row, or equal epochs) the whole width.
+    fn xs(&self, t: &Span) -> (u64, u64, u64) {
+        if self.span == 0 {
+            return (X0, (X0 + X1) / 2, X1);
+        }
+        let lo = self.x(t.lo);
+        let hi = self.x(t.hi);
+        (lo, (lo + hi) / 2, hi)
+    }
+
+    /// The largest value of a series over all buckets.
+    fn peak(&self, s: Series) -> Option<u64> {
+        self.cells[..self.nb]
+            .iter()
+            .map(|c| c[s.index()])
+            .filter(|c| !c.is_empty())
+            .map(|c| u64::from(c.max))
+            .max()
+    }
+
+    /// Writes the SVG to `w`. `name` is the CSV's file name, shown in the
+    /// title (escaped). The output is one `<svg>` document, UTF-8, with no
+    /// external reference; its size is bounded by [`BUCKETS`], [`BANDS`]
+    /// and [`OOM_MARKS`] (under 1 MiB).
+    ///
+    /// # Errors
+    /// Only those of `w`.
+    pub fn render<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+            W,
+            H,
+            W,
+            H
+        )?;
+        w.write_str(
+            "<style>text{font-family:DejaVu Sans,Arial,sans-serif;font-size:12px;fill:#222}\
+             .t{font-size:16px;font-weight:bold}.small{font-size:11px;fill:#555}\
+             .grid{stroke:#ddd;stroke-width:1}.frame{fill:none;stroke:#888}\
+             .series{fill:none;stroke-width:1.5;stroke-linejoin:round}\
+             .band0{fill:#f4f4f4}.band1{fill:#e4e8ee}\
+             .oom{stroke:#c00000;stroke-width:2}.thr{stroke:#e31a1c;stroke-width:1.2;stroke-dasharray:6 4}</style>\n",
+        )?;
+        w.write_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n")?;
+        self.title(name, w)?;
+        self.legend(w)?;
+        self.draw_bands(w)?;
+        let mem_series = [
+            Series::MemUsed,
+            Series::MemAvail,
+            Series::SwapUsed,
+            Series::ZramStored,
+            Series::ZramRam,
+        ];
+        let mem_peak = mem_series
+            .iter()
+            .filter_map(|&s| self.peak(s))
+            .max()
+            .unwrap_or(0);
+        let mem_axis = Axis::new(mem_peak.max(self.near_oom.value()), 1);
+        self.panel(w, MEM, mem_axis, "memory (MiB)")?;
+        let disk_peak = self.peak(Series::DiskFree);
+        let low_mb = self.low_disk.value();
+        let disk_max = disk_peak.unwrap_or(0).max(low_mb);
+        let (disk_div, disk_title) = if disk_max >= 10 * 1024 {
+            (1024, "disk free (GiB)")
+        } else {
+            (1, "disk free (MiB)")
+        };
+        let disk_axis = Axis::new(disk_max, disk_div);
+        self.panel(w, DISK, disk_axis, disk_title)?;
+        let cpu_axis = Axis::new(self.peak(Series::Cpu).unwrap_or(0).max(100), 1);
+        let comp_axis = Axis::new(self.peak(Series::Compilers).unwrap_or(0).max(1), 1);
+        self.panel(w, CPU, cpu_axis, "CPU % / compilers")?;
+        self.right_axis(w, CPU, comp_axis)?;
+        self.time_axis(w)?;
+
+        for s in mem_series {
+            self.series(w, s, mem_axis, MEM)?;
+        }
+        self.series(w, Series::DiskFree, disk_axis, DISK)?;
+        self.series(w, Series::Cpu, cpu_axis, CPU)?;
+        self.series(w, Series::Compilers, comp_axis, CPU)?;
+        if self.present[Series::MemAvail.index()] {
+            let y = mem_axis.y(self.near_oom.value(), MEM);
+            uwrite!(
+                w,
+                "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
+                X0,
+                y,
+                X1,
+                y
+            )?;
+            threshold_text(
+                w,
+                "near-OOM: MemAvailable below ",
+                self.near_oom,
+                "MB",
+                "RAM",
+            )?;
+            uwrite!(
+                w,
+                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">near-OOM &lt; {} MiB</text>\n",
+                X1 - 4,
+                y.saturating_sub(4).max(MEM.0 + 12),
+                self.near_oom.value()
+            )?;
+        }
+        if disk_peak.is_some() {
+            let y = disk_axis.y(low_mb, DISK);
+            uwrite!(
+                w,
+                "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
+                X0,
+                y,
+                X1,
+                y
+            )?;
+            threshold_text(w, "low disk: free below ", self.low_disk, "MB", "disk")?;
+            uwrite!(
+                w,
+                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">low disk &lt; ",
+                X1 - 4,
+                y.saturating_sub(4).max(DISK.0 + 12),
+            )?;
+            // Whole GiB as before (the default, --low-disk-gb); a threshold
+            // scaled to a small disk in MiB.
+            match low_mb % 1024 {
+                0 => uwrite!(w, "{} GiB</text>\n", low_mb / 1024)?,
+                _ => uwrite!(w, "{} MiB</text>\n", low_mb)?,
+            }
+        }
+        self.draw_marks(w)?;
+        self.notes(w)?;
+        w.write_str("</svg>\n")
+    }
+
+    fn title<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(w, "<title>headroom plot: ")?;
+        escape(w, name)?;
+        uwrite!(w, "</title>\n<text class=\"t\" x=\"{}\" y=\"26\">", X0)?;
+        escape(w, name)?;
+        uwrite!(
+            w,
+            "</text>\n<text x=\"{}\" y=\"46\">{} samples, duration ",
+            X0,
+            self.seen
+        )?;
+        duration(w, self.span)?;
+        uwrite!(
+            w,
+            ", {} to {}",
+            self.iso_first.as_str(),
+            self.iso_last.as_str()
+        )?;
+        match self.oom_kills() {
+            Some(0) => uwrite!(w, ", no OOM kill")?,
+            Some(k) => uwrite!(w, ", {} OOM kill(s) on the host", k)?,
+            None => {}
+        }
+        uwrite!(w, "</text>\n")
+    }
+
+    fn legend<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let mut at = (X0, 70);
+        w.write_str("<g class=\"legend\">\n")?;
+        for s in SERIES {
+            if self.present[s.index()] {
+                legend_entry(w, &mut at, s.label(), Swatch::Line(s.color()))?;
+            }
+        }
+        legend_entry(
+            w,
+            &mut at,
+            "near-OOM / low-disk threshold",
+            Swatch::Threshold,
+        )?;
+        if self.oom_counter {
+            legend_entry(w, &mut at, "OOM kill", Swatch::Oom)?;
+        }
+        if !self.bands.is_empty() {
+            legend_entry(w, &mut at, "stage (hover for details)", Swatch::Band)?;
+        }
+        w.write_str("</g>\n")
+    }
+
+    fn draw_bands<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        w.write_str("<g class=\"bands\">\n")?;
+        for (i, b) in self.bands.iter().enumerate() {
+            // A band reaches to where the next one starts; the last to its end.
+            let end = match self.bands.get(i + 1) {
+                Some(n) => n.t_start,
+                None => b.t_end,
+            };
+            let (mut xa, mut xb) = (self.x(b.t_start), self.x(end));
+            if self.span == 0 {
+                (xa, xb) = (X0, X1);
+            }
+            if xb < xa {
+                core::mem::swap(&mut xa, &mut xb);
+            }
+            let width = (xb - xa).max(1);
+            uwrite!(
+                w,
+                "<rect class=\"band{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>stage ",
+                i % 2,
+                xa,
+                MEM.0,
+                width,
+                CPU.1 - MEM.0
+            )?;
+            escape(w, stage_str(&b.stage))?;
+            if b.runs > 1 {
+                uwrite!(w, " and {} other stage runs merged", b.runs - 1)?;
+            }
+            uwrite!(w, ": ")?;
+            duration(w, b.t_start.saturating_sub(self.t0))?;
+            uwrite!(w, " to ")?;
+            duration(w, end.max(b.t_end).saturating_sub(self.t0))?;
+            uwrite!(w, " after the start, {} rows</title></rect>\n", b.rows)?;
+            let label = stage_str(&b.stage);
+            let chars = label.chars().count() as u64 + if b.runs > 1 { 4 } else { 0 };
+            if width >= 7 * chars + 6 {
+                uwrite!(
+                    w,
+                    "<text class=\"small\" x=\"{}\" y=\"{}\">",
+                    xa + 3,
+                    MEM.0 + 13
+                )?;
+                escape(w, label)?;
+                if b.runs > 1 {
+                    uwrite!(w, " +{}", b.runs - 1)?;
+                }
+                uwrite!(w, "</text>\n")?;
+            }
+        }
+        w.write_str("</g>\n")
+    }
+
+    fn panel<W: uWrite>(
+        &self,
+        w: &mut W,
+        (top, bottom): (u64, u64),
+        axis: Axis,
+        title: &str,
+    ) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+            X0,
+            top,
+            PW,
+            bottom - top
+        )?;
+        for v in axis.ticks() {
+            let y = axis.y(v, (top, bottom));
+            uwrite!(
+                w,
+                "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+                X0,
+                y,
+                X1,
+                y,
+                X0 - 6,
+                y + 4,
+                v / axis.div
+            )?;
+        }
+        let mid = (top + bottom) / 2;
+        uwrite!(
+            w,
+            "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {})\">",
+            mid,
+            mid
+        )?;
+        escape(w, title)?;
+        uwrite!(w, "</text>\n")
+    }
+
+    fn right_axis<W: uWrite>(
+        &self,
+        w: &mut W,
+        (top, bottom): (u64, u64),
+        axis: Axis,
+    ) -> Result<(), W::Error> {
+        for v in axis.ticks() {
+            let y = axis.y(v, (top, bottom));
+            uwrite!(
+                w,
+                "<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n",
+                X1 + 6,
+                y + 4,
+                Series::Compilers.color(),
+                v
+            )?;
+        }
+        let mid = (top + bottom) / 2;
+        uwrite!(
+            w,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(90 {} {})\">compilers</text>\n",
+            X1 + 40,
+            mid,
+            X1 + 40,
+            mid
+        )
+    }
+
+    fn time_axis<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let step = time_step(self.span);
+        let mut t = 0;
+        w.write_str("<g class=\"time\">\n")?;
+        while t <= self.span {
+            let x = self.x(self.t0.saturating_add(t));
+            uwrite!(
+                w,
+                "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">",
+                x,
+                MEM.0,
+                x,
+                CPU.1 + 4,
+                x,
+                CPU.1 + 18
+            )?;
+            duration(w, t)?;
+            uwrite!(w, "</text>\n")?;
+            t = match t.checked_add(step) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        uwrite!(
+            w,
+            "<text class=\"small\" x=\"{}\" y=\"{}\">elapsed since {}</text>\n</g>\n",
+            X0,
+            CPU.1 + 36,
+            self.iso_first.as_str()
+        )
+    }
+
+    /// The polylines of one series: one per stretch of buckets where the
+    /// series has values (a bucket with rows but no value breaks the line;
+    /// a bucket with no rows at all does not).
+    fn series<W: uWrite>(
+        &self,
+        w: &mut W,
+        s: Series,
+        axis: Axis,
+        panel: (u64, u64),
+    ) -> Result<(), W::Error> {
+        if !self.present[s.index()] {
+            return Ok(());
+        }
+        let mut open = false;
+        let mut prev: Option<(u64, u64)> = None;
+        for (t, cells) in self.times[..self.nb].iter().zip(&self.cells[..self.nb]) {
+            if t.rows == 0 {
+                continue;
+            }
+            let c = cells[s.index()];
+            if c.is_empty() {
+                if open {
+                    self.end_line(w, s)?;
+                    open = false;
+                    prev = None;
+                }
+                continue;
+            }
+            if !open {
+                uwrite!(
+                    w,
+                    "<polyline class=\"series\" data-series=\"{}\" stroke=\"{}\" points=\"",
+                    s.column(),
+                    s.color()
+                )?;
+                open = true;
+            }
+            let (xa, xm, xb) = self.xs(t);
+            for (x, v) in [(xa, c.first), (xm, c.min), (xm, c.max), (xb, c.last)] {
+                let p = (x, axis.y(u64::from(v), panel));
+                if prev != Some(p) {
+                    uwrite!(w, "{},{} ", p.0, p.1)?;
+                    prev = Some(p);
+                }
+            }
+        }
+        if open {
+            self.end_line(w, s)?;
+        }
+        Ok(())
+    }
+
+    fn end_line<W: uWrite>(&self, w: &mut W, s: Series) -> Result<(), W::Error> {
+        uwrite!(w, "\"><title>{}", s.label())?;
+        if let Some(p) = self.peak(s) {
+            // The disk axis may be in GiB; the value is MiB, as the column.
+            let unit = if s == Series::DiskFree { " MiB" } else { "" };
+            uwrite!(w, ", peak {}{}", p, unit)?;
+        }
+        uwrite!(w, "</title></polyline>\n")
+    }
+
+    fn draw_marks<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        for m in &self.marks {
+            let x = if self.span == 0 {
+                (X0 + X1) / 2
+            } else {
+                self.x(m.epoch)
+            };
+            uwrite!(w, "<g class=\"oom-kill\"><title>OOM kill")?;
+            if m.kills > 1 {
+                uwrite!(w, " x{}", m.kills)?;
+            }
+            uwrite!(w, " at {} (", m.iso.as_str())?;
+            duration(w, m.epoch.saturating_sub(self.t0))?;
+            uwrite!(w, " after the start), stage=")?;
+            escape(w, stage_str(&m.stage))?;
+            uwrite!(w, ", context=")?;
+            escape(w, m.context.as_str())?;
+            uwrite!(
+                w,
+                "</title><line class=\"oom\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><path d=\"M{} {} l-6 -10 h12 z\" fill=\"#c00000\"/></g>\n",
+                x,
+                MEM.0,
+                x,
+                CPU.1,
+                x,
+                MEM.0
+            )?;
+        }
+        Ok(())
+    }
+
+    fn notes<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let mut y = CPU.1 + 56;
+        let mut note = |w: &mut W, f: &dyn Fn(&mut W) -> Result<(), W::Error>| {
+            uwrite!(w, "<text class=\"small note\" x=\"{}\" y=\"{}\">", X0, y)?;
+            f(w)?;
+            y += 15;
+            uwrite!(w, "</text>\n")
+        };
+        if SERIES.iter().any(|s| !self.present[s.index()]) {
+            note(w, &|w: &mut W| {
+                uwrite!(w, "not in this CSV (omitted):")?;
+                let mut first = true;
+                for s in SERIES {
+                    if !self.present[s.index()] {
+                        uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
+                        first = false;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        if !self.oom_counter {
+            note(w, &|w: &mut W| {
+                uwrite!(
+                    w,
+                    "OOM kills: unknown (no oom_kills column: a 14-column CSV, or a kernel before 4.13)"
+                )
+            })?;
+        }
+        if self.stage_runs > self.bands.len() as u64 {
+            note(w, &|w: &mut W| {
+                uwrite!(
+                    w,
+                    "{} stage changes merged into {} bands (at most {}): a label \"name +N\" covers N more stage runs",
+                    self.stage_runs,
+                    self.bands.len(),
+                    BANDS
+                )
+            })?;
+        }
+        if self.marks_more > 0 {
+            note(w, &|w: &mut W| {
+                uwrite!(
+                    w,
+                    "{} more OOM-kill rows not marked (at most {})",
+                    self.marks_more,
+                    OOM_MARKS
+                )
+            })?;
+        }
+        if self.skipped > 0 {
+            note(w, &|w: &mut W| {
+                uwrite!(w, "skipped {} malformed rows", self.skipped)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// What a legend entry shows before its label.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line(&'static str),
+    Threshold,
+    Oom,
+    Band,
+}
+
+/// One legend entry at `at` (x, y), which moves right, or to the next row
+/// when the entry would not fit.
+fn legend_entry<W: uWrite>(
+    w: &mut W,
+    at: &mut (u64, u64),
+    label: &str,
+    swatch: Swatch,
+) -> Result<(), W::Error> {
+    let width = 34 + 8 * label.chars().count() as u64;
+    if at.0 + width > W - 20 {
+        *at = (X0, at.1 + 18);
+    }
+    let (x, y) = *at;
+    match swatch {
+        Swatch::Line(color) => uwrite!(
+            w,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>",
+            x,
+            y,
+            x + 18,
+            y,
+            color
+        )?,
+        Swatch::Threshold => uwrite!(
+            w,
+            "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            x,
+            y,
+            x + 18,
+            y
+        )?,
+        Swatch::Oom => uwrite!(
+            w,
+            "<line class=\"oom\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            x + 9,
+            y - 7,
+            x + 9,
+            y + 7
+        )?,
+        Swatch::Band => uwrite!(
+            w,
+            "<rect class=\"band1\" x=\"{}\" y=\"{}\" width=\"18\" height=\"12\" stroke=\"#aaa\"/>",
+            x,
+            y - 6
+        )?,
+    }
+    uwrite!(w, "<text x=\"{}\" y=\"{}\">", x + 24, y + 4)?;
+    escape(w, label)?;
+    uwrite!(w, "</text>\n")?;
+    at.0 += width;
+    Ok(())
+}
+
+/// Merges neighbouring bands pairwise, halving their number.
+fn halve(bands: &mut Vec<Band, BANDS>) {
+    let n = bands.len();
+    let mut out = 0;
+    let mut i = 0;
+    while i < n {
+        let mut b = bands[i].clone();
+        if let Some(next) = bands.get(i + 1) {
+            b.absorb(next);
+        }
+        bands[out] = b;
+        out += 1;
+        i += 2;
+    }
+    bands.truncate(out);
+}
+
+fn stage_str(s: &Stage) -> &str {
+    if s.is_empty() { "?" } else { s.as_str() }
+}
+
+/// A threshold for a hover text: value, unit and where it came from.
+fn threshold_text<W: uWrite>(
+    w: &mut W,
+    what: &str,
+    t: Threshold,
+    unit: &str,
+    host: &str,
+) -> Result<(), W::Error> {
+    uwrite!(w, "{}{} {} ({}", what, t.value(), unit, t.source())?;
+    if let Some(from) = t.scaled_from() {
+        uwrite!(w, " from {} {} {}", from, unit, host)?;
+    }
+    uwrite!(w, ")")
+}
+
+/// A tick step for a time span: the first of 1 s, 2 s, 5 s, …, 1 day that
+/// gives at most 8 steps, else whole days.
+fn time_step(span: u64) -> u64 {
+    const STEPS: [u64; 18] = [
+        1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+    ];
+    STEPS
+        .iter()
+        .copied()
+        .find(|&s| span / s <= 8)
+        .unwrap_or_else(|| {
+            span.div_ceil(8)
+                .div_ceil(86400)
+                .max(1)
+                .saturating_mul(86400)
+        })
+}
+
+/// Seconds as `45s`, `12m05s`, `3h07m` or `2d05h`.
+///
+/// # Errors
+/// Only those of `w`.
+pub fn duration<W: uWrite>(w: &mut W, s: u64) -> Result<(), W::Error> {
+    if s >= 86400 {
+        let h = s / 3600 % 24;
+        uwrite!(w, "{}d{}{}h", s / 86400, if h < 10 { "0" } else { "" }, h)
+    } else if s < 60 {
+        uwrite!(w, "{}s", s)
+    } else if s < 3600 {
+        uwrite!(
+            w,
+            "{}m{}{}s",
+            s / 60,
+            if s % 60 < 10 { "0" } else { "" },
+            s % 60
+        )
+    } else {
+        let m = s / 60 % 60;
+        uwrite!(w, "{}h{}{}m", s / 3600, if m < 10 { "0" } else { "" }, m)
+    }
+}
+
+/// Whether `c` may appear in the SVG's text: XML 1.0's `Char` production
+/// without the C0 controls (tab, CR and LF included: every text here is
+/// one line), DEL and the C1 controls.
+fn xml_char(c: char) -> bool {
+    let u = c as u32;
+    u >= 0x20 && !(0x7f..=0x9f).contains(&u) && u != 0xfffe && u != 0xffff
+}
+
+/// Writes `s` as XML character data or attribute value: `&`, `<`, `>`,
+/// `"`, `'` as entities; control characters and characters XML forbids
+/// (U+FFFE, U+FFFF) dropped.
+///
+/// ```
+/// # struct S(heapless::String<64>);
+/// # impl ufmt::uWrite for S { type Error = ();
+/// #   fn write_str(&mut self, s: &str) -> Result<(), ()> { self.0.push_str(s).map_err(|_| ()) } }
+/// let mut out = S(heapless::String::new());
+/// headroom::report::plot::escape(&mut out, "a<&>\"'\u{1b}[0m\u{ffff}z").unwrap();
+/// assert_eq!(out.0.as_str(), "a&lt;&amp;&gt;&quot;&apos;[0mz");
+/// ```
+///
+/// # Errors
+/// Only those of `w`.
+pub fn escape<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let rep = match c {
+            '&' => "&amp;",
+            '<' => "&lt;",
+            '>' => "&gt;",
+            '"' => "&quot;",
+            '\'' => "&apos;",
+            c if !xml_char(c) => "",
+            _ => continue,
+        };
+        w.write_str(s.get(start..i).unwrap_or(""))?;
+        w.write_str(rep)?;
+        start = i + c.len_utf8();
+    }
+    w.write_str(s.get(start..).unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::boxed::Box;
+    use std::string::String;
+    use std::vec::Vec;
+
+    struct Out(String);
+
+    impl uWrite for Out {
+        type Error = core::convert::Infallible;
+        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+
+    fn esc(s: &str) -> String {
+        let mut o = Out(String::new());
+        let _ = escape(&mut o, s);
+        o.0
+    }
+
+    /// Both passes over `rows`, then the SVG.
+    fn plot_of(rows: &[Row]) -> (Box<Plot>, String) {
+        let mut scan = Scan::new(None);
+        rows.iter().for_each(|r| scan.observe(r));
+        let mut plot = Box::new(Plot::new(&scan));
+        rows.iter().for_each(|r| plot.observe(r));
+        let mut o = Out(String::new());
+        let _ = plot.render("t.csv", &mut o);
+        (plot, o.0)
+    }
+
+    fn row(epoch: u64, stage: &str) -> Row {
+        let mut r = Row::empty(epoch);
+        r.mem_used_mb = 1000;
+        r.mem_avail_mb = 3000;
+        r.disk_avail_gb = 50;
+        r.cpu_pct = 50;
+        r.compilers = 2;
+        let _ = r.stage.push_str(stage);
+        r
+    }
+
+    fn count(hay: &str, needle: &str) -> usize {
+        hay.matches(needle).count()
+    }
+
+    #[test]
+    fn escape_makes_any_text_safe_for_xml() {
+        assert_eq!(esc("plain"), "plain");
+        assert_eq!(esc("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
+        assert_eq!(esc("\u{0}\t\r\n\u{1b}[31m\u{7f}\u{85}x"), "[31mx");
+        assert_eq!(esc("\u{fffe}\u{ffff}\u{fffd}"), "\u{fffd}");
+        assert_eq!(esc("é€😀"), "é€😀");
+        assert_eq!(esc("&&"), "&amp;&amp;");
+        assert_eq!(esc(""), "");
+    }
+
+    #[test]
+    fn nice_steps_and_axes() {
+        assert_eq!(nice(0), 1);
+        assert_eq!(nice(1), 1);
+        assert_eq!(nice(3), 5);
+        assert_eq!(nice(11), 20);
+        assert_eq!(nice(4739), 5000);
+        assert_eq!(nice(u64::MAX), u64::MAX);
+        let a = Axis::new(23691, 1);
+        assert_eq!((a.max, a.step), (25000, 5000));
+        let a = Axis::new(0, 1);
+        assert!(a.max >= 1 && a.step >= 1);
+        // GiB: 77,900 MiB is 77 GiB → ticks of 20 GiB up to 80 GiB.
+        let g = Axis::new(77_900, 1024);
+        assert_eq!((g.max, g.step), (80 * 1024, 20 * 1024));
+        // y: 0 at the bottom, the top value at the top, beyond it clamped.
+        assert_eq!(a.y(0, (100, 200)), 200);
+        let a = Axis::new(100, 1);
+        assert_eq!(a.y(100, (100, 200)), 100);
+        assert_eq!(a.y(50, (100, 200)), 150);
+        assert_eq!(a.y(u64::MAX, (100, 200)), 100);
+        let huge = Axis::new(u64::MAX, 1024);
+        assert!(huge.y(u64::MAX / 2, (0, 10)) <= 10);
+    }
+
+    #[test]
+    fn bucket_math() {
+        let mut scan = Scan::new(None);
+        scan.observe(&row(1000, "a"));
+        scan.observe(&row(1017, "a"));
+        let p = Plot::new(&scan);
+        // 18 seconds: one bucket per second.
+        assert_eq!(p.nb, 18);
+        assert_eq!(p.bucket(1000), 0);
+        assert_eq!(p.bucket(1009), 9);
+        assert_eq!(p.bucket(1017), 17);
+        assert_eq!(p.x(1000), X0);
+        assert_eq!(p.x(1017), X1);
+        // A long run: BUCKETS buckets, the ends in the first and last.
+        let mut scan = Scan::new(None);
+        scan.observe(&row(5, "a"));
+        scan.observe(&row(5 + 1_000_000, "a"));
+        let p = Plot::new(&scan);
+        assert_eq!(p.nb, BUCKETS);
+        assert_eq!(p.bucket(5), 0);
+        assert_eq!(p.bucket(5 + 999), 0);
+        assert_eq!(p.bucket(5 + 1001), 1);
+        assert_eq!(p.bucket(5 + 1_000_000), BUCKETS - 1);
+        // Out of range (a file rewritten between the passes): clamped.
+        assert_eq!(p.bucket(0), 0);
+        assert_eq!(p.bucket(u64::MAX), BUCKETS - 1);
+        // The whole u64 range does not overflow.
+        let mut scan = Scan::new(None);
+        scan.observe(&row(0, "a"));
+        scan.observe(&row(u64::MAX, "a"));
+        let p = Plot::new(&scan);
+        assert_eq!(p.bucket(u64::MAX), BUCKETS - 1);
+        assert_eq!(p.x(u64::MAX), X1);
+        // One row: one bucket, drawn across the whole width.
+        let (p, svg) = plot_of(&[row(7, "a")]);
+        assert_eq!(p.nb, 1);
+        assert!(svg.contains(&std::format!("points=\"{},", X0)), "{svg}");
+        assert!(svg.contains(&std::format!(" {},", X1)));
+    }
+
+    #[test]
+    fn buckets_keep_min_max_and_last() {
+        let mut rows = Vec::new();
+        for (i, used) in [10u64, 900, 5, 40].iter().enumerate() {
+            let mut r = row(i as u64, "a");
+            r.mem_used_mb = *used;
+            rows.push(r);
+        }
+        // 4 rows over 3 s but squeezed into one bucket each second: check a
+        // long run where several rows share a bucket.
+        for i in 0..3000u64 {
+            let mut r = row(10 + i, "a");
+            r.mem_used_mb = if i == 1234 { 99_999 } else { 100 };
+            rows.push(r);
+        }
+        let (p, svg) = plot_of(&rows);
+        assert_eq!(p.peak(Series::MemUsed), Some(99_999));
+        let c = p.cells[0][Series::MemUsed.index()];
+        assert_eq!((c.first, c.min, c.max), (10, 5, 900));
+        let rows_in_buckets: u32 = p.times[..p.nb].iter().map(|t| t.rows).sum();
+        assert_eq!(rows_in_buckets as usize, rows.len());
+        // Bounded: at most 4 points per bucket per series.
+        let pts = svg.matches(',').count();
+        assert!(pts <= 4 * BUCKETS * SERIES_N + 200, "{pts}");
+    }
+
+    #[test]
+    fn time_backwards_and_duplicate_epochs_do_not_break() {
+        let rows: Vec<Row> = [50u64, 40, 40, 60, 10, 10, 10, 70]
+            .iter()
+            .map(|&e| row(e, "s"))
+            .collect();
+        let (p, svg) = plot_of(&rows);
+        assert_eq!((p.t0, p.span), (10, 60));
+        let n: u32 = p.times[..p.nb].iter().map(|t| t.rows).sum();
+        assert_eq!(n, 8);
+        assert_eq!(p.bands(), 1);
+        assert!(svg.ends_with("</svg>\n"));
+        // All epochs equal.
+        let rows: Vec<Row> = (0..5).map(|_| row(99, "s")).collect();
+        let (p, svg) = plot_of(&rows);
+        assert_eq!((p.span, p.nb), (0, 1));
+        assert!(svg.contains("data-series=\"mem_used_mb\""));
+    }
+
+    #[test]
+    fn stage_bands_one_per_run_with_hover_titles() {
+        let mut rows = Vec::new();
+        for (i, s) in [
+            "fetch", "fetch", "compile", "compile", "compile", "<link&>", "",
+        ]
+        .iter()
+        .enumerate()
+        {
+            rows.push(row(100 + 10 * i as u64, s));
+        }
+        let (p, svg) = plot_of(&rows);
+        assert_eq!(p.bands(), 4);
+        assert_eq!(count(&svg, " rows</title></rect>"), 4);
+        assert!(svg.contains("<title>stage fetch: 0s to 20s after the start, 2 rows</title>"));
+        assert!(svg.contains("<title>stage compile: 20s to 50s after the start, 3 rows</title>"));
+        assert!(svg.contains("stage &lt;link&amp;&gt;:"));
+        assert!(svg.contains("<title>stage ?: "));
+        assert!(svg.contains("class=\"band0\"") && svg.contains("class=\"band1\""));
+        assert!(!svg.contains("merged"));
+    }
+
+    #[test]
+    fn too_many_stages_merge_into_a_bounded_number_of_bands() {
+        let rows: Vec<Row> = (0..1000u64)
+            .map(|i| row(i, if i % 2 == 0 { "even" } else { "odd" }))
+            .collect();
+        let (p, svg) = plot_of(&rows);
+        assert!(
+            p.bands() <= BANDS && p.bands() >= BANDS / 2,
+            "{}",
+            p.bands()
+        );
+        assert_eq!(p.bands.iter().map(|b| b.rows).sum::<u64>(), 1000);
+        assert_eq!(p.bands.iter().map(|b| b.runs).sum::<u64>(), 1000);
+        assert!(svg.contains("1000 stage changes merged into"), "{svg}");
+        assert!(svg.contains("other stage runs merged"));
+        // Bands stay in time order and cover the run.
+        assert_eq!(p.bands[0].t_start, 0);
+        // Merged evenly: every band but the last (still filling) holds as
+        // many runs as the first.
+        let n = p.bands();
+        assert!(
+            p.bands[..n - 1].iter().all(|b| b.runs == p.bands[0].runs),
+            "{:?}",
+            p.bands.iter().map(|b| b.runs).collect::<Vec<_>>()
+        );
+        assert!(p.bands[n - 1].runs <= p.bands[0].runs);
+        assert_eq!(p.bands[p.bands() - 1].t_end, 999);
+        assert!(p.bands.windows(2).all(|w| w[0].t_end < w[1].t_start));
+    }
+
+    #[test]
+    fn oom_markers_where_the_counter_rises() {
+        let mut rows = Vec::new();
+        for (i, k) in [0u64, 0, 1, 1, 3, 3].iter().enumerate() {
+            let mut r = row(1000 + i as u64, "link");
+            r.ext.oom_kills = Some(*k);
+            let _ = r.context.push_str("ld <&> 'x'");
+            rows.push(r);
+        }
+        let (p, svg) = plot_of(&rows);
+        assert_eq!(p.oom_kills(), Some(3));
+        assert_eq!(count(&svg, "<g class=\"oom-kill\">"), 2);
+        assert!(svg.contains(
+            "<title>OOM kill at 1970-01-01T00:16:42Z (2s after the start), stage=link, context=ld &lt;&amp;&gt; &apos;x&apos;</title>"
+        ), "{svg}");
+        assert!(svg.contains("<title>OOM kill x2 at 1970-01-01T00:16:44Z"));
+        assert!(svg.contains("3 OOM kill(s)"));
+        // A counter that starts above zero: the first row is a rise, as in
+        // the summary.
+        let mut r = row(5, "a");
+        r.ext.oom_kills = Some(2);
+        let (p, _) = plot_of(&[r]);
+        assert_eq!(p.oom_kills(), Some(2));
+        // No column: unknown, and said so.
+        let (p, svg) = plot_of(&[row(5, "a")]);
+        assert_eq!(p.oom_kills(), None);
+        assert!(svg.contains("OOM kills: unknown"));
+        assert_eq!(count(&svg, "oom-kill"), 0);
+    }
+
+    #[test]
+    fn more_oom_rows_than_markers_are_counted() {
+        let rows: Vec<Row> = (0..(OOM_MARKS as u64 + 10))
+            .map(|i| {
+                let mut r = row(i, "a");
+                r.ext.oom_kills = Some(i + 1);
+                r
+            })
+            .collect();
+        let (p, svg) = plot_of(&rows);
+        assert_eq!(p.marks.len(), OOM_MARKS);
+        assert!(svg.contains("10 more OOM-kill rows not marked"));
+    }
+
+    #[test]
+    fn the_near_oom_line_is_the_summarys_threshold() {
+        // 2 GiB host: the summary scales 4096 MB down to 1/8 of RAM.
+        let mut r = row(1, "a");
+        r.mem_used_mb = 1500;
+        r.mem_avail_mb = 548;
+        let (p, svg) = plot_of(&[r.clone()]);
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        assert_eq!(p.near_oom, s.near_oom());
+        assert_eq!(p.near_oom, Threshold::Scaled(256, 2048));
+        assert!(svg.contains("near-OOM &lt; 256 MiB"));
+        assert!(svg.contains("near-OOM: MemAvailable below 256 MB (scaled from 2048 MB RAM)"));
+        // Given on the command line.
+        let mut scan = Scan::new(Some(777));
+        scan.observe(&r);
+        assert_eq!(Plot::new(&scan).near_oom, Threshold::Given(777));
+    }
+
+    /// Issue 12: a sub-GiB build disk's low-disk line is the summary's
+    /// scaled threshold in MiB, not a 20 GiB default.
+    #[test]
+    fn the_low_disk_line_is_the_summarys_threshold_in_mib() {
+        let mut r = row(1, "a");
+        r.disk_known = true;
+        r.disk_avail_gb = 0;
+        r.disk_pct = 10;
+        r.ext.disk_avail_mb = Some(460);
+        let (p, svg) = plot_of(&[r.clone()]);
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        assert_eq!(p.low_disk, s.low_disk());
+        assert_eq!(p.low_disk, Threshold::Scaled(51, 511));
+        assert!(svg.contains("low disk &lt; 51 MiB"), "{svg}");
+        assert!(svg.contains("low disk: free below 51 MB (scaled from 511 MB disk)"));
+        // A large disk: the default, in whole GiB as before.
+        r.ext.disk_avail_mb = Some(50 * 1024);
+        r.disk_avail_gb = 50;
+        let (_, svg) = plot_of(&[r]);
+        assert!(svg.contains("low disk &lt; 20 GiB"), "{svg}");
+    }
+
+    #[test]
+    fn toolchain_14_column_csv_omits_the_absent_series() {
+        let data = include_bytes!("../tests/data/toolchain-cargo-build.csv");
+        let mut scan = Scan::new(None);
+        let mut rd = crate::report::csvread::CsvRows::new();
+        rd.feed(data, &mut |r| scan.observe(r)).unwrap();
+        rd.feed(&[], &mut |r| scan.observe(r)).unwrap();
+        assert_eq!(scan.rows(), 18);
+        let mut plot = Box::new(Plot::new(&scan));
+        let mut rd = crate::report::csvread::CsvRows::new();
+        rd.feed(data, &mut |r| plot.observe(r)).unwrap();
+        rd.feed(&[], &mut |r| plot.observe(r)).unwrap();
+        let mut o = Out(String::new());
+        let _ = plot.render("toolchain-cargo-build.csv", &mut o);
+        let svg = o.0;
+        for s in SERIES {
+            let line = std::format!("data-series=\"{}\"", s.column());
+            let zram = matches!(s, Series::ZramStored | Series::ZramRam);
+            assert_eq!(svg.contains(&line), !zram, "{line}");
+        }
+        assert!(svg.contains("not in this CSV (omitted): zram stored (MiB), zram RAM (MiB)"));
+        assert!(svg.contains("18 samples, duration 18s"));
+        assert!(svg.contains("<title>stage build: 0s to 18s after the start, 18 rows</title>"));
+        assert!(svg.contains("disk free (GiB)"));
+    }
+
+    #[test]
+    fn no_rows_still_renders_without_panicking() {
+        let (p, svg) = plot_of(&[]);
+        assert_eq!((p.nb, p.bands()), (1, 0));
+        assert!(svg.starts_with("<?xml") && svg.ends_with("</svg>\n"));
+        assert!(!svg.contains("<polyline"));
+    }
+
+    #[test]
+    fn rows_appended_between_the_passes_are_ignored() {
+        let mut scan = Scan::new(None);
+        scan.observe(&row(10, "a"));
+        scan.observe(&row(20, "a"));
+        let mut p = Plot::new(&scan);
+        for e in [10, 20, 30, 40] {
+            p.observe(&row(e, "b"));
+        }
+        assert_eq!(p.seen, 2);
+        assert_eq!(p.bands[0].t_end, 20);
+    }
+
+    #[test]
+    fn missing_memory_figures_break_the_line() {
+        let mut rows: Vec<Row> = (0..10).map(|i| row(i, "a")).collect();
+        rows[5].mem_known = false;
+        let (_, svg) = plot_of(&rows);
+        assert_eq!(count(&svg, "data-series=\"mem_used_mb\""), 2);
+        assert_eq!(count(&svg, "data-series=\"cpu_pct\""), 1);
+    }
+
+    #[test]
+    fn durations() {
+        let d = |s| {
+            let mut o = Out(String::new());
+            let _ = duration(&mut o, s);
+            o.0
+        };
+        assert_eq!(d(0), "0s");
+        assert_eq!(d(59), "59s");
+        assert_eq!(d(65), "1m05s");
+        assert_eq!(d(3600 + 7 * 60 + 5), "1h07m");
+        assert_eq!(d(86400 * 2 + 5 * 3600 + 59), "2d05h");
+        assert_eq!(d(u64::MAX), "213503982334601d07h");
+        assert_eq!(time_step(18), 5);
+        assert_eq!(time_step(0), 1);
+        assert_eq!(time_step(9000), 1800);
+        assert!(time_step(u64::MAX) >= 86400);
+    }
+}

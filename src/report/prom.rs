@@ -1,0 +1,657 @@
+//! The Prometheus text exposition of the latest sample, for node_exporter's
+//! textfile collector (`--collector.textfile.directory`): `--prom FILE` on
+//! `record` and `run`.
+//!
+//! [`render`] is pure: the row, the summary so far and the labels in, text
+//! out, into a fixed buffer. [`PromFile`] replaces FILE with it after every
+//! tick ([`crate::report::replace`]), so the collector never reads half a file.
+//!
+//! Base units as Prometheus asks: bytes (the CSV's MiB × 1048576, so a
+//! multiple of 1 MiB), seconds, ratios 0–1; counters end in `_total` and
+//! only go up while one recording lasts (they start again at the next: the
+//! `headroom_start_time_seconds` gauge tells the recordings apart). A figure
+//! whose source could not be read this tick is left out, never given as 0.
+//! Every series carries `run_id`, so two recordings on one host exposed by
+//! one node_exporter do not collide.
+//!
+//! # References
+//! Prometheus "Exposition formats" (text format 0.0.4): HELP and TYPE
+//! lines, label value escaping (`\\`, `\"`, `\n`), metric and label naming;
+//! node_exporter's README, "Textfile Collector"; rename(2).
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::io::Errno;
+use ufmt::uwrite;
+
+use crate::report::replace;
+use crate::report::summary::Summary;
+use crate::tick::row::{BufferFull, Row};
+
+/// Byte capacity of one exposition. Fixed text (HELP, TYPE, names) is
+/// about 5 KiB; each of the 25 series carries `run_id` (at most 255 bytes,
+/// 510 escaped: 12.5 KiB); the disk path label is at most 4095 bytes
+/// (PATH_MAX less its NUL, 8 KiB escaped) and the stage 64 bytes: ~26 KiB.
+/// 32 KiB leaves room.
+pub const PROM_CAP: usize = 32 * 1024;
+
+/// The exposition text of one tick.
+pub type PromText = heapless::String<PROM_CAP>;
+
+/// The values every series or some series are labelled with.
+#[derive(Clone, Copy, Debug)]
+pub struct Labels<'a> {
+    /// The run id (`resources-<run_id>.csv`), on every series.
+    pub run_id: &'a str,
+    /// The build disk's path (`--disk-path`), on the disk series.
+    pub disk_path: &'a str,
+}
+
+/// Prometheus metric types used here.
+#[derive(Clone, Copy)]
+enum Kind {
+    Gauge,
+    Counter,
+}
+
+/// One metric family: name, type and HELP text.
+struct Family {
+    name: &'static str,
+    kind: Kind,
+    help: &'static str,
+}
+
+const fn gauge(name: &'static str, help: &'static str) -> Family {
+    Family {
+        name,
+        kind: Kind::Gauge,
+        help,
+    }
+}
+
+const fn counter(name: &'static str, help: &'static str) -> Family {
+    Family {
+        name,
+        kind: Kind::Counter,
+        help,
+    }
+}
+
+/// The families, in the order they are written. Names follow the
+/// Prometheus naming guide: `headroom_` prefix, base unit, `_total` on
+/// counters, `_info` for the stage.
+const RECORDING: Family = gauge(
+    "headroom_recording",
+    "1 while headroom records; 0 once the recording has ended (the file then keeps the last sample).",
+);
+const START: Family = gauge(
+    "headroom_start_time_seconds",
+    "Unix time of the recording's first sample.",
+);
+const LAST: Family = gauge(
+    "headroom_last_sample_timestamp_seconds",
+    "Unix time of the latest sample.",
+);
+const SAMPLES: Family = counter(
+    "headroom_samples_total",
+    "Samples taken since the recording started.",
+);
+const LOST: Family = counter(
+    "headroom_csv_rows_lost_total",
+    "Samples whose CSV row could not be written (disk full).",
+);
+const MEM_AVAIL: Family = gauge(
+    "headroom_memory_available_bytes",
+    "MemAvailable from /proc/meminfo (or the kernel's estimate on kernels before 3.14).",
+);
+const MEM_USED: Family = gauge(
+    "headroom_memory_used_bytes",
+    "MemTotal minus MemAvailable from /proc/meminfo.",
+);
+const NEAR_OOM: Family = gauge(
+    "headroom_near_oom_threshold_bytes",
+    "The summary's near-OOM threshold: MemAvailable below it counts as near OOM.",
+);
+const SWAP_USED: Family = gauge(
+    "headroom_swap_used_bytes",
+    "SwapTotal minus SwapFree from /proc/meminfo.",
+);
+const SWAP_TOTAL: Family = gauge("headroom_swap_total_bytes", "SwapTotal from /proc/meminfo.");
+const ZRAM_STORED: Family = gauge(
+    "headroom_zram_stored_bytes",
+    "Data stored in zram before compression: orig_data_size summed over /sys/block/zram*/mm_stat.",
+);
+const ZRAM_RAM: Family = gauge(
+    "headroom_zram_ram_bytes",
+    "RAM zram occupies: mem_used_total summed over /sys/block/zram*/mm_stat.",
+);
+const CG_AVAIL: Family = gauge(
+    "headroom_cgroup_memory_available_bytes",
+    "Memory left under the tightest cgroup limit (v2 memory.max, v1 limit_in_bytes) on headroom's cgroup path; absent when unlimited.",
+);
+const PSI: Family = gauge(
+    "headroom_memory_pressure_some_avg10_ratio",
+    "Share of the last 10 s some task stalled on memory (/proc/pressure/memory some avg10 / 100).",
+);
+const TMP_AVAIL: Family = gauge(
+    "headroom_tmp_available_bytes",
+    "Space available to unprivileged users on /tmp (statvfs).",
+);
+const DISK_AVAIL: Family = gauge(
+    "headroom_disk_available_bytes",
+    "Space available to unprivileged users on the build disk (statvfs of path).",
+);
+const CPU: Family = gauge(
+    "headroom_cpu_busy_ratio",
+    "Share of CPU time busy since the previous sample, all CPUs (/proc/stat).",
+);
+const LOAD1: Family = gauge("headroom_load1", "1-minute load average (/proc/loadavg).");
+const COMPILERS: Family = gauge(
+    "headroom_compilers",
+    "Live compiler and linker processes (cc1, cc1plus, rustc, ld, ...).",
+);
+const RSS: Family = gauge(
+    "headroom_compiler_rss_bytes",
+    "Peak resident size (VmHWM, else VmRSS) of the largest live compiler process on the host (any build's); comm names it.",
+);
+const RSS_PEAK: Family = gauge(
+    "headroom_compiler_rss_peak_bytes",
+    "Largest single compiler resident size seen on the host since the recording started.",
+);
+const OOM: Family = counter(
+    "headroom_oom_kills_total",
+    "Kernel OOM kills on the host since the recording started (/proc/vmstat oom_kill, Linux 4.13+).",
+);
+const BUILD_RSS: Family = gauge(
+    "headroom_build_compiler_rss_bytes",
+    "Peak resident size (VmHWM, else VmRSS) of the build's largest live compiler (its cgroup or process tree); comm names it.",
+);
+const BUILD_RSS_PEAK: Family = gauge(
+    "headroom_build_compiler_rss_peak_bytes",
+    "Largest single compiler resident size of the build seen since the recording started.",
+);
+const BUILD_OOM: Family = counter(
+    "headroom_build_oom_kills_total",
+    "OOM kills in the build: its cgroup's oom_kill, or an estimate from its compilers that vanished while the host counter rose.",
+);
+const STAGE: Family = gauge(
+    "headroom_stage_info",
+    "The build stage of the latest sample, as the stage label; always 1.",
+);
+
+/// Bytes in one MiB: the CSV's "mb" unit.
+const MIB: u128 = 1024 * 1024;
+
+/// Writes `s` as a label value: `\` → `\\`, `"` → `\"`, LF → `\n`
+/// (the text format's escapes; every other byte as is).
+fn escape_label(w: &mut PromText, s: &str) -> Result<(), BufferFull> {
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let esc = match b {
+            b'\\' => "\\\\",
+            b'"' => "\\\"",
+            b'\n' => "\\n",
+            _ => continue,
+        };
+        w.push_str(&s[from..i]).map_err(|_| BufferFull)?;
+        w.push_str(esc).map_err(|_| BufferFull)?;
+        from = i + 1;
+    }
+    w.push_str(&s[from..]).map_err(|_| BufferFull)
+}
+
+/// The exposition being written: a family's HELP/TYPE comes once, before
+/// its first sample.
+struct Out<'w, 'l> {
+    w: &'w mut PromText,
+    labels: Labels<'l>,
+}
+
+/// A sample's value.
+enum Value {
+    /// An integer.
+    Int(u128),
+    /// `n / 10^digits`, written with `digits` decimals.
+    Fixed(u64, u32),
+}
+
+impl Out<'_, '_> {
+    fn head(&mut self, f: &Family) -> Result<(), BufferFull> {
+        let kind = match f.kind {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+        };
+        uwrite!(
+            self.w,
+            "# HELP {} {}\n# TYPE {} {}\n",
+            f.name,
+            f.help,
+            f.name,
+            kind
+        )
+        .map_err(|_| BufferFull)
+    }
+
+    /// Writes family `f` with one sample of value `v` and the extra label
+    /// `extra` (name, value), or nothing when `v` is `None`.
+    fn one(
+        &mut self,
+        f: &Family,
+        extra: Option<(&str, &str)>,
+        v: Option<Value>,
+    ) -> Result<(), BufferFull> {
+        let Some(v) = v else { return Ok(()) };
+        self.head(f)?;
+        uwrite!(self.w, "{}{{run_id=\"", f.name).map_err(|_| BufferFull)?;
+        escape_label(self.w, self.labels.run_id)?;
+        if let Some((name, value)) = extra {
+            uwrite!(self.w, "\",{}=\"", name).map_err(|_| BufferFull)?;
+            escape_label(self.w, value)?;
+        }
+        self.w.push_str("\"} ").map_err(|_| BufferFull)?;
+        match v {
+            Value::Int(n) => uwrite!(self.w, "{}\n", n),
+            Value::Fixed(n, digits) => {
+                let scale = 10u64.pow(digits);
+                uwrite!(self.w, "{}.", n / scale).map_err(|_| BufferFull)?;
+                let frac = n % scale;
+                // Leading zeros of the fraction, then its digits.
+                let mut pad = scale / 10;
+                while pad > 1 && frac < pad {
+                    self.w.push('0').map_err(|_| BufferFull)?;
+                    pad /= 10;
+                }
+                uwrite!(self.w, "{}\n", frac)
+            }
+        }
+        .map_err(|_| BufferFull)
+    }
+}
+
+fn int(v: u64) -> Option<Value> {
+    Some(Value::Int(u128::from(v)))
+}
+
+fn mib(v: u64) -> Option<Value> {
+    Some(Value::Int(u128::from(v) * MIB))
+}
+
+/// Renders the exposition of `row` into `out` (cleared first): the latest
+/// sample's figures, `summary`'s counters and peaks (the summary has seen
+/// `row`), and `recording` as `headroom_recording`.
+///
+/// # Errors
+/// [`BufferFull`] only when `out` is too small, which [`PROM_CAP`] rules
+/// out for a run id of at most 255 bytes and a disk path of at most 4095.
+pub fn render(
+    row: &Row,
+    summary: &Summary,
+    labels: Labels<'_>,
+    recording: bool,
+    out: &mut PromText,
+) -> Result<(), BufferFull> {
+    out.clear();
+    let mut o = Out { w: out, labels };
+    let e = &row.ext;
+    let mem = |v: u64| if row.mem_known { mib(v) } else { None };
+    o.one(&RECORDING, None, int(u64::from(recording)))?;
+    o.one(&START, None, int(row.epoch.saturating_sub(row.elapsed_s)))?;
+    o.one(&LAST, None, int(row.epoch))?;
+    o.one(&SAMPLES, None, int(summary.samples()))?;
+    o.one(&LOST, None, int(summary.lost))?;
+    o.one(&MEM_AVAIL, None, mem(row.mem_avail_mb))?;
+    o.one(&MEM_USED, None, mem(row.mem_used_mb))?;
+    // Once a row had memory figures the summary has set the threshold from
+    // them (scaled on a small host), so it is never the bare default here.
+    o.one(&NEAR_OOM, None, mem(summary.near_oom().value()))?;
+    o.one(&SWAP_USED, None, mem(row.swap_used_mb))?;
+    o.one(&SWAP_TOTAL, None, e.swap_total_mb.and_then(mib))?;
+    o.one(&ZRAM_STORED, None, e.zram_stored_mb.and_then(mib))?;
+    o.one(&ZRAM_RAM, None, e.zram_ram_mb.and_then(mib))?;
+    o.one(&CG_AVAIL, None, e.cg_mem_avail_mb.and_then(mib))?;
+    let psi = e
+        .psi_mem_some_avg10
+        .as_ref()
+        .map(|d| Value::Fixed(d.centi, 4));
+    o.one(&PSI, None, psi)?;
+    o.one(&TMP_AVAIL, None, e.tmp_avail_mb.and_then(mib))?;
+    let disk_mb = e
+        .disk_avail_mb
+        .or(Some(row.disk_avail_gb.saturating_mul(1024)));
+    let disk = disk_mb.filter(|_| row.disk_known).and_then(mib);
+    o.one(&DISK_AVAIL, Some(("path", labels.disk_path)), disk)?;
+    o.one(&CPU, None, Some(Value::Fixed(row.cpu_pct, 2)))?;
+    let load = (!row.load1.text.is_empty()).then_some(Value::Fixed(row.load1.centi, 2));
+    o.one(&LOAD1, None, load)?;
+    o.one(&COMPILERS, None, int(row.compilers))?;
+    let comm = e.peak_rss_comm.as_str();
+    o.one(&RSS, Some(("comm", comm)), e.peak_rss_mb.and_then(mib))?;
+    o.one(&RSS_PEAK, None, summary.peak_rss_mb().and_then(mib))?;
+    o.one(&OOM, None, summary.oom_kills().and_then(int))?;
+    let comm = e.build_peak_rss_comm.as_str();
+    let build_rss = e.build_peak_rss_mb.and_then(mib);
+    o.one(&BUILD_RSS, Some(("comm", comm)), build_rss)?;
+    o.one(
+        &BUILD_RSS_PEAK,
+        None,
+        summary.build_peak_rss_mb().and_then(mib),
+    )?;
+    o.one(&BUILD_OOM, None, summary.build_oom_kills().and_then(int))?;
+    let stage = if row.stage.is_empty() {
+        "?"
+    } else {
+        row.stage.as_str()
+    };
+    o.one(&STAGE, Some(("stage", stage)), int(1))
+}
+
+/// Why `--prom FILE` cannot be written at start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromError {
+    /// The name is not usable: empty, `.` or `..`, containing `/` (the
+    /// caller splits it from its directory), or longer than 240 bytes.
+    Name,
+    /// FILE is a symlink: refused, as for the CSV.
+    Symlink,
+    /// FILE is a directory, device node, FIFO or socket: refused.
+    NotRegular,
+    /// The first write, or the rename, failed with this errno.
+    Io(Errno),
+}
+
+/// `--prom FILE`: rewritten after every tick through a temporary file and
+/// rename(2) ([`crate::report::replace`]), so node_exporter reads the old or the
+/// new exposition, never half of one.
+pub struct PromFile {
+    dir: OwnedFd,
+    name: heapless::String<240>,
+    tmp: heapless::String<{ replace::TMP_CAP }>,
+    text: PromText,
+    /// The latest row, for [`PromFile::finish`].
+    last: Option<Row>,
+    /// Set while writes fail (the caller warns once, then when they resume).
+    pub failing: bool,
+}
+
+impl PromFile {
+    /// Checks that `name` in `dir` can be written by writing it now, empty
+    /// (an empty exposition is valid: no metrics yet), the way every tick
+    /// will.
+    ///
+    /// # Errors
+    /// [`PromError`]: a bad name, a symlink at FILE, or the errno of the
+    /// first write or rename.
+    pub fn create(dir: BorrowedFd<'_>, name: &str) -> Result<PromFile, PromError> {
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+            return Err(PromError::Name);
+        }
+        let name = heapless::String::try_from(name).map_err(|_| PromError::Name)?;
+        let tmp = replace::tmp_name(&name).map_err(|_| PromError::Name)?;
+        match replace::target(dir, &name) {
+            replace::Target::Symlink => return Err(PromError::Symlink),
+            replace::Target::Other => return Err(PromError::NotRegular),
+            replace::Target::Absent | replace::Target::Regular { .. } => {}
+        }
+        let dir = rustix::io::fcntl_dupfd_cloexec(dir, 0).map_err(PromError::Io)?;
+        let f = PromFile {
+            dir,
+            name,
+            tmp,
+            text: PromText::new(),
+            last: None,
+            failing: false,
+        };
+        f.write().map_err(PromError::Io)?;
+        Ok(f)
+    }
+
+    /// Renders `row` (see [`render`]) and replaces FILE with it.
+    ///
+    /// # Errors
+    /// The errno of openat(2), write(2) or rename(2) (ENOSPC on a full
+    /// disk); FILE then keeps the previous exposition. NOBUFS if the text
+    /// did not fit [`PROM_CAP`].
+    pub fn update(
+        &mut self,
+        row: &Row,
+        summary: &Summary,
+        labels: Labels<'_>,
+        recording: bool,
+    ) -> Result<(), Errno> {
+        render(row, summary, labels, recording, &mut self.text).map_err(|_| Errno::NOBUFS)?;
+        self.last = Some(row.clone());
+        self.write()
+    }
+
+    /// Rewrites FILE once more when the recording ends, with the last row
+    /// and `headroom_recording 0`; nothing when no row was taken.
+    ///
+    /// # Errors
+    /// As [`PromFile::update`].
+    pub fn finish(&mut self, summary: &Summary, labels: Labels<'_>) -> Result<(), Errno> {
+        let Some(row) = self.last.take() else {
+            return Ok(());
+        };
+        self.update(&row, summary, labels, false)
+    }
+
+    fn write(&self) -> Result<(), Errno> {
+        replace::write(
+            self.dir.as_fd(),
+            &self.name,
+            &self.tmp,
+            self.text.as_bytes(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tick::row::Decimal;
+
+    fn row() -> Row {
+        let mut r = Row::empty(1_796_000_600);
+        r.elapsed_s = 15;
+        r.load1 = Decimal::parse(b"1.07").unwrap();
+        r.cpu_pct = 57;
+        r.mem_used_mb = 3000;
+        r.mem_avail_mb = 900;
+        r.swap_used_mb = 12;
+        r.disk_avail_gb = 20;
+        r.compilers = 3;
+        r.stage.push_str("builder").unwrap();
+        r.ext.swap_total_mb = Some(2048);
+        r.ext.zram_stored_mb = Some(300);
+        r.ext.zram_ram_mb = Some(100);
+        r.ext.tmp_avail_mb = Some(400);
+        r.ext.disk_avail_mb = Some(20_500);
+        r.ext.oom_kills = Some(2);
+        r.ext.psi_mem_some_avg10 = Decimal::parse(b"4.05");
+        r.ext.peak_rss_mb = Some(700);
+        r.ext.peak_rss_comm.push_str("cc1plus").unwrap();
+        r
+    }
+
+    const LABELS: Labels<'static> = Labels {
+        run_id: "pi",
+        disk_path: "/home/pi",
+    };
+
+    fn text(r: &Row, s: &Summary, labels: Labels<'_>) -> PromText {
+        let mut t = PromText::new();
+        render(r, s, labels, true, &mut t).unwrap();
+        t
+    }
+
+    /// The value of the one sample of `name`.
+    fn value<'t>(t: &'t str, name: &str) -> Option<&'t str> {
+        t.lines()
+            .find(|l| l.starts_with(name) && l.as_bytes().get(name.len()) == Some(&b'{'))
+            .and_then(|l| l.rsplit(' ').next())
+    }
+
+    #[test]
+    fn figures_are_in_base_units() {
+        let r = row();
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        let t = text(&r, &s, LABELS);
+        let t = t.as_str();
+        assert_eq!(
+            value(t, "headroom_memory_available_bytes"),
+            Some("943718400")
+        );
+        assert_eq!(value(t, "headroom_memory_used_bytes"), Some("3145728000"));
+        assert_eq!(value(t, "headroom_swap_total_bytes"), Some("2147483648"));
+        assert_eq!(
+            value(t, "headroom_disk_available_bytes"),
+            Some("21495808000")
+        );
+        assert_eq!(value(t, "headroom_cpu_busy_ratio"), Some("0.57"));
+        assert_eq!(value(t, "headroom_load1"), Some("1.07"));
+        assert_eq!(
+            value(t, "headroom_memory_pressure_some_avg10_ratio"),
+            Some("0.0405")
+        );
+        assert_eq!(value(t, "headroom_oom_kills_total"), Some("2"));
+        assert_eq!(value(t, "headroom_samples_total"), Some("1"));
+        assert_eq!(value(t, "headroom_start_time_seconds"), Some("1796000585"));
+        // A 3900 MiB host: the near-OOM threshold is scaled to RAM / 8 = 487 MiB.
+        assert_eq!(
+            value(t, "headroom_near_oom_threshold_bytes"),
+            Some("510656512")
+        );
+        assert!(
+            t.contains("headroom_compiler_rss_bytes{run_id=\"pi\",comm=\"cc1plus\"} 734003200\n")
+        );
+        assert!(t.contains("headroom_stage_info{run_id=\"pi\",stage=\"builder\"} 1\n"));
+        assert!(t.contains("headroom_disk_available_bytes{run_id=\"pi\",path=\"/home/pi\"} "));
+    }
+
+    #[test]
+    fn every_family_has_help_and_type_before_its_sample() {
+        let r = row();
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        let t = text(&r, &s, LABELS);
+        let mut declared: heapless::Vec<&str, 32> = heapless::Vec::new();
+        let mut samples = 0;
+        for l in t.lines() {
+            if let Some(rest) = l.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').unwrap();
+                assert!(kind == "gauge" || kind == "counter", "{l}");
+                assert_eq!(name.ends_with("_total"), kind == "counter", "{l}");
+                declared.push(name).unwrap();
+            } else if !l.starts_with("# HELP ") {
+                let name = l.split('{').next().unwrap();
+                assert_eq!(declared.last(), Some(&name), "{l}");
+                samples += 1;
+            }
+        }
+        assert_eq!(samples, 22);
+        assert_eq!(declared.len(), 22);
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let mut r = row();
+        r.stage.clear();
+        r.stage.push_str("a\"b\\c").unwrap();
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        let labels = Labels {
+            run_id: "x\ny",
+            disk_path: "/mnt/\"q\"\\\n",
+        };
+        let t = text(&r, &s, labels);
+        assert!(t.contains("stage=\"a\\\"b\\\\c\"} 1\n"), "{t}");
+        assert!(t.contains("path=\"/mnt/\\\"q\\\"\\\\\\n\"}"), "{t}");
+        assert!(t.contains("{run_id=\"x\\ny\"}"), "{t}");
+        // No raw newline inside any sample line: every line is whole.
+        for l in t.lines() {
+            assert!(l.starts_with('#') || l.starts_with("headroom_"), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn unread_sources_are_left_out_not_zero() {
+        let mut r = Row::empty(1_796_000_600);
+        r.mem_known = false;
+        r.disk_known = false;
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        let t = text(&r, &s, LABELS);
+        for absent in [
+            "headroom_memory_available_bytes",
+            "headroom_swap_used_bytes",
+            "headroom_disk_available_bytes",
+            "headroom_zram_stored_bytes",
+            "headroom_cgroup_memory_available_bytes",
+            "headroom_load1",
+            "headroom_oom_kills_total",
+            "headroom_compiler_rss_bytes",
+            "headroom_near_oom_threshold_bytes",
+        ] {
+            assert!(!t.contains(absent), "{absent} in {t}");
+        }
+        assert_eq!(value(&t, "headroom_cpu_busy_ratio"), Some("0.00"));
+        assert!(t.contains("stage=\"?\"} 1"));
+    }
+
+    #[test]
+    fn the_oom_counter_never_goes_down() {
+        let mut s = Summary::new(None, None);
+        let mut last = 0u64;
+        // The row's figure can be missing or lower (vmstat unreadable, a
+        // malformed read); the counter is the summary's running maximum.
+        for k in [Some(0), Some(3), None, Some(1), Some(5), None] {
+            let mut r = row();
+            r.ext.oom_kills = k;
+            s.observe(&r);
+            let t = text(&r, &s, LABELS);
+            let v: u64 = value(&t, "headroom_oom_kills_total")
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(v >= last);
+            last = v;
+        }
+        assert_eq!(last, 5);
+    }
+
+    #[test]
+    fn the_largest_labels_fit() {
+        let r = row();
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        let run_id: heapless::String<255> = (0..255).map(|_| '"').collect();
+        let path: heapless::String<4095> = (0..4095).map(|_| '\\').collect();
+        let labels = Labels {
+            run_id: &run_id,
+            disk_path: &path,
+        };
+        let mut t = PromText::new();
+        assert_eq!(render(&r, &s, labels, false, &mut t), Ok(()));
+        assert!(t.contains("headroom_recording{"));
+        assert!(t.ends_with(" 1\n"));
+    }
+
+    #[test]
+    fn fixed_point_values_keep_their_zeros() {
+        let mut r = row();
+        r.cpu_pct = 5;
+        r.ext.psi_mem_some_avg10 = Decimal::parse(b"0.07");
+        r.load1 = Decimal::parse(b"12").unwrap();
+        let s = Summary::new(None, None);
+        let t = text(&r, &s, LABELS);
+        assert_eq!(value(&t, "headroom_cpu_busy_ratio"), Some("0.05"));
+        assert_eq!(
+            value(&t, "headroom_memory_pressure_some_avg10_ratio"),
+            Some("0.0007")
+        );
+        assert_eq!(value(&t, "headroom_load1"), Some("12.00"));
+        r.cpu_pct = 100;
+        let t = text(&r, &s, LABELS);
+        assert_eq!(value(&t, "headroom_cpu_busy_ratio"), Some("1.00"));
+    }
+}

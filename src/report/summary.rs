@@ -1,0 +1,1412 @@
+//! The run summary: the toolchain's headings in its order, then headroom's
+//! own sections for the data only headroom records.
+//!
+//! [`Summary`] is a streaming accumulator: it sees each [`Row`] once (from
+//! the sampler while recording, or from [`crate::report::csvread`] for
+//! `summarize`) and keeps only the rows where a peak happened, so its size
+//! is fixed whatever the length of the run.
+//!
+//! Fixes over the bash summarizer (SPEC.md "Summary"): a sample with 0 MB
+//! available or 0 GB free disk counts as near-OOM / low-disk; an empty CSV
+//! prints `samples=0` and no peaks; OOM kills come from /proc/vmstat; the
+//! default thresholds scale down on small hosts and the summary says which
+//! threshold it used.
+
+use heapless::{String, Vec};
+use ufmt::{uWrite, uwrite};
+
+use crate::build::text::{Context, Stage};
+use crate::build::usage::{Usage, write_centi};
+use crate::tick::clock::Iso;
+use crate::tick::row::{BufferFull, Row};
+
+/// The toolchain's default near-OOM threshold, MiB of MemAvailable.
+pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
+/// The toolchain's default low-disk threshold, GiB free.
+pub const DEFAULT_LOW_DISK_GB: u64 = 20;
+/// [`DEFAULT_LOW_DISK_GB`] in MiB, the unit the low-disk threshold is kept
+/// in (a 512 MiB tmpfs build dir needs finer than whole GiB).
+pub const DEFAULT_LOW_DISK_MB: u64 = DEFAULT_LOW_DISK_GB * 1024;
+/// OOM-kill rows listed one by one; later ones are only counted.
+pub const OOM_ROWS: usize = 16;
+/// Capacity of the rendered summary: about 2 KiB of fixed text plus 16 OOM
+/// rows of at most ~420 bytes. 16 KiB leaves room.
+pub const TEXT_CAP: usize = 16 * 1024;
+
+/// What a memory section says when no sample could read /proc/meminfo.
+const NO_MEM: &str = "  unknown: /proc/meminfo could not be read on any sample\n";
+
+/// The rendered summary text.
+pub type Text = String<TEXT_CAP>;
+
+/// A threshold and where its value came from. Near-OOM is in MiB of
+/// MemAvailable, low-disk in MiB free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold {
+    /// Given on the command line (`--low-disk-gb N` is kept as N × 1024).
+    Given(u64),
+    /// The toolchain's default (host large enough).
+    Default(u64),
+    /// Default scaled to a small host: (value, the host size it was scaled from).
+    Scaled(u64, u64),
+}
+
+impl Threshold {
+    /// The value in the threshold's unit.
+    pub fn value(self) -> u64 {
+        match self {
+            Threshold::Given(v) | Threshold::Default(v) | Threshold::Scaled(v, _) => v,
+        }
+    }
+}
+
+/// How THE BUILD was followed (SPEC.md "The build and the host").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildScope {
+    /// `run` put CMD in a memory cgroup of its own, on this hierarchy.
+    Cgroup(crate::kernel::cgroup::Version),
+    /// CMD's (or `--watch-pid`'s) process tree; why there is no cgroup
+    /// (empty for `--watch-pid`, which never makes one).
+    Tree(&'static str),
+}
+
+impl BuildScope {
+    /// How its OOM kills are counted, for the `OOM kills in this build`
+    /// line.
+    fn how_counted(self) -> &'static str {
+        match self {
+            BuildScope::Cgroup(crate::kernel::cgroup::Version::V1) => {
+                "its cgroup's memory.oom_control oom_kill"
+            }
+            BuildScope::Cgroup(crate::kernel::cgroup::Version::V2) => {
+                "its cgroup's memory.events oom_kill"
+            }
+            BuildScope::Tree(_) => {
+                "estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate"
+            }
+        }
+    }
+
+    /// One word for JSON: `cgroup` or `process_tree`.
+    fn word(self) -> &'static str {
+        match self {
+            BuildScope::Cgroup(_) => "cgroup",
+            BuildScope::Tree(_) => "process_tree",
+        }
+    }
+
+    /// The cgroup files behind the RUN block's build figures.
+    fn files(self) -> (&'static str, &'static str) {
+        match self {
+            BuildScope::Cgroup(crate::kernel::cgroup::Version::V2) => ("memory.peak", "anon"),
+            _ => ("memory.max_usage_in_bytes", "total_rss"),
+        }
+    }
+}
+
+/// Whose compiler a measured peak is ([`Summary::sizing_peak`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakOf {
+    /// THE BUILD's largest compiler (`build_peak_rss_mb`).
+    Build,
+    /// The largest compiler on the host (`peak_rss_mb`): no build was
+    /// followed, or a CSV without the build columns.
+    Host,
+}
+
+impl PeakOf {
+    /// In words, for ADVICE and `--explain`.
+    pub fn words(self) -> &'static str {
+        match self {
+            PeakOf::Build => "this build's largest compiler",
+            PeakOf::Host => "the largest compiler on the host",
+        }
+    }
+
+    /// The CSV column it comes from, and why.
+    pub fn column(self) -> &'static str {
+        match self {
+            PeakOf::Build => "build_peak_rss_mb",
+            PeakOf::Host => "peak_rss_mb; no build compiler recorded",
+        }
+    }
+}
+
+/// Where an OOM kill was noticed: the row where the counter rose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct OomRow {
+    iso: Iso,
+    kills: u64,
+    stage: Stage,
+    context: Context,
+}
+
+/// The streaming accumulator behind the summary.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    near_oom: Option<Threshold>,
+    low_disk: Option<Threshold>,
+    samples: u64,
+    max_elapsed: u64,
+    peak_mem: Option<Row>,
+    min_avail: Option<Row>,
+    peak_swap: Option<Row>,
+    min_disk: Option<Row>,
+    peak_load: Option<Row>,
+    peak_cpu: u64,
+    near_oom_samples: u64,
+    low_disk_samples: u64,
+    oom_kills: Option<u64>,
+    oom_rows: Vec<OomRow, OOM_ROWS>,
+    oom_rows_more: u64,
+    peak_rss: Option<Row>,
+    peak_zram: Option<Row>,
+    min_tmp: Option<Row>,
+    min_cg: Option<Row>,
+    /// Malformed CSV rows skipped by `summarize`.
+    pub skipped: u64,
+    /// Rows sampled but not written (the CSV's disk was full).
+    pub lost: u64,
+    /// The MemAvailable figures were estimated (kernel without MemAvailable).
+    pub mem_estimated: bool,
+    /// /tmp is a tmpfs (from mountinfo when recording): its files are RAM.
+    /// `None` when unknown (`summarize` of a CSV).
+    pub tmp_is_tmpfs: Option<bool>,
+    /// For `run`: the command's label and what it used.
+    pub run: Option<(String<128>, Usage)>,
+    /// For `run --jobserver`: what the jobserver did.
+    pub jobserver: Option<crate::report::jobserver_block::Report>,
+    /// THE BUILD this recording followed, and how; `None` for plain
+    /// `record` and for `summarize` (which knows the build only from the
+    /// `build_peak_rss_*` columns).
+    pub build: Option<BuildScope>,
+    /// The build cgroup's peak charge (v1 `memory.max_usage_in_bytes`, v2
+    /// `memory.peak`), MiB, read when CMD ended.
+    pub build_peak_charge_mb: Option<u64>,
+    /// For `summarize` of a `run`'s CSV: the `OOM kills in this build`
+    /// line of the summary `run` wrote (no CSV column carries it), kept
+    /// in place when the summary is written again. Without a newline.
+    pub kept_build_oom_line: Option<String<256>>,
+    build_oom_kills: Option<u64>,
+    peak_build_rss: Option<Row>,
+    peak_build_anon_mb: Option<u64>,
+    /// For `record` and `run`: whether headroom's own memory was locked in
+    /// RAM ([`crate::tick::footprint::lock`]). `None` for `summarize` of a CSV,
+    /// which does not say.
+    pub memory_lock: Option<crate::tick::footprint::Lock>,
+}
+
+/// Keeps `slot` as the row with the largest (`max`) or smallest key; the
+/// first row wins ties, as `awk '$x > max'` does.
+fn keep(slot: &mut Option<Row>, row: &Row, key: impl Fn(&Row) -> Option<u64>, max: bool) {
+    let Some(k) = key(row) else { return };
+    let better = match slot.as_ref().and_then(&key) {
+        None => true,
+        Some(old) => {
+            if max {
+                k > old
+            } else {
+                k < old
+            }
+        }
+    };
+    if better {
+        *slot = Some(row.clone());
+    }
+}
+
+impl Summary {
+    /// An empty summary; `near_oom_mb` / `low_disk_gb` are the command-line
+    /// thresholds, `None` for the (host-scaled) defaults.
+    pub fn new(near_oom_mb: Option<u64>, low_disk_gb: Option<u64>) -> Summary {
+        Summary {
+            near_oom: near_oom_mb.map(Threshold::Given),
+            low_disk: low_disk_gb.map(|gb| Threshold::Given(gb.saturating_mul(1024))),
+            samples: 0,
+            max_elapsed: 0,
+            peak_mem: None,
+            min_avail: None,
+            peak_swap: None,
+            min_disk: None,
+            peak_load: None,
+            peak_cpu: 0,
+            near_oom_samples: 0,
+            low_disk_samples: 0,
+            oom_kills: None,
+            oom_rows: Vec::new(),
+            oom_rows_more: 0,
+            peak_rss: None,
+            peak_zram: None,
+            min_tmp: None,
+            min_cg: None,
+            skipped: 0,
+            lost: 0,
+            mem_estimated: false,
+            tmp_is_tmpfs: None,
+            run: None,
+            jobserver: None,
+            build: None,
+            build_peak_charge_mb: None,
+            kept_build_oom_line: None,
+            build_oom_kills: None,
+            peak_build_rss: None,
+            peak_build_anon_mb: None,
+            memory_lock: None,
+        }
+    }
+
+    /// The largest single-compiler RSS of THE BUILD, MiB (`None` when none
+    /// of its compilers was seen, or no build was followed).
+    pub fn build_peak_rss_mb(&self) -> Option<u64> {
+        self.peak_build_rss
+            .as_ref()
+            .and_then(|r| r.ext.build_peak_rss_mb)
+    }
+
+    /// Whether a build was followed: [`Summary::build`] is set, or the CSV
+    /// has the build's figures.
+    pub fn has_build(&self) -> bool {
+        self.build.is_some() || self.peak_build_rss.is_some()
+    }
+
+    /// The peak a plan for the next build should size from, MiB, with whose
+    /// it is: THE BUILD's largest compiler when a build was followed (none
+    /// if none of its compilers ran: another build's is never taken), else
+    /// the largest on the host. One rule for the live ADVICE and `--from`.
+    pub fn sizing_peak(&self) -> Option<(u64, PeakOf)> {
+        if self.has_build() {
+            self.build_peak_rss_mb().map(|p| (p, PeakOf::Build))
+        } else {
+            self.peak_rss_mb().map(|p| (p, PeakOf::Host))
+        }
+    }
+
+    /// OOM kills in THE BUILD so far (its cgroup's counter or the
+    /// estimate); `None` when unknown or without a build.
+    pub fn build_oom_kills(&self) -> Option<u64> {
+        self.build_oom_kills
+    }
+
+    /// Takes the build cgroup's `oom_kill` read when CMD ended (it may have
+    /// risen after the last row).
+    pub fn build_oom_final(&mut self, kills: Option<u64>) {
+        if let Some(k) = kills {
+            self.build_oom_kills = Some(self.build_oom_kills.map_or(k, |o| o.max(k)));
+        }
+    }
+
+    /// The largest single-compiler RSS seen, MiB.
+    pub fn peak_rss_mb(&self) -> Option<u64> {
+        self.peak_rss.as_ref().and_then(|r| r.ext.peak_rss_mb)
+    }
+
+    /// Kernel OOM kills since the first row (the running maximum of the
+    /// rows' `oom_kills`, so it never goes down); `None` when no row had
+    /// the figure.
+    pub fn oom_kills(&self) -> Option<u64> {
+        self.oom_kills
+    }
+
+    /// Number of rows observed.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Near-OOM threshold from the first row with memory figures:
+    /// RAM = used + available.
+    fn near_oom_for(row: &Row) -> Threshold {
+        let ram = row.mem_used_mb.saturating_add(row.mem_avail_mb);
+        if ram > 0 && ram < 2 * DEFAULT_NEAR_OOM_MB {
+            Threshold::Scaled((ram / 8).max(1), ram)
+        } else {
+            Threshold::Default(DEFAULT_NEAR_OOM_MB)
+        }
+    }
+
+    /// Low-disk threshold (MiB) from the first row with disk figures: the
+    /// disk's total, in MiB, from free space and use%; on a disk smaller
+    /// than twice the default, 1/10 of it.
+    ///
+    /// Free space is `disk_avail_mb` when the row has it. A 14-column CSV
+    /// has only `disk_avail_gb`, whole GiB rounded down; its 0 says only
+    /// "under 1 GiB", so the total is then estimated from 1 GiB free (an
+    /// upper bound), and a sub-GiB disk still scales instead of getting the
+    /// 20 GB default.
+    fn low_disk_for(row: &Row) -> Threshold {
+        let avail_mb = match row.ext.disk_avail_mb {
+            Some(mb) => mb,
+            None => row.disk_avail_gb.max(1).saturating_mul(1024),
+        };
+        let total_mb =
+            (row.disk_pct < 100).then(|| avail_mb.saturating_mul(100) / (100 - row.disk_pct));
+        match total_mb {
+            Some(t) if t > 0 && t < 2 * DEFAULT_LOW_DISK_MB => {
+                Threshold::Scaled((t / 10).max(1), t)
+            }
+            _ => Threshold::Default(DEFAULT_LOW_DISK_MB),
+        }
+    }
+
+    /// Free space on the build disk, MiB: `disk_avail_mb`, else (a
+    /// 14-column CSV) `disk_avail_gb` × 1024.
+    fn disk_avail_mib(row: &Row) -> u64 {
+        row.ext
+            .disk_avail_mb
+            .unwrap_or(row.disk_avail_gb.saturating_mul(1024))
+    }
+
+    /// The thresholds in force: given, or set from the first row that had
+    /// the figures, or the toolchain's defaults when no row had them.
+    fn thresholds(&self) -> (Threshold, Threshold) {
+        (
+            self.near_oom
+                .unwrap_or(Threshold::Default(DEFAULT_NEAR_OOM_MB)),
+            self.low_disk
+                .unwrap_or(Threshold::Default(DEFAULT_LOW_DISK_MB)),
+        )
+    }
+
+    /// The near-OOM threshold in force, MiB of MemAvailable: given, else
+    /// set from the first row observed with memory figures (scaled on a
+    /// small host), else the toolchain's default. `plot` draws this line;
+    /// `--prom` exposes it.
+    pub fn near_oom(&self) -> Threshold {
+        self.thresholds().0
+    }
+
+    /// The low-disk threshold in force, MiB free, chosen as
+    /// [`Summary::near_oom`] is (from the first row with disk figures).
+    pub fn low_disk(&self) -> Threshold {
+        self.thresholds().1
+    }
+
+    /// The N of the compatible line `samples below <N> GB free disk`: the
+    /// low-disk threshold in whole GiB, rounded up, so that every sample
+    /// counted is indeed below N GB (and a sub-GiB threshold reads 1, not
+    /// an impossible 0). Equal to the threshold for whole-GiB ones (the
+    /// default, `--low-disk-gb`).
+    pub fn low_disk_gb_line(&self) -> u64 {
+        self.thresholds().1.value().div_ceil(1024)
+    }
+
+    /// Takes one row into account. Memory (or disk) figures of a row whose
+    /// source could not be read are left out: a 0 written for a missing
+    /// /proc/meminfo is not an OOM edge.
+    pub fn observe(&mut self, row: &Row) {
+        self.samples += 1;
+        self.max_elapsed = self.max_elapsed.max(row.elapsed_s);
+        if row.mem_known {
+            let near = *self.near_oom.get_or_insert_with(|| Self::near_oom_for(row));
+            keep(&mut self.peak_mem, row, |r| Some(r.mem_used_mb), true);
+            keep(&mut self.min_avail, row, |r| Some(r.mem_avail_mb), false);
+            keep(&mut self.peak_swap, row, |r| Some(r.swap_used_mb), true);
+            if row.mem_avail_mb < near.value() {
+                self.near_oom_samples += 1;
+            }
+        }
+        if row.disk_known {
+            let low = *self.low_disk.get_or_insert_with(|| Self::low_disk_for(row));
+            keep(&mut self.min_disk, row, |r| Some(r.disk_avail_gb), false);
+            if Self::disk_avail_mib(row) < low.value() {
+                self.low_disk_samples += 1;
+            }
+        }
+        keep(&mut self.peak_load, row, |r| Some(r.load1.centi), true);
+        self.peak_cpu = self.peak_cpu.max(row.cpu_pct);
+        if let Some(k) = row.ext.oom_kills {
+            let prev = self.oom_kills.unwrap_or(0);
+            if k > prev {
+                let ev = OomRow {
+                    iso: row.iso,
+                    kills: k - prev,
+                    stage: row.stage.clone(),
+                    context: row.context.clone(),
+                };
+                if self.oom_rows.push(ev).is_err() {
+                    self.oom_rows_more += 1;
+                }
+            }
+            self.oom_kills = Some(prev.max(k));
+        }
+        keep(&mut self.peak_rss, row, |r| r.ext.peak_rss_mb, true);
+        keep(
+            &mut self.peak_build_rss,
+            row,
+            |r| r.ext.build_peak_rss_mb,
+            true,
+        );
+        self.build_oom_final(row.build_oom_kills);
+        if let Some(a) = row.build_anon_mb {
+            self.peak_build_anon_mb = Some(self.peak_build_anon_mb.map_or(a, |o| o.max(a)));
+        }
+        keep(&mut self.peak_zram, row, |r| r.ext.zram_stored_mb, true);
+        keep(&mut self.min_tmp, row, |r| r.ext.tmp_avail_mb, false);
+        keep(&mut self.min_cg, row, |r| r.ext.cg_mem_avail_mb, false);
+    }
+
+    /// Renders the summary into `out` (appending).
+    ///
+    /// # Errors
+    /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`] rules out.
+    pub fn render(&self, out: &mut Text) -> Result<(), BufferFull> {
+        self.render_to(out).map_err(|_| BufferFull)
+    }
+
+    fn render_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let d = self.max_elapsed;
+        uwrite!(w, "=== resource-monitor summary ===\n")?;
+        uwrite!(w, "samples={}  duration={}m", self.samples, d / 60)?;
+        two_digits(w, d % 60)?;
+        uwrite!(w, "s\n")?;
+        if self.skipped > 0 {
+            let rows = if self.skipped == 1 { "row" } else { "rows" };
+            uwrite!(w, "skipped {} malformed {}\n", self.skipped, rows)?;
+        }
+        if self.lost > 0 {
+            uwrite!(
+                w,
+                "rows lost (the CSV could not be written): {}\n",
+                self.lost
+            )?;
+        }
+        if self.samples == 0 {
+            return Ok(());
+        }
+        if self.mem_estimated {
+            uwrite!(
+                w,
+                "note: MemAvailable missing on this kernel; estimated as MemFree + Buffers + Cached - Shmem\n"
+            )?;
+        }
+        uwrite!(w, "\nPEAK MEMORY USE:\n")?;
+        match &self.peak_mem {
+            Some(pm) => {
+                uwrite!(
+                    w,
+                    "  {} MB used  (only {} MB available)  at {}\n",
+                    pm.mem_used_mb,
+                    pm.mem_avail_mb,
+                    pm.iso.as_str()
+                )?;
+                stage_context(w, pm)?;
+            }
+            None => uwrite!(w, "{}", NO_MEM)?,
+        }
+        uwrite!(w, "\nMIN MEMORY AVAILABLE (closest to OOM):\n")?;
+        match &self.min_avail {
+            Some(ma) => {
+                uwrite!(w, "  {} MB free  at {}\n", ma.mem_avail_mb, ma.iso.as_str())?;
+                stage_context(w, ma)?;
+            }
+            None => uwrite!(w, "{}", NO_MEM)?,
+        }
+        match &self.peak_swap {
+            Some(ps) if ps.swap_used_mb > 0 => uwrite!(
+                w,
+                "\nPEAK SWAP USE: {} MB  at {}  (stage={})\n",
+                ps.swap_used_mb,
+                ps.iso.as_str(),
+                stage_of(ps)
+            )?,
+            Some(_) => uwrite!(
+                w,
+                "\nPEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]\n"
+            )?,
+            None => uwrite!(w, "\nPEAK SWAP USE: unknown  at -  (stage=-)\n")?,
+        }
+        uwrite!(w, "\nMIN DISK FREE (build fs):\n")?;
+        match &self.min_disk {
+            Some(md) => {
+                uwrite!(
+                    w,
+                    "  {} GB free  at {}\n",
+                    md.disk_avail_gb,
+                    md.iso.as_str()
+                )?;
+                stage_context(w, md)?;
+            }
+            None => uwrite!(
+                w,
+                "  unknown: the disk path could not be read on any sample\n"
+            )?,
+        }
+        if let Some(pl) = &self.peak_load {
+            uwrite!(
+                w,
+                "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%\n",
+                pl.load1_str(),
+                pl.iso.as_str(),
+                stage_of(pl),
+                self.peak_cpu
+            )?;
+        }
+        let (near, low) = self.thresholds();
+        uwrite!(
+            w,
+            "samples below {} MB free RAM (near-OOM): {}\n",
+            near.value(),
+            self.near_oom_samples
+        )?;
+        uwrite!(
+            w,
+            "samples below {} GB free disk: {}\n",
+            self.low_disk_gb_line(),
+            self.low_disk_samples
+        )?;
+        match self.oom_kills {
+            Some(k) => uwrite!(w, "kernel OOM-kill events: {}\n", k)?,
+            None => uwrite!(
+                w,
+                "kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)\n"
+            )?,
+        }
+        if let Some(scope) = self.build {
+            match self.build_oom_kills {
+                Some(k) => uwrite!(w, "OOM kills in this build: {} (", k)?,
+                None => uwrite!(w, "OOM kills in this build: unknown (")?,
+            }
+            uwrite!(w, "{}", scope.how_counted())?;
+            if let BuildScope::Tree(why) = scope
+                && !why.is_empty()
+            {
+                uwrite!(w, "; no cgroup of its own: {}", why)?;
+            }
+            uwrite!(w, ")\n")?;
+        } else if let Some(line) = &self.kept_build_oom_line {
+            uwrite!(w, "{}\n", line.as_str())?;
+        }
+        uwrite!(w, "thresholds: near-OOM ")?;
+        threshold(w, near, "MB", "RAM", "1/8")?;
+        uwrite!(w, ", low-disk ")?;
+        threshold(w, low, "MB", "disk", "1/10")?;
+        uwrite!(w, "\n")?;
+        self.render_own(w)
+    }
+
+    /// headroom's sections, each only when its column has data, in SPEC.md's
+    /// order: zram, /tmp, cgroup headroom, peak compiler RSS, OOM kills,
+    /// then the `run` and jobserver blocks, and last, for a recording,
+    /// whether headroom's memory was locked in RAM.
+    fn render_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if let Some(r) = &self.peak_zram
+            && let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb)
+            && stored > 0
+        {
+            uwrite!(w, "\nZRAM: peak {} MB stored in {} MB of RAM", stored, ram)?;
+            // Stored over RAM used: the RAM saving, not the compression
+            // ratio (the CSV has no compressed size).
+            if let Some(saving) = crate::kernel::zram::ram_saving_centi(stored, ram) {
+                uwrite!(w, " (RAM saving ")?;
+                write_centi(w, saving)?;
+                uwrite!(w, ":1)")?;
+            }
+            uwrite!(w, "  at {}\n", r.iso.as_str())?;
+            stage_context(w, r)?;
+        }
+        if let Some(r) = &self.min_tmp
+            && let (Some(mb), Some(pct)) = (r.ext.tmp_avail_mb, r.ext.tmp_pct)
+        {
+            uwrite!(
+                w,
+                "\n/TMP: min {} MB free ({}% used)  at {}\n",
+                mb,
+                pct,
+                r.iso.as_str()
+            )?;
+            if self.tmp_is_tmpfs == Some(true) {
+                uwrite!(
+                    w,
+                    "  /tmp is tmpfs: what the build leaves there is RAM (Shmem); TMPDIR on the build disk spares it\n"
+                )?;
+            }
+        }
+        if let Some(r) = &self.min_cg
+            && let Some(mb) = r.ext.cg_mem_avail_mb
+        {
+            uwrite!(
+                w,
+                "\nCGROUP HEADROOM: min {} MB left under the memory limit  at {}\n",
+                mb,
+                r.iso.as_str()
+            )?;
+            stage_context(w, r)?;
+        }
+        self.render_compilers(w)?;
+        if !self.oom_rows.is_empty() {
+            uwrite!(
+                w,
+                "\nOOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n"
+            )?;
+            for ev in &self.oom_rows {
+                let stage = if ev.stage.is_empty() {
+                    "?"
+                } else {
+                    ev.stage.as_str()
+                };
+                uwrite!(
+                    w,
+                    "  +{} at {}  stage={}  context={}\n",
+                    ev.kills,
+                    ev.iso.as_str(),
+                    stage,
+                    ev.context.as_str()
+                )?;
+            }
+            if self.oom_rows_more > 0 {
+                uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
+            }
+        }
+        if let Some((label, usage)) = &self.run {
+            usage.render(label.as_str(), w)?;
+            self.render_build_memory(w)?;
+        }
+        if let Some(j) = &self.jobserver {
+            j.render(w)?;
+        }
+        if let Some(lock) = self.memory_lock {
+            uwrite!(w, "\nheadroom's memory: ")?;
+            lock.write(w)?;
+            uwrite!(w, "\n")?;
+        }
+        Ok(())
+    }
+}
+
+impl Summary {
+    /// The peak compiler sections: THE BUILD's largest compiler, then the
+    /// host's when it was larger (so not the build's); without a build,
+    /// the host's alone, said to be the host's.
+    fn render_compilers<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let build_mb = self.build_peak_rss_mb();
+        if let Some(r) = &self.peak_build_rss
+            && let Some(mb) = build_mb
+        {
+            uwrite!(
+                w,
+                "\nPEAK COMPILER RSS: {} MB ({})  at {}  [this build]\n",
+                mb,
+                r.ext.build_peak_rss_comm.as_str(),
+                r.iso.as_str()
+            )?;
+            stage_context(w, r)?;
+        }
+        let Some(r) = &self.peak_rss else {
+            return Ok(());
+        };
+        let Some(mb) = r.ext.peak_rss_mb else {
+            return Ok(());
+        };
+        let comm = r.ext.peak_rss_comm.as_str();
+        if !self.has_build() {
+            uwrite!(
+                w,
+                "\nPEAK COMPILER RSS: {} MB ({})  at {}  [host-wide: every compiler on the host; no build followed]\n",
+                mb,
+                comm,
+                r.iso.as_str()
+            )?;
+            return stage_context(w, r);
+        }
+        if mb > build_mb.unwrap_or(0) {
+            uwrite!(
+                w,
+                "\nLARGEST COMPILER ON THE HOST (not this build's): {} MB ({})  at {}\n",
+                mb,
+                comm,
+                r.iso.as_str()
+            )?;
+        }
+        Ok(())
+    }
+
+    /// In the RUN block, with a build cgroup: its peak charge beside
+    /// ru_maxrss, and the largest anonymous part sampled.
+    fn render_build_memory<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let Some(scope @ BuildScope::Cgroup(_)) = self.build else {
+            return Ok(());
+        };
+        let (peak_file, anon_key) = scope.files();
+        if let Some(mb) = self.build_peak_charge_mb {
+            uwrite!(
+                w,
+                "  build cgroup peak {} MiB (all its processes together, {}; includes the page cache it caused)\n",
+                mb,
+                peak_file
+            )?;
+        }
+        if let Some(mb) = self.peak_build_anon_mb {
+            uwrite!(
+                w,
+                "  build anon memory: largest sampled {} MiB (memory.stat {}, once per row)\n",
+                mb,
+                anon_key
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Renders the summary as one JSON object (`summarize --json`), for
+    /// scripts: the same figures as the text, with units in the key names
+    /// and `null` where the text says "unknown" or shows no section.
+    ///
+    /// # Errors
+    /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`] rules out.
+    pub fn render_json(&self, out: &mut Text) -> Result<(), BufferFull> {
+        self.json_to(out).map_err(|_| BufferFull)
+    }
+
+    fn json_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "{{\"samples\":{},\"duration_s\":{},\"skipped_rows\":{},\"lost_rows\":{},\"mem_available_estimated\":{}",
+            self.samples,
+            self.max_elapsed,
+            self.skipped,
+            self.lost,
+            self.mem_estimated
+        )?;
+        json_row(w, "peak_mem", self.peak_mem.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"mem_used_mb\":{},\"mem_avail_mb\":{},",
+                r.mem_used_mb,
+                r.mem_avail_mb
+            )
+        })?;
+        json_row(w, "min_mem_avail", self.min_avail.as_ref(), |w, r| {
+            uwrite!(w, "\"mem_avail_mb\":{},", r.mem_avail_mb)
+        })?;
+        let swap = self.peak_swap.as_ref().filter(|r| r.swap_used_mb > 0);
+        json_row(w, "peak_swap", swap, |w, r| {
+            uwrite!(w, "\"swap_used_mb\":{},", r.swap_used_mb)
+        })?;
+        json_row(w, "min_disk", self.min_disk.as_ref(), |w, r| {
+            uwrite!(w, "\"disk_avail_gb\":{},", r.disk_avail_gb)
+        })?;
+        json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
+            uwrite!(w, "\"load1\":{},", r.load1_str())
+        })?;
+        uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
+        let (near, low) = self.thresholds();
+        uwrite!(
+            w,
+            ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"scaled_from_ram_mb\":",
+            near.value(),
+            near.source()
+        )?;
+        json_opt(w, near.scaled_from())?;
+        uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
+        uwrite!(
+            w,
+            ",\"low_disk\":{{\"below_mb\":{},\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_mb\":",
+            low.value(),
+            self.low_disk_gb_line(),
+            low.source()
+        )?;
+        json_opt(w, low.scaled_from())?;
+        uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
+        match self.oom_kills {
+            Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
+            None => uwrite!(w, ",\"oom_kills\":null")?,
+        }
+        json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
+            uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
+            json_str(w, r.ext.peak_rss_comm.as_str())?;
+            uwrite!(w, ",")
+        })?;
+        json_row(
+            w,
+            "build_peak_compiler_rss",
+            self.peak_build_rss.as_ref(),
+            |w, r| {
+                uwrite!(
+                    w,
+                    "\"rss_mb\":{},\"comm\":",
+                    r.ext.build_peak_rss_mb.unwrap_or(0)
+                )?;
+                json_str(w, r.ext.build_peak_rss_comm.as_str())?;
+                uwrite!(w, ",")
+            },
+        )?;
+        match self.build {
+            Some(scope) => {
+                uwrite!(
+                    w,
+                    ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
+                    scope.word()
+                )?;
+                json_opt(w, self.build_oom_kills)?;
+                uwrite!(w, ",\"oom_kills_counted\":")?;
+                json_str(w, scope.how_counted())?;
+                uwrite!(w, ",\"no_cgroup_because\":")?;
+                match scope {
+                    BuildScope::Tree(why) if !why.is_empty() => json_str(w, why)?,
+                    _ => uwrite!(w, "null")?,
+                }
+                uwrite!(w, ",\"cgroup_peak_mb\":")?;
+                json_opt(w, self.build_peak_charge_mb)?;
+                uwrite!(w, ",\"anon_peak_mb\":")?;
+                json_opt(w, self.peak_build_anon_mb)?;
+                uwrite!(w, "}}")?;
+            }
+            None => uwrite!(w, ",\"build\":null")?,
+        }
+        json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"cg_mem_avail_mb\":{},",
+                r.ext.cg_mem_avail_mb.unwrap_or(0)
+            )
+        })?;
+        let zram = self
+            .peak_zram
+            .as_ref()
+            .filter(|r| r.ext.zram_stored_mb.unwrap_or(0) > 0);
+        json_row(w, "peak_zram", zram, |w, r| {
+            uwrite!(
+                w,
+                "\"zram_stored_mb\":{},\"zram_ram_mb\":{},",
+                r.ext.zram_stored_mb.unwrap_or(0),
+                r.ext.zram_ram_mb.unwrap_or(0)
+            )
+        })?;
+        json_row(w, "min_tmp", self.min_tmp.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"tmp_avail_mb\":{},\"tmp_pct\":{},",
+                r.ext.tmp_avail_mb.unwrap_or(0),
+                r.ext.tmp_pct.unwrap_or(0)
+            )
+        })?;
+        match self.tmp_is_tmpfs {
+            Some(t) => uwrite!(w, ",\"tmp_is_tmpfs\":{}", t)?,
+            None => uwrite!(w, ",\"tmp_is_tmpfs\":null")?,
+        }
+        uwrite!(w, ",\"oom_kill_rows\":[")?;
+        for (i, ev) in self.oom_rows.iter().enumerate() {
+            if i > 0 {
+                uwrite!(w, ",")?;
+            }
+            uwrite!(
+                w,
+                "{{\"kills\":{},\"iso\":\"{}\",\"stage\":",
+                ev.kills,
+                ev.iso.as_str()
+            )?;
+            json_str(
+                w,
+                if ev.stage.is_empty() {
+                    "?"
+                } else {
+                    ev.stage.as_str()
+                },
+            )?;
+            uwrite!(w, ",\"context\":")?;
+            json_str(w, ev.context.as_str())?;
+            uwrite!(w, "}}")?;
+        }
+        uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
+        match &self.run {
+            Some((label, u)) => {
+                uwrite!(w, ",\"run\":{{\"command\":")?;
+                json_str(w, label.as_str())?;
+                uwrite!(
+                    w,
+                    ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{},",
+                    u.wall_ms,
+                    u.user_ms,
+                    u.sys_ms,
+                    u.cores_centi(),
+                    u.max_rss_kib
+                )?;
+                match u.end {
+                    crate::build::usage::End::Exited(c) => {
+                        uwrite!(w, "\"exit\":{},\"signal\":null}}", c)?
+                    }
+                    crate::build::usage::End::Signaled(sg) => {
+                        uwrite!(w, "\"exit\":null,\"signal\":")?;
+                        json_str(w, crate::build::usage::signal_name(sg).unwrap_or("?"))?;
+                        uwrite!(w, "}}")?;
+                    }
+                }
+            }
+            None => uwrite!(w, ",\"run\":null")?,
+        }
+        match &self.jobserver {
+            Some(j) => uwrite!(
+                w,
+                ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{}}}",
+                j.cap,
+                j.min,
+                j.avg_centi,
+                j.max,
+                j.throttled_ms,
+                j.span_ms,
+                j.peak_mb
+            )?,
+            None => uwrite!(w, ",\"jobserver\":null")?,
+        }
+        match self.memory_lock {
+            Some(crate::tick::footprint::Lock::Locked) => {
+                uwrite!(w, ",\"memory_lock\":{{\"locked\":true,\"reason\":null}}")?
+            }
+            Some(crate::tick::footprint::Lock::NotLocked(why)) => {
+                uwrite!(w, ",\"memory_lock\":{{\"locked\":false,\"reason\":\"")?;
+                why.write(w)?;
+                uwrite!(w, "\"}}")?
+            }
+            None => uwrite!(w, ",\"memory_lock\":null")?,
+        }
+        uwrite!(w, "}}\n")
+    }
+}
+
+impl Threshold {
+    /// The host size a scaled default was computed from (MiB of RAM or of
+    /// disk); `None` for a given or unscaled threshold.
+    pub fn scaled_from(self) -> Option<u64> {
+        match self {
+            Threshold::Scaled(_, host) => Some(host),
+            _ => None,
+        }
+    }
+
+    /// Where the value came from, one word: `given`, `default`, `scaled`.
+    pub fn source(self) -> &'static str {
+        match self {
+            Threshold::Given(_) => "given",
+            Threshold::Default(_) => "default",
+            Threshold::Scaled(..) => "scaled",
+        }
+    }
+}
+
+/// A number or `null`.
+fn json_opt<W: uWrite>(w: &mut W, v: Option<u64>) -> Result<(), W::Error> {
+    match v {
+        Some(v) => uwrite!(w, "{}", v),
+        None => uwrite!(w, "null"),
+    }
+}
+
+/// `,"key":{fields…,"iso":…,"stage":…,"context":…}` or `,"key":null`.
+fn json_row<W: uWrite>(
+    w: &mut W,
+    key: &str,
+    row: Option<&Row>,
+    fields: impl FnOnce(&mut W, &Row) -> Result<(), W::Error>,
+) -> Result<(), W::Error> {
+    uwrite!(w, ",\"{}\":", key)?;
+    let Some(r) = row else {
+        return uwrite!(w, "null");
+    };
+    uwrite!(w, "{{")?;
+    fields(w, r)?;
+    uwrite!(w, "\"iso\":\"{}\",\"stage\":", r.iso.as_str())?;
+    json_str(w, stage_of(r))?;
+    uwrite!(w, ",\"context\":")?;
+    json_str(w, r.context.as_str())?;
+    uwrite!(w, "}}")
+}
+
+/// A JSON string literal; stage and context are already free of quotes and
+/// control characters, but `\\` and anything else is escaped all the same.
+fn json_str<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
+    w.write_char('"')?;
+    for c in s.chars() {
+        match c {
+            '"' => w.write_str("\\\"")?,
+            '\\' => w.write_str("\\\\")?,
+            c if (c as u32) < 0x20 => w.write_str(" ")?,
+            c => w.write_char(c)?,
+        }
+    }
+    w.write_char('"')
+}
+
+fn two_digits<W: uWrite>(w: &mut W, v: u64) -> Result<(), W::Error> {
+    if v < 10 {
+        uwrite!(w, "0")?;
+    }
+    uwrite!(w, "{}", v)
+}
+
+fn stage_of(r: &Row) -> &str {
+    if r.stage.is_empty() {
+        "?"
+    } else {
+        r.stage.as_str()
+    }
+}
+
+fn stage_context<W: uWrite>(w: &mut W, r: &Row) -> Result<(), W::Error> {
+    uwrite!(
+        w,
+        "  stage={}  context={}\n",
+        stage_of(r),
+        r.context.as_str()
+    )
+}
+
+fn threshold<W: uWrite>(
+    w: &mut W,
+    t: Threshold,
+    unit: &str,
+    what: &str,
+    frac: &str,
+) -> Result<(), W::Error> {
+    match t {
+        Threshold::Given(v) => uwrite!(w, "< {} {} (given)", v, unit),
+        Threshold::Default(v) => uwrite!(w, "< {} {} (toolchain default)", v, unit),
+        Threshold::Scaled(v, host) => uwrite!(
+            w,
+            "< {} {} (default scaled to {} of {} {} {})",
+            v,
+            unit,
+            frac,
+            host,
+            unit,
+            what
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::report::csvread::CsvRows;
+
+    fn summarize(data: &[u8], near: Option<u64>, low: Option<u64>) -> std::string::String {
+        let mut s = Summary::new(near, low);
+        let mut r = CsvRows::new();
+        r.feed(data, &mut |row| s.observe(row)).unwrap();
+        r.feed(&[], &mut |row| s.observe(row)).unwrap();
+        s.skipped = r.skipped;
+        let mut t = Text::new();
+        s.render(&mut t).unwrap();
+        std::string::String::from(t.as_str())
+    }
+
+    const SAMPLE: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/toolchain-cargo-build.csv"
+    ));
+
+    #[test]
+    fn toolchain_sample_summary_whole() {
+        let got = summarize(SAMPLE, None, None);
+        let want = "=== resource-monitor summary ===
+samples=18  duration=0m18s
+
+PEAK MEMORY USE:
+  689 MB used  (only 23416 MB available)  at 2026-11-30T01:03:09Z
+  stage=build  context= Compiling syn v2.0.119
+
+MIN MEMORY AVAILABLE (closest to OOM):
+  23416 MB free  at 2026-11-30T01:03:09Z
+  stage=build  context= Compiling syn v2.0.119
+
+PEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]
+
+MIN DISK FREE (build fs):
+  76 GB free  at 2026-11-30T01:03:05Z
+  stage=build  context=
+
+PEAK LOAD: 0.84  at 2026-11-30T01:03:18Z (stage=build)   PEAK CPU: 100%
+samples below 4096 MB free RAM (near-OOM): 0
+samples below 20 GB free disk: 0
+kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)
+thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolchain default)
+";
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn zeros_count_as_near_oom_and_low_disk() {
+        let data = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
+100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\"
+115,1970-01-01T00:01:55Z,15,1.00,50,3900,0,100,200,0,100,1,b,\"y\"
+";
+        let got = summarize(data, None, None);
+        // RAM 3900 MB < 8192: threshold 3900/8 = 487; disk total 1024 ×
+        // 100 / 3 = 34133 MB: 3413 MB, "below 4 GB" (rounded up) in the
+        // compatible line.
+        assert!(
+            got.contains("samples below 487 MB free RAM (near-OOM): 1\n"),
+            "{got}"
+        );
+        assert!(got.contains("samples below 4 GB free disk: 2\n"), "{got}");
+        assert!(
+            got.contains("low-disk < 3413 MB (default scaled to 1/10 of 34133 MB disk)\n"),
+            "{got}"
+        );
+        assert!(got.contains("PEAK SWAP USE: 200 MB  at 1970-01-01T00:01:55Z  (stage=b)\n"));
+        assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  0 MB free  at 1970-01-01T00:01:55Z\n  stage=b  context=y\n"));
+        assert!(
+            got.contains("(default scaled to 1/8 of 3900 MB RAM)"),
+            "{got}"
+        );
+        let given = summarize(data, Some(1000), Some(1));
+        assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
+        assert!(given.contains("samples below 1 GB free disk: 1\n"));
+        assert!(given.contains("near-OOM < 1000 MB (given)"));
+        assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
+        let mut sum = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(data, &mut |row| sum.observe(row)).unwrap();
+        sum.run = Some((
+            String::try_from("make -j2").unwrap(),
+            Usage {
+                wall_ms: 1500,
+                user_ms: 2000,
+                sys_ms: 100,
+                max_rss_kib: 2048,
+                end: crate::build::usage::End::Signaled(9),
+            },
+        ));
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
+        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
+    }
+
+    #[test]
+    fn a_recording_says_whether_its_memory_was_locked() {
+        use crate::tick::footprint::{Lock, NotLocked};
+        let mut sum = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(SAMPLE, &mut |row| sum.observe(row)).unwrap();
+        let plain = summarize(SAMPLE, None, None);
+        let render = |s: &Summary| {
+            let (mut t, mut j) = (Text::new(), Text::new());
+            s.render(&mut t).unwrap();
+            s.render_json(&mut j).unwrap();
+            (
+                std::string::String::from(t.as_str()),
+                std::string::String::from(j.as_str()),
+            )
+        };
+        // summarize of a CSV: no line, null.
+        assert!(!plain.contains("headroom's memory"));
+        assert!(render(&sum).1.ends_with(",\"memory_lock\":null}\n"));
+        sum.memory_lock = Some(Lock::Locked);
+        let (t, j) = render(&sum);
+        // One line more, at the end of headroom's own sections; the
+        // toolchain's headings above it are untouched.
+        assert_eq!(
+            t,
+            std::format!("{plain}\nheadroom's memory: locked in RAM (mlockall)\n")
+        );
+        assert!(
+            j.ends_with(",\"memory_lock\":{\"locked\":true,\"reason\":null}}\n"),
+            "{j}"
+        );
+        sum.memory_lock = Some(Lock::NotLocked(NotLocked::Limit {
+            limit_kib: 64,
+            need_kib: 1800,
+        }));
+        let (t, j) = render(&sum);
+        assert!(t.ends_with("\nheadroom's memory: not locked: RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\n"), "{t}");
+        assert!(j.ends_with(",\"memory_lock\":{\"locked\":false,\"reason\":\"RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\"}}\n"), "{j}");
+    }
+
+    #[test]
+    fn unreadable_sources_are_not_oom_or_low_disk() {
+        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
+        data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
+        let got = summarize(data.as_bytes(), None, None);
+        assert!(
+            got.contains("samples below 4096 MB free RAM (near-OOM): 0\n"),
+            "{got}"
+        );
+        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
+        assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown: /proc/meminfo could not be read on any sample\n"), "{got}");
+        assert!(
+            got.contains("MIN DISK FREE (build fs):\n  unknown"),
+            "{got}"
+        );
+        assert!(
+            got.contains("PEAK LOAD: 0  at 1970-01-01T00:01:40Z"),
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn empty_csv_prints_samples_zero_and_no_peaks() {
+        let got = summarize(crate::tick::row::HEADER_FULL.as_bytes(), None, None);
+        assert_eq!(
+            got,
+            "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
+        );
+    }
+
+    #[test]
+    fn oom_rows_and_own_sections() {
+        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\",0,0,0,500,10,1100,0,,,700,cc1plus,,\n");
+        data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus,,\n");
+        let got = summarize(data.as_bytes(), None, None);
+        assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
+        assert!(got.contains("OOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
+        assert!(got.contains("\nPEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z  [host-wide: every compiler on the host; no build followed]\n"), "{got}");
+        assert!(!got.contains("this build"), "{got}");
+        // Stored over RAM used is the RAM saving (issue 12: it was called
+        // "ratio", as the status table's stored / compressed is).
+        assert!(
+            got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM (RAM saving 2.50:1)  at "),
+            "{got}"
+        );
+        assert!(!got.contains("(ratio "), "{got}");
+        assert!(got.contains("/TMP: min 400 MB free (20% used)"));
+        assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
+    }
+
+    /// Another process named cc1plus holds 300 MiB outside; the build's own
+    /// cc1 is at most 50: the build's is the peak, the host's is said to
+    /// be someone else's, and a plan sizes from the build's.
+    #[test]
+    fn the_builds_compilers_are_not_the_hosts() {
+        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"cc x.c\",0,,,500,10,1100,0,,,300,cc1plus,48,cc1\n");
+        data.push_str("101,1970-01-01T00:01:41Z,1,1.00,50,3000,900,76,0,1,97,2,b,\"cc y.c\",0,,,500,10,1100,1,,,301,cc1plus,50,cc1\n");
+        data.push_str("102,1970-01-01T00:01:42Z,2,1.00,50,3000,900,76,0,1,97,1,c,\"cc z.c\",0,,,500,10,1100,1,,,301,cc1plus,,\n");
+        let mut sum = Summary::new(None, None);
+        CsvRows::new()
+            .feed(data.as_bytes(), &mut |r| sum.observe(r))
+            .unwrap();
+        assert_eq!(sum.sizing_peak(), Some((50, PeakOf::Build)));
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(t.contains("\nPEAK COMPILER RSS: 50 MB (cc1)  at 1970-01-01T00:01:41Z  [this build]\n  stage=b  context=cc y.c\n"), "{t}");
+        assert!(
+            t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"),
+            "{t}"
+        );
+        // From a CSV, how the build was followed is not known: no line.
+        assert!(!t.contains("OOM kills in this build"), "{t}");
+
+        // Recorded live as a tree with one estimated kill, then as a cgroup.
+        let mut row = Row::empty(103);
+        row.build_oom_kills = Some(1);
+        sum.build = Some(BuildScope::Tree("not permitted to make a cgroup"));
+        sum.observe(&row);
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: 1 (estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
+        sum.build = Some(BuildScope::Cgroup(crate::kernel::cgroup::Version::V1));
+        sum.build_oom_final(Some(3));
+        sum.build_oom_final(None);
+        sum.build_peak_charge_mb = Some(70);
+        row.build_anon_mb = Some(40);
+        sum.observe(&row);
+        sum.run = Some((
+            String::try_from("make").unwrap(),
+            Usage {
+                wall_ms: 1,
+                user_ms: 1,
+                sys_ms: 1,
+                max_rss_kib: 51 * 1024,
+                end: crate::build::usage::End::Exited(0),
+            },
+        ));
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(
+            t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"),
+            "{t}"
+        );
+        assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory: largest sampled 40 MiB (memory.stat total_rss, once per row)\n"), "{t}");
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        assert!(j.contains(",\"build_peak_compiler_rss\":{\"rss_mb\":50,\"comm\":\"cc1\",\"iso\":\"1970-01-01T00:01:41Z\""), "{j}");
+        assert!(j.contains(",\"build\":{\"scope\":\"cgroup\",\"oom_kills\":3,\"oom_kills_counted\":\"its cgroup's memory.oom_control oom_kill\",\"no_cgroup_because\":null,\"cgroup_peak_mb\":70,\"anon_peak_mb\":40}"), "{j}");
+    }
+
+    /// Without a build, the host's compilers are the only figure: a plan
+    /// sizes from them, and says whose they are.
+    #[test]
+    fn without_a_build_the_host_peak_is_said_to_be_the_hosts() {
+        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
+        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"x\",0,,,500,10,1100,0,,,300,cc1plus,,\n");
+        let mut sum = Summary::new(None, None);
+        CsvRows::new()
+            .feed(data.as_bytes(), &mut |r| sum.observe(r))
+            .unwrap();
+        assert_eq!(sum.sizing_peak(), Some((300, PeakOf::Host)));
+        // A build followed whose compilers never ran: no peak to size from.
+        sum.build = Some(BuildScope::Tree(""));
+        assert_eq!(sum.sizing_peak(), None);
+    }
+
+    /// Issue 12: on a disk under 1 GiB the low-disk threshold fell back to
+    /// 20 GB (whole-GB arithmetic gave a 0 GB disk). A full CSV of a
+    /// 512 MiB tmpfs build dir: scaled from disk_avail_mb.
+    #[test]
+    fn small_disk_full_csv_scales_in_mib() {
+        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
+        for (i, (mb, pct)) in [(460, 10), (100, 80), (50, 90), (0, 100)]
+            .iter()
+            .enumerate()
+        {
+            data.push_str(&std::format!(
+                "{},1970-01-01T00:01:4{i}Z,{i},0.10,5,300,3000,9,0,0,{pct},0,b,\"x\",0,0,0,400,10,{mb},0,,,,,,\n",
+                100 + i
+            ));
+        }
+        let got = summarize(data.as_bytes(), None, None);
+        // Total 460 × 100 / 90 = 511 MiB; 1/10: 51 MiB. 50 and 0 are below.
+        assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
+        assert!(
+            got.contains(", low-disk < 51 MB (default scaled to 1/10 of 511 MB disk)\n"),
+            "{got}"
+        );
+        let mut s = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(data.as_bytes(), &mut |row| s.observe(row)).unwrap();
+        assert_eq!(s.low_disk(), Threshold::Scaled(51, 511));
+        let mut j = Text::new();
+        s.render_json(&mut j).unwrap();
+        assert!(
+            j.contains(",\"low_disk\":{\"below_mb\":51,\"below_gb\":1,\"from\":\"scaled\",\"scaled_from_disk_mb\":511,\"samples\":2}"),
+            "{j}"
+        );
+        // --low-disk-gb still counts in whole GiB, exactly as before.
+        let given = summarize(data.as_bytes(), None, Some(1));
+        assert!(
+            given.contains("samples below 1 GB free disk: 4\n"),
+            "{given}"
+        );
+        assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
+    }
+
+    /// The same small disk in a 14-column (compat) CSV: only whole GiB,
+    /// so `0` free is "under 1 GiB" and the total is estimated from 1 GiB:
+    /// still a scaled threshold, not the 20 GB default. A 4 GB card with
+    /// 2 GB free scales as before, now to the MiB.
+    #[test]
+    fn small_disk_compat_csv_scales_from_whole_gib() {
+        let head = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
+        let mut tmpfs = std::string::String::from(head);
+        tmpfs.push_str("100,1970-01-01T00:01:40Z,0,0.10,5,300,3000,9,0,0,10,0,b,\"x\"\n");
+        tmpfs.push_str("101,1970-01-01T00:01:41Z,1,0.10,5,300,3000,9,0,0,95,0,b,\"x\"\n");
+        let got = summarize(tmpfs.as_bytes(), None, None);
+        // 1024 × 100 / 90 = 1137 MiB at most; 1/10: 113 MiB.
+        assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
+        assert!(
+            got.contains("low-disk < 113 MB (default scaled to 1/10 of 1137 MB disk)\n"),
+            "{got}"
+        );
+        let mut card = std::string::String::from(head);
+        card.push_str("100,1970-01-01T00:01:40Z,0,0.10,5,300,3000,9,0,2,50,0,b,\"x\"\n");
+        card.push_str("101,1970-01-01T00:01:41Z,1,0.10,5,300,3000,9,0,0,99,0,b,\"x\"\n");
+        let got = summarize(card.as_bytes(), None, None);
+        // 2048 × 100 / 50 = 4096 MiB; 1/10: 409 MiB.
+        assert!(got.contains("samples below 1 GB free disk: 1\n"), "{got}");
+        assert!(
+            got.contains("low-disk < 409 MB (default scaled to 1/10 of 4096 MB disk)\n"),
+            "{got}"
+        );
+    }
+}

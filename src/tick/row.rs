@@ -1,0 +1,419 @@
+//! One CSV row: the model shared by the sampler, the CSV writer, the CSV
+//! reader of `summarize` and the summary.
+//!
+//! The first 14 columns are the toolchain's (`resource-monitor.sh`), in its
+//! order; headroom's extension columns follow `context`, so a consumer that
+//! splits on every comma and reads 14 fields is not disturbed. Units: "mb"
+//! is MiB and "gb" GiB (the kernel's "kB" is KiB). See SPEC.md, "CSV".
+
+use heapless::{String, Vec};
+
+use crate::build::text::{Context, Stage};
+use crate::tick::clock::Iso;
+
+/// The 14 compatible column names, in order.
+pub const CORE_COLUMNS: [&str; 14] = [
+    "epoch",
+    "iso",
+    "elapsed_s",
+    "load1",
+    "cpu_pct",
+    "mem_used_mb",
+    "mem_avail_mb",
+    "mem_pct",
+    "swap_used_mb",
+    "disk_avail_gb",
+    "disk_pct",
+    "compilers",
+    "stage",
+    "context",
+];
+
+/// headroom's extension column names, in order, after `context`.
+pub const EXT_COLUMNS: [&str; 13] = [
+    "swap_total_mb",
+    "zram_stored_mb",
+    "zram_ram_mb",
+    "tmp_avail_mb",
+    "tmp_pct",
+    "disk_avail_mb",
+    "oom_kills",
+    "cg_mem_avail_mb",
+    "psi_mem_some_avg10",
+    "peak_rss_mb",
+    "peak_rss_comm",
+    "build_peak_rss_mb",
+    "build_peak_rss_comm",
+];
+
+/// The header line of the compatible CSV (14 columns), with its newline.
+pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
+
+/// The full header line (14 + 13 columns), with its newline.
+pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm\n";
+
+/// The two columns `run --jobserver` adds after the extension columns.
+pub const JOBS_COLUMNS: [&str; 2] = ["jobs_running", "jobs_allowed"];
+
+/// The full header with the jobserver's two columns, with its newline.
+pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,jobs_running,jobs_allowed\n";
+
+/// The header a recording writes: 14 columns with `compat`, else 27, else
+/// 29 with the jobserver's (`jobs`).
+pub fn header(compat: bool, jobs: bool) -> &'static str {
+    match (compat, jobs) {
+        (true, _) => HEADER_COMPAT,
+        (false, false) => HEADER_FULL,
+        (false, true) => HEADER_JOBS,
+    }
+}
+
+/// Capacity of one formatted row in bytes: 23 numeric fields of at most 20
+/// digits (460), the iso time (20), stage (64), quoted context (322), two
+/// decimal texts (2 × 12) and two comms (30), plus 26 commas and a
+/// newline: 947 bytes at most; the jobserver's two counts add 22 (969).
+/// 1 KiB leaves room.
+pub const ROW_CAP: usize = 1024;
+
+/// A fixed-capacity output buffer was too small for what had to go in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferFull;
+
+/// A fixed-point decimal copied verbatim from the kernel (`0.52`, `1.21`)
+/// with its value in hundredths for comparisons.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decimal {
+    /// The text as the kernel printed it (at most 12 bytes, e.g. `1234.56`).
+    pub text: String<12>,
+    /// The value × 100.
+    pub centi: u64,
+}
+
+impl Decimal {
+    /// Parses `<digits>[.<1–2 digits>]`; `None` for anything else or text
+    /// longer than 12 bytes. A bare integer is accepted: the CSV writes `0`
+    /// for a load it could not read.
+    pub fn parse(b: &[u8]) -> Option<Decimal> {
+        let centi = match crate::kernel::parse::parse_u64(b) {
+            Some(v) => v.checked_mul(100)?,
+            None => crate::kernel::loadavg::parse_centi(b)?,
+        };
+        let s = core::str::from_utf8(b).ok()?;
+        let mut text = String::new();
+        text.push_str(s).ok()?;
+        Some(Decimal { text, centi })
+    }
+}
+
+/// headroom's extension columns; `None` is an empty field (source missing,
+/// never a made-up zero).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ext {
+    /// SwapTotal / 1024 (MiB).
+    pub swap_total_mb: Option<u64>,
+    /// Sum of zram `orig_data_size` over /sys/block/zram* (MiB).
+    pub zram_stored_mb: Option<u64>,
+    /// Sum of zram `mem_used_total`: RAM zram really occupies (MiB).
+    pub zram_ram_mb: Option<u64>,
+    /// statvfs("/tmp") available to unprivileged users (MiB).
+    pub tmp_avail_mb: Option<u64>,
+    /// `/tmp` use% as df computes it.
+    pub tmp_pct: Option<u64>,
+    /// Like `disk_avail_gb`, in MiB.
+    pub disk_avail_mb: Option<u64>,
+    /// Kernel OOM kills since the first sample (/proc/vmstat `oom_kill`
+    /// delta, Linux ≥ 4.13).
+    pub oom_kills: Option<u64>,
+    /// Memory left under the tightest cgroup limit on the path (MiB); `None`
+    /// when unlimited.
+    pub cg_mem_avail_mb: Option<u64>,
+    /// `some avg10` of /proc/pressure/memory, verbatim.
+    pub psi_mem_some_avg10: Option<Decimal>,
+    /// Largest resident size among live compilers this tick (MiB).
+    pub peak_rss_mb: Option<u64>,
+    /// comm of that process; empty when no compiler runs.
+    pub peak_rss_comm: String<16>,
+    /// Like `peak_rss_mb`, among the compilers of THE BUILD only (its
+    /// cgroup or its process tree); `None` without a build or when none of
+    /// its compilers runs.
+    pub build_peak_rss_mb: Option<u64>,
+    /// comm of that process.
+    pub build_peak_rss_comm: String<16>,
+}
+
+/// One sample, in the CSV's units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Unix seconds.
+    pub epoch: u64,
+    /// UTC time of `epoch`.
+    pub iso: Iso,
+    /// Seconds since the first sample.
+    pub elapsed_s: u64,
+    /// 1-minute load average, verbatim from /proc/loadavg.
+    pub load1: Decimal,
+    /// CPU busy % since the previous tick.
+    pub cpu_pct: u64,
+    /// (MemTotal − MemAvailable) / 1024.
+    pub mem_used_mb: u64,
+    /// MemAvailable / 1024 (or the documented estimate).
+    pub mem_avail_mb: u64,
+    /// 100 × used / MemTotal.
+    pub mem_pct: u64,
+    /// (SwapTotal − SwapFree) / 1024.
+    pub swap_used_mb: u64,
+    /// Free GiB for unprivileged users on the build filesystem (floor).
+    pub disk_avail_gb: u64,
+    /// Use% of the build filesystem, as df.
+    pub disk_pct: u64,
+    /// Live compiler and linker processes.
+    pub compilers: u64,
+    /// Coarse build stage (`?` when unknown); never contains `,` or `"`.
+    pub stage: Stage,
+    /// Active build-log line; never contains `,` `"` CR or LF.
+    pub context: Context,
+    /// Extension columns; all `None` for a 14-column CSV.
+    pub ext: Ext,
+    /// The memory columns were really read (/proc/meminfo was readable).
+    /// When false, the compatible core still writes 0 as the toolchain
+    /// does, but the summary does not take those zeros for an OOM edge.
+    pub mem_known: bool,
+    /// The disk columns were really read (statvfs of the disk path worked);
+    /// as `mem_known`, for the disk columns.
+    pub disk_known: bool,
+    /// RSS (VmRSS) summed over the live compilers of the build (its
+    /// cgroup or process tree; 0 without a build), MiB. Not a CSV column:
+    /// the jobserver's governor weighs it.
+    pub build_rss_mb: u64,
+    /// Live compilers of the build (its cgroup or process tree); `None`
+    /// without a build. Not a CSV column: the status line shows it.
+    pub build_compilers: Option<u64>,
+    /// OOM kills in the build so far: its cgroup's `oom_kill`, else the
+    /// estimate from its vanished compilers; `None` without a build or
+    /// when unreadable. Not a CSV column: the summary reports it.
+    pub build_oom_kills: Option<u64>,
+    /// The build cgroup's anonymous memory now (`memory.stat`), MiB; `None`
+    /// without a build cgroup. Not a CSV column.
+    pub build_anon_mb: Option<u64>,
+    /// `jobs_running`, `jobs_allowed` of `run --jobserver`; `None` without
+    /// it (and the columns are then absent).
+    pub jobs: Option<(u32, u32)>,
+}
+
+impl Row {
+    /// A row with every value zero/empty at `epoch`.
+    pub fn empty(epoch: u64) -> Row {
+        Row::empty_at(epoch, Iso::from_epoch(epoch))
+    }
+
+    /// A row with every value zero/empty at `epoch`, whose `iso` text is
+    /// already known (a CSV being read).
+    pub fn empty_at(epoch: u64, iso: Iso) -> Row {
+        Row {
+            epoch,
+            iso,
+            elapsed_s: 0,
+            load1: Decimal::default(),
+            cpu_pct: 0,
+            mem_used_mb: 0,
+            mem_avail_mb: 0,
+            mem_pct: 0,
+            swap_used_mb: 0,
+            disk_avail_gb: 0,
+            disk_pct: 0,
+            compilers: 0,
+            stage: Stage::new(),
+            context: Context::new(),
+            ext: Ext::default(),
+            mem_known: true,
+            disk_known: true,
+            build_rss_mb: 0,
+            build_compilers: None,
+            build_oom_kills: None,
+            build_anon_mb: None,
+            jobs: None,
+        }
+    }
+
+    /// `load1` as written to the CSV: the kernel's text, or `0` when
+    /// /proc/loadavg could not be read (the compatible core writes 0).
+    pub fn load1_str(&self) -> &str {
+        if self.load1.text.is_empty() {
+            "0"
+        } else {
+            self.load1.text.as_str()
+        }
+    }
+
+    /// Formats the row, with its newline, into `out` (cleared first).
+    /// `compat` writes only the 14 compatible columns; otherwise `jobs`,
+    /// when set, adds the two of [`HEADER_JOBS`].
+    ///
+    /// # Errors
+    /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
+    pub fn format(&self, compat: bool, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
+        out.clear();
+        let load1 = self.load1_str();
+        ufmt::uwrite!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},",
+            self.epoch,
+            self.iso.as_str(),
+            self.elapsed_s,
+            load1,
+            self.cpu_pct,
+            self.mem_used_mb,
+            self.mem_avail_mb,
+            self.mem_pct,
+            self.swap_used_mb,
+            self.disk_avail_gb,
+            self.disk_pct,
+            self.compilers
+        )
+        .map_err(|_| BufferFull)?;
+        let stage = if self.stage.is_empty() {
+            "?"
+        } else {
+            self.stage.as_str()
+        };
+        ufmt::uwrite!(out, "{},\"{}\"", stage, self.context.as_str()).map_err(|_| BufferFull)?;
+        if !compat {
+            let e = &self.ext;
+            for v in [
+                e.swap_total_mb,
+                e.zram_stored_mb,
+                e.zram_ram_mb,
+                e.tmp_avail_mb,
+                e.tmp_pct,
+                e.disk_avail_mb,
+                e.oom_kills,
+                e.cg_mem_avail_mb,
+            ] {
+                put_opt(out, v)?;
+            }
+            out.push(b',').map_err(|_| BufferFull)?;
+            if let Some(p) = &e.psi_mem_some_avg10 {
+                out.extend_from_slice(p.text.as_bytes())
+                    .map_err(|_| BufferFull)?;
+            }
+            put_opt(out, e.peak_rss_mb)?;
+            out.push(b',').map_err(|_| BufferFull)?;
+            out.extend_from_slice(e.peak_rss_comm.as_bytes())
+                .map_err(|_| BufferFull)?;
+            put_opt(out, e.build_peak_rss_mb)?;
+            out.push(b',').map_err(|_| BufferFull)?;
+            out.extend_from_slice(e.build_peak_rss_comm.as_bytes())
+                .map_err(|_| BufferFull)?;
+            if let Some((running, allowed)) = self.jobs {
+                ufmt::uwrite!(out, ",{},{}", running, allowed).map_err(|_| BufferFull)?;
+            }
+        }
+        out.push(b'\n').map_err(|_| BufferFull)
+    }
+}
+
+/// Appends `,` and the number, or just `,` for an empty field.
+fn put_opt(out: &mut Vec<u8, ROW_CAP>, v: Option<u64>) -> Result<(), BufferFull> {
+    out.push(b',').map_err(|_| BufferFull)?;
+    match v {
+        Some(v) => ufmt::uwrite!(out, "{}", v).map_err(|_| BufferFull),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    fn sample_row() -> Row {
+        let mut r = Row::empty(1_796_000_586);
+        r.elapsed_s = 1;
+        r.load1 = Decimal::parse(b"0.61").unwrap();
+        r.cpu_pct = 89;
+        r.mem_used_mb = 476;
+        r.mem_avail_mb = 23628;
+        r.mem_pct = 1;
+        r.disk_avail_gb = 76;
+        r.disk_pct = 69;
+        r.compilers = 2;
+        r.stage.push_str("build").unwrap();
+        r.context
+            .push_str(" Compiling argh_shared v0.1.19")
+            .unwrap();
+        r
+    }
+
+    #[test]
+    fn compat_row_matches_the_toolchain_sample() {
+        let mut out = Vec::new();
+        sample_row().format(true, &mut out).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            "1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling argh_shared v0.1.19\"\n"
+        );
+    }
+
+    #[test]
+    fn full_row_has_27_fields_and_empty_means_missing() {
+        let mut r = sample_row();
+        r.ext.swap_total_mb = Some(0);
+        r.ext.oom_kills = Some(3);
+        r.ext.psi_mem_some_avg10 = Decimal::parse(b"1.21");
+        r.ext.peak_rss_mb = Some(773);
+        r.ext.peak_rss_comm.push_str("cc1plus").unwrap();
+        let mut out = Vec::new();
+        r.format(false, &mut out).unwrap();
+        let s = std::str::from_utf8(&out).unwrap();
+        assert_eq!(s.trim_end().split(',').count(), 27);
+        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 27);
+        assert!(s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,\n"), "{s}");
+        r.ext.build_peak_rss_mb = Some(52);
+        r.ext.build_peak_rss_comm.push_str("cc1").unwrap();
+        r.format(false, &mut out).unwrap();
+        let s = std::str::from_utf8(&out).unwrap();
+        assert!(s.ends_with(",773,cc1plus,52,cc1\n"), "{s}");
+    }
+
+    #[test]
+    fn headers_are_the_column_lists() {
+        let core = CORE_COLUMNS.join(",");
+        assert_eq!(HEADER_COMPAT, std::format!("{core}\n"));
+        assert_eq!(
+            HEADER_FULL,
+            std::format!("{core},{}\n", EXT_COLUMNS.join(","))
+        );
+    }
+
+    #[test]
+    fn longest_possible_row_fits() {
+        let mut r = sample_row();
+        r.epoch = u64::MAX;
+        r.elapsed_s = u64::MAX;
+        r.load1 = Decimal::parse(b"123456789.12").unwrap();
+        r.stage.clear();
+        for _ in 0..r.stage.capacity() {
+            r.stage.push('x').unwrap();
+        }
+        r.context.clear();
+        while r.context.push('€').is_ok() {}
+        let m = Some(u64::MAX);
+        r.ext = Ext {
+            swap_total_mb: m,
+            zram_stored_mb: m,
+            zram_ram_mb: m,
+            tmp_avail_mb: m,
+            tmp_pct: m,
+            disk_avail_mb: m,
+            oom_kills: m,
+            cg_mem_avail_mb: m,
+            psi_mem_some_avg10: Decimal::parse(b"123456789.12"),
+            peak_rss_mb: m,
+            peak_rss_comm: String::try_from("123456789012345").unwrap(),
+            build_peak_rss_mb: m,
+            build_peak_rss_comm: String::try_from("123456789012345").unwrap(),
+        };
+        let mut out = Vec::new();
+        assert_eq!(r.format(false, &mut out), Ok(()));
+    }
+}

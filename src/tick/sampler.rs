@@ -1,0 +1,785 @@
+//! One tick: every source read once into fixed buffers and turned into a
+//! [`Row`].
+//!
+//! Everything that needs a path lookup or an allocation-sized decision
+//! (opening `proc/`, `sys/block`, the cgroup path, the disk and /tmp, the
+//! log directory) happens in [`Sampler::new`]. [`Sampler::tick`] then reads
+//! with openat/read/getdents/fstatvfs only: no fork, no exec, no heap.
+//!
+//! A source that cannot be read gives an empty field (or the compatible
+//! core's 0) and one warning through [`Warn`], never an error.
+
+use core::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+
+use crate::build::buildcg::BuildCgroup;
+use crate::build::compilers::{BUILD_PIDS, CompilerList, ProcDir, Scan, Scope};
+use crate::build::logtail;
+use crate::build::text::{STAGE_CAP, sanitize_into};
+use crate::kernel::cgroup::{self, MemCgroup};
+use crate::kernel::fsstat::FsStat;
+use crate::kernel::root::{ReadError, Root};
+use crate::kernel::stat::{self, CpuTimes};
+use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
+use crate::tick::row::{Decimal, Row};
+
+/// Size of the shared scratch buffer: the log tail (SPEC: at most 64 KiB
+/// per tick) and /proc/stat (about 150 bytes per CPU plus an `intr` line
+/// of a few KiB: 64 KiB holds ~300 CPUs) both fit.
+pub const SCRATCH_LEN: usize = 64 * 1024;
+
+/// Size of the getdents64(2) buffer. Any size works (a directory is read in
+/// several calls); 8 KiB lists ~200 /proc entries per syscall.
+pub const DIR_SCRATCH_LEN: usize = 8 * 1024;
+
+/// Size of the buffer for one small file (/proc/PID/status is ~1.5 KiB on
+/// 6.x with ~60 lines; meminfo ~1.5 KiB; vmstat ~4–5 KiB): 16 KiB.
+pub const FILE_LEN: usize = 16 * 1024;
+
+/// How a build log is opened: O_NONBLOCK so that a FIFO given as the log
+/// cannot block the sampler (and its signal handling) in open(2); O_NOCTTY
+/// so a terminal device never becomes ours. `read_tail` then refuses
+/// anything that is not a regular file.
+const LOG_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::NOCTTY);
+
+/// A source that may warn once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Source {
+    /// /proc/meminfo
+    MemInfo = 0,
+    /// /proc/stat
+    Stat,
+    /// /proc/loadavg
+    LoadAvg,
+    /// /proc/vmstat (oom_kill)
+    VmStat,
+    /// /proc/pressure/memory
+    Psi,
+    /// /sys/block zram devices
+    Zram,
+    /// the memory cgroup files
+    Cgroup,
+    /// statvfs of the disk path
+    Disk,
+    /// statvfs of /tmp
+    Tmp,
+    /// the process list under /proc
+    Procs,
+    /// the build log
+    Log,
+}
+
+impl Source {
+    /// The file or directory behind the source, for messages.
+    pub fn path(self) -> &'static str {
+        match self {
+            Source::MemInfo => meminfo::PATH,
+            Source::Stat => stat::PATH,
+            Source::LoadAvg => loadavg::PATH,
+            Source::VmStat => vmstat::PATH,
+            Source::Psi => psi::PATH_MEMORY,
+            Source::Zram => zram::SYS_BLOCK,
+            Source::Cgroup => "sys/fs/cgroup (memory)",
+            Source::Disk => "--disk-path",
+            Source::Tmp => "/tmp",
+            Source::Procs => "proc/<pid>",
+            Source::Log => "build log",
+        }
+    }
+}
+
+/// How many ticks after a rise of the host's OOM-kill counter a build
+/// compiler that vanishes is still taken as killed ([`Sampler`]'s
+/// estimate): an OOM victim was seen listed two ticks (0.4 s) after the
+/// rise, while its memory was freed.
+pub const RISE_TICKS: u32 = 5;
+
+/// Receives the sampler's one-time warnings (at most one per source).
+pub trait Warn {
+    /// `source` could not be read (`why`); its field stays empty.
+    fn warn(&mut self, source: Source, why: &'static str);
+    /// `source` was read, but a value in it had to be derived (`what`);
+    /// its field is filled with that.
+    fn note(&mut self, source: Source, what: &'static str);
+}
+
+/// Where stage and context come from.
+#[derive(Clone, Copy, Debug)]
+pub enum StageLog<'a> {
+    /// No log: stage is `--label` or `?`, context empty.
+    None,
+    /// `--stage-log FILE` (a host path, re-opened every tick since build
+    /// logs are rotated and replaced).
+    File(&'a str),
+    /// `--stage-log-dir DIR`: its active log ([`logtail::active_log`]: the
+    /// newest `*.log` with a `.log.run` marker, else the newest `*.log`),
+    /// re-chosen every tick.
+    Dir(&'a str),
+}
+
+/// THE BUILD whose figures are told apart from the host's (SPEC.md "The
+/// build and the host").
+#[derive(Clone, Copy, Debug)]
+pub enum Build<'a> {
+    /// Plain `record`: no build; the `build_*` columns stay empty.
+    None,
+    /// `record --watch-pid PID`, or `run` without a cgroup of its own: the
+    /// process and its descendants (parent chain).
+    Tree(u32),
+    /// `run` with the build in a memory cgroup of its own: its members.
+    Cgroup(&'a BuildCgroup),
+}
+
+impl Build<'_> {
+    /// Whether a build is followed at all.
+    pub fn is_some(&self) -> bool {
+        !matches!(self, Build::None)
+    }
+}
+
+/// What the sampler needs to know at start-up.
+#[derive(Clone, Copy, Debug)]
+pub struct Options<'a> {
+    /// Directory whose filesystem is the build disk (a host path).
+    pub disk_path: &'a str,
+    /// Directory for the /tmp columns (a host path, normally `/tmp`).
+    pub tmp_path: &'a str,
+    /// The build log to follow.
+    pub stage_log: StageLog<'a>,
+    /// Stage when the log names none (`--label`).
+    pub label: Option<&'a str>,
+    /// Which process names count as compilers.
+    pub compilers: &'a CompilerList,
+}
+
+/// The buffers one tick reads into, kept together so the caller decides
+/// where they live (they total ~90 KiB: too much for some thread stacks).
+pub struct Buffers {
+    scratch: [u8; SCRATCH_LEN],
+    file: [u8; FILE_LEN],
+    dir: [MaybeUninit<u8>; DIR_SCRATCH_LEN],
+}
+
+impl Buffers {
+    /// Zeroed buffers.
+    pub const fn new() -> Buffers {
+        Buffers {
+            scratch: [0; SCRATCH_LEN],
+            file: [0; FILE_LEN],
+            dir: [MaybeUninit::uninit(); DIR_SCRATCH_LEN],
+        }
+    }
+}
+
+impl Buffers {
+    /// Writes every byte once, so that every page of the buffers is
+    /// resident from start-up: a zeroed heap allocation may be mapped
+    /// lazily, and a buffer first filled deep into a long run (a /proc
+    /// listing that grows past 4 KiB when processes multiply) would raise
+    /// the RSS then. With this, the footprint is fixed at start.
+    pub fn commit(&mut self) {
+        self.scratch.fill(0xA5);
+        self.file.fill(0xA5);
+        self.dir.fill(MaybeUninit::new(0xA5));
+    }
+}
+
+impl Buffers {
+    /// The small-file buffer ([`FILE_LEN`] bytes), for a start-up read
+    /// outside a tick: [`crate::tick::footprint::commit_mappings`] reads
+    /// /proc/self/maps into it, so committing needs no buffer of its own.
+    pub fn file_buf(&mut self) -> &mut [u8] {
+        &mut self.file
+    }
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The sampler's state between ticks.
+pub struct Sampler<'a> {
+    root: &'a Root,
+    opts: Options<'a>,
+    proc_dir: Option<OwnedFd>,
+    sys_block: Option<OwnedFd>,
+    mem_cg: Option<MemCgroup>,
+    disk: Option<OwnedFd>,
+    tmp: Option<OwnedFd>,
+    log_dir: Option<OwnedFd>,
+    page_size_kib: u64,
+    prev_cpu: Option<CpuTimes>,
+    first_oom: Option<u64>,
+    first_epoch: Option<u64>,
+    psi_off: bool,
+    warned: u32,
+    /// MemAvailable was estimated on some tick (kernel < 3.14).
+    pub mem_estimated: bool,
+    /// THE BUILD: its compilers are totalled apart (the `build_*` columns,
+    /// [`crate::tick::row::Row::build_rss_mb`] for the jobserver), and its OOM
+    /// kills counted ([`crate::tick::row::Row::build_oom_kills`]).
+    pub build: Build<'a>,
+    /// The build's compilers at the previous tick (for the OOM estimate).
+    prev_build_pids: heapless::Vec<u32, BUILD_PIDS>,
+    /// /proc/vmstat `oom_kill` at the previous tick.
+    prev_oom: Option<u64>,
+    /// Estimated OOM kills of the build so far (tree builds).
+    build_oom_estimate: u64,
+    /// The build's compilers that vanished at the previous tick without a
+    /// rise of the host counter to match: a kill between a tick's read of
+    /// /proc/vmstat and its scan shows as a rise only at the next tick.
+    vanished_before: u64,
+    /// The rise of the host counter at the last ticks that no vanished
+    /// compiler matched: a compiler being killed may still be listed for
+    /// a few ticks (it is exiting, its memory being freed) after the
+    /// counter rose. Kept for [`RISE_TICKS`] ticks after the last rise.
+    rise_before: u64,
+    /// Ticks since `rise_before` last grew.
+    rise_age: u32,
+    /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
+    /// start-up); `None` when mountinfo is unreadable.
+    pub tmp_is_tmpfs: Option<bool>,
+}
+
+/// Opens a host directory (not under the root) for listing.
+fn open_host_dir(path: &str) -> Option<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// Opens a host directory for fstatvfs only: O_PATH needs no read
+/// permission on it (statvfs of a mode-700 `$HOME` works for anyone who
+/// can reach it, as df does).
+fn open_host_path(path: &str) -> Option<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+impl<'a> Sampler<'a> {
+    /// Opens every source once. Sources that are absent are remembered as
+    /// such and warned about on the first tick, not here.
+    pub fn new(root: &'a Root, opts: Options<'a>, bufs: &mut Buffers) -> Sampler<'a> {
+        bufs.commit();
+        let mem_cg = cgroup::open_memory(root, &mut bufs.scratch).ok().flatten();
+        let tmp_is_tmpfs = root
+            .read(crate::kernel::mountinfo::PATH, &mut bufs.scratch)
+            .ok()
+            .map(|b| {
+                crate::kernel::mountinfo::fs_type_of(b, opts.tmp_path.as_bytes()) == Some(b"tmpfs")
+            });
+        let log_dir = match opts.stage_log {
+            StageLog::Dir(d) => open_host_dir(d),
+            _ => None,
+        };
+        Sampler {
+            root,
+            opts,
+            proc_dir: root.open_dir("proc").ok(),
+            sys_block: root.open_dir(zram::SYS_BLOCK).ok(),
+            mem_cg,
+            disk: open_host_path(opts.disk_path),
+            tmp: open_host_path(opts.tmp_path),
+            log_dir,
+            page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
+            prev_cpu: None,
+            first_oom: None,
+            first_epoch: None,
+            psi_off: false,
+            warned: 0,
+            mem_estimated: false,
+            build: Build::None,
+            prev_build_pids: heapless::Vec::new(),
+            prev_oom: None,
+            build_oom_estimate: 0,
+            vanished_before: 0,
+            rise_before: 0,
+            rise_age: 0,
+            tmp_is_tmpfs,
+        }
+    }
+
+    /// True the first time it is asked for `s`.
+    fn first_for(&mut self, s: Source) -> bool {
+        let bit = 1u32 << (s as u8);
+        let first = self.warned & bit == 0;
+        self.warned |= bit;
+        first
+    }
+
+    fn warn_once(&mut self, w: &mut impl Warn, s: Source, why: &'static str) {
+        if self.first_for(s) {
+            w.warn(s, why);
+        }
+    }
+
+    /// Takes one sample at wall-clock `epoch` (Unix seconds).
+    pub fn tick(&mut self, epoch: u64, bufs: &mut Buffers, w: &mut impl Warn) -> Row {
+        let first = *self.first_epoch.get_or_insert(epoch);
+        let mut row = Row::empty(epoch);
+        row.elapsed_s = epoch.saturating_sub(first);
+
+        // /proc/loadavg: load1 verbatim.
+        match loadavg::read(self.root, &mut bufs.file) {
+            Ok(b) => match loadavg::parse(b) {
+                Ok(l) => row.load1 = Decimal::parse(l.load1_text).unwrap_or_default(),
+                Err(_) => self.warn_once(w, Source::LoadAvg, "unexpected format"),
+            },
+            Err(e) => self.warn_once(w, Source::LoadAvg, e.describe()),
+        }
+
+        // /proc/stat: busy % since the previous tick.
+        match stat::read(self.root, &mut bufs.scratch) {
+            Ok(b) => match stat::aggregate(b) {
+                Ok(cur) => {
+                    if let Some(prev) = &self.prev_cpu {
+                        row.cpu_pct = stat::delta(prev, &cur).busy_pct();
+                    }
+                    self.prev_cpu = Some(cur);
+                }
+                Err(_) => self.warn_once(w, Source::Stat, "unexpected format"),
+            },
+            Err(e) => self.warn_once(w, Source::Stat, e.describe()),
+        }
+
+        // /proc/meminfo.
+        let mut mem_total_kib = None;
+        match meminfo::read(self.root, &mut bufs.file) {
+            Ok(b) => match meminfo::parse(b) {
+                Ok(m) => {
+                    mem_total_kib = Some(m.mem_total_kib);
+                    row.mem_used_mb = m.mem_used_kib() / 1024;
+                    row.mem_avail_mb = m.mem_available_kib / 1024;
+                    row.mem_pct = m.mem_used_pct();
+                    row.swap_used_mb = m.swap_used_kib() / 1024;
+                    row.ext.swap_total_mb = Some(m.swap_total_kib / 1024);
+                    if m.mem_available_estimated && !self.mem_estimated {
+                        self.mem_estimated = true;
+                        if self.first_for(Source::MemInfo) {
+                            w.note(
+                                Source::MemInfo,
+                                "no MemAvailable (kernel < 3.14?): estimated as MemFree + Buffers + Cached - Shmem",
+                            );
+                        }
+                    }
+                }
+                Err(_) => {
+                    row.mem_known = false;
+                    self.warn_once(w, Source::MemInfo, "unexpected format");
+                }
+            },
+            Err(e) => {
+                row.mem_known = false;
+                self.warn_once(w, Source::MemInfo, e.describe());
+            }
+        }
+
+        // /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick.
+        let mut host_oom = None;
+        match vmstat::read(self.root, &mut bufs.file) {
+            Ok(b) => {
+                if let Ok(vmstat::VmStat {
+                    oom_kill: Some(k), ..
+                }) = vmstat::parse(b)
+                {
+                    let base = *self.first_oom.get_or_insert(k);
+                    row.ext.oom_kills = Some(k.saturating_sub(base));
+                    host_oom = Some(k);
+                }
+            }
+            Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
+        }
+
+        // /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.
+        if !self.psi_off {
+            match psi::read(self.root, &mut bufs.file) {
+                Ok(b) => match psi::parse(b) {
+                    Ok(p) => row.ext.psi_mem_some_avg10 = Decimal::parse(p.some.avg10_text),
+                    Err(_) => self.warn_once(w, Source::Psi, "unexpected format"),
+                },
+                Err(e) => {
+                    if matches!(e, ReadError::Open(_))
+                        || e.errno() == Some(rustix::io::Errno::OPNOTSUPP)
+                    {
+                        self.psi_off = true;
+                    }
+                    if !matches!(e, ReadError::Open(rustix::io::Errno::NOENT)) {
+                        self.warn_once(w, Source::Psi, e.describe());
+                    }
+                }
+            }
+        }
+
+        // zram devices.
+        if let Some(sb) = &self.sys_block {
+            match zram::totals(sb.as_fd(), &mut bufs.dir, &mut bufs.file) {
+                Ok(t) if t.devices > 0 => {
+                    row.ext.zram_stored_mb = Some(t.orig_data_size >> 20);
+                    row.ext.zram_ram_mb = Some(t.mem_used_total >> 20);
+                }
+                Ok(_) => {}
+                Err(_) => self.warn_once(w, Source::Zram, "cannot list"),
+            }
+        }
+
+        // The tightest cgroup memory limit on our path.
+        if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib)
+            && let Some(r) = cg.remaining(total, &mut bufs.file)
+        {
+            row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
+        }
+
+        // statvfs of the build disk and /tmp.
+        match self.disk.as_ref().map(|d| FsStat::of_fd(d.as_fd())) {
+            Some(Ok(s)) => {
+                row.disk_avail_gb = s.avail_gib();
+                row.disk_pct = s.used_pct();
+                row.ext.disk_avail_mb = Some(s.avail_mib());
+            }
+            Some(Err(_)) => {
+                row.disk_known = false;
+                self.warn_once(w, Source::Disk, "statvfs failed");
+            }
+            None => {
+                row.disk_known = false;
+                self.warn_once(w, Source::Disk, "cannot open");
+            }
+        }
+        match self.tmp.as_ref().map(|d| FsStat::of_fd(d.as_fd())) {
+            Some(Ok(s)) => {
+                row.ext.tmp_avail_mb = Some(s.avail_mib());
+                row.ext.tmp_pct = Some(s.used_pct());
+            }
+            Some(Err(_)) => self.warn_once(w, Source::Tmp, "statvfs failed"),
+            None => self.warn_once(w, Source::Tmp, "cannot open"),
+        }
+
+        // Compilers: one pass over /proc.
+        if let Some(pd) = &self.proc_dir {
+            let scope = match self.build {
+                Build::None => Scope::None,
+                Build::Tree(pid) => Scope::Tree(pid),
+                Build::Cgroup(cg) => Scope::Cgroup(cg.path()),
+            };
+            let mut scan = Scan::new(self.opts.compilers, self.page_size_kib).within(scope);
+            let mut files = ProcDir(pd.as_fd());
+            let file = &mut bufs.file;
+            let listed =
+                crate::kernel::root::for_each_entry(pd.as_fd(), &mut bufs.dir, |name, _| {
+                    if let Some(pid) =
+                        crate::kernel::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok())
+                    {
+                        scan.visit(pid, &mut files, file);
+                    }
+                    true
+                });
+            if listed.is_err() {
+                self.warn_once(w, Source::Procs, "cannot list");
+            }
+            let s = scan.finish();
+            row.compilers = u64::from(s.compilers);
+            row.build_rss_mb = s.build_rss_sum_kib / 1024;
+            row.build_compilers = self.build.is_some().then_some(u64::from(s.build_compilers));
+            if s.build_compilers > 0 {
+                row.ext.build_peak_rss_mb = Some(s.build_peak_kib / 1024);
+                sanitize_into(s.build_peak_comm(), 15, &mut row.ext.build_peak_rss_comm);
+            }
+            if s.compilers > 0 {
+                row.ext.peak_rss_mb = Some(s.peak_kib / 1024);
+                sanitize_into(s.peak_comm(), 15, &mut row.ext.peak_rss_comm);
+            }
+            if listed.is_ok() {
+                self.estimate_build_oom(s.build_pids(), host_oom);
+            }
+        } else {
+            self.warn_once(w, Source::Procs, "cannot open proc/");
+        }
+        self.prev_oom = host_oom.or(self.prev_oom);
+        self.build_figures(&mut row, bufs);
+
+        // Stage and context from the active log.
+        self.log(&mut row, bufs, w);
+        if row.stage.is_empty() {
+            let label = self.opts.label.unwrap_or("?");
+            sanitize_into(label.as_bytes(), STAGE_CAP, &mut row.stage);
+        }
+        row
+    }
+
+    /// The OOM estimate of a build without a cgroup: compilers of the build
+    /// that vanished at the tick before a rise of the host's `oom_kill`
+    /// counter or up to [`RISE_TICKS`] after it, each unit of rise matched
+    /// once (so at most the rise). /proc/vmstat is read before the process
+    /// scan, and a killed process is listed until it has exited.
+    fn estimate_build_oom(&mut self, now: &[u32], host_oom: Option<u64>) {
+        let vanished = self
+            .prev_build_pids
+            .iter()
+            .filter(|p| !now.contains(p))
+            .count() as u64;
+        let rise = match (host_oom, self.prev_oom) {
+            (Some(k), Some(prev)) => k.saturating_sub(prev),
+            _ => 0,
+        };
+        // Gone before, rise now; rise before, gone now; both now.
+        let a = self.vanished_before.min(rise);
+        let b = vanished.min(self.rise_before);
+        let c = (vanished - b).min(rise - a);
+        self.build_oom_estimate = self.build_oom_estimate.saturating_add(a + b + c);
+        self.vanished_before = vanished - b - c;
+        self.rise_before -= b;
+        self.rise_age = self.rise_age.saturating_add(1);
+        if rise - a - c > 0 {
+            self.rise_before = self.rise_before.saturating_add(rise - a - c);
+            self.rise_age = 0;
+        }
+        if self.rise_age >= RISE_TICKS {
+            self.rise_before = 0;
+        }
+        self.prev_build_pids.clear();
+        let _ = self.prev_build_pids.extend_from_slice(now);
+    }
+
+    /// The build's own OOM kills and, with a cgroup, its anonymous memory.
+    fn build_figures(&self, row: &mut Row, bufs: &mut Buffers) {
+        match self.build {
+            Build::None => {}
+            // Without the host counter there is nothing to estimate from.
+            Build::Tree(_) => row.build_oom_kills = self.prev_oom.map(|_| self.build_oom_estimate),
+            Build::Cgroup(cg) => {
+                let buf = &mut bufs.file[..crate::build::buildcg::BUF_LEN];
+                row.build_oom_kills = cg.oom_kills(buf);
+                row.build_anon_mb = cg.anon_bytes(buf).map(|b| b >> 20);
+            }
+        }
+    }
+
+    fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
+        let fd = match self.opts.stage_log {
+            StageLog::None => return,
+            StageLog::File(p) => rustix::fs::open(p, LOG_FLAGS, Mode::empty()),
+            StageLog::Dir(_) => {
+                let Some(dir) = &self.log_dir else {
+                    self.warn_once(w, Source::Log, "cannot open the log directory");
+                    return;
+                };
+                let mut name = heapless::String::<256>::new();
+                match logtail::active_log(dir.as_fd(), &mut bufs.dir, &mut name) {
+                    Ok(true) => {
+                        rustix::fs::openat(dir.as_fd(), name.as_str(), LOG_FLAGS, Mode::empty())
+                    }
+                    Ok(false) => return,
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return, // not created yet
+            Err(e) => {
+                self.warn_once(w, Source::Log, ReadError::Open(e).describe());
+                return;
+            }
+        };
+        match logtail::read_tail(fd.as_fd(), &mut bufs.scratch) {
+            Ok((tail, from_start)) => {
+                let found = logtail::scan(tail, from_start);
+                if let Some(c) = found.context {
+                    logtail::context_into(c, &mut row.context);
+                }
+                if let Some(s) = found.stage {
+                    sanitize_into(s, STAGE_CAP, &mut row.stage);
+                }
+            }
+            Err(e) => self.warn_once(w, Source::Log, e.describe()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::fs;
+    use std::path::{Path, PathBuf};
+
+    struct Quiet;
+    impl Warn for Quiet {
+        fn warn(&mut self, _: Source, _: &'static str) {}
+        fn note(&mut self, _: Source, _: &'static str) {}
+    }
+
+    /// A fresh directory of this test process's own.
+    fn tmp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(std::format!(
+            "headroom-sampler-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(d.join("proc")).unwrap();
+        d
+    }
+
+    fn process(root: &Path, pid: u32, comm: &str, ppid: u32, rss_mib: u64) {
+        let d = root.join(std::format!("proc/{pid}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("comm"), std::format!("{comm}\n")).unwrap();
+        fs::write(
+            d.join("stat"),
+            std::format!("{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"),
+        )
+        .unwrap();
+        let kib = rss_mib * 1024;
+        fs::write(
+            d.join("status"),
+            std::format!("VmHWM:\t{kib} kB\nVmRSS:\t{kib} kB\n"),
+        )
+        .unwrap();
+    }
+
+    /// Options with no log, the live / and /tmp, the default compilers.
+    fn plain(list: &CompilerList) -> Options<'_> {
+        Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: StageLog::None,
+            label: None,
+            compilers: list,
+        }
+    }
+
+    fn oom_kill(root: &Path, n: u64) {
+        fs::write(
+            root.join("proc/vmstat"),
+            std::format!("pgfault 1\noom_kill {n}\n"),
+        )
+        .unwrap();
+    }
+
+    /// The estimate for a build without a cgroup: its compilers that
+    /// vanished in a tick where the host counter rose, at most by the rise;
+    /// never another process's, never a normal exit on a quiet host.
+    #[test]
+    fn tree_build_oom_estimate_counts_only_its_own_vanished_compilers() {
+        let d = tmp("estimate");
+        process(&d, 10, "make", 1, 1);
+        process(&d, 12, "cc1", 10, 50);
+        process(&d, 13, "cc1", 10, 40);
+        process(&d, 14, "cc1", 10, 30);
+        process(&d, 20, "cc1plus", 1, 300);
+        oom_kill(&d, 5);
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        s.build = Build::Tree(10);
+        let mut tick = |s: &mut Sampler<'_>, e| s.tick(e, &mut bufs, &mut Quiet);
+
+        let r = tick(&mut s, 100);
+        assert_eq!(r.build_oom_kills, Some(0));
+        assert_eq!(r.ext.build_peak_rss_mb, Some(50));
+        assert_eq!(r.ext.build_peak_rss_comm.as_str(), "cc1");
+        assert_eq!(
+            (r.ext.peak_rss_mb, r.ext.peak_rss_comm.as_str()),
+            (Some(300), "cc1plus")
+        );
+        assert_eq!(r.build_rss_mb, 120);
+
+        // cc1 12 is killed; the host counter rises by 2 (one elsewhere).
+        fs::remove_dir_all(d.join("proc/12")).unwrap();
+        oom_kill(&d, 7);
+        assert_eq!(tick(&mut s, 101).build_oom_kills, Some(1));
+        // The other build's compiler is killed: not this build's.
+        fs::remove_dir_all(d.join("proc/20")).unwrap();
+        oom_kill(&d, 8);
+        let r = tick(&mut s, 102);
+        assert_eq!(r.build_oom_kills, Some(1));
+        assert_eq!(
+            r.ext.peak_rss_mb,
+            Some(40),
+            "the host's largest is now the build's"
+        );
+        // A compiler ends normally on a quiet host (no rise in the last
+        // RISE_TICKS ticks, this one or the next): no kill.
+        for _ in 0..RISE_TICKS {
+            tick(&mut s, 102);
+        }
+        fs::remove_dir_all(d.join("proc/13")).unwrap();
+        assert_eq!(tick(&mut s, 103).build_oom_kills, Some(1));
+        assert_eq!(tick(&mut s, 104).build_oom_kills, Some(1));
+        // Killed between a tick's read of vmstat and its scan: gone at
+        // this tick, the counter's rise seen at the next.
+        process(&d, 15, "cc1", 10, 60);
+        assert_eq!(tick(&mut s, 105).build_oom_kills, Some(1));
+        fs::remove_dir_all(d.join("proc/15")).unwrap();
+        assert_eq!(tick(&mut s, 106).build_oom_kills, Some(1));
+        oom_kill(&d, 9);
+        assert_eq!(tick(&mut s, 107).build_oom_kills, Some(2));
+        // Only one tick apart: a rise two ticks after a vanishing is not it.
+        process(&d, 16, "cc1", 10, 60);
+        tick(&mut s, 108);
+        fs::remove_dir_all(d.join("proc/16")).unwrap();
+        tick(&mut s, 109);
+        tick(&mut s, 110);
+        oom_kill(&d, 10);
+        assert_eq!(tick(&mut s, 111).build_oom_kills, Some(2));
+        // The counter rises while the killed compiler is still listed (it
+        // is exiting); gone at the next tick.
+        process(&d, 17, "cc1", 10, 60);
+        tick(&mut s, 112);
+        oom_kill(&d, 11);
+        assert_eq!(tick(&mut s, 113).build_oom_kills, Some(2));
+        fs::remove_dir_all(d.join("proc/17")).unwrap();
+        assert_eq!(tick(&mut s, 114).build_oom_kills, Some(3));
+        // …or RISE_TICKS later, but not one more.
+        for (pid, gone_after, kills) in [(18, RISE_TICKS, 4), (19, RISE_TICKS + 1, 4)] {
+            process(&d, pid, "cc1", 10, 60);
+            tick(&mut s, 115);
+            let k = 12 + pid as u64;
+            oom_kill(&d, k);
+            for _ in 0..gone_after {
+                tick(&mut s, 116);
+            }
+            fs::remove_dir_all(d.join(std::format!("proc/{pid}"))).unwrap();
+            assert_eq!(tick(&mut s, 117).build_oom_kills, Some(kills), "{pid}");
+        }
+        // Without a build nothing is the build's.
+        s.build = Build::None;
+        let r = tick(&mut s, 119);
+        assert_eq!(
+            (r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb),
+            (None, None, 0)
+        );
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// No host counter (kernel < 4.13): nothing to estimate from.
+    #[test]
+    fn tree_build_without_a_host_counter_has_unknown_oom_kills() {
+        let d = tmp("no-counter");
+        process(&d, 10, "sh", 1, 1);
+        fs::write(d.join("proc/vmstat"), "pgfault 1\n").unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        s.build = Build::Tree(10);
+        assert_eq!(s.tick(1, &mut bufs, &mut Quiet).build_oom_kills, None);
+        let _ = fs::remove_dir_all(&d);
+    }
+}

@@ -1,0 +1,351 @@
+//! The architecture, checked (issue 13): `src/`'s folders are the layers and
+//! imports go down them; the binary is thin; files and functions stay short
+//! enough to read whole.
+//!
+//! The rules, each a test below:
+//! - `lib.rs` is the list of the library's layers, lowest first; a module
+//!   imports (`crate::LAYER::…`) only from its own layer or a lower one;
+//! - each layer's `mod.rs` is only a list of its modules, a line each, and
+//!   lists every file in its folder;
+//! - the binary: `src/main.rs` at most 300 lines; its modules in `src/cli/`
+//!   import each other only downwards ([`CLI`]) and never `main.rs`;
+//! - no file under `src/` over 1,200 lines; no function over 120 lines.
+//!
+//! The checks read the source as rustfmt leaves it (`cargo fmt --check`
+//! runs first in `ci/test`): a function ends at the first `}` at its own
+//! indentation.
+
+use std::path::{Path, PathBuf};
+
+/// The library's layers, lowest first: the folders of `src/`.
+const LAYERS: [&str; 6] = ["kernel", "build", "tick", "report", "plan", "govern"];
+
+/// The binary's modules in `src/cli/`, lowest first: `(module, rank)`. A
+/// module may use those of a lower rank only.
+const CLI: [(&str, u8); 10] = [
+    ("common", 0),
+    ("args", 0),
+    ("child", 1),
+    ("action_row", 2),
+    ("jobserver", 1),
+    ("status_line", 1),
+    ("report", 1),
+    ("plan", 2),
+    ("record", 3),
+    ("mod", 4),
+];
+
+const MAX_FILE_LINES: usize = 1200;
+const MAX_MAIN_LINES: usize = 300;
+const MAX_FN_LINES: usize = 120;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(src()).unwrap().display().to_string()
+}
+
+/// The code of a line: empty for a comment line, else the part before a
+/// trailing `//` comment (a `//` inside a string literal would cut the
+/// line short, which can only hide an import, never invent one).
+fn code(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with("//") {
+        return "";
+    }
+    match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// The names that follow `prefix` on the code lines of `text`
+/// (`crate::` → `kernel`, `tick`, …), with their line numbers.
+fn paths_after(text: &str, prefix: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = code(line);
+        let mut rest = line;
+        while let Some(i) = rest.find(prefix) {
+            let before = &rest[..i];
+            let after = &rest[i + prefix.len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            // `$crate::` in a macro, or `xcrate::`: not this path.
+            if !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+                out.push((n + 1, name));
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+fn layer_rank(name: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| *l == name)
+}
+
+#[test]
+fn lib_rs_is_the_list_of_layers_lowest_first() {
+    let lib = read(&src().join("lib.rs"));
+    let mods: Vec<&str> = lib
+        .lines()
+        .map(code)
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';'))
+        .collect();
+    assert_eq!(mods, LAYERS, "src/lib.rs must declare the layers in order");
+    let other: Vec<&str> = lib
+        .lines()
+        .map(code)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("#![") && !l.starts_with("pub mod "))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "src/lib.rs has more than the layers: {other:?}"
+    );
+    for l in LAYERS {
+        assert!(src().join(l).is_dir(), "src/{l}/ is missing");
+    }
+}
+
+#[test]
+fn each_layer_mod_rs_lists_its_modules_a_line_each() {
+    for l in LAYERS {
+        let dir = src().join(l);
+        let text = read(&dir.join("mod.rs"));
+        let mut listed = Vec::new();
+        for line in text.lines() {
+            let c = code(line).trim();
+            if c.is_empty() {
+                continue;
+            }
+            let m = c
+                .strip_prefix("pub mod ")
+                .and_then(|m| m.strip_suffix(';'))
+                .unwrap_or_else(|| panic!("src/{l}/mod.rs: not a module line: {line}"));
+            assert!(
+                line.contains("; // "),
+                "src/{l}/mod.rs: `{m}` needs its line of description"
+            );
+            listed.push(m.to_string());
+        }
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".rs") && n != "mod.rs" && !n.ends_with("_tests.rs"))
+            .map(|n| n.trim_end_matches(".rs").to_string())
+            .collect();
+        files.sort();
+        listed.sort();
+        assert_eq!(
+            listed, files,
+            "src/{l}/mod.rs must list every file in src/{l}/"
+        );
+    }
+}
+
+#[test]
+fn library_imports_only_go_down_the_layers() {
+    let mut wrong = Vec::new();
+    for l in LAYERS {
+        let own = layer_rank(l).unwrap();
+        for f in rust_files(&src().join(l)) {
+            let text = read(&f);
+            for (n, target) in paths_after(&text, "crate::") {
+                match layer_rank(&target) {
+                    Some(r) if r <= own => {}
+                    Some(_) => wrong.push(format!("{}:{n}: {l} imports {target}", rel(&f))),
+                    None => wrong.push(format!("{}:{n}: crate::{target} is not a layer", rel(&f))),
+                }
+            }
+            for (n, _) in paths_after(&text, "super::super::") {
+                wrong.push(format!("{}:{n}: super::super:: (name the layer)", rel(&f)));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that point up:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_binary_is_thin_and_its_modules_import_downwards() {
+    let main = read(&src().join("main.rs"));
+    let n = main.lines().count();
+    assert!(
+        n <= MAX_MAIN_LINES,
+        "src/main.rs has {n} lines (at most {MAX_MAIN_LINES})"
+    );
+    let rank = |m: &str| CLI.iter().find(|(name, _)| *name == m).map(|(_, r)| *r);
+    let mut wrong = Vec::new();
+    for f in rust_files(&src().join("cli")) {
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let own = rank(&stem).unwrap_or_else(|| panic!("src/cli/{stem}.rs is not in CLI"));
+        let text = read(&f);
+        for (n, target) in paths_after(&text, "crate::") {
+            if target != "cli" {
+                wrong.push(format!(
+                    "{}:{n}: imports crate::{target} (main.rs)",
+                    rel(&f)
+                ));
+            }
+        }
+        for prefix in ["crate::cli::", "super::"] {
+            for (n, target) in paths_after(&text, prefix) {
+                match rank(&target) {
+                    Some(r) if r < own || (target == stem) => {}
+                    // `super::*` in a test module, `super::x` of its parent.
+                    None if target.is_empty() || stem.ends_with("_tests") => {}
+                    _ => wrong.push(format!("{}:{n}: {stem} uses {target}", rel(&f))),
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "binary modules out of order:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_over_1200_lines() {
+    let long: Vec<String> = rust_files(&src())
+        .iter()
+        .map(|f| (rel(f), read(f).lines().count()))
+        .filter(|(_, n)| *n > MAX_FILE_LINES)
+        .map(|(f, n)| format!("{f}: {n} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "over {MAX_FILE_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// `fn` items of `text` as (name, first line, line count): from the `fn`
+/// line to the `}` at its indentation. Declarations without a body are
+/// left out.
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let c = code(line);
+        let t = c.trim_start();
+        let Some(at) = fn_keyword(t) else { continue };
+        let name: String = t[at + 3..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let indent = &c[..c.len() - t.len()];
+        let mut end = None;
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            let lc = code(l).trim_end();
+            if j == i && lc.contains('{') && lc.ends_with('}') {
+                end = Some(j);
+                break;
+            }
+            if lc.ends_with(';') && !lines[i..=j].iter().any(|l| code(l).contains('{')) {
+                break; // a declaration
+            }
+            if j > i && lc.len() == indent.len() + 1 && lc.starts_with(indent) && lc.ends_with('}')
+            {
+                end = Some(j);
+                break;
+            }
+        }
+        if let Some(e) = end {
+            out.push((name, i + 1, e - i + 1));
+        }
+    }
+    out
+}
+
+/// Where `fn ` starts in an item line (after `pub`, `const`, `unsafe`,
+/// `extern "C"`), or `None`.
+fn fn_keyword(t: &str) -> Option<usize> {
+    let mut rest = t;
+    let mut at = 0;
+    loop {
+        if rest.starts_with("fn ") {
+            return Some(at);
+        }
+        let word = [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "unsafe ",
+            "extern \"C\" ",
+        ]
+        .into_iter()
+        .find(|w| rest.starts_with(w))?;
+        rest = &rest[word.len()..];
+        at += word.len();
+    }
+}
+
+#[test]
+fn no_function_over_120_lines() {
+    let mut long = Vec::new();
+    for f in rust_files(&src()) {
+        for (name, line, n) in functions(&read(&f)) {
+            if n > MAX_FN_LINES {
+                long.push(format!("{}:{line}: fn {name}: {n} lines", rel(&f)));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_FN_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The checks themselves: each finds what it is for.
+#[test]
+fn the_checks_find_what_they_look_for() {
+    let f = "fn a() {\n    x();\n}\n\n    pub fn b(\n        y: u8,\n    ) -> u8 {\n        y\n    }\nfn c();\nfn d() { 1 }\n";
+    let got: Vec<(String, usize, usize)> = functions(f);
+    let want = [("a", 1, 3), ("b", 5, 5), ("d", 11, 1)];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for ((name, line, n), (wn, wl, wc)) in got.iter().zip(want) {
+        assert_eq!((name.as_str(), *line, *n), (wn, wl, wc));
+    }
+    let p = paths_after(
+        "use crate::tick::row;\n// crate::govern\nlet x = $crate::kernel; crate::plan::x(); // crate::report\n",
+        "crate::",
+    );
+    let names: Vec<&str> = p.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["tick", "plan"]);
+}

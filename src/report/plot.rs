@@ -1528,7 +1528,7 @@ mod tests {
 
     #[test]
     fn toolchain_14_column_csv_omits_the_absent_series() {
-        let data = include_bytes!("../tests/data/toolchain-cargo-build.csv");
+        let data = include_bytes!("../../tests/data/toolchain-cargo-build.csv");
         let mut scan = Scan::new(None);
         let mut rd = crate::report::csvread::CsvRows::new();
         rd.feed(data, &mut |r| scan.observe(r)).unwrap();

@@ -1,0 +1,306 @@
+//! `run --jobserver`: the FIFO made and sized, one governor tick per row,
+//! and the MAKEFLAGS CMD is given.
+
+use std::io::Write;
+
+use rustix::fd::{AsRawFd, BorrowedFd};
+
+use headroom::kernel::root::Root;
+
+use super::args::RunOnly;
+use super::common::{Fail, env_nonempty, errtext, io_text, root_is_live, shown};
+
+/// `run --jobserver` and its options.
+pub struct JobserverArgs {
+    pub max_jobs: Option<u32>,
+    pub peak_mb: Option<u64>,
+    pub profile: headroom::plan::jobs::Profile,
+    pub fifo: bool,
+    pub explain: bool,
+}
+
+impl JobserverArgs {
+    /// `run`'s jobserver options checked: `None` without `--jobserver`
+    /// (then none of its options may be given); the usage error's text
+    /// otherwise. `count`: `--count` was given. A `-j` of CMD's own is
+    /// warned about.
+    pub fn check(a: &RunOnly, count: bool) -> Result<Option<JobserverArgs>, String> {
+        if !a.jobserver {
+            let given = [
+                ("--max-jobs", a.max_jobs.is_some()),
+                ("--peak-mb", a.peak_mb.is_some()),
+                ("--profile", a.profile.is_some()),
+                ("--jobserver-style", a.jobserver_style.is_some()),
+                ("--explain", a.explain),
+            ];
+            return match given.iter().find(|(_, on)| *on) {
+                Some((name, _)) => Err(format!("{name} goes with --jobserver")),
+                None => Ok(None),
+            };
+        }
+        let Some(profile) =
+            headroom::plan::jobs::Profile::parse(a.profile.as_deref().unwrap_or("generic"))
+        else {
+            return Err("--profile: expected generic, rust or heavy".into());
+        };
+        let fifo = match a.jobserver_style.as_deref() {
+            None | Some("pipe") => false,
+            Some("fifo") => true,
+            Some(other) => {
+                return Err(format!(
+                    "--jobserver-style {}: expected pipe or fifo",
+                    shown(other)
+                ));
+            }
+        };
+        if a.max_jobs == Some(0) || a.peak_mb == Some(0) {
+            return Err("--max-jobs and --peak-mb must be at least 1".into());
+        }
+        if count {
+            return Err(
+                "--count and --jobserver exclude each other: the jobserver ticks until CMD ends"
+                    .into(),
+            );
+        }
+        if let Some(j) = own_jobs_flag(&a.cmd) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: --jobserver: '{j}' makes {} run its own slots and ignore the jobserver; leave it out",
+                a.cmd[0]
+            );
+        }
+        Ok(Some(JobserverArgs {
+            max_jobs: a.max_jobs,
+            peak_mb: a.peak_mb,
+            profile,
+            fifo,
+            explain: a.explain,
+        }))
+    }
+}
+
+/// `run --jobserver` while it runs: the FIFO, the governor, and what CMD
+/// is told in its environment.
+pub struct Js {
+    pub pool: headroom::govern::jobserver::Pool,
+    pub gov: headroom::govern::jobserver::Governor,
+    pub env: Vec<(&'static str, std::ffi::OsString)>,
+    pub explain: bool,
+    /// The slots last said (with --explain): (allowed, memory-bound).
+    pub said: Option<(u32, bool)>,
+}
+
+impl Js {
+    /// Makes the FIFO in the out dir, sizes the governor (cap: --max-jobs,
+    /// else the usable cores; peak: --peak-mb, else the profile's, with
+    /// its environment override) and composes MAKEFLAGS.
+    pub fn start(
+        j: &JobserverArgs,
+        root: &Root,
+        dir: BorrowedFd<'_>,
+        out_dir: &str,
+    ) -> Result<Js, Fail> {
+        use headroom::govern::jobserver::{Governor, Pool};
+        let cap = match j.max_jobs {
+            Some(n) => n,
+            None => {
+                let mut buf = vec![0u8; 64 * 1024];
+                headroom::plan::host::cores(root, root_is_live(root), &mut buf).usable
+            }
+        };
+        let from_env = env_nonempty(j.profile.env_var()).and_then(|v| v.parse::<u64>().ok());
+        let (peak, from) = match (j.peak_mb, from_env) {
+            (Some(p), _) => (p, "--peak-mb"),
+            (None, Some(p)) if p > 0 => (p, j.profile.env_var()),
+            _ => (j.profile.default_mb(false), j.profile.name()),
+        };
+        let mut pool = Pool::create(dir).map_err(|e| {
+            Fail(format!(
+                "--jobserver: cannot make its FIFO in {out_dir}: {}",
+                errtext(e)
+            ))
+        })?;
+        let auth = if j.fifo {
+            let abs = std::fs::canonicalize(out_dir)
+                .map_err(|e| Fail(format!("--jobserver: {out_dir}: {}", io_text(&e))))?;
+            let _ = rustix::io::fcntl_setfd(pool.client_fd(), rustix::io::FdFlags::CLOEXEC);
+            let _ = rustix::io::fcntl_setfd(pool.client_fd_w(), rustix::io::FdFlags::CLOEXEC);
+            format!("fifo:{}", abs.join(pool.name()).display())
+        } else {
+            pool.unlink();
+            format!(
+                "{},{}",
+                pool.client_fd().as_raw_fd(),
+                pool.client_fd_w().as_raw_fd()
+            )
+        };
+        let gov = Governor::new(cap, peak, from);
+        if gov.cap < cap {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: --max-jobs {cap}: at most {} slots",
+                gov.cap
+            );
+        }
+        let flags = makeflags(std::env::var_os("MAKEFLAGS").as_deref(), gov.cap, &auth);
+        Ok(Js {
+            pool,
+            gov,
+            env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
+            explain: j.explain,
+            said: None,
+        })
+    }
+
+    /// One governor tick: decide from `row`, act on the FIFO, and fill the
+    /// row's jobs columns.
+    pub fn tick(&mut self, row: &mut headroom::tick::row::Row) {
+        let usable = row.mem_known.then(|| {
+            row.ext
+                .cg_mem_avail_mb
+                .map_or(row.mem_avail_mb, |cg| cg.min(row.mem_avail_mb))
+        });
+        let inp = headroom::govern::jobserver::Inputs {
+            usable_mb: usable,
+            compiler_rss_mb: row.build_rss_mb,
+            compiler_peak_mb: row.ext.build_peak_rss_mb,
+            in_pipe: self.pool.in_pipe().unwrap_or(0),
+            now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
+        };
+        let d = self.gov.decide(&inp);
+        let put = self.pool.put(d.put);
+        let taken = self.pool.take(d.take);
+        self.gov.settled(put, taken);
+        row.jobs = Some((d.running, d.allowed));
+        let now = (d.allowed, d.memory_bound);
+        if self.explain && self.said != Some(now) {
+            self.said = Some(now);
+            let why = if d.memory_bound {
+                format!(
+                    "memory: room {} MiB for {} MiB per job (usable {} MiB, {} running)",
+                    d.room_mb,
+                    self.gov.peak_mb,
+                    usable.unwrap_or(0),
+                    d.running
+                )
+            } else {
+                format!("the cap, {}", self.gov.cap)
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: jobserver: {} job(s) at once ({why})",
+                d.allowed
+            );
+        }
+    }
+}
+
+/// MAKEFLAGS for CMD: the caller's own flags kept (bytes as they are),
+/// any -j and jobserver given before dropped, then `-j<cap>
+/// --jobserver-auth=<auth>` (a -j number, not a bare -j, so that a tool
+/// that reads only -j is bounded) — before ` -- `, after which make keeps
+/// command-line variables (`k -- FOO=bar`).
+pub fn makeflags(existing: Option<&std::ffi::OsStr>, cap: u32, auth: &str) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = existing.map_or(&b""[..], OsStrExt::as_bytes);
+    let words: Vec<&[u8]> = bytes
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let (flags, vars) = match words.iter().position(|w| *w == b"--") {
+        Some(at) => words.split_at(at),
+        None => (&words[..], &[][..]),
+    };
+    let mut out: Vec<u8> = Vec::new();
+    let mut skip_number = false;
+    for w in flags {
+        let number = w.iter().all(u8::is_ascii_digit);
+        if std::mem::take(&mut skip_number) && number {
+            continue;
+        }
+        if *w == b"-j" || *w == b"--jobs" {
+            skip_number = true;
+            continue;
+        }
+        if w.starts_with(b"-j")
+            || w.starts_with(b"--jobs=")
+            || w.starts_with(b"--jobserver-auth=")
+            || w.starts_with(b"--jobserver-fds=")
+        {
+            continue;
+        }
+        out.extend_from_slice(w);
+        out.push(b' ');
+    }
+    out.extend_from_slice(format!("-j{cap} --jobserver-auth={auth}").as_bytes());
+    for w in vars {
+        out.push(b' ');
+        out.extend_from_slice(w);
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
+/// A `-j` in CMD's own arguments when CMD is make or ninja: they then run
+/// their own slots and ignore the jobserver (make says "-jN forced in
+/// submake: resetting jobserver mode").
+pub fn own_jobs_flag(argv: &[String]) -> Option<&str> {
+    let (prog, args) = argv.split_first()?;
+    let name = prog.rsplit('/').next().unwrap_or(prog);
+    if !matches!(name, "make" | "gmake" | "ninja" | "samu") {
+        return None;
+    }
+    args.iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .find(|a| {
+            (a.starts_with("-j") && a[2..].bytes().all(|b| b.is_ascii_digit()))
+                || *a == "--jobs"
+                || a.starts_with("--jobs=")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn makeflags_keep_the_callers_flags_and_variables() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let mf = |s: &[u8]| makeflags(Some(OsStr::from_bytes(s)), 3, "5,6");
+        assert_eq!(makeflags(None, 3, "5,6"), "-j3 --jobserver-auth=5,6");
+        assert_eq!(mf(b"k"), "k -j3 --jobserver-auth=5,6");
+        // A make above headroom: its -j and jobserver give way to ours.
+        assert_eq!(
+            mf(b" -j8 --jobserver-auth=3,4 --jobserver-fds=3,4 -k"),
+            "-k -j3 --jobserver-auth=5,6"
+        );
+        assert_eq!(
+            mf(b"--jobs 4 -j 2 --jobs=9 s"),
+            "s -j3 --jobserver-auth=5,6"
+        );
+        // Command-line variables stay after `--`, ours before it.
+        assert_eq!(
+            mf(b"k -- FOO=bar B=1"),
+            "k -j3 --jobserver-auth=5,6 -- FOO=bar B=1"
+        );
+        // Bytes that are not UTF-8 are kept as they are.
+        assert_eq!(mf(b"k \xff").as_bytes(), b"k \xff -j3 --jobserver-auth=5,6");
+    }
+
+    #[test]
+    fn a_j_of_make_or_ninja_is_told() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(own_jobs_flag(&v(&["make", "-j8"])), Some("-j8"));
+        assert_eq!(
+            own_jobs_flag(&v(&["/usr/bin/make", "-k", "-j"])),
+            Some("-j")
+        );
+        assert_eq!(own_jobs_flag(&v(&["ninja", "--jobs=4"])), Some("--jobs=4"));
+        assert_eq!(own_jobs_flag(&v(&["make", "-C", "sub"])), None);
+        assert_eq!(own_jobs_flag(&v(&["make", "-jobs-file"])), None);
+        // cargo keeps to the jobserver whatever its -j.
+        assert_eq!(own_jobs_flag(&v(&["cargo", "build", "-j8"])), None);
+        assert_eq!(own_jobs_flag(&v(&["make", "--", "-j8"])), None);
+    }
+}

@@ -1,0 +1,21 @@
+//! The binary's modules: one per command or concern, over the library.
+//!
+//! Lowest first: `common` (the error type and exit codes, the warning
+//! sink, the signal flags, environment defaults, opening files) and
+//! `args` (the argh structs); then the child process, the jobserver's FIFO
+//! and MAKEFLAGS, the status line and the report commands; the planning
+//! commands; `record` and `run`. A module uses only those listed above it
+//! (`tests/layout.rs`), and none uses `main.rs`.
+
+pub mod args;
+pub mod common; // Fail and exit codes, warnings, signals, env defaults, files // the argh structs: options and their --help texts
+
+pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
+pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS
+pub mod report; // summarize, actions, plot, and writing a summary
+pub mod status_line; // the live status line on a terminal
+
+pub mod action_row; // the row `run --actions FILE` appends
+pub mod plan; // jobs, advise, status, and the advice after a recording
+
+pub mod record; // record and run: options checked, files, the loop, the end

@@ -1,0 +1,338 @@
+//! The planning commands (`jobs`, `advise`, `status`) and the advice
+//! `record` and `run` print after their summary.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use headroom::kernel::root::Root;
+use headroom::report::csvread::CsvRows;
+use headroom::report::summary::{Summary, Text};
+
+use super::args::{AdviseArgs, JobsArgs, StatusArgs};
+use super::common::{
+    Fail, disk_for, disk_path, no_mlock, open_regular, open_root, print_text, root_is_live, stream,
+    usage,
+};
+
+/// The advice of `advise` for the largest compiler this recording measured
+/// (keeping 10 % headroom), on the host recorded: THE BUILD's when a build
+/// was followed, else the host's; empty when no such compiler ran.
+pub fn measured_advice(root: &Root, summary: &Summary) -> String {
+    let Some((peak, whose)) = summary.sizing_peak().filter(|&(p, _)| p > 0) else {
+        return String::new();
+    };
+    let live = root_is_live(root);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
+    let cores = headroom::plan::host::cores(root, live, &mut buf);
+    let Ok(mem) = headroom::plan::host::memory(root, &mut buf) else {
+        return String::new();
+    };
+    let cap = headroom::plan::jobs::Capacity {
+        cores: u64::from(cores.usable),
+        cores_from: "this host",
+        usable_mb: mem.usable_mb,
+        usable_from: "this host",
+        usable_figure: usable_figure(mem.limit),
+    };
+    let ask = headroom::plan::jobs::Ask {
+        profile: headroom::plan::jobs::Profile::Generic,
+        peak_mb: None,
+        measured: Some((peak, whose.words())),
+        requested: None,
+    };
+    let plan = headroom::plan::jobs::plan(&ask, &headroom::plan::jobs::Env::default(), &cap);
+    let disk = disk_path(None);
+    let s = headroom::plan::advise::gather(
+        root,
+        live,
+        mem.usable_mb,
+        &disk,
+        "/tmp",
+        &mut buf,
+        &mut dir,
+    );
+    let mut text = Box::new(Text::new());
+    let _ = ufmt::uwrite!(
+        text,
+        "\nADVICE (for {}, {} MB, with 10 % headroom, on this host now):\n",
+        whose.words(),
+        peak
+    );
+    let _ = headroom::plan::advise::render(
+        &plan,
+        headroom::plan::jobs::Profile::Generic,
+        &s,
+        &mut *text,
+    );
+    text.as_str().to_string()
+}
+
+/// Everything `jobs` and `advise` compute before printing.
+pub struct Planned {
+    pub root: Root,
+    pub live: bool,
+    pub profile: headroom::plan::jobs::Profile,
+    pub cores: u64,
+    pub cores_from: String,
+    pub usable_mb: u64,
+    pub usable_from: String,
+    pub usable_figure: &'static str,
+    pub measured: Option<(u64, String)>,
+    pub env: [Option<String>; 6],
+}
+
+pub fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
+    let Some(profile) = headroom::plan::jobs::Profile::parse(&a.profile) else {
+        return usage(&format!(
+            "--profile {}: expected generic, rust or heavy",
+            a.profile
+        ))
+        .map(Err);
+    };
+    for (name, v) in [
+        ("--peak-mb", a.peak_mb),
+        ("--cores", a.cores),
+        ("--requested", a.requested),
+    ] {
+        if v == Some(0) {
+            return usage(&format!("{name} must be at least 1")).map(Err);
+        }
+    }
+    let (root, live) = open_root(&a.root)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let (cores, cores_from) = match a.cores {
+        Some(n) => (n, "--cores".to_string()),
+        None => {
+            let c = headroom::plan::host::cores(&root, live, &mut buf);
+            let mut from = match c.limit {
+                headroom::plan::host::CoreLimit::Affinity => {
+                    format!("sched_getaffinity: {} in the affinity mask", c.usable)
+                }
+                headroom::plan::host::CoreLimit::Online => {
+                    format!("{} CPUs online ({})", c.usable, c.online_from)
+                }
+                headroom::plan::host::CoreLimit::Quota => format!(
+                    "cgroup CPU quota {}.{:02} CPUs, rounded up",
+                    c.quota_millicpus.unwrap_or(0) / 1000,
+                    c.quota_millicpus.unwrap_or(0) % 1000 / 10
+                ),
+                headroom::plan::host::CoreLimit::Cpuset => {
+                    format!("cgroup cpuset of {} CPUs", c.usable)
+                }
+            };
+            if let Some(online) = c.online
+                && online != c.usable
+            {
+                from.push_str(&format!("; {online} online"));
+            }
+            (u64::from(c.usable), from)
+        }
+    };
+    let (usable_mb, usable_from, usable_figure) = match a.avail_mb {
+        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb"),
+        None => {
+            let m = headroom::plan::host::memory(&root, &mut buf)
+                .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
+            let avail = m.meminfo.mem_available_kib / 1024;
+            if let Some(e) = m.cgroup_error {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "headroom: warning: the memory cgroup could not be read ({e}): a limit there is not counted"
+                );
+            }
+            let from = match (m.limit, m.cgroup) {
+                (headroom::plan::host::MemLimit::Cgroup, Some(r)) => {
+                    let mut path = heapless::String::<256>::new();
+                    headroom::plan::host::cgroup_path(
+                        &root, b"memory", r.depth, &mut buf, &mut path,
+                    );
+                    let file = match m.cgroup_version {
+                        Some(headroom::kernel::cgroup::Version::V1) => "memory.limit_in_bytes",
+                        _ => "memory.max",
+                    };
+                    format!(
+                        "cgroup {file} on {} : limit {} MB, usage {} MB; MemAvailable {} MB",
+                        path.as_str(),
+                        r.limit_bytes >> 20,
+                        r.usage_bytes >> 20,
+                        avail
+                    )
+                }
+                _ => {
+                    let est = if m.meminfo.mem_available_estimated {
+                        ", estimated"
+                    } else {
+                        ""
+                    };
+                    format!("MemAvailable (proc/meminfo{est})")
+                }
+            };
+            (m.usable_mb, from, usable_figure(m.limit))
+        }
+    };
+    let measured = match &a.from {
+        None => None,
+        Some(path) => Some(largest_peak(path)?),
+    };
+    let env = headroom::plan::jobs::ENV_VARS.map(|k| std::env::var(k).ok());
+    Ok(Ok(Planned {
+        root,
+        live,
+        profile,
+        cores,
+        cores_from,
+        usable_mb,
+        usable_from,
+        usable_figure,
+        measured,
+        env,
+    }))
+}
+
+/// The short name of the figure usable memory is, for the aggressive-mode
+/// line of `jobs --explain`.
+pub fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
+    match limit {
+        headroom::plan::host::MemLimit::MemAvailable => "MemAvailable",
+        headroom::plan::host::MemLimit::Cgroup => "cgroup remaining",
+    }
+}
+
+/// The peak a recorded CSV measured, and whose, by the summary's rule
+/// ([`Summary::sizing_peak`]): the largest build_peak_rss_mb (THE BUILD's
+/// compilers) when the CSV has any, else the largest peak_rss_mb (every
+/// compiler on the host: a plain `record`, or a CSV from before the build
+/// columns), said as such.
+pub fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
+    let fd = open_regular(path)?;
+    let mut rows = Box::new(CsvRows::new());
+    let mut summary = Box::new(Summary::new(None, None));
+    stream(
+        &fd,
+        path,
+        |chunk| rows.feed(chunk, &mut |r| summary.observe(r)),
+        |_| Fail(format!("{path}: not a resource CSV")),
+    )?;
+    let (peak, whose) = summary.sizing_peak().ok_or_else(|| {
+        Fail(format!(
+            "{path}: no peak_rss_mb recorded (a --compat CSV, or no compiler ran)"
+        ))
+    })?;
+    Ok((
+        peak,
+        format!("{path}: {} ({})", whose.words(), whose.column()),
+    ))
+}
+
+impl Planned {
+    pub fn env(&self) -> headroom::plan::jobs::Env<'_> {
+        headroom::plan::jobs::Env {
+            parallel_jobs: self.env[0].as_deref(),
+            build_mem_divisor: self.env[1].as_deref(),
+            aggressive: self.env[2].as_deref(),
+            default_mb_per_job: self.env[3].as_deref(),
+            rust_mb_per_job: self.env[4].as_deref(),
+            cpp_heavy_mb_per_job: self.env[5].as_deref(),
+        }
+    }
+
+    pub fn capacity(&self) -> headroom::plan::jobs::Capacity<'_> {
+        headroom::plan::jobs::Capacity {
+            cores: self.cores,
+            cores_from: &self.cores_from,
+            usable_mb: self.usable_mb,
+            usable_from: &self.usable_from,
+            usable_figure: self.usable_figure,
+        }
+    }
+
+    pub fn ask(&self, a: &JobsArgs) -> headroom::plan::jobs::Ask<'_> {
+        headroom::plan::jobs::Ask {
+            profile: self.profile,
+            peak_mb: a.peak_mb,
+            measured: self.measured.as_ref().map(|(p, f)| (*p, f.as_str())),
+            requested: a.requested,
+        }
+    }
+}
+
+pub fn warn_ignored(plan: &headroom::plan::jobs::Plan<'_>) {
+    for i in &plan.ignored {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: {}={} ignored (expected {})",
+            i.var,
+            i.value,
+            i.expected
+        );
+    }
+}
+
+pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
+    let p = match prepare_plan(&a)? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let env = p.env();
+    let cap = p.capacity();
+    let ask = p.ask(&a);
+    let plan = headroom::plan::jobs::plan(&ask, &env, &cap);
+    warn_ignored(&plan);
+    let mut text = Box::new(Text::new());
+    if a.explain {
+        plan.explain(&ask, &cap, &mut *text)
+            .map_err(|_| Fail("explanation larger than its buffer".into()))?;
+    } else {
+        let _ = ufmt::uwrite!(text, "{}\n", plan.jobs);
+    }
+    print_text(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
+    let (pa, own) = a.split();
+    let p = match prepare_plan(&pa)? {
+        Ok(p) => p,
+        Err(code) => return Ok(code),
+    };
+    let env = p.env();
+    let cap = p.capacity();
+    let ask = p.ask(&pa);
+    let plan = headroom::plan::jobs::plan(&ask, &env, &cap);
+    warn_ignored(&plan);
+    let disk = disk_for(p.live, own.disk_path);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
+    let s = headroom::plan::advise::gather(
+        &p.root,
+        p.live,
+        p.usable_mb,
+        &disk,
+        "/tmp",
+        &mut buf,
+        &mut dir,
+    );
+    let mut text = Box::new(Text::new());
+    headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
+        .map_err(|_| Fail("advice larger than its buffer".into()))?;
+    print_text(&text);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
+    let (root, live) = open_root(&a.root)?;
+    let disk = disk_for(live, a.disk_path);
+    let mut buf = vec![0u8; 64 * 1024];
+    let opts = headroom::plan::status::StatusOpts {
+        live,
+        disk_path: &disk,
+        tmp_path: "/tmp",
+        memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
+    };
+    let mut text = Box::new(Text::new());
+    headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
+        .map_err(|_| Fail("status larger than its buffer".into()))?;
+    print_text(&text);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,322 @@
+//! The report commands (`summarize`, `actions`, `plot`) and writing a
+//! summary beside its CSV.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use rustix::fd::{AsFd, BorrowedFd};
+
+use headroom::report::csvread::{CsvError, CsvRows};
+use headroom::report::summary::{Summary, Text};
+
+use super::args::{ActionsArgs, PlotArgs, SummarizeArgs};
+use super::common::{Fail, errtext, open_parent, open_regular, stream, usage};
+
+/// Where and how the summary is printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Text on stdout.
+    Text,
+    /// JSON on stdout.
+    Json,
+    /// Text on stderr (`run`: stdout belongs to the command).
+    Stderr,
+}
+
+/// Prints the summary (as JSON with `json`) and writes its text next to the
+/// CSV (temporary file + rename).
+pub fn emit_summary(
+    summary: &Summary,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    dir_label: &str,
+    output: Output,
+    extra: &str,
+) -> Result<(), Fail> {
+    let full = || Fail("summary larger than its buffer".into());
+    let mut text = Text::new();
+    summary.render(&mut text).map_err(|_| full())?;
+    text.push_str(extra).map_err(|_| full())?;
+    let tmp = format!(".{name}.tmp");
+    let written = headroom::report::replace::write(dir, name, &tmp, text.as_bytes());
+    if output == Output::Json {
+        text.clear();
+        summary.render_json(&mut text).map_err(|_| full())?;
+    }
+    // A closed stdout (`| head`) is not an error worth reporting.
+    if output == Output::Stderr {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+    written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))
+}
+
+/// [`emit_summary`] for `record` and `run`, whose CSV was rewritten at
+/// start: when the new summary cannot be written, an older one of the same
+/// name describes another run, so it is removed (better none than a stale
+/// one beside the new CSV).
+pub fn emit_record_summary(
+    summary: &Summary,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    dir_label: &str,
+    output: Output,
+    extra: &str,
+) -> Result<(), Fail> {
+    emit_summary(summary, dir, name, dir_label, output, extra).map_err(|Fail(msg)| {
+        match rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()) {
+            Ok(()) => Fail(format!("{msg} (the older one there was removed)")),
+            Err(_) => Fail(msg),
+        }
+    })
+}
+
+/// The one line for a file `summarize` or `plot` cannot read as a
+/// resource CSV.
+pub fn not_a_csv(file: &str, e: CsvError) -> Fail {
+    Fail(match e {
+        CsvError::MissingColumn(c) => {
+            format!("{file}: not a resource CSV (the header has no '{c}' column)")
+        }
+        CsvError::HeaderTooLong => {
+            format!("{file}: not a resource CSV (the first line is not a header)")
+        }
+    })
+}
+
+pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
+    if a.file.is_empty() {
+        return usage("summarize: the CSV path must not be empty");
+    }
+    let fd = open_regular(&a.file)?;
+    let mut summary = Box::new(Summary::new(a.near_oom_mb, a.low_disk_gb));
+    let mut rows = Box::new(CsvRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |r| summary.observe(r)),
+        |e| not_a_csv(&a.file, e),
+    )?;
+    summary.skipped = rows.skipped;
+    let path = std::path::Path::new(&a.file);
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Fail(format!("{}: not a file name", a.file)))?;
+    let stem = file_name.strip_suffix(".csv").unwrap_or(file_name);
+    let parent_s = parent.to_string_lossy().into_owned();
+    let dir = rustix::fs::open(
+        parent_s.as_str(),
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| Fail(format!("{parent_s}: {}", errtext(e))))?;
+    // A summary written by `run` holds the RUN block (and the advice from
+    // that host) and the build's OOM kills, which no CSV column carries:
+    // keep them when rewriting.
+    let old = std::fs::read_to_string(parent.join(format!("{stem}.summary.txt"))).ok();
+    let kept = old
+        .as_deref()
+        .and_then(|old| old.find("\nRUN: ").map(|at| old[at..].to_string()))
+        .unwrap_or_default();
+    summary.kept_build_oom_line = old.as_deref().and_then(|old| {
+        let line = old
+            .lines()
+            .find(|l| l.starts_with("OOM kills in this build: "))?;
+        heapless::String::try_from(line).ok()
+    });
+    emit_summary(
+        &summary,
+        dir.as_fd(),
+        &format!("{stem}.summary.txt"),
+        &parent_s,
+        if a.json { Output::Json } else { Output::Text },
+        &kept,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
+    if a.file.is_empty() {
+        return usage("actions: the file path must not be empty");
+    }
+    if a.top > headroom::report::actions::TOP_CAP {
+        return usage(&format!(
+            "--top {}: at most {}",
+            a.top,
+            headroom::report::actions::TOP_CAP
+        ));
+    }
+    let fd = open_regular(&a.file)?;
+    let mut table = Box::new(headroom::report::actions::Table::new(
+        a.top,
+        a.min_wall.unwrap_or(0),
+    ));
+    let mut rows = Box::new(headroom::report::actions::ActionRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |act| table.observe(act)),
+        |e| match e {
+            headroom::report::actions::ActionsError::ResourceCsv => Fail(format!(
+                "{}: this is a resources CSV; use headroom summarize",
+                a.file
+            )),
+        },
+    )?;
+    table.skipped_rows = rows.skipped;
+    let mut text = Box::new(Text::new());
+    let rendered = if a.json {
+        table.render_json(&mut *text)
+    } else {
+        table.render(&mut *text)
+    };
+    rendered.map_err(|_| Fail("the table is larger than its buffer".into()))?;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plot`: two streaming passes over the CSV (headroom::report::plot), then the SVG
+/// into a temporary file beside the output, renamed over it when whole.
+/// Never inlined: `Plot::new` builds 130 KiB of buckets in this frame, and
+/// inlined into `main` stack probes would make it resident for every
+/// command.
+#[inline(never)]
+pub fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
+    use headroom::report::plot::{Plot, Scan};
+    if a.file.is_empty() {
+        return usage("plot: the CSV path must not be empty");
+    }
+    if a.out.as_deref() == Some("") {
+        return usage("plot: -o needs a path, or - for stdout");
+    }
+    let not_csv = |e| not_a_csv(&a.file, e);
+    let fd = open_regular(&a.file)?;
+    let mut scan = Box::new(Scan::new(None));
+    let mut rows = Box::new(CsvRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |r| scan.observe(r)),
+        not_csv,
+    )?;
+    if scan.rows() == 0 {
+        let why = match (rows.skipped, rustix::fs::fstat(&fd).map(|s| s.st_size)) {
+            (0, Ok(0)) => "the file is empty".to_string(),
+            (0, _) => "a header and no rows".to_string(),
+            (1, _) => "its only row is malformed".to_string(),
+            (n, _) => format!("all {n} rows are malformed"),
+        };
+        return Err(Fail(format!("{}: no samples to plot ({why})", a.file)));
+    }
+    rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0))
+        .map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
+    let mut plot = Box::new(Plot::new(&scan));
+    plot.skipped = rows.skipped;
+    let mut rows = Box::new(CsvRows::new());
+    stream(
+        &fd,
+        &a.file,
+        |chunk| rows.feed(chunk, &mut |r| plot.observe(r)),
+        not_csv,
+    )?;
+    let title = std::path::Path::new(&a.file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| a.file.clone());
+    if a.out.as_deref() == Some("-") {
+        // SAFETY: fd 1 stays open for the life of the process (guard_std_fds).
+        let mut sink = FdSink::new(unsafe { BorrowedFd::borrow_raw(1) });
+        return match plot.render(&title, &mut sink).and_then(|()| sink.flush()) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            // `plot x.csv -o - | head`: a closed pipe is not an error.
+            Err(rustix::io::Errno::PIPE) => Ok(ExitCode::SUCCESS),
+            Err(e) => Err(Fail(format!("stdout: {}", errtext(e)))),
+        };
+    }
+    let out = match a.out {
+        Some(o) => o,
+        None => format!("{}.svg", a.file.strip_suffix(".csv").unwrap_or(&a.file)),
+    };
+    let (dir, name) = open_parent(&out, "-o")?;
+    // As record refuses a symlink at the CSV path: its target is never
+    // written (and the rename would only replace the link itself).
+    let input = rustix::fs::fstat(&fd).map_err(|e| Fail(format!("{}: {}", a.file, errtext(e))))?;
+    match headroom::report::replace::target(dir.as_fd(), &name) {
+        headroom::report::replace::Target::Symlink => {
+            return Err(Fail(format!(
+                "{out}: is a symlink; refused (its target is not written)"
+            )));
+        }
+        headroom::report::replace::Target::Other => {
+            return Err(Fail(format!(
+                "{out}: not a regular file (a directory, device or FIFO); refused"
+            )));
+        }
+        headroom::report::replace::Target::Regular { dev, ino }
+            if dev == input.st_dev && ino == input.st_ino =>
+        {
+            return Err(Fail(format!(
+                "{out}: is the CSV being plotted; refusing to overwrite it"
+            )));
+        }
+        _ => {}
+    }
+    let cannot = |e| Fail(format!("cannot write {out}: {}", errtext(e)));
+    let tmp = headroom::report::replace::tmp_name(&name).map_err(cannot)?;
+    headroom::report::replace::replace(dir.as_fd(), &name, &tmp, |fd| {
+        let mut sink = FdSink::new(fd);
+        plot.render(&title, &mut sink).and_then(|()| sink.flush())
+    })
+    .map_err(cannot)?;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A [`ufmt::uWrite`] sink over a file descriptor: text is gathered in a
+/// 64 KiB buffer and written out when it fills and at [`FdSink::flush`].
+pub struct FdSink<'a> {
+    pub fd: BorrowedFd<'a>,
+    pub buf: Vec<u8>,
+}
+
+impl<'a> FdSink<'a> {
+    const CAP: usize = 64 * 1024;
+
+    pub fn new(fd: BorrowedFd<'a>) -> FdSink<'a> {
+        FdSink {
+            fd,
+            buf: Vec::with_capacity(Self::CAP),
+        }
+    }
+
+    /// Writes out what is buffered (all of it, or an error).
+    pub fn flush(&mut self) -> Result<(), rustix::io::Errno> {
+        headroom::report::replace::write_all(self.fd, &self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl ufmt::uWrite for FdSink<'_> {
+    type Error = rustix::io::Errno;
+
+    fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+        if self.buf.len() + s.len() > Self::CAP {
+            self.flush()?;
+        }
+        self.buf.extend_from_slice(s.as_bytes());
+        if self.buf.len() >= Self::CAP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+}

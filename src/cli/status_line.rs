@@ -1,0 +1,115 @@
+//! The live status line: one line on a terminal's stderr, rewritten in
+//! place each row; never written to a pipe or file.
+
+use std::io::Write;
+
+use rustix::fd::BorrowedFd;
+
+/// The text of the live status line for `row`, with its `\r\x1b[K`
+/// prefix: elapsed time, MemAvailable, swap used, the zram RAM saving
+/// (stored / RAM used, the row's only zram figures), compilers, stage.
+pub fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
+    let mut line = heapless::String::<256>::new();
+    let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
+    if row.elapsed_s % 60 < 10 {
+        let _ = line.push('0');
+    }
+    let _ = ufmt::uwrite!(
+        line,
+        "{}s  avail {} MB  swap {} MB",
+        row.elapsed_s % 60,
+        row.mem_avail_mb,
+        row.swap_used_mb
+    );
+    // The RAM saving (stored / RAM used): the row has no compressed size.
+    if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
+        && let Some(saving) = headroom::kernel::zram::ram_saving_centi(stored, ram)
+    {
+        let _ = ufmt::uwrite!(line, "  zram saving ");
+        let _ = headroom::build::usage::write_centi(&mut line, saving);
+        let _ = ufmt::uwrite!(line, ":1");
+    }
+    // The build's compilers first when there is a build: the host's count
+    // is anyone's.
+    let _ = match row.build_compilers {
+        Some(n) => ufmt::uwrite!(line, "  compilers {} (host {})", n, row.compilers),
+        None => ufmt::uwrite!(line, "  compilers {}", row.compilers),
+    };
+    let _ = ufmt::uwrite!(line, "  stage {}", row.stage.as_str());
+    line
+}
+
+/// The live status line: rewritten in place on a terminal, never written
+/// to a pipe or file.
+pub struct StatusLine {
+    pub on: bool,
+    pub shown: bool,
+    /// Terminal columns: a longer line would wrap, and `\r` would then
+    /// rewrite only its last row.
+    pub width: usize,
+}
+
+impl StatusLine {
+    pub fn new() -> StatusLine {
+        // SAFETY: fd 2 stays open for the life of the process (guard_std_fds).
+        let err = unsafe { BorrowedFd::borrow_raw(2) };
+        let width = rustix::termios::tcgetwinsize(err)
+            .map(|w| usize::from(w.ws_col))
+            .unwrap_or(80);
+        StatusLine {
+            on: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            shown: false,
+            width: if width == 0 { 80 } else { width },
+        }
+    }
+
+    pub fn show(&mut self, row: &headroom::tick::row::Row) {
+        if !self.on {
+            return;
+        }
+        let line = status_text(row);
+        // Keep one column free so the cursor never wraps.
+        let keep = line
+            .char_indices()
+            .nth(self.width.saturating_sub(1) + 4) // +4: the "\r\x1b[K" prefix
+            .map_or(line.len(), |(i, _)| i);
+        let _ = std::io::stderr().write_all(&line.as_bytes()[..keep]);
+        self.shown = true;
+    }
+
+    pub fn clear(&mut self) {
+        if self.shown {
+            let _ = std::io::stderr().write_all(b"\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_line_names_the_zram_ram_saving() {
+        let mut row = headroom::tick::row::Row::empty(100);
+        row.elapsed_s = 65;
+        row.mem_avail_mb = 900;
+        row.ext.zram_stored_mb = Some(768);
+        row.ext.zram_ram_mb = Some(316);
+        let _ = row.stage.push_str("build");
+        assert_eq!(
+            status_text(&row).as_str(),
+            "\r\x1b[Kheadroom 1m05s  avail 900 MB  swap 0 MB  zram saving 2.43:1  compilers 0  stage build"
+        );
+        row.ext.zram_ram_mb = Some(0);
+        assert!(!status_text(&row).contains("zram"));
+        // With a build, its compilers are told apart from the host's.
+        row.compilers = 5;
+        row.build_compilers = Some(2);
+        assert!(
+            status_text(&row).ends_with("  compilers 2 (host 5)  stage build"),
+            "{}",
+            status_text(&row)
+        );
+    }
+}

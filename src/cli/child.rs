@@ -23,8 +23,11 @@ use super::common::{SIG_DFL, SIGNAL, io_text, signal};
 /// and every signal goes to that whole group, grandchildren included.
 pub struct Forward<'a> {
     /// CMD's pid; with `own_group`, also its process group.
+    /// CMD's pid.
     pub pid: rustix::process::Pid,
+    /// CMD leads a process group of its own (no controlling terminal).
     pub own_group: bool,
+    /// The self-pipe's read end, emptied at each look.
     pub wake: BorrowedFd<'a>,
 }
 
@@ -92,7 +95,9 @@ pub fn die_like(end: headroom::build::usage::End) {
 /// A started child: its pid and when it started.
 pub struct Started {
     pub pid: rustix::process::Pid,
+    /// When it started, Unix seconds.
     pub start_epoch: u64,
+    /// When it started, for its wall time.
     pub start: std::time::Instant,
 }
 
@@ -168,19 +173,19 @@ pub fn spawn(
 /// `struct timeval` of the 64-bit Linux ABIs headroom is built for.
 #[repr(C)]
 #[derive(Default)]
-pub struct Timeval {
-    pub tv_sec: std::os::raw::c_long,
-    pub tv_usec: std::os::raw::c_long,
+struct Timeval {
+    tv_sec: std::os::raw::c_long,
+    tv_usec: std::os::raw::c_long,
 }
 
 /// `struct rusage` (getrusage(2)): two timevals and fourteen longs.
 #[repr(C)]
 #[derive(Default)]
-pub struct Rusage {
-    pub ru_utime: Timeval,
-    pub ru_stime: Timeval,
-    pub ru_maxrss: std::os::raw::c_long,
-    pub rest: [std::os::raw::c_long; 13],
+struct Rusage {
+    ru_utime: Timeval,
+    ru_stime: Timeval,
+    ru_maxrss: std::os::raw::c_long,
+    rest: [std::os::raw::c_long; 13],
 }
 
 #[cfg(target_pointer_width = "64")]
@@ -192,7 +197,7 @@ unsafe extern "C" {
     fn wait4(pid: c_int, status: *mut c_int, options: c_int, rusage: *mut Rusage) -> c_int;
 }
 
-pub fn tv_ms(t: &Timeval) -> u64 {
+fn tv_ms(t: &Timeval) -> u64 {
     let s = u64::try_from(t.tv_sec).unwrap_or(0);
     let us = u64::try_from(t.tv_usec).unwrap_or(0);
     s.saturating_mul(1000).saturating_add(us / 1000)

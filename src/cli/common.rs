@@ -57,6 +57,7 @@ pub fn shown(s: &str) -> String {
         .collect()
 }
 
+/// `$key` when set, non-empty and UTF-8 (not UTF-8: one warning, then as unset).
 pub fn env_nonempty(key: &str) -> Option<String> {
     match std::env::var(key) {
         Ok(v) => Some(v).filter(|v| !v.is_empty()),
@@ -97,6 +98,7 @@ pub fn disk_for(live: bool, arg: Option<String>) -> String {
     }
 }
 
+/// The sampler's warnings, one line each on stderr.
 pub struct StderrWarn;
 
 impl Warn for StderrWarn {
@@ -144,6 +146,7 @@ unsafe extern "C" {
     pub fn signal(signum: c_int, handler: usize) -> usize;
 }
 
+/// `record`'s stop flag: the signal the handlers saw, if any.
 pub struct Signals;
 
 impl StopFlag for Signals {
@@ -155,11 +158,9 @@ impl StopFlag for Signals {
     }
 }
 
-/// Installs SIGINT/SIGTERM/SIGHUP handlers that set [`SIGNAL`] and wake the
-/// loop through a non-blocking self-pipe; returns the read end.
-/// signal(2)'s SIG_DFL and SIG_IGN.
+/// signal(2)'s SIG_DFL: the default disposition.
 pub const SIG_DFL: usize = 0;
-
+/// signal(2)'s SIG_IGN: ignored.
 pub const SIG_IGN: usize = 1;
 
 /// Sets the stop-signal handlers (INT, TERM, HUP, and QUIT for `run`, whose
@@ -292,6 +293,7 @@ pub fn stream<E>(
     }
 }
 
+/// Prints `text` on stdout; a closed stdout (`| head`) is not an error.
 pub fn print_text(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());

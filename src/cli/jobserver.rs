@@ -12,11 +12,11 @@ use super::common::{Fail, env_nonempty, errtext, io_text, root_is_live, shown};
 
 /// `run --jobserver` and its options.
 pub struct JobserverArgs {
-    pub max_jobs: Option<u32>,
-    pub peak_mb: Option<u64>,
-    pub profile: headroom::plan::jobs::Profile,
-    pub fifo: bool,
-    pub explain: bool,
+    max_jobs: Option<u32>,
+    peak_mb: Option<u64>,
+    profile: headroom::plan::jobs::Profile,
+    fifo: bool,
+    explain: bool,
 }
 
 impl JobserverArgs {
@@ -82,12 +82,15 @@ impl JobserverArgs {
 /// `run --jobserver` while it runs: the FIFO, the governor, and what CMD
 /// is told in its environment.
 pub struct Js {
+    /// The FIFO (or pipe) whose bytes are the job slots.
     pub pool: headroom::govern::jobserver::Pool,
+    /// How many slots memory allows, tick by tick.
     pub gov: headroom::govern::jobserver::Governor,
+    /// MAKEFLAGS and CARGO_MAKEFLAGS for CMD.
     pub env: Vec<(&'static str, std::ffi::OsString)>,
-    pub explain: bool,
+    explain: bool,
     /// The slots last said (with --explain): (allowed, memory-bound).
-    pub said: Option<(u32, bool)>,
+    said: Option<(u32, bool)>,
 }
 
 impl Js {

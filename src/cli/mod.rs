@@ -1,14 +1,15 @@
 //! The binary's modules: one per command or concern, over the library.
 //!
-//! Lowest first: `common` (the error type and exit codes, the warning
-//! sink, the signal flags, environment defaults, opening files) and
-//! `args` (the argh structs); then the child process, the jobserver's FIFO
-//! and MAKEFLAGS, the status line and the report commands; the planning
-//! commands; `record` and `run`. A module uses only those listed above it
-//! (`tests/layout.rs`), and none uses `main.rs`.
+//! Lowest first: `args` (the argh structs) and `common` (the error type
+//! and exit codes, the warning sink, the signal flags, environment
+//! defaults, opening files); then the child process, the jobserver's FIFO
+//! and MAKEFLAGS, the report commands and the status line; the action row
+//! and the planning commands; `record` and `run`. A module uses only those
+//! of the groups above its own (`tests/layout.rs`), and none uses
+//! `main.rs`.
 
-pub mod args;
-pub mod common; // Fail and exit codes, warnings, signals, env defaults, files // the argh structs: options and their --help texts
+pub mod args; // the argh structs: options and their --help texts
+pub mod common; // Fail and exit codes, warnings, signals, env defaults, files
 
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
 pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS

@@ -69,20 +69,20 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
 }
 
 /// Everything `jobs` and `advise` compute before printing.
-pub struct Planned {
-    pub root: Root,
-    pub live: bool,
-    pub profile: headroom::plan::jobs::Profile,
-    pub cores: u64,
-    pub cores_from: String,
-    pub usable_mb: u64,
-    pub usable_from: String,
-    pub usable_figure: &'static str,
-    pub measured: Option<(u64, String)>,
-    pub env: [Option<String>; 6],
+struct Planned {
+    root: Root,
+    live: bool,
+    profile: headroom::plan::jobs::Profile,
+    cores: u64,
+    cores_from: String,
+    usable_mb: u64,
+    usable_from: String,
+    usable_figure: &'static str,
+    measured: Option<(u64, String)>,
+    env: [Option<String>; 6],
 }
 
-pub fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
+fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
     let Some(profile) = headroom::plan::jobs::Profile::parse(&a.profile) else {
         return usage(&format!(
             "--profile {}: expected generic, rust or heavy",
@@ -192,7 +192,7 @@ pub fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
 
 /// The short name of the figure usable memory is, for the aggressive-mode
 /// line of `jobs --explain`.
-pub fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
+fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
     match limit {
         headroom::plan::host::MemLimit::MemAvailable => "MemAvailable",
         headroom::plan::host::MemLimit::Cgroup => "cgroup remaining",
@@ -204,7 +204,7 @@ pub fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
 /// compilers) when the CSV has any, else the largest peak_rss_mb (every
 /// compiler on the host: a plain `record`, or a CSV from before the build
 /// columns), said as such.
-pub fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
+fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
     let fd = open_regular(path)?;
     let mut rows = Box::new(CsvRows::new());
     let mut summary = Box::new(Summary::new(None, None));
@@ -226,7 +226,7 @@ pub fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
 }
 
 impl Planned {
-    pub fn env(&self) -> headroom::plan::jobs::Env<'_> {
+    fn env(&self) -> headroom::plan::jobs::Env<'_> {
         headroom::plan::jobs::Env {
             parallel_jobs: self.env[0].as_deref(),
             build_mem_divisor: self.env[1].as_deref(),
@@ -237,7 +237,7 @@ impl Planned {
         }
     }
 
-    pub fn capacity(&self) -> headroom::plan::jobs::Capacity<'_> {
+    fn capacity(&self) -> headroom::plan::jobs::Capacity<'_> {
         headroom::plan::jobs::Capacity {
             cores: self.cores,
             cores_from: &self.cores_from,
@@ -247,7 +247,7 @@ impl Planned {
         }
     }
 
-    pub fn ask(&self, a: &JobsArgs) -> headroom::plan::jobs::Ask<'_> {
+    fn ask(&self, a: &JobsArgs) -> headroom::plan::jobs::Ask<'_> {
         headroom::plan::jobs::Ask {
             profile: self.profile,
             peak_mb: a.peak_mb,
@@ -257,7 +257,7 @@ impl Planned {
     }
 }
 
-pub fn warn_ignored(plan: &headroom::plan::jobs::Plan<'_>) {
+fn warn_ignored(plan: &headroom::plan::jobs::Plan<'_>) {
     for i in &plan.ignored {
         let _ = writeln!(
             std::io::stderr(),
@@ -269,6 +269,7 @@ pub fn warn_ignored(plan: &headroom::plan::jobs::Plan<'_>) {
     }
 }
 
+/// `jobs`: the bare job count, or with `--explain` every input and its source.
 pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     let p = match prepare_plan(&a)? {
         Ok(p) => p,
@@ -290,6 +291,7 @@ pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `advise`: the safe -j per build tool and, when a job does not fit, the swap to add.
 pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let (pa, own) = a.split();
     let p = match prepare_plan(&pa)? {
@@ -320,6 +322,7 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `status`: the one screen before a build.
 pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);

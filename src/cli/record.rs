@@ -41,7 +41,9 @@ pub struct ChildSpec {
     pub argv: Vec<String>,
     /// The same, as the OS gave them (what is executed).
     pub raw: Vec<std::ffi::OsString>,
+    /// `--actions FILE`: where the action row goes.
     pub actions: Option<String>,
+    /// `--jobserver` and its options, checked.
     pub jobserver: Option<JobserverArgs>,
     /// Try a memory cgroup of its own for CMD (not `--no-cgroup`).
     pub cgroup: bool,

@@ -86,6 +86,7 @@ pub fn not_a_csv(file: &str, e: CsvError) -> Fail {
     })
 }
 
+/// `summarize`: the summary of a recorded CSV, on stdout and beside it (the RUN block of an earlier summary kept).
 pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("summarize: the CSV path must not be empty");
@@ -142,6 +143,7 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `actions`: the table (or JSON) of an actions file.
 pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("actions: the file path must not be empty");
@@ -284,13 +286,14 @@ pub fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
 /// A [`ufmt::uWrite`] sink over a file descriptor: text is gathered in a
 /// 64 KiB buffer and written out when it fills and at [`FdSink::flush`].
 pub struct FdSink<'a> {
-    pub fd: BorrowedFd<'a>,
-    pub buf: Vec<u8>,
+    fd: BorrowedFd<'a>,
+    buf: Vec<u8>,
 }
 
 impl<'a> FdSink<'a> {
     const CAP: usize = 64 * 1024;
 
+    /// An empty sink over `fd`.
     pub fn new(fd: BorrowedFd<'a>) -> FdSink<'a> {
         FdSink {
             fd,

@@ -42,14 +42,15 @@ pub fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
 /// The live status line: rewritten in place on a terminal, never written
 /// to a pipe or file.
 pub struct StatusLine {
-    pub on: bool,
-    pub shown: bool,
+    on: bool,
+    shown: bool,
     /// Terminal columns: a longer line would wrap, and `\r` would then
     /// rewrite only its last row.
-    pub width: usize,
+    width: usize,
 }
 
 impl StatusLine {
+    /// On when stderr is a terminal, as wide as it is (80 when unknown).
     pub fn new() -> StatusLine {
         // SAFETY: fd 2 stays open for the life of the process (guard_std_fds).
         let err = unsafe { BorrowedFd::borrow_raw(2) };
@@ -63,6 +64,7 @@ impl StatusLine {
         }
     }
 
+    /// Shows the line for `row`, cut to the terminal's width.
     pub fn show(&mut self, row: &headroom::tick::row::Row) {
         if !self.on {
             return;
@@ -77,6 +79,7 @@ impl StatusLine {
         self.shown = true;
     }
 
+    /// Clears the line, if shown, before other text goes to stderr.
     pub fn clear(&mut self) {
         if self.shown {
             let _ = std::io::stderr().write_all(b"\r\x1b[K");

@@ -452,7 +452,20 @@ impl Summary {
         self.render_to(out).map_err(|_| BufferFull)
     }
 
+    /// The text summary, the sections in order; no rows: the head alone.
     fn render_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        self.render_head(w)?;
+        if self.samples == 0 {
+            return Ok(());
+        }
+        self.render_memory(w)?;
+        self.render_disk_and_load(w)?;
+        self.render_counts(w)?;
+        self.render_own(w)
+    }
+
+    /// The title line, samples and duration, and the rows skipped or lost.
+    fn render_head<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let d = self.max_elapsed;
         uwrite!(w, "=== resource-monitor summary ===\n")?;
         uwrite!(w, "samples={}  duration={}m", self.samples, d / 60)?;
@@ -469,9 +482,11 @@ impl Summary {
                 self.lost
             )?;
         }
-        if self.samples == 0 {
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    /// The memory sections: the estimate note, peak use, min available, peak swap.
+    fn render_memory<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         if self.mem_estimated {
             uwrite!(
                 w,
@@ -514,6 +529,11 @@ impl Summary {
             )?,
             None => uwrite!(w, "\nPEAK SWAP USE: unknown  at -  (stage=-)\n")?,
         }
+        Ok(())
+    }
+
+    /// The min disk free section and the peak load line.
+    fn render_disk_and_load<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         uwrite!(w, "\nMIN DISK FREE (build fs):\n")?;
         match &self.min_disk {
             Some(md) => {
@@ -540,6 +560,11 @@ impl Summary {
                 self.peak_cpu
             )?;
         }
+        Ok(())
+    }
+
+    /// The near-OOM and low-disk sample counts, the OOM kills, the thresholds line.
+    fn render_counts<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let (near, low) = self.thresholds();
         uwrite!(
             w,
@@ -580,7 +605,7 @@ impl Summary {
         uwrite!(w, ", low-disk ")?;
         threshold(w, low, "MB", "disk", "1/10")?;
         uwrite!(w, "\n")?;
-        self.render_own(w)
+        Ok(())
     }
 
     /// headroom's sections, each only when its column has data, in SPEC.md's
@@ -755,7 +780,18 @@ impl Summary {
         self.json_to(out).map_err(|_| BufferFull)
     }
 
+    /// The JSON object, its keys in a fixed order, step by step.
     fn json_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        self.json_toolchain(w)?;
+        self.json_thresholds(w)?;
+        self.json_build(w)?;
+        self.json_own(w)?;
+        self.json_run(w)?;
+        uwrite!(w, "}}\n")
+    }
+
+    /// `{`, the counts, the toolchain's rows (memory, swap, disk, load) and peak CPU.
+    fn json_toolchain<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         uwrite!(
             w,
             "{{\"samples\":{},\"duration_s\":{},\"skipped_rows\":{},\"lost_rows\":{},\"mem_available_estimated\":{}",
@@ -787,6 +823,11 @@ impl Summary {
             uwrite!(w, "\"load1\":{},", r.load1_str())
         })?;
         uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
+        Ok(())
+    }
+
+    /// The near-OOM and low-disk thresholds with their sample counts, the OOM kills.
+    fn json_thresholds<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let (near, low) = self.thresholds();
         uwrite!(
             w,
@@ -809,6 +850,11 @@ impl Summary {
             Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
             None => uwrite!(w, ",\"oom_kills\":null")?,
         }
+        Ok(())
+    }
+
+    /// The peak compiler rows (host-wide, the build's) and the `build` object.
+    fn json_build<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
             uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
             json_str(w, r.ext.peak_rss_comm.as_str())?;
@@ -851,6 +897,11 @@ impl Summary {
             }
             None => uwrite!(w, ",\"build\":null")?,
         }
+        Ok(())
+    }
+
+    /// headroom's own rows: cgroup headroom, zram, /tmp, the OOM-kill rows.
+    fn json_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
             uwrite!(
                 w,
@@ -906,6 +957,11 @@ impl Summary {
             uwrite!(w, "}}")?;
         }
         uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
+        Ok(())
+    }
+
+    /// The `run`, `jobserver` and `memory_lock` objects.
+    fn json_run<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         match &self.run {
             Some((label, u)) => {
                 uwrite!(w, ",\"run\":{{\"command\":")?;
@@ -957,7 +1013,7 @@ impl Summary {
             }
             None => uwrite!(w, ",\"memory_lock\":null")?,
         }
-        uwrite!(w, "}}\n")
+        Ok(())
     }
 }
 

@@ -12,8 +12,8 @@ use crate::report::summary::Threshold;
 impl Plot {
     /// Writes the SVG to `w`. `name` is the CSV's file name, shown in the
     /// title (escaped). The output is one `<svg>` document, UTF-8, with no
-    /// external reference; its size is bounded by [`BUCKETS`], [`BANDS`]
-    /// and [`OOM_MARKS`] (under 1 MiB).
+    /// external reference; its size is bounded by
+    /// [`BUCKETS`](super::BUCKETS), [`BANDS`] and [`OOM_MARKS`] (under 1 MiB).
     ///
     /// # Errors
     /// Only those of `w`.

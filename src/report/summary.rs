@@ -20,6 +20,9 @@ use crate::build::usage::{Usage, write_centi};
 use crate::tick::clock::Iso;
 use crate::tick::row::{BufferFull, Row};
 
+/// The JSON form: [`Summary::render_json`].
+mod json;
+
 /// The toolchain's default near-OOM threshold, MiB of MemAvailable.
 pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
 /// The toolchain's default low-disk threshold, GiB free.
@@ -452,7 +455,20 @@ impl Summary {
         self.render_to(out).map_err(|_| BufferFull)
     }
 
+    /// The text summary, the sections in order; no rows: the head alone.
     fn render_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        self.render_head(w)?;
+        if self.samples == 0 {
+            return Ok(());
+        }
+        self.render_memory(w)?;
+        self.render_disk_and_load(w)?;
+        self.render_counts(w)?;
+        self.render_own(w)
+    }
+
+    /// The title line, samples and duration, and the rows skipped or lost.
+    fn render_head<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let d = self.max_elapsed;
         uwrite!(w, "=== resource-monitor summary ===\n")?;
         uwrite!(w, "samples={}  duration={}m", self.samples, d / 60)?;
@@ -469,9 +485,11 @@ impl Summary {
                 self.lost
             )?;
         }
-        if self.samples == 0 {
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    /// The memory sections: the estimate note, peak use, min available, peak swap.
+    fn render_memory<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         if self.mem_estimated {
             uwrite!(
                 w,
@@ -514,6 +532,11 @@ impl Summary {
             )?,
             None => uwrite!(w, "\nPEAK SWAP USE: unknown  at -  (stage=-)\n")?,
         }
+        Ok(())
+    }
+
+    /// The min disk free section and the peak load line.
+    fn render_disk_and_load<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         uwrite!(w, "\nMIN DISK FREE (build fs):\n")?;
         match &self.min_disk {
             Some(md) => {
@@ -540,6 +563,11 @@ impl Summary {
                 self.peak_cpu
             )?;
         }
+        Ok(())
+    }
+
+    /// The near-OOM and low-disk sample counts, the OOM kills, the thresholds line.
+    fn render_counts<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let (near, low) = self.thresholds();
         uwrite!(
             w,
@@ -580,7 +608,7 @@ impl Summary {
         uwrite!(w, ", low-disk ")?;
         threshold(w, low, "MB", "disk", "1/10")?;
         uwrite!(w, "\n")?;
-        self.render_own(w)
+        Ok(())
     }
 
     /// headroom's sections, each only when its column has data, in SPEC.md's
@@ -744,221 +772,6 @@ impl Summary {
         }
         Ok(())
     }
-
-    /// Renders the summary as one JSON object (`summarize --json`), for
-    /// scripts: the same figures as the text, with units in the key names
-    /// and `null` where the text says "unknown" or shows no section.
-    ///
-    /// # Errors
-    /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`] rules out.
-    pub fn render_json(&self, out: &mut Text) -> Result<(), BufferFull> {
-        self.json_to(out).map_err(|_| BufferFull)
-    }
-
-    fn json_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        uwrite!(
-            w,
-            "{{\"samples\":{},\"duration_s\":{},\"skipped_rows\":{},\"lost_rows\":{},\"mem_available_estimated\":{}",
-            self.samples,
-            self.max_elapsed,
-            self.skipped,
-            self.lost,
-            self.mem_estimated
-        )?;
-        json_row(w, "peak_mem", self.peak_mem.as_ref(), |w, r| {
-            uwrite!(
-                w,
-                "\"mem_used_mb\":{},\"mem_avail_mb\":{},",
-                r.mem_used_mb,
-                r.mem_avail_mb
-            )
-        })?;
-        json_row(w, "min_mem_avail", self.min_avail.as_ref(), |w, r| {
-            uwrite!(w, "\"mem_avail_mb\":{},", r.mem_avail_mb)
-        })?;
-        let swap = self.peak_swap.as_ref().filter(|r| r.swap_used_mb > 0);
-        json_row(w, "peak_swap", swap, |w, r| {
-            uwrite!(w, "\"swap_used_mb\":{},", r.swap_used_mb)
-        })?;
-        json_row(w, "min_disk", self.min_disk.as_ref(), |w, r| {
-            uwrite!(w, "\"disk_avail_gb\":{},", r.disk_avail_gb)
-        })?;
-        json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
-            uwrite!(w, "\"load1\":{},", r.load1_str())
-        })?;
-        uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
-        let (near, low) = self.thresholds();
-        uwrite!(
-            w,
-            ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"scaled_from_ram_mb\":",
-            near.value(),
-            near.source()
-        )?;
-        json_opt(w, near.scaled_from())?;
-        uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
-        uwrite!(
-            w,
-            ",\"low_disk\":{{\"below_mb\":{},\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_mb\":",
-            low.value(),
-            self.low_disk_gb_line(),
-            low.source()
-        )?;
-        json_opt(w, low.scaled_from())?;
-        uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
-        match self.oom_kills {
-            Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
-            None => uwrite!(w, ",\"oom_kills\":null")?,
-        }
-        json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
-            uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
-            json_str(w, r.ext.peak_rss_comm.as_str())?;
-            uwrite!(w, ",")
-        })?;
-        json_row(
-            w,
-            "build_peak_compiler_rss",
-            self.peak_build_rss.as_ref(),
-            |w, r| {
-                uwrite!(
-                    w,
-                    "\"rss_mb\":{},\"comm\":",
-                    r.ext.build_peak_rss_mb.unwrap_or(0)
-                )?;
-                json_str(w, r.ext.build_peak_rss_comm.as_str())?;
-                uwrite!(w, ",")
-            },
-        )?;
-        match self.build {
-            Some(scope) => {
-                uwrite!(
-                    w,
-                    ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
-                    scope.word()
-                )?;
-                json_opt(w, self.build_oom_kills)?;
-                uwrite!(w, ",\"oom_kills_counted\":")?;
-                json_str(w, scope.how_counted())?;
-                uwrite!(w, ",\"no_cgroup_because\":")?;
-                match scope {
-                    BuildScope::Tree(why) if !why.is_empty() => json_str(w, why)?,
-                    _ => uwrite!(w, "null")?,
-                }
-                uwrite!(w, ",\"cgroup_peak_mb\":")?;
-                json_opt(w, self.build_peak_charge_mb)?;
-                uwrite!(w, ",\"anon_peak_mb\":")?;
-                json_opt(w, self.peak_build_anon_mb)?;
-                uwrite!(w, "}}")?;
-            }
-            None => uwrite!(w, ",\"build\":null")?,
-        }
-        json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
-            uwrite!(
-                w,
-                "\"cg_mem_avail_mb\":{},",
-                r.ext.cg_mem_avail_mb.unwrap_or(0)
-            )
-        })?;
-        let zram = self
-            .peak_zram
-            .as_ref()
-            .filter(|r| r.ext.zram_stored_mb.unwrap_or(0) > 0);
-        json_row(w, "peak_zram", zram, |w, r| {
-            uwrite!(
-                w,
-                "\"zram_stored_mb\":{},\"zram_ram_mb\":{},",
-                r.ext.zram_stored_mb.unwrap_or(0),
-                r.ext.zram_ram_mb.unwrap_or(0)
-            )
-        })?;
-        json_row(w, "min_tmp", self.min_tmp.as_ref(), |w, r| {
-            uwrite!(
-                w,
-                "\"tmp_avail_mb\":{},\"tmp_pct\":{},",
-                r.ext.tmp_avail_mb.unwrap_or(0),
-                r.ext.tmp_pct.unwrap_or(0)
-            )
-        })?;
-        match self.tmp_is_tmpfs {
-            Some(t) => uwrite!(w, ",\"tmp_is_tmpfs\":{}", t)?,
-            None => uwrite!(w, ",\"tmp_is_tmpfs\":null")?,
-        }
-        uwrite!(w, ",\"oom_kill_rows\":[")?;
-        for (i, ev) in self.oom_rows.iter().enumerate() {
-            if i > 0 {
-                uwrite!(w, ",")?;
-            }
-            uwrite!(
-                w,
-                "{{\"kills\":{},\"iso\":\"{}\",\"stage\":",
-                ev.kills,
-                ev.iso.as_str()
-            )?;
-            json_str(
-                w,
-                if ev.stage.is_empty() {
-                    "?"
-                } else {
-                    ev.stage.as_str()
-                },
-            )?;
-            uwrite!(w, ",\"context\":")?;
-            json_str(w, ev.context.as_str())?;
-            uwrite!(w, "}}")?;
-        }
-        uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
-        match &self.run {
-            Some((label, u)) => {
-                uwrite!(w, ",\"run\":{{\"command\":")?;
-                json_str(w, label.as_str())?;
-                uwrite!(
-                    w,
-                    ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{},",
-                    u.wall_ms,
-                    u.user_ms,
-                    u.sys_ms,
-                    u.cores_centi(),
-                    u.max_rss_kib
-                )?;
-                match u.end {
-                    crate::build::usage::End::Exited(c) => {
-                        uwrite!(w, "\"exit\":{},\"signal\":null}}", c)?
-                    }
-                    crate::build::usage::End::Signaled(sg) => {
-                        uwrite!(w, "\"exit\":null,\"signal\":")?;
-                        json_str(w, crate::build::usage::signal_name(sg).unwrap_or("?"))?;
-                        uwrite!(w, "}}")?;
-                    }
-                }
-            }
-            None => uwrite!(w, ",\"run\":null")?,
-        }
-        match &self.jobserver {
-            Some(j) => uwrite!(
-                w,
-                ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{}}}",
-                j.cap,
-                j.min,
-                j.avg_centi,
-                j.max,
-                j.throttled_ms,
-                j.span_ms,
-                j.peak_mb
-            )?,
-            None => uwrite!(w, ",\"jobserver\":null")?,
-        }
-        match self.memory_lock {
-            Some(crate::tick::footprint::Lock::Locked) => {
-                uwrite!(w, ",\"memory_lock\":{{\"locked\":true,\"reason\":null}}")?
-            }
-            Some(crate::tick::footprint::Lock::NotLocked(why)) => {
-                uwrite!(w, ",\"memory_lock\":{{\"locked\":false,\"reason\":\"")?;
-                why.write(w)?;
-                uwrite!(w, "\"}}")?
-            }
-            None => uwrite!(w, ",\"memory_lock\":null")?,
-        }
-        uwrite!(w, "}}\n")
-    }
 }
 
 impl Threshold {
@@ -979,49 +792,6 @@ impl Threshold {
             Threshold::Scaled(..) => "scaled",
         }
     }
-}
-
-/// A number or `null`.
-fn json_opt<W: uWrite>(w: &mut W, v: Option<u64>) -> Result<(), W::Error> {
-    match v {
-        Some(v) => uwrite!(w, "{}", v),
-        None => uwrite!(w, "null"),
-    }
-}
-
-/// `,"key":{fields…,"iso":…,"stage":…,"context":…}` or `,"key":null`.
-fn json_row<W: uWrite>(
-    w: &mut W,
-    key: &str,
-    row: Option<&Row>,
-    fields: impl FnOnce(&mut W, &Row) -> Result<(), W::Error>,
-) -> Result<(), W::Error> {
-    uwrite!(w, ",\"{}\":", key)?;
-    let Some(r) = row else {
-        return uwrite!(w, "null");
-    };
-    uwrite!(w, "{{")?;
-    fields(w, r)?;
-    uwrite!(w, "\"iso\":\"{}\",\"stage\":", r.iso.as_str())?;
-    json_str(w, stage_of(r))?;
-    uwrite!(w, ",\"context\":")?;
-    json_str(w, r.context.as_str())?;
-    uwrite!(w, "}}")
-}
-
-/// A JSON string literal; stage and context are already free of quotes and
-/// control characters, but `\\` and anything else is escaped all the same.
-fn json_str<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
-    w.write_char('"')?;
-    for c in s.chars() {
-        match c {
-            '"' => w.write_str("\\\"")?,
-            '\\' => w.write_str("\\\\")?,
-            c if (c as u32) < 0x20 => w.write_str(" ")?,
-            c => w.write_char(c)?,
-        }
-    }
-    w.write_char('"')
 }
 
 fn two_digits<W: uWrite>(w: &mut W, v: u64) -> Result<(), W::Error> {
@@ -1072,341 +842,5 @@ fn threshold<W: uWrite>(
 }
 
 #[cfg(test)]
-mod tests {
-    extern crate std;
-    use super::*;
-    use crate::report::csvread::CsvRows;
-
-    fn summarize(data: &[u8], near: Option<u64>, low: Option<u64>) -> std::string::String {
-        let mut s = Summary::new(near, low);
-        let mut r = CsvRows::new();
-        r.feed(data, &mut |row| s.observe(row)).unwrap();
-        r.feed(&[], &mut |row| s.observe(row)).unwrap();
-        s.skipped = r.skipped;
-        let mut t = Text::new();
-        s.render(&mut t).unwrap();
-        std::string::String::from(t.as_str())
-    }
-
-    const SAMPLE: &[u8] = include_bytes!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/toolchain-cargo-build.csv"
-    ));
-
-    #[test]
-    fn toolchain_sample_summary_whole() {
-        let got = summarize(SAMPLE, None, None);
-        let want = "=== resource-monitor summary ===
-samples=18  duration=0m18s
-
-PEAK MEMORY USE:
-  689 MB used  (only 23416 MB available)  at 2026-11-30T01:03:09Z
-  stage=build  context= Compiling syn v2.0.119
-
-MIN MEMORY AVAILABLE (closest to OOM):
-  23416 MB free  at 2026-11-30T01:03:09Z
-  stage=build  context= Compiling syn v2.0.119
-
-PEAK SWAP USE: 0 MB  at -  (stage=-)  [no swapping — good]
-
-MIN DISK FREE (build fs):
-  76 GB free  at 2026-11-30T01:03:05Z
-  stage=build  context=
-
-PEAK LOAD: 0.84  at 2026-11-30T01:03:18Z (stage=build)   PEAK CPU: 100%
-samples below 4096 MB free RAM (near-OOM): 0
-samples below 20 GB free disk: 0
-kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)
-thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolchain default)
-";
-        assert_eq!(got, want);
-    }
-
-    #[test]
-    fn zeros_count_as_near_oom_and_low_disk() {
-        let data = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
-100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\"
-115,1970-01-01T00:01:55Z,15,1.00,50,3900,0,100,200,0,100,1,b,\"y\"
-";
-        let got = summarize(data, None, None);
-        // RAM 3900 MB < 8192: threshold 3900/8 = 487; disk total 1024 ×
-        // 100 / 3 = 34133 MB: 3413 MB, "below 4 GB" (rounded up) in the
-        // compatible line.
-        assert!(
-            got.contains("samples below 487 MB free RAM (near-OOM): 1\n"),
-            "{got}"
-        );
-        assert!(got.contains("samples below 4 GB free disk: 2\n"), "{got}");
-        assert!(
-            got.contains("low-disk < 3413 MB (default scaled to 1/10 of 34133 MB disk)\n"),
-            "{got}"
-        );
-        assert!(got.contains("PEAK SWAP USE: 200 MB  at 1970-01-01T00:01:55Z  (stage=b)\n"));
-        assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  0 MB free  at 1970-01-01T00:01:55Z\n  stage=b  context=y\n"));
-        assert!(
-            got.contains("(default scaled to 1/8 of 3900 MB RAM)"),
-            "{got}"
-        );
-        let given = summarize(data, Some(1000), Some(1));
-        assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
-        assert!(given.contains("samples below 1 GB free disk: 1\n"));
-        assert!(given.contains("near-OOM < 1000 MB (given)"));
-        assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
-        let mut sum = Summary::new(None, None);
-        let mut r = CsvRows::new();
-        r.feed(data, &mut |row| sum.observe(row)).unwrap();
-        sum.run = Some((
-            String::try_from("make -j2").unwrap(),
-            Usage {
-                wall_ms: 1500,
-                user_ms: 2000,
-                sys_ms: 100,
-                max_rss_kib: 2048,
-                end: crate::build::usage::End::Signaled(9),
-            },
-        ));
-        let mut j = Text::new();
-        sum.render_json(&mut j).unwrap();
-        assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
-        assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
-    }
-
-    #[test]
-    fn a_recording_says_whether_its_memory_was_locked() {
-        use crate::tick::footprint::{Lock, NotLocked};
-        let mut sum = Summary::new(None, None);
-        let mut r = CsvRows::new();
-        r.feed(SAMPLE, &mut |row| sum.observe(row)).unwrap();
-        let plain = summarize(SAMPLE, None, None);
-        let render = |s: &Summary| {
-            let (mut t, mut j) = (Text::new(), Text::new());
-            s.render(&mut t).unwrap();
-            s.render_json(&mut j).unwrap();
-            (
-                std::string::String::from(t.as_str()),
-                std::string::String::from(j.as_str()),
-            )
-        };
-        // summarize of a CSV: no line, null.
-        assert!(!plain.contains("headroom's memory"));
-        assert!(render(&sum).1.ends_with(",\"memory_lock\":null}\n"));
-        sum.memory_lock = Some(Lock::Locked);
-        let (t, j) = render(&sum);
-        // One line more, at the end of headroom's own sections; the
-        // toolchain's headings above it are untouched.
-        assert_eq!(
-            t,
-            std::format!("{plain}\nheadroom's memory: locked in RAM (mlockall)\n")
-        );
-        assert!(
-            j.ends_with(",\"memory_lock\":{\"locked\":true,\"reason\":null}}\n"),
-            "{j}"
-        );
-        sum.memory_lock = Some(Lock::NotLocked(NotLocked::Limit {
-            limit_kib: 64,
-            need_kib: 1800,
-        }));
-        let (t, j) = render(&sum);
-        assert!(t.ends_with("\nheadroom's memory: not locked: RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\n"), "{t}");
-        assert!(j.ends_with(",\"memory_lock\":{\"locked\":false,\"reason\":\"RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\"}}\n"), "{j}");
-    }
-
-    #[test]
-    fn unreadable_sources_are_not_oom_or_low_disk() {
-        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
-        data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
-        data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
-        let got = summarize(data.as_bytes(), None, None);
-        assert!(
-            got.contains("samples below 4096 MB free RAM (near-OOM): 0\n"),
-            "{got}"
-        );
-        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
-        assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown: /proc/meminfo could not be read on any sample\n"), "{got}");
-        assert!(
-            got.contains("MIN DISK FREE (build fs):\n  unknown"),
-            "{got}"
-        );
-        assert!(
-            got.contains("PEAK LOAD: 0  at 1970-01-01T00:01:40Z"),
-            "{got}"
-        );
-    }
-
-    #[test]
-    fn empty_csv_prints_samples_zero_and_no_peaks() {
-        let got = summarize(crate::tick::row::HEADER_FULL.as_bytes(), None, None);
-        assert_eq!(
-            got,
-            "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
-        );
-    }
-
-    #[test]
-    fn oom_rows_and_own_sections() {
-        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
-        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\",0,0,0,500,10,1100,0,,,700,cc1plus,,\n");
-        data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus,,\n");
-        let got = summarize(data.as_bytes(), None, None);
-        assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
-        assert!(got.contains("OOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
-        assert!(got.contains("\nPEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z  [host-wide: every compiler on the host; no build followed]\n"), "{got}");
-        assert!(!got.contains("this build"), "{got}");
-        // Stored over RAM used is the RAM saving (issue 12: it was called
-        // "ratio", as the status table's stored / compressed is).
-        assert!(
-            got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM (RAM saving 2.50:1)  at "),
-            "{got}"
-        );
-        assert!(!got.contains("(ratio "), "{got}");
-        assert!(got.contains("/TMP: min 400 MB free (20% used)"));
-        assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
-    }
-
-    /// Another process named cc1plus holds 300 MiB outside; the build's own
-    /// cc1 is at most 50: the build's is the peak, the host's is said to
-    /// be someone else's, and a plan sizes from the build's.
-    #[test]
-    fn the_builds_compilers_are_not_the_hosts() {
-        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
-        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"cc x.c\",0,,,500,10,1100,0,,,300,cc1plus,48,cc1\n");
-        data.push_str("101,1970-01-01T00:01:41Z,1,1.00,50,3000,900,76,0,1,97,2,b,\"cc y.c\",0,,,500,10,1100,1,,,301,cc1plus,50,cc1\n");
-        data.push_str("102,1970-01-01T00:01:42Z,2,1.00,50,3000,900,76,0,1,97,1,c,\"cc z.c\",0,,,500,10,1100,1,,,301,cc1plus,,\n");
-        let mut sum = Summary::new(None, None);
-        CsvRows::new()
-            .feed(data.as_bytes(), &mut |r| sum.observe(r))
-            .unwrap();
-        assert_eq!(sum.sizing_peak(), Some((50, PeakOf::Build)));
-        let mut t = Text::new();
-        sum.render(&mut t).unwrap();
-        assert!(t.contains("\nPEAK COMPILER RSS: 50 MB (cc1)  at 1970-01-01T00:01:41Z  [this build]\n  stage=b  context=cc y.c\n"), "{t}");
-        assert!(
-            t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"),
-            "{t}"
-        );
-        // From a CSV, how the build was followed is not known: no line.
-        assert!(!t.contains("OOM kills in this build"), "{t}");
-
-        // Recorded live as a tree with one estimated kill, then as a cgroup.
-        let mut row = Row::empty(103);
-        row.build_oom_kills = Some(1);
-        sum.build = Some(BuildScope::Tree("not permitted to make a cgroup"));
-        sum.observe(&row);
-        let mut t = Text::new();
-        sum.render(&mut t).unwrap();
-        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: 1 (estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
-        sum.build = Some(BuildScope::Cgroup(crate::kernel::cgroup::Version::V1));
-        sum.build_oom_final(Some(3));
-        sum.build_oom_final(None);
-        sum.build_peak_charge_mb = Some(70);
-        row.build_anon_mb = Some(40);
-        sum.observe(&row);
-        sum.run = Some((
-            String::try_from("make").unwrap(),
-            Usage {
-                wall_ms: 1,
-                user_ms: 1,
-                sys_ms: 1,
-                max_rss_kib: 51 * 1024,
-                end: crate::build::usage::End::Exited(0),
-            },
-        ));
-        let mut t = Text::new();
-        sum.render(&mut t).unwrap();
-        assert!(
-            t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"),
-            "{t}"
-        );
-        assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory: largest sampled 40 MiB (memory.stat total_rss, once per row)\n"), "{t}");
-        let mut j = Text::new();
-        sum.render_json(&mut j).unwrap();
-        assert!(j.contains(",\"build_peak_compiler_rss\":{\"rss_mb\":50,\"comm\":\"cc1\",\"iso\":\"1970-01-01T00:01:41Z\""), "{j}");
-        assert!(j.contains(",\"build\":{\"scope\":\"cgroup\",\"oom_kills\":3,\"oom_kills_counted\":\"its cgroup's memory.oom_control oom_kill\",\"no_cgroup_because\":null,\"cgroup_peak_mb\":70,\"anon_peak_mb\":40}"), "{j}");
-    }
-
-    /// Without a build, the host's compilers are the only figure: a plan
-    /// sizes from them, and says whose they are.
-    #[test]
-    fn without_a_build_the_host_peak_is_said_to_be_the_hosts() {
-        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
-        data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"x\",0,,,500,10,1100,0,,,300,cc1plus,,\n");
-        let mut sum = Summary::new(None, None);
-        CsvRows::new()
-            .feed(data.as_bytes(), &mut |r| sum.observe(r))
-            .unwrap();
-        assert_eq!(sum.sizing_peak(), Some((300, PeakOf::Host)));
-        // A build followed whose compilers never ran: no peak to size from.
-        sum.build = Some(BuildScope::Tree(""));
-        assert_eq!(sum.sizing_peak(), None);
-    }
-
-    /// Issue 12: on a disk under 1 GiB the low-disk threshold fell back to
-    /// 20 GB (whole-GB arithmetic gave a 0 GB disk). A full CSV of a
-    /// 512 MiB tmpfs build dir: scaled from disk_avail_mb.
-    #[test]
-    fn small_disk_full_csv_scales_in_mib() {
-        let mut data = std::string::String::from(crate::tick::row::HEADER_FULL);
-        for (i, (mb, pct)) in [(460, 10), (100, 80), (50, 90), (0, 100)]
-            .iter()
-            .enumerate()
-        {
-            data.push_str(&std::format!(
-                "{},1970-01-01T00:01:4{i}Z,{i},0.10,5,300,3000,9,0,0,{pct},0,b,\"x\",0,0,0,400,10,{mb},0,,,,,,\n",
-                100 + i
-            ));
-        }
-        let got = summarize(data.as_bytes(), None, None);
-        // Total 460 × 100 / 90 = 511 MiB; 1/10: 51 MiB. 50 and 0 are below.
-        assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
-        assert!(
-            got.contains(", low-disk < 51 MB (default scaled to 1/10 of 511 MB disk)\n"),
-            "{got}"
-        );
-        let mut s = Summary::new(None, None);
-        let mut r = CsvRows::new();
-        r.feed(data.as_bytes(), &mut |row| s.observe(row)).unwrap();
-        assert_eq!(s.low_disk(), Threshold::Scaled(51, 511));
-        let mut j = Text::new();
-        s.render_json(&mut j).unwrap();
-        assert!(
-            j.contains(",\"low_disk\":{\"below_mb\":51,\"below_gb\":1,\"from\":\"scaled\",\"scaled_from_disk_mb\":511,\"samples\":2}"),
-            "{j}"
-        );
-        // --low-disk-gb still counts in whole GiB, exactly as before.
-        let given = summarize(data.as_bytes(), None, Some(1));
-        assert!(
-            given.contains("samples below 1 GB free disk: 4\n"),
-            "{given}"
-        );
-        assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
-    }
-
-    /// The same small disk in a 14-column (compat) CSV: only whole GiB,
-    /// so `0` free is "under 1 GiB" and the total is estimated from 1 GiB:
-    /// still a scaled threshold, not the 20 GB default. A 4 GB card with
-    /// 2 GB free scales as before, now to the MiB.
-    #[test]
-    fn small_disk_compat_csv_scales_from_whole_gib() {
-        let head = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
-        let mut tmpfs = std::string::String::from(head);
-        tmpfs.push_str("100,1970-01-01T00:01:40Z,0,0.10,5,300,3000,9,0,0,10,0,b,\"x\"\n");
-        tmpfs.push_str("101,1970-01-01T00:01:41Z,1,0.10,5,300,3000,9,0,0,95,0,b,\"x\"\n");
-        let got = summarize(tmpfs.as_bytes(), None, None);
-        // 1024 × 100 / 90 = 1137 MiB at most; 1/10: 113 MiB.
-        assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
-        assert!(
-            got.contains("low-disk < 113 MB (default scaled to 1/10 of 1137 MB disk)\n"),
-            "{got}"
-        );
-        let mut card = std::string::String::from(head);
-        card.push_str("100,1970-01-01T00:01:40Z,0,0.10,5,300,3000,9,0,2,50,0,b,\"x\"\n");
-        card.push_str("101,1970-01-01T00:01:41Z,1,0.10,5,300,3000,9,0,0,99,0,b,\"x\"\n");
-        let got = summarize(card.as_bytes(), None, None);
-        // 2048 × 100 / 50 = 4096 MiB; 1/10: 409 MiB.
-        assert!(got.contains("samples below 1 GB free disk: 1\n"), "{got}");
-        assert!(
-            got.contains("low-disk < 409 MB (default scaled to 1/10 of 4096 MB disk)\n"),
-            "{got}"
-        );
-    }
-}
+#[path = "summary_tests.rs"]
+mod tests;

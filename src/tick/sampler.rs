@@ -333,8 +333,24 @@ impl<'a> Sampler<'a> {
         let first = *self.first_epoch.get_or_insert(epoch);
         let mut row = Row::empty(epoch);
         row.elapsed_s = epoch.saturating_sub(first);
+        self.read_load(&mut row, bufs, w);
+        self.read_cpu(&mut row, bufs, w);
+        let mem_total_kib = self.read_memory(&mut row, bufs, w);
+        let host_oom = self.read_oom_kill(&mut row, bufs, w);
+        self.read_pressure(&mut row, bufs, w);
+        self.read_zram(&mut row, bufs, w);
+        self.read_cgroup(&mut row, bufs, mem_total_kib);
+        self.stat_filesystems(&mut row, w);
+        self.scan_compilers(&mut row, bufs, w, host_oom);
+        self.prev_oom = host_oom.or(self.prev_oom);
+        self.build_figures(&mut row, bufs);
+        self.log(&mut row, bufs, w);
+        self.label_if_no_stage(&mut row);
+        row
+    }
 
-        // /proc/loadavg: load1 verbatim.
+    /// /proc/loadavg: load1 verbatim.
+    fn read_load(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         match loadavg::read(self.root, &mut bufs.file) {
             Ok(b) => match loadavg::parse(b) {
                 Ok(l) => row.load1 = Decimal::parse(l.load1_text).unwrap_or_default(),
@@ -342,8 +358,10 @@ impl<'a> Sampler<'a> {
             },
             Err(e) => self.warn_once(w, Source::LoadAvg, e.describe()),
         }
+    }
 
-        // /proc/stat: busy % since the previous tick.
+    /// /proc/stat: busy % since the previous tick.
+    fn read_cpu(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         match stat::read(self.root, &mut bufs.scratch) {
             Ok(b) => match stat::aggregate(b) {
                 Ok(cur) => {
@@ -356,8 +374,10 @@ impl<'a> Sampler<'a> {
             },
             Err(e) => self.warn_once(w, Source::Stat, e.describe()),
         }
+    }
 
-        // /proc/meminfo.
+    /// /proc/meminfo; MemTotal (KiB) for the cgroup step.
+    fn read_memory(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> Option<u64> {
         let mut mem_total_kib = None;
         match meminfo::read(self.root, &mut bufs.file) {
             Ok(b) => match meminfo::parse(b) {
@@ -388,8 +408,16 @@ impl<'a> Sampler<'a> {
                 self.warn_once(w, Source::MemInfo, e.describe());
             }
         }
+        mem_total_kib
+    }
 
-        // /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick.
+    /// /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick; the counter itself.
+    fn read_oom_kill(
+        &mut self,
+        row: &mut Row,
+        bufs: &mut Buffers,
+        w: &mut impl Warn,
+    ) -> Option<u64> {
         let mut host_oom = None;
         match vmstat::read(self.root, &mut bufs.file) {
             Ok(b) => {
@@ -404,8 +432,11 @@ impl<'a> Sampler<'a> {
             }
             Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
         }
+        host_oom
+    }
 
-        // /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.
+    /// /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.
+    fn read_pressure(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         if !self.psi_off {
             match psi::read(self.root, &mut bufs.file) {
                 Ok(b) => match psi::parse(b) {
@@ -424,8 +455,10 @@ impl<'a> Sampler<'a> {
                 }
             }
         }
+    }
 
-        // zram devices.
+    /// zram devices.
+    fn read_zram(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         if let Some(sb) = &self.sys_block {
             match zram::totals(sb.as_fd(), &mut bufs.dir, &mut bufs.file) {
                 Ok(t) if t.devices > 0 => {
@@ -436,15 +469,19 @@ impl<'a> Sampler<'a> {
                 Err(_) => self.warn_once(w, Source::Zram, "cannot list"),
             }
         }
+    }
 
-        // The tightest cgroup memory limit on our path.
+    /// The tightest cgroup memory limit on our path.
+    fn read_cgroup(&self, row: &mut Row, bufs: &mut Buffers, mem_total_kib: Option<u64>) {
         if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib)
             && let Some(r) = cg.remaining(total, &mut bufs.file)
         {
             row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
         }
+    }
 
-        // statvfs of the build disk and /tmp.
+    /// statvfs of the build disk and /tmp.
+    fn stat_filesystems(&mut self, row: &mut Row, w: &mut impl Warn) {
         match self.disk.as_ref().map(|d| FsStat::of_fd(d.as_fd())) {
             Some(Ok(s)) => {
                 row.disk_avail_gb = s.avail_gib();
@@ -468,8 +505,16 @@ impl<'a> Sampler<'a> {
             Some(Err(_)) => self.warn_once(w, Source::Tmp, "statvfs failed"),
             None => self.warn_once(w, Source::Tmp, "cannot open"),
         }
+    }
 
-        // Compilers: one pass over /proc.
+    /// Compilers: one pass over /proc, then the build's OOM estimate.
+    fn scan_compilers(
+        &mut self,
+        row: &mut Row,
+        bufs: &mut Buffers,
+        w: &mut impl Warn,
+        host_oom: Option<u64>,
+    ) {
         if let Some(pd) = &self.proc_dir {
             let scope = match self.build {
                 Build::None => Scope::None,
@@ -509,16 +554,14 @@ impl<'a> Sampler<'a> {
         } else {
             self.warn_once(w, Source::Procs, "cannot open proc/");
         }
-        self.prev_oom = host_oom.or(self.prev_oom);
-        self.build_figures(&mut row, bufs);
+    }
 
-        // Stage and context from the active log.
-        self.log(&mut row, bufs, w);
+    /// The `--label` stage (else `?`) when the log named none.
+    fn label_if_no_stage(&self, row: &mut Row) {
         if row.stage.is_empty() {
             let label = self.opts.label.unwrap_or("?");
             sanitize_into(label.as_bytes(), STAGE_CAP, &mut row.stage);
         }
-        row
     }
 
     /// The OOM estimate of a build without a cgroup: compilers of the build
@@ -569,6 +612,7 @@ impl<'a> Sampler<'a> {
         }
     }
 
+    /// Stage and context from the active log.
     fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         let fd = match self.opts.stage_log {
             StageLog::None => return,

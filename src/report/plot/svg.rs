@@ -1,0 +1,560 @@
+//! The SVG of a [`Plot`]: [`Plot::render`] and the pieces it writes, in
+//! the layout of [`super`]'s module documentation.
+
+use ufmt::{uWrite, uwrite};
+
+use super::{
+    Axis, BANDS, CPU, DISK, H, MEM, OOM_MARKS, PW, Plot, SERIES, Series, W, X0, X1, duration,
+    escape, stage_str, time_step,
+};
+use crate::report::summary::Threshold;
+
+impl Plot {
+    /// Writes the SVG to `w`. `name` is the CSV's file name, shown in the
+    /// title (escaped). The output is one `<svg>` document, UTF-8, with no
+    /// external reference; its size is bounded by
+    /// [`BUCKETS`](super::BUCKETS), [`BANDS`] and [`OOM_MARKS`] (under 1 MiB).
+    ///
+    /// # Errors
+    /// Only those of `w`.
+    pub fn render<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+            W,
+            H,
+            W,
+            H
+        )?;
+        w.write_str(
+            "<style>text{font-family:DejaVu Sans,Arial,sans-serif;font-size:12px;fill:#222}\
+             .t{font-size:16px;font-weight:bold}.small{font-size:11px;fill:#555}\
+             .grid{stroke:#ddd;stroke-width:1}.frame{fill:none;stroke:#888}\
+             .series{fill:none;stroke-width:1.5;stroke-linejoin:round}\
+             .band0{fill:#f4f4f4}.band1{fill:#e4e8ee}\
+             .oom{stroke:#c00000;stroke-width:2}.thr{stroke:#e31a1c;stroke-width:1.2;stroke-dasharray:6 4}</style>\n",
+        )?;
+        w.write_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n")?;
+        self.title(name, w)?;
+        self.legend(w)?;
+        self.draw_bands(w)?;
+        let mem_series = [
+            Series::MemUsed,
+            Series::MemAvail,
+            Series::SwapUsed,
+            Series::ZramStored,
+            Series::ZramRam,
+        ];
+        let mem_peak = mem_series
+            .iter()
+            .filter_map(|&s| self.peak(s))
+            .max()
+            .unwrap_or(0);
+        let mem_axis = Axis::new(mem_peak.max(self.near_oom.value()), 1);
+        self.panel(w, MEM, mem_axis, "memory (MiB)")?;
+        let disk_peak = self.peak(Series::DiskFree);
+        let low_mb = self.low_disk.value();
+        let disk_max = disk_peak.unwrap_or(0).max(low_mb);
+        let (disk_div, disk_title) = if disk_max >= 10 * 1024 {
+            (1024, "disk free (GiB)")
+        } else {
+            (1, "disk free (MiB)")
+        };
+        let disk_axis = Axis::new(disk_max, disk_div);
+        self.panel(w, DISK, disk_axis, disk_title)?;
+        let cpu_axis = Axis::new(self.peak(Series::Cpu).unwrap_or(0).max(100), 1);
+        let comp_axis = Axis::new(self.peak(Series::Compilers).unwrap_or(0).max(1), 1);
+        self.panel(w, CPU, cpu_axis, "CPU % / compilers")?;
+        self.right_axis(w, CPU, comp_axis)?;
+        self.time_axis(w)?;
+
+        for s in mem_series {
+            self.series(w, s, mem_axis, MEM)?;
+        }
+        self.series(w, Series::DiskFree, disk_axis, DISK)?;
+        self.series(w, Series::Cpu, cpu_axis, CPU)?;
+        self.series(w, Series::Compilers, comp_axis, CPU)?;
+        if self.present[Series::MemAvail.index()] {
+            let y = mem_axis.y(self.near_oom.value(), MEM);
+            uwrite!(
+                w,
+                "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
+                X0,
+                y,
+                X1,
+                y
+            )?;
+            threshold_text(
+                w,
+                "near-OOM: MemAvailable below ",
+                self.near_oom,
+                "MB",
+                "RAM",
+            )?;
+            uwrite!(
+                w,
+                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">near-OOM &lt; {} MiB</text>\n",
+                X1 - 4,
+                y.saturating_sub(4).max(MEM.0 + 12),
+                self.near_oom.value()
+            )?;
+        }
+        if disk_peak.is_some() {
+            let y = disk_axis.y(low_mb, DISK);
+            uwrite!(
+                w,
+                "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
+                X0,
+                y,
+                X1,
+                y
+            )?;
+            threshold_text(w, "low disk: free below ", self.low_disk, "MB", "disk")?;
+            uwrite!(
+                w,
+                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">low disk &lt; ",
+                X1 - 4,
+                y.saturating_sub(4).max(DISK.0 + 12),
+            )?;
+            // Whole GiB as before (the default, --low-disk-gb); a threshold
+            // scaled to a small disk in MiB.
+            match low_mb % 1024 {
+                0 => uwrite!(w, "{} GiB</text>\n", low_mb / 1024)?,
+                _ => uwrite!(w, "{} MiB</text>\n", low_mb)?,
+            }
+        }
+        self.draw_marks(w)?;
+        self.notes(w)?;
+        w.write_str("</svg>\n")
+    }
+
+    fn title<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(w, "<title>headroom plot: ")?;
+        escape(w, name)?;
+        uwrite!(w, "</title>\n<text class=\"t\" x=\"{}\" y=\"26\">", X0)?;
+        escape(w, name)?;
+        uwrite!(
+            w,
+            "</text>\n<text x=\"{}\" y=\"46\">{} samples, duration ",
+            X0,
+            self.seen
+        )?;
+        duration(w, self.span)?;
+        uwrite!(
+            w,
+            ", {} to {}",
+            self.iso_first.as_str(),
+            self.iso_last.as_str()
+        )?;
+        match self.oom_kills() {
+            Some(0) => uwrite!(w, ", no OOM kill")?,
+            Some(k) => uwrite!(w, ", {} OOM kill(s) on the host", k)?,
+            None => {}
+        }
+        uwrite!(w, "</text>\n")
+    }
+
+    fn legend<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let mut at = (X0, 70);
+        w.write_str("<g class=\"legend\">\n")?;
+        for s in SERIES {
+            if self.present[s.index()] {
+                legend_entry(w, &mut at, s.label(), Swatch::Line(s.color()))?;
+            }
+        }
+        legend_entry(
+            w,
+            &mut at,
+            "near-OOM / low-disk threshold",
+            Swatch::Threshold,
+        )?;
+        if self.oom_counter {
+            legend_entry(w, &mut at, "OOM kill", Swatch::Oom)?;
+        }
+        if !self.bands.is_empty() {
+            legend_entry(w, &mut at, "stage (hover for details)", Swatch::Band)?;
+        }
+        w.write_str("</g>\n")
+    }
+
+    fn draw_bands<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        w.write_str("<g class=\"bands\">\n")?;
+        for (i, b) in self.bands.iter().enumerate() {
+            // A band reaches to where the next one starts; the last to its end.
+            let end = match self.bands.get(i + 1) {
+                Some(n) => n.t_start,
+                None => b.t_end,
+            };
+            let (mut xa, mut xb) = (self.x(b.t_start), self.x(end));
+            if self.span == 0 {
+                (xa, xb) = (X0, X1);
+            }
+            if xb < xa {
+                core::mem::swap(&mut xa, &mut xb);
+            }
+            let width = (xb - xa).max(1);
+            uwrite!(
+                w,
+                "<rect class=\"band{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>stage ",
+                i % 2,
+                xa,
+                MEM.0,
+                width,
+                CPU.1 - MEM.0
+            )?;
+            escape(w, stage_str(&b.stage))?;
+            if b.runs > 1 {
+                uwrite!(w, " and {} other stage runs merged", b.runs - 1)?;
+            }
+            uwrite!(w, ": ")?;
+            duration(w, b.t_start.saturating_sub(self.t0))?;
+            uwrite!(w, " to ")?;
+            duration(w, end.max(b.t_end).saturating_sub(self.t0))?;
+            uwrite!(w, " after the start, {} rows</title></rect>\n", b.rows)?;
+            let label = stage_str(&b.stage);
+            let chars = label.chars().count() as u64 + if b.runs > 1 { 4 } else { 0 };
+            if width >= 7 * chars + 6 {
+                uwrite!(
+                    w,
+                    "<text class=\"small\" x=\"{}\" y=\"{}\">",
+                    xa + 3,
+                    MEM.0 + 13
+                )?;
+                escape(w, label)?;
+                if b.runs > 1 {
+                    uwrite!(w, " +{}", b.runs - 1)?;
+                }
+                uwrite!(w, "</text>\n")?;
+            }
+        }
+        w.write_str("</g>\n")
+    }
+
+    fn panel<W: uWrite>(
+        &self,
+        w: &mut W,
+        (top, bottom): (u64, u64),
+        axis: Axis,
+        title: &str,
+    ) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+            X0,
+            top,
+            PW,
+            bottom - top
+        )?;
+        for v in axis.ticks() {
+            let y = axis.y(v, (top, bottom));
+            uwrite!(
+                w,
+                "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+                X0,
+                y,
+                X1,
+                y,
+                X0 - 6,
+                y + 4,
+                v / axis.div
+            )?;
+        }
+        let mid = (top + bottom) / 2;
+        uwrite!(
+            w,
+            "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {})\">",
+            mid,
+            mid
+        )?;
+        escape(w, title)?;
+        uwrite!(w, "</text>\n")
+    }
+
+    fn right_axis<W: uWrite>(
+        &self,
+        w: &mut W,
+        (top, bottom): (u64, u64),
+        axis: Axis,
+    ) -> Result<(), W::Error> {
+        for v in axis.ticks() {
+            let y = axis.y(v, (top, bottom));
+            uwrite!(
+                w,
+                "<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n",
+                X1 + 6,
+                y + 4,
+                Series::Compilers.color(),
+                v
+            )?;
+        }
+        let mid = (top + bottom) / 2;
+        uwrite!(
+            w,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(90 {} {})\">compilers</text>\n",
+            X1 + 40,
+            mid,
+            X1 + 40,
+            mid
+        )
+    }
+
+    fn time_axis<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let step = time_step(self.span);
+        let mut t = 0;
+        w.write_str("<g class=\"time\">\n")?;
+        while t <= self.span {
+            let x = self.x(self.t0.saturating_add(t));
+            uwrite!(
+                w,
+                "<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">",
+                x,
+                MEM.0,
+                x,
+                CPU.1 + 4,
+                x,
+                CPU.1 + 18
+            )?;
+            duration(w, t)?;
+            uwrite!(w, "</text>\n")?;
+            t = match t.checked_add(step) {
+                Some(n) => n,
+                None => break,
+            };
+        }
+        uwrite!(
+            w,
+            "<text class=\"small\" x=\"{}\" y=\"{}\">elapsed since {}</text>\n</g>\n",
+            X0,
+            CPU.1 + 36,
+            self.iso_first.as_str()
+        )
+    }
+
+    /// The polylines of one series: one per stretch of buckets where the
+    /// series has values (a bucket with rows but no value breaks the line;
+    /// a bucket with no rows at all does not).
+    fn series<W: uWrite>(
+        &self,
+        w: &mut W,
+        s: Series,
+        axis: Axis,
+        panel: (u64, u64),
+    ) -> Result<(), W::Error> {
+        if !self.present[s.index()] {
+            return Ok(());
+        }
+        let mut open = false;
+        let mut prev: Option<(u64, u64)> = None;
+        for (t, cells) in self.times[..self.nb].iter().zip(&self.cells[..self.nb]) {
+            if t.rows == 0 {
+                continue;
+            }
+            let c = cells[s.index()];
+            if c.is_empty() {
+                if open {
+                    self.end_line(w, s)?;
+                    open = false;
+                    prev = None;
+                }
+                continue;
+            }
+            if !open {
+                uwrite!(
+                    w,
+                    "<polyline class=\"series\" data-series=\"{}\" stroke=\"{}\" points=\"",
+                    s.column(),
+                    s.color()
+                )?;
+                open = true;
+            }
+            let (xa, xm, xb) = self.xs(t);
+            for (x, v) in [(xa, c.first), (xm, c.min), (xm, c.max), (xb, c.last)] {
+                let p = (x, axis.y(u64::from(v), panel));
+                if prev != Some(p) {
+                    uwrite!(w, "{},{} ", p.0, p.1)?;
+                    prev = Some(p);
+                }
+            }
+        }
+        if open {
+            self.end_line(w, s)?;
+        }
+        Ok(())
+    }
+
+    fn end_line<W: uWrite>(&self, w: &mut W, s: Series) -> Result<(), W::Error> {
+        uwrite!(w, "\"><title>{}", s.label())?;
+        if let Some(p) = self.peak(s) {
+            // The disk axis may be in GiB; the value is MiB, as the column.
+            let unit = if s == Series::DiskFree { " MiB" } else { "" };
+            uwrite!(w, ", peak {}{}", p, unit)?;
+        }
+        uwrite!(w, "</title></polyline>\n")
+    }
+
+    fn draw_marks<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        for m in &self.marks {
+            let x = if self.span == 0 {
+                (X0 + X1) / 2
+            } else {
+                self.x(m.epoch)
+            };
+            uwrite!(w, "<g class=\"oom-kill\"><title>OOM kill")?;
+            if m.kills > 1 {
+                uwrite!(w, " x{}", m.kills)?;
+            }
+            uwrite!(w, " at {} (", m.iso.as_str())?;
+            duration(w, m.epoch.saturating_sub(self.t0))?;
+            uwrite!(w, " after the start), stage=")?;
+            escape(w, stage_str(&m.stage))?;
+            uwrite!(w, ", context=")?;
+            escape(w, m.context.as_str())?;
+            uwrite!(
+                w,
+                "</title><line class=\"oom\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/><path d=\"M{} {} l-6 -10 h12 z\" fill=\"#c00000\"/></g>\n",
+                x,
+                MEM.0,
+                x,
+                CPU.1,
+                x,
+                MEM.0
+            )?;
+        }
+        Ok(())
+    }
+
+    fn notes<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let mut y = CPU.1 + 56;
+        let mut note = |w: &mut W, f: &dyn Fn(&mut W) -> Result<(), W::Error>| {
+            uwrite!(w, "<text class=\"small note\" x=\"{}\" y=\"{}\">", X0, y)?;
+            f(w)?;
+            y += 15;
+            uwrite!(w, "</text>\n")
+        };
+        if SERIES.iter().any(|s| !self.present[s.index()]) {
+            note(w, &|w: &mut W| {
+                uwrite!(w, "not in this CSV (omitted):")?;
+                let mut first = true;
+                for s in SERIES {
+                    if !self.present[s.index()] {
+                        uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
+                        first = false;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        if !self.oom_counter {
+            note(w, &|w: &mut W| {
+                uwrite!(
+                    w,
+                    "OOM kills: unknown (no oom_kills column: a 14-column CSV, or a kernel before 4.13)"
+                )
+            })?;
+        }
+        if self.stage_runs > self.bands.len() as u64 {
+            note(w, &|w: &mut W| {
+                uwrite!(
+                    w,
+                    "{} stage changes merged into {} bands (at most {}): a label \"name +N\" covers N more stage runs",
+                    self.stage_runs,
+                    self.bands.len(),
+                    BANDS
+                )
+            })?;
+        }
+        if self.marks_more > 0 {
+            note(w, &|w: &mut W| {
+                uwrite!(
+                    w,
+                    "{} more OOM-kill rows not marked (at most {})",
+                    self.marks_more,
+                    OOM_MARKS
+                )
+            })?;
+        }
+        if self.skipped > 0 {
+            note(w, &|w: &mut W| {
+                uwrite!(w, "skipped {} malformed rows", self.skipped)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// What a legend entry shows before its label.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line(&'static str),
+    Threshold,
+    Oom,
+    Band,
+}
+
+/// One legend entry at `at` (x, y), which moves right, or to the next row
+/// when the entry would not fit.
+fn legend_entry<W: uWrite>(
+    w: &mut W,
+    at: &mut (u64, u64),
+    label: &str,
+    swatch: Swatch,
+) -> Result<(), W::Error> {
+    let width = 34 + 8 * label.chars().count() as u64;
+    if at.0 + width > W - 20 {
+        *at = (X0, at.1 + 18);
+    }
+    let (x, y) = *at;
+    match swatch {
+        Swatch::Line(color) => uwrite!(
+            w,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>",
+            x,
+            y,
+            x + 18,
+            y,
+            color
+        )?,
+        Swatch::Threshold => uwrite!(
+            w,
+            "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            x,
+            y,
+            x + 18,
+            y
+        )?,
+        Swatch::Oom => uwrite!(
+            w,
+            "<line class=\"oom\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>",
+            x + 9,
+            y - 7,
+            x + 9,
+            y + 7
+        )?,
+        Swatch::Band => uwrite!(
+            w,
+            "<rect class=\"band1\" x=\"{}\" y=\"{}\" width=\"18\" height=\"12\" stroke=\"#aaa\"/>",
+            x,
+            y - 6
+        )?,
+    }
+    uwrite!(w, "<text x=\"{}\" y=\"{}\">", x + 24, y + 4)?;
+    escape(w, label)?;
+    uwrite!(w, "</text>\n")?;
+    at.0 += width;
+    Ok(())
+}
+
+/// A threshold for a hover text: value, unit and where it came from.
+fn threshold_text<W: uWrite>(
+    w: &mut W,
+    what: &str,
+    t: Threshold,
+    unit: &str,
+    host: &str,
+) -> Result<(), W::Error> {
+    uwrite!(w, "{}{} {} ({}", what, t.value(), unit, t.source())?;
+    if let Some(from) = t.scaled_from() {
+        uwrite!(w, " from {} {} {}", from, unit, host)?;
+    }
+    uwrite!(w, ")")
+}

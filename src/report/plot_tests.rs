@@ -1,0 +1,383 @@
+//! Unit tests of `report::plot` (src/report/plot.rs).
+
+extern crate std;
+use super::*;
+use std::boxed::Box;
+use std::string::String;
+use std::vec::Vec;
+
+struct Out(String);
+
+impl uWrite for Out {
+    type Error = core::convert::Infallible;
+    fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
+fn esc(s: &str) -> String {
+    let mut o = Out(String::new());
+    let _ = escape(&mut o, s);
+    o.0
+}
+
+/// Both passes over `rows`, then the SVG.
+fn plot_of(rows: &[Row]) -> (Box<Plot>, String) {
+    let mut scan = Scan::new(None);
+    rows.iter().for_each(|r| scan.observe(r));
+    let mut plot = Box::new(Plot::new(&scan));
+    rows.iter().for_each(|r| plot.observe(r));
+    let mut o = Out(String::new());
+    let _ = plot.render("t.csv", &mut o);
+    (plot, o.0)
+}
+
+fn row(epoch: u64, stage: &str) -> Row {
+    let mut r = Row::empty(epoch);
+    r.mem_used_mb = 1000;
+    r.mem_avail_mb = 3000;
+    r.disk_avail_gb = 50;
+    r.cpu_pct = 50;
+    r.compilers = 2;
+    let _ = r.stage.push_str(stage);
+    r
+}
+
+fn count(hay: &str, needle: &str) -> usize {
+    hay.matches(needle).count()
+}
+
+#[test]
+fn escape_makes_any_text_safe_for_xml() {
+    assert_eq!(esc("plain"), "plain");
+    assert_eq!(esc("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
+    assert_eq!(esc("\u{0}\t\r\n\u{1b}[31m\u{7f}\u{85}x"), "[31mx");
+    assert_eq!(esc("\u{fffe}\u{ffff}\u{fffd}"), "\u{fffd}");
+    assert_eq!(esc("é€😀"), "é€😀");
+    assert_eq!(esc("&&"), "&amp;&amp;");
+    assert_eq!(esc(""), "");
+}
+
+#[test]
+fn nice_steps_and_axes() {
+    assert_eq!(nice(0), 1);
+    assert_eq!(nice(1), 1);
+    assert_eq!(nice(3), 5);
+    assert_eq!(nice(11), 20);
+    assert_eq!(nice(4739), 5000);
+    assert_eq!(nice(u64::MAX), u64::MAX);
+    let a = Axis::new(23691, 1);
+    assert_eq!((a.max, a.step), (25000, 5000));
+    let a = Axis::new(0, 1);
+    assert!(a.max >= 1 && a.step >= 1);
+    // GiB: 77,900 MiB is 77 GiB → ticks of 20 GiB up to 80 GiB.
+    let g = Axis::new(77_900, 1024);
+    assert_eq!((g.max, g.step), (80 * 1024, 20 * 1024));
+    // y: 0 at the bottom, the top value at the top, beyond it clamped.
+    assert_eq!(a.y(0, (100, 200)), 200);
+    let a = Axis::new(100, 1);
+    assert_eq!(a.y(100, (100, 200)), 100);
+    assert_eq!(a.y(50, (100, 200)), 150);
+    assert_eq!(a.y(u64::MAX, (100, 200)), 100);
+    let huge = Axis::new(u64::MAX, 1024);
+    assert!(huge.y(u64::MAX / 2, (0, 10)) <= 10);
+}
+
+#[test]
+fn bucket_math() {
+    let mut scan = Scan::new(None);
+    scan.observe(&row(1000, "a"));
+    scan.observe(&row(1017, "a"));
+    let p = Plot::new(&scan);
+    // 18 seconds: one bucket per second.
+    assert_eq!(p.nb, 18);
+    assert_eq!(p.bucket(1000), 0);
+    assert_eq!(p.bucket(1009), 9);
+    assert_eq!(p.bucket(1017), 17);
+    assert_eq!(p.x(1000), X0);
+    assert_eq!(p.x(1017), X1);
+    // A long run: BUCKETS buckets, the ends in the first and last.
+    let mut scan = Scan::new(None);
+    scan.observe(&row(5, "a"));
+    scan.observe(&row(5 + 1_000_000, "a"));
+    let p = Plot::new(&scan);
+    assert_eq!(p.nb, BUCKETS);
+    assert_eq!(p.bucket(5), 0);
+    assert_eq!(p.bucket(5 + 999), 0);
+    assert_eq!(p.bucket(5 + 1001), 1);
+    assert_eq!(p.bucket(5 + 1_000_000), BUCKETS - 1);
+    // Out of range (a file rewritten between the passes): clamped.
+    assert_eq!(p.bucket(0), 0);
+    assert_eq!(p.bucket(u64::MAX), BUCKETS - 1);
+    // The whole u64 range does not overflow.
+    let mut scan = Scan::new(None);
+    scan.observe(&row(0, "a"));
+    scan.observe(&row(u64::MAX, "a"));
+    let p = Plot::new(&scan);
+    assert_eq!(p.bucket(u64::MAX), BUCKETS - 1);
+    assert_eq!(p.x(u64::MAX), X1);
+    // One row: one bucket, drawn across the whole width.
+    let (p, svg) = plot_of(&[row(7, "a")]);
+    assert_eq!(p.nb, 1);
+    assert!(svg.contains(&std::format!("points=\"{},", X0)), "{svg}");
+    assert!(svg.contains(&std::format!(" {},", X1)));
+}
+
+#[test]
+fn buckets_keep_min_max_and_last() {
+    let mut rows = Vec::new();
+    for (i, used) in [10u64, 900, 5, 40].iter().enumerate() {
+        let mut r = row(i as u64, "a");
+        r.mem_used_mb = *used;
+        rows.push(r);
+    }
+    // 4 rows over 3 s but squeezed into one bucket each second: check a
+    // long run where several rows share a bucket.
+    for i in 0..3000u64 {
+        let mut r = row(10 + i, "a");
+        r.mem_used_mb = if i == 1234 { 99_999 } else { 100 };
+        rows.push(r);
+    }
+    let (p, svg) = plot_of(&rows);
+    assert_eq!(p.peak(Series::MemUsed), Some(99_999));
+    let c = p.cells[0][Series::MemUsed.index()];
+    assert_eq!((c.first, c.min, c.max), (10, 5, 900));
+    let rows_in_buckets: u32 = p.times[..p.nb].iter().map(|t| t.rows).sum();
+    assert_eq!(rows_in_buckets as usize, rows.len());
+    // Bounded: at most 4 points per bucket per series.
+    let pts = svg.matches(',').count();
+    assert!(pts <= 4 * BUCKETS * SERIES_N + 200, "{pts}");
+}
+
+#[test]
+fn time_backwards_and_duplicate_epochs_do_not_break() {
+    let rows: Vec<Row> = [50u64, 40, 40, 60, 10, 10, 10, 70]
+        .iter()
+        .map(|&e| row(e, "s"))
+        .collect();
+    let (p, svg) = plot_of(&rows);
+    assert_eq!((p.t0, p.span), (10, 60));
+    let n: u32 = p.times[..p.nb].iter().map(|t| t.rows).sum();
+    assert_eq!(n, 8);
+    assert_eq!(p.bands(), 1);
+    assert!(svg.ends_with("</svg>\n"));
+    // All epochs equal.
+    let rows: Vec<Row> = (0..5).map(|_| row(99, "s")).collect();
+    let (p, svg) = plot_of(&rows);
+    assert_eq!((p.span, p.nb), (0, 1));
+    assert!(svg.contains("data-series=\"mem_used_mb\""));
+}
+
+#[test]
+fn stage_bands_one_per_run_with_hover_titles() {
+    let mut rows = Vec::new();
+    for (i, s) in [
+        "fetch", "fetch", "compile", "compile", "compile", "<link&>", "",
+    ]
+    .iter()
+    .enumerate()
+    {
+        rows.push(row(100 + 10 * i as u64, s));
+    }
+    let (p, svg) = plot_of(&rows);
+    assert_eq!(p.bands(), 4);
+    assert_eq!(count(&svg, " rows</title></rect>"), 4);
+    assert!(svg.contains("<title>stage fetch: 0s to 20s after the start, 2 rows</title>"));
+    assert!(svg.contains("<title>stage compile: 20s to 50s after the start, 3 rows</title>"));
+    assert!(svg.contains("stage &lt;link&amp;&gt;:"));
+    assert!(svg.contains("<title>stage ?: "));
+    assert!(svg.contains("class=\"band0\"") && svg.contains("class=\"band1\""));
+    assert!(!svg.contains("merged"));
+}
+
+#[test]
+fn too_many_stages_merge_into_a_bounded_number_of_bands() {
+    let rows: Vec<Row> = (0..1000u64)
+        .map(|i| row(i, if i % 2 == 0 { "even" } else { "odd" }))
+        .collect();
+    let (p, svg) = plot_of(&rows);
+    assert!(
+        p.bands() <= BANDS && p.bands() >= BANDS / 2,
+        "{}",
+        p.bands()
+    );
+    assert_eq!(p.bands.iter().map(|b| b.rows).sum::<u64>(), 1000);
+    assert_eq!(p.bands.iter().map(|b| b.runs).sum::<u64>(), 1000);
+    assert!(svg.contains("1000 stage changes merged into"), "{svg}");
+    assert!(svg.contains("other stage runs merged"));
+    // Bands stay in time order and cover the run.
+    assert_eq!(p.bands[0].t_start, 0);
+    // Merged evenly: every band but the last (still filling) holds as
+    // many runs as the first.
+    let n = p.bands();
+    assert!(
+        p.bands[..n - 1].iter().all(|b| b.runs == p.bands[0].runs),
+        "{:?}",
+        p.bands.iter().map(|b| b.runs).collect::<Vec<_>>()
+    );
+    assert!(p.bands[n - 1].runs <= p.bands[0].runs);
+    assert_eq!(p.bands[p.bands() - 1].t_end, 999);
+    assert!(p.bands.windows(2).all(|w| w[0].t_end < w[1].t_start));
+}
+
+#[test]
+fn oom_markers_where_the_counter_rises() {
+    let mut rows = Vec::new();
+    for (i, k) in [0u64, 0, 1, 1, 3, 3].iter().enumerate() {
+        let mut r = row(1000 + i as u64, "link");
+        r.ext.oom_kills = Some(*k);
+        let _ = r.context.push_str("ld <&> 'x'");
+        rows.push(r);
+    }
+    let (p, svg) = plot_of(&rows);
+    assert_eq!(p.oom_kills(), Some(3));
+    assert_eq!(count(&svg, "<g class=\"oom-kill\">"), 2);
+    assert!(svg.contains(
+        "<title>OOM kill at 1970-01-01T00:16:42Z (2s after the start), stage=link, context=ld &lt;&amp;&gt; &apos;x&apos;</title>"
+    ), "{svg}");
+    assert!(svg.contains("<title>OOM kill x2 at 1970-01-01T00:16:44Z"));
+    assert!(svg.contains("3 OOM kill(s)"));
+    // A counter that starts above zero: the first row is a rise, as in
+    // the summary.
+    let mut r = row(5, "a");
+    r.ext.oom_kills = Some(2);
+    let (p, _) = plot_of(&[r]);
+    assert_eq!(p.oom_kills(), Some(2));
+    // No column: unknown, and said so.
+    let (p, svg) = plot_of(&[row(5, "a")]);
+    assert_eq!(p.oom_kills(), None);
+    assert!(svg.contains("OOM kills: unknown"));
+    assert_eq!(count(&svg, "oom-kill"), 0);
+}
+
+#[test]
+fn more_oom_rows_than_markers_are_counted() {
+    let rows: Vec<Row> = (0..(OOM_MARKS as u64 + 10))
+        .map(|i| {
+            let mut r = row(i, "a");
+            r.ext.oom_kills = Some(i + 1);
+            r
+        })
+        .collect();
+    let (p, svg) = plot_of(&rows);
+    assert_eq!(p.marks.len(), OOM_MARKS);
+    assert!(svg.contains("10 more OOM-kill rows not marked"));
+}
+
+#[test]
+fn the_near_oom_line_is_the_summarys_threshold() {
+    // 2 GiB host: the summary scales 4096 MB down to 1/8 of RAM.
+    let mut r = row(1, "a");
+    r.mem_used_mb = 1500;
+    r.mem_avail_mb = 548;
+    let (p, svg) = plot_of(&[r.clone()]);
+    let mut s = Summary::new(None, None);
+    s.observe(&r);
+    assert_eq!(p.near_oom, s.near_oom());
+    assert_eq!(p.near_oom, Threshold::Scaled(256, 2048));
+    assert!(svg.contains("near-OOM &lt; 256 MiB"));
+    assert!(svg.contains("near-OOM: MemAvailable below 256 MB (scaled from 2048 MB RAM)"));
+    // Given on the command line.
+    let mut scan = Scan::new(Some(777));
+    scan.observe(&r);
+    assert_eq!(Plot::new(&scan).near_oom, Threshold::Given(777));
+}
+
+/// Issue 12: a sub-GiB build disk's low-disk line is the summary's
+/// scaled threshold in MiB, not a 20 GiB default.
+#[test]
+fn the_low_disk_line_is_the_summarys_threshold_in_mib() {
+    let mut r = row(1, "a");
+    r.disk_known = true;
+    r.disk_avail_gb = 0;
+    r.disk_pct = 10;
+    r.ext.disk_avail_mb = Some(460);
+    let (p, svg) = plot_of(&[r.clone()]);
+    let mut s = Summary::new(None, None);
+    s.observe(&r);
+    assert_eq!(p.low_disk, s.low_disk());
+    assert_eq!(p.low_disk, Threshold::Scaled(51, 511));
+    assert!(svg.contains("low disk &lt; 51 MiB"), "{svg}");
+    assert!(svg.contains("low disk: free below 51 MB (scaled from 511 MB disk)"));
+    // A large disk: the default, in whole GiB as before.
+    r.ext.disk_avail_mb = Some(50 * 1024);
+    r.disk_avail_gb = 50;
+    let (_, svg) = plot_of(&[r]);
+    assert!(svg.contains("low disk &lt; 20 GiB"), "{svg}");
+}
+
+#[test]
+fn toolchain_14_column_csv_omits_the_absent_series() {
+    let data = include_bytes!("../../tests/data/toolchain-cargo-build.csv");
+    let mut scan = Scan::new(None);
+    let mut rd = crate::report::csvread::CsvRows::new();
+    rd.feed(data, &mut |r| scan.observe(r)).unwrap();
+    rd.feed(&[], &mut |r| scan.observe(r)).unwrap();
+    assert_eq!(scan.rows(), 18);
+    let mut plot = Box::new(Plot::new(&scan));
+    let mut rd = crate::report::csvread::CsvRows::new();
+    rd.feed(data, &mut |r| plot.observe(r)).unwrap();
+    rd.feed(&[], &mut |r| plot.observe(r)).unwrap();
+    let mut o = Out(String::new());
+    let _ = plot.render("toolchain-cargo-build.csv", &mut o);
+    let svg = o.0;
+    for s in SERIES {
+        let line = std::format!("data-series=\"{}\"", s.column());
+        let zram = matches!(s, Series::ZramStored | Series::ZramRam);
+        assert_eq!(svg.contains(&line), !zram, "{line}");
+    }
+    assert!(svg.contains("not in this CSV (omitted): zram stored (MiB), zram RAM (MiB)"));
+    assert!(svg.contains("18 samples, duration 18s"));
+    assert!(svg.contains("<title>stage build: 0s to 18s after the start, 18 rows</title>"));
+    assert!(svg.contains("disk free (GiB)"));
+}
+
+#[test]
+fn no_rows_still_renders_without_panicking() {
+    let (p, svg) = plot_of(&[]);
+    assert_eq!((p.nb, p.bands()), (1, 0));
+    assert!(svg.starts_with("<?xml") && svg.ends_with("</svg>\n"));
+    assert!(!svg.contains("<polyline"));
+}
+
+#[test]
+fn rows_appended_between_the_passes_are_ignored() {
+    let mut scan = Scan::new(None);
+    scan.observe(&row(10, "a"));
+    scan.observe(&row(20, "a"));
+    let mut p = Plot::new(&scan);
+    for e in [10, 20, 30, 40] {
+        p.observe(&row(e, "b"));
+    }
+    assert_eq!(p.seen, 2);
+    assert_eq!(p.bands[0].t_end, 20);
+}
+
+#[test]
+fn missing_memory_figures_break_the_line() {
+    let mut rows: Vec<Row> = (0..10).map(|i| row(i, "a")).collect();
+    rows[5].mem_known = false;
+    let (_, svg) = plot_of(&rows);
+    assert_eq!(count(&svg, "data-series=\"mem_used_mb\""), 2);
+    assert_eq!(count(&svg, "data-series=\"cpu_pct\""), 1);
+}
+
+#[test]
+fn durations() {
+    let d = |s| {
+        let mut o = Out(String::new());
+        let _ = duration(&mut o, s);
+        o.0
+    };
+    assert_eq!(d(0), "0s");
+    assert_eq!(d(59), "59s");
+    assert_eq!(d(65), "1m05s");
+    assert_eq!(d(3600 + 7 * 60 + 5), "1h07m");
+    assert_eq!(d(86400 * 2 + 5 * 3600 + 59), "2d05h");
+    assert_eq!(d(u64::MAX), "213503982334601d07h");
+    assert_eq!(time_step(18), 5);
+    assert_eq!(time_step(0), 1);
+    assert_eq!(time_step(9000), 1800);
+    assert!(time_step(u64::MAX) >= 86400);
+}

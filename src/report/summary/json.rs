@@ -1,0 +1,299 @@
+//! The summary as one JSON object (`summarize --json`): the same figures
+//! as the text of [`super`], key by key.
+
+use ufmt::{uWrite, uwrite};
+
+use crate::tick::row::{BufferFull, Row};
+
+use super::{BuildScope, Summary, Text, stage_of};
+
+impl Summary {
+    /// Renders the summary as one JSON object (`summarize --json`), for
+    /// scripts: the same figures as the text, with units in the key names
+    /// and `null` where the text says "unknown" or shows no section.
+    ///
+    /// # Errors
+    /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`](super::TEXT_CAP) rules out.
+    pub fn render_json(&self, out: &mut Text) -> Result<(), BufferFull> {
+        self.json_to(out).map_err(|_| BufferFull)
+    }
+
+    /// The JSON object, its keys in a fixed order, step by step.
+    fn json_to<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        self.json_toolchain(w)?;
+        self.json_thresholds(w)?;
+        self.json_build(w)?;
+        self.json_own(w)?;
+        self.json_run(w)?;
+        uwrite!(w, "}}\n")
+    }
+
+    /// `{`, the counts, the toolchain's rows (memory, swap, disk, load) and peak CPU.
+    fn json_toolchain<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "{{\"samples\":{},\"duration_s\":{},\"skipped_rows\":{},\"lost_rows\":{},\"mem_available_estimated\":{}",
+            self.samples,
+            self.max_elapsed,
+            self.skipped,
+            self.lost,
+            self.mem_estimated
+        )?;
+        json_row(w, "peak_mem", self.peak_mem.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"mem_used_mb\":{},\"mem_avail_mb\":{},",
+                r.mem_used_mb,
+                r.mem_avail_mb
+            )
+        })?;
+        json_row(w, "min_mem_avail", self.min_avail.as_ref(), |w, r| {
+            uwrite!(w, "\"mem_avail_mb\":{},", r.mem_avail_mb)
+        })?;
+        let swap = self.peak_swap.as_ref().filter(|r| r.swap_used_mb > 0);
+        json_row(w, "peak_swap", swap, |w, r| {
+            uwrite!(w, "\"swap_used_mb\":{},", r.swap_used_mb)
+        })?;
+        json_row(w, "min_disk", self.min_disk.as_ref(), |w, r| {
+            uwrite!(w, "\"disk_avail_gb\":{},", r.disk_avail_gb)
+        })?;
+        json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
+            uwrite!(w, "\"load1\":{},", r.load1_str())
+        })?;
+        uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
+        Ok(())
+    }
+
+    /// The near-OOM and low-disk thresholds with their sample counts, the OOM kills.
+    fn json_thresholds<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let (near, low) = self.thresholds();
+        uwrite!(
+            w,
+            ",\"near_oom\":{{\"below_mb\":{},\"from\":\"{}\",\"scaled_from_ram_mb\":",
+            near.value(),
+            near.source()
+        )?;
+        json_opt(w, near.scaled_from())?;
+        uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
+        uwrite!(
+            w,
+            ",\"low_disk\":{{\"below_mb\":{},\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_mb\":",
+            low.value(),
+            self.low_disk_gb_line(),
+            low.source()
+        )?;
+        json_opt(w, low.scaled_from())?;
+        uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
+        match self.oom_kills {
+            Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
+            None => uwrite!(w, ",\"oom_kills\":null")?,
+        }
+        Ok(())
+    }
+
+    /// The peak compiler rows (host-wide, the build's) and the `build` object.
+    fn json_build<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
+            uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
+            json_str(w, r.ext.peak_rss_comm.as_str())?;
+            uwrite!(w, ",")
+        })?;
+        json_row(
+            w,
+            "build_peak_compiler_rss",
+            self.peak_build_rss.as_ref(),
+            |w, r| {
+                uwrite!(
+                    w,
+                    "\"rss_mb\":{},\"comm\":",
+                    r.ext.build_peak_rss_mb.unwrap_or(0)
+                )?;
+                json_str(w, r.ext.build_peak_rss_comm.as_str())?;
+                uwrite!(w, ",")
+            },
+        )?;
+        match self.build {
+            Some(scope) => {
+                uwrite!(
+                    w,
+                    ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
+                    scope.word()
+                )?;
+                json_opt(w, self.build_oom_kills)?;
+                uwrite!(w, ",\"oom_kills_counted\":")?;
+                json_str(w, scope.how_counted())?;
+                uwrite!(w, ",\"no_cgroup_because\":")?;
+                match scope {
+                    BuildScope::Tree(why) if !why.is_empty() => json_str(w, why)?,
+                    _ => uwrite!(w, "null")?,
+                }
+                uwrite!(w, ",\"cgroup_peak_mb\":")?;
+                json_opt(w, self.build_peak_charge_mb)?;
+                uwrite!(w, ",\"anon_peak_mb\":")?;
+                json_opt(w, self.peak_build_anon_mb)?;
+                uwrite!(w, "}}")?;
+            }
+            None => uwrite!(w, ",\"build\":null")?,
+        }
+        Ok(())
+    }
+
+    /// headroom's own rows: cgroup headroom, zram, /tmp, the OOM-kill rows.
+    fn json_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"cg_mem_avail_mb\":{},",
+                r.ext.cg_mem_avail_mb.unwrap_or(0)
+            )
+        })?;
+        let zram = self
+            .peak_zram
+            .as_ref()
+            .filter(|r| r.ext.zram_stored_mb.unwrap_or(0) > 0);
+        json_row(w, "peak_zram", zram, |w, r| {
+            uwrite!(
+                w,
+                "\"zram_stored_mb\":{},\"zram_ram_mb\":{},",
+                r.ext.zram_stored_mb.unwrap_or(0),
+                r.ext.zram_ram_mb.unwrap_or(0)
+            )
+        })?;
+        json_row(w, "min_tmp", self.min_tmp.as_ref(), |w, r| {
+            uwrite!(
+                w,
+                "\"tmp_avail_mb\":{},\"tmp_pct\":{},",
+                r.ext.tmp_avail_mb.unwrap_or(0),
+                r.ext.tmp_pct.unwrap_or(0)
+            )
+        })?;
+        match self.tmp_is_tmpfs {
+            Some(t) => uwrite!(w, ",\"tmp_is_tmpfs\":{}", t)?,
+            None => uwrite!(w, ",\"tmp_is_tmpfs\":null")?,
+        }
+        uwrite!(w, ",\"oom_kill_rows\":[")?;
+        for (i, ev) in self.oom_rows.iter().enumerate() {
+            if i > 0 {
+                uwrite!(w, ",")?;
+            }
+            uwrite!(
+                w,
+                "{{\"kills\":{},\"iso\":\"{}\",\"stage\":",
+                ev.kills,
+                ev.iso.as_str()
+            )?;
+            json_str(
+                w,
+                if ev.stage.is_empty() {
+                    "?"
+                } else {
+                    ev.stage.as_str()
+                },
+            )?;
+            uwrite!(w, ",\"context\":")?;
+            json_str(w, ev.context.as_str())?;
+            uwrite!(w, "}}")?;
+        }
+        uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
+        Ok(())
+    }
+
+    /// The `run`, `jobserver` and `memory_lock` objects.
+    fn json_run<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        match &self.run {
+            Some((label, u)) => {
+                uwrite!(w, ",\"run\":{{\"command\":")?;
+                json_str(w, label.as_str())?;
+                uwrite!(
+                    w,
+                    ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{},",
+                    u.wall_ms,
+                    u.user_ms,
+                    u.sys_ms,
+                    u.cores_centi(),
+                    u.max_rss_kib
+                )?;
+                match u.end {
+                    crate::build::usage::End::Exited(c) => {
+                        uwrite!(w, "\"exit\":{},\"signal\":null}}", c)?
+                    }
+                    crate::build::usage::End::Signaled(sg) => {
+                        uwrite!(w, "\"exit\":null,\"signal\":")?;
+                        json_str(w, crate::build::usage::signal_name(sg).unwrap_or("?"))?;
+                        uwrite!(w, "}}")?;
+                    }
+                }
+            }
+            None => uwrite!(w, ",\"run\":null")?,
+        }
+        match &self.jobserver {
+            Some(j) => uwrite!(
+                w,
+                ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{}}}",
+                j.cap,
+                j.min,
+                j.avg_centi,
+                j.max,
+                j.throttled_ms,
+                j.span_ms,
+                j.peak_mb
+            )?,
+            None => uwrite!(w, ",\"jobserver\":null")?,
+        }
+        match self.memory_lock {
+            Some(crate::tick::footprint::Lock::Locked) => {
+                uwrite!(w, ",\"memory_lock\":{{\"locked\":true,\"reason\":null}}")?
+            }
+            Some(crate::tick::footprint::Lock::NotLocked(why)) => {
+                uwrite!(w, ",\"memory_lock\":{{\"locked\":false,\"reason\":\"")?;
+                why.write(w)?;
+                uwrite!(w, "\"}}")?
+            }
+            None => uwrite!(w, ",\"memory_lock\":null")?,
+        }
+        Ok(())
+    }
+}
+
+/// A number or `null`.
+fn json_opt<W: uWrite>(w: &mut W, v: Option<u64>) -> Result<(), W::Error> {
+    match v {
+        Some(v) => uwrite!(w, "{}", v),
+        None => uwrite!(w, "null"),
+    }
+}
+
+/// `,"key":{fields…,"iso":…,"stage":…,"context":…}` or `,"key":null`.
+fn json_row<W: uWrite>(
+    w: &mut W,
+    key: &str,
+    row: Option<&Row>,
+    fields: impl FnOnce(&mut W, &Row) -> Result<(), W::Error>,
+) -> Result<(), W::Error> {
+    uwrite!(w, ",\"{}\":", key)?;
+    let Some(r) = row else {
+        return uwrite!(w, "null");
+    };
+    uwrite!(w, "{{")?;
+    fields(w, r)?;
+    uwrite!(w, "\"iso\":\"{}\",\"stage\":", r.iso.as_str())?;
+    json_str(w, stage_of(r))?;
+    uwrite!(w, ",\"context\":")?;
+    json_str(w, r.context.as_str())?;
+    uwrite!(w, "}}")
+}
+
+/// A JSON string literal; stage and context are already free of quotes and
+/// control characters, but `\\` and anything else is escaped all the same.
+fn json_str<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
+    w.write_char('"')?;
+    for c in s.chars() {
+        match c {
+            '"' => w.write_str("\\\"")?,
+            '\\' => w.write_str("\\\\")?,
+            c if (c as u32) < 0x20 => w.write_str(" ")?,
+            c => w.write_char(c)?,
+        }
+    }
+    w.write_char('"')
+}

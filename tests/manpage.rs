@@ -7,7 +7,7 @@
 //!   spelled as roff wants it (`\-\-out\-dir`, `\-o`);
 //! - every option tagged in a subsection exists in that command's `--help`
 //!   (except those listed in [`AHEAD`]);
-//! - every environment variable that `src/*.rs` reads is a `.TP` tag under
+//! - every environment variable that `src/**/*.rs` reads is a `.TP` tag under
 //!   ENVIRONMENT;
 //! - every `CMD --help` ends with two or three examples, and the examples
 //!   there, in the page's EXAMPLES and in README.md's shell blocks name
@@ -317,18 +317,31 @@ fn every_option_tagged_in_the_page_exists() {
     );
 }
 
-/// The environment variables `src/*.rs` reads (outside unit tests): the
+/// Every `.rs` file under `dir` (the layer folders and `src/cli/` too),
+/// sorted.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("src/")
+        .map(|e| e.expect("src/ entry").path())
+        .collect();
+    entries.sort();
+    let mut files = Vec::new();
+    for p in entries {
+        if p.is_dir() {
+            files.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            files.push(p);
+        }
+    }
+    files
+}
+
+/// The environment variables `src/**/*.rs` reads (outside unit tests): the
 /// literals of `env_nonempty("X")`, `env::var("X")`, `env::var_os("X")`,
 /// and the `ENV_VARS` table.
 fn env_vars_read() -> BTreeSet<String> {
     let mut vars = BTreeSet::new();
-    let mut files: Vec<_> = std::fs::read_dir(SRC)
-        .expect("src/")
-        .map(|e| e.expect("src/ entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
-    files.sort();
-    for path in files {
+    for path in rust_files(std::path::Path::new(SRC)) {
         let text = std::fs::read_to_string(&path).expect("read a source file");
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
         for call in ["env_nonempty(\"", "env::var(\"", "env::var_os(\""] {

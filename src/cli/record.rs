@@ -344,9 +344,10 @@ impl Recording {
             self.a.count
         };
         Plan {
-            interval_ms: match jobserver {
-                true => interval_ms.min(headroom::govern::jobserver::TICK_MS),
-                false => interval_ms,
+            interval_ms: if jobserver {
+                interval_ms.min(headroom::govern::jobserver::TICK_MS)
+            } else {
+                interval_ms
             },
             count,
             compat: self.a.compat,

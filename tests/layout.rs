@@ -22,7 +22,7 @@ const LAYERS: [&str; 6] = ["kernel", "build", "tick", "report", "plan", "govern"
 
 /// The binary's modules in `src/cli/`, lowest first: `(module, rank)`. A
 /// module may use those of a lower rank only.
-const CLI: [(&str, u8); 10] = [
+const CLI: &[(&str, u8)] = &[
     ("common", 0),
     ("args", 0),
     ("child", 1),
@@ -138,7 +138,7 @@ fn lib_rs_is_the_list_of_layers_lowest_first() {
 
 #[test]
 fn each_layer_mod_rs_lists_its_modules_a_line_each() {
-    for l in LAYERS {
+    for l in LAYERS.into_iter().chain(["cli"]) {
         let dir = src().join(l);
         let text = read(&dir.join("mod.rs"));
         let mut listed = Vec::new();
@@ -183,6 +183,10 @@ fn library_imports_only_go_down_the_layers() {
                 match layer_rank(&target) {
                     Some(r) if r <= own => {}
                     Some(_) => wrong.push(format!("{}:{n}: {l} imports {target}", rel(&f))),
+                    None if target.is_empty() => wrong.push(format!(
+                        "{}:{n}: crate::{{…}}: name the layer (crate::LAYER::{{…}})",
+                        rel(&f)
+                    )),
                     None => wrong.push(format!("{}:{n}: crate::{target} is not a layer", rel(&f))),
                 }
             }
@@ -191,6 +195,7 @@ fn library_imports_only_go_down_the_layers() {
             }
         }
     }
+    wrong.sort();
     assert!(
         wrong.is_empty(),
         "imports that point up:\n{}",
@@ -210,7 +215,12 @@ fn the_binary_is_thin_and_its_modules_import_downwards() {
     let mut wrong = Vec::new();
     for f in rust_files(&src().join("cli")) {
         let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-        let own = rank(&stem).unwrap_or_else(|| panic!("src/cli/{stem}.rs is not in CLI"));
+        let own = rank(&stem).unwrap_or_else(|| {
+            panic!(
+                "src/cli/{stem}.rs has no rank: add (\"{stem}\", RANK) to CLI in tests/layout.rs, \
+                 a rank above every module it uses"
+            )
+        });
         let text = read(&f);
         for (n, target) in paths_after(&text, "crate::") {
             if target != "cli" {
@@ -226,15 +236,37 @@ fn the_binary_is_thin_and_its_modules_import_downwards() {
                     Some(r) if r < own || (target == stem) => {}
                     // `super::*` in a test module, `super::x` of its parent.
                     None if target.is_empty() || stem.ends_with("_tests") => {}
-                    _ => wrong.push(format!("{}:{n}: {stem} uses {target}", rel(&f))),
+                    Some(r) => wrong.push(format!(
+                        "{}:{n}: {stem} (rank {own}) uses {target} (rank {r}): only lower ranks",
+                        rel(&f)
+                    )),
+                    None => {
+                        wrong.push(format!("{}:{n}: {stem} uses {target}, not in CLI", rel(&f)))
+                    }
                 }
             }
         }
     }
+    wrong.sort();
     assert!(
         wrong.is_empty(),
         "binary modules out of order:\n{}",
         wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_cli_module_has_a_rank_and_every_rank_a_module() {
+    let mut files: Vec<String> = rust_files(&src().join("cli"))
+        .iter()
+        .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut ranked: Vec<String> = CLI.iter().map(|(m, _)| m.to_string()).collect();
+    files.sort();
+    ranked.sort();
+    assert_eq!(
+        ranked, files,
+        "CLI in tests/layout.rs must name every file of src/cli/"
     );
 }
 

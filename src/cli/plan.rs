@@ -270,6 +270,8 @@ fn warn_ignored(plan: &headroom::plan::jobs::Plan<'_>) {
 }
 
 /// `jobs`: the bare job count, or with `--explain` every input and its source.
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     let p = match prepare_plan(&a)? {
         Ok(p) => p,
@@ -292,6 +294,8 @@ pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
 }
 
 /// `advise`: the safe -j per build tool and, when a job does not fit, the swap to add.
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let (pa, own) = a.split();
     let p = match prepare_plan(&pa)? {
@@ -323,6 +327,8 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
 }
 
 /// `status`: the one screen before a build.
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);

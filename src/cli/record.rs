@@ -31,6 +31,8 @@ use super::report::{Output, emit_record_summary};
 use super::status_line::StatusLine;
 
 /// `record`: a recording without a command.
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn record_cmd(a: RecordArgs) -> Result<ExitCode, Fail> {
     record_job(a, None)
 }
@@ -51,6 +53,8 @@ pub struct ChildSpec {
 
 /// `run`: CMD recorded (or, with only `--actions`, just timed), its status
 /// passed on.
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fail> {
     if a.cmd.is_empty() {
         return usage("run: no command given (headroom run [options] -- CMD [ARGS...])");

@@ -87,6 +87,8 @@ pub fn not_a_csv(file: &str, e: CsvError) -> Fail {
 }
 
 /// `summarize`: the summary of a recorded CSV, on stdout and beside it (the RUN block of an earlier summary kept).
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("summarize: the CSV path must not be empty");
@@ -144,6 +146,8 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
 }
 
 /// `actions`: the table (or JSON) of an actions file.
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
 pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     if a.file.is_empty() {
         return usage("actions: the file path must not be empty");

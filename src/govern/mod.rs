@@ -3,6 +3,7 @@
 //!
 //! The top layer of the library.
 
+pub mod admit; // admission in a shared pool: the room, and who gets the next slot
 pub mod jobserver; // `run --jobserver`: the FIFO and the memory-aware governor
 pub mod lease; // a pool lease: one governor's reservation, as its file's text
 pub mod record; // the recording loop: tick, row, summary, wait

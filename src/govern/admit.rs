@@ -1,0 +1,241 @@
+//! Admission in a shared memory pool: how many jobs one governor may allow
+//! when the other governors' leases are counted, and who gets the next slot
+//! when builds want more than fits.
+//!
+//! Pure arithmetic over one look at the pool (taken under its lock):
+//!
+//! - a build allowing `k` jobs may grow by `g(k) = k × peak − held` (at
+//!   least 0): every allowed job, running or not yet started, is assumed
+//!   able to grow to the peak per job;
+//! - room(k) = min(MemAvailable − Σ others' growth − g(k), for each cgroup
+//!   limiting this build: its remaining − Σ growth of the others inside it −
+//!   g(k)) − [`RESERVE_MB`]; `k` is allowed while room(k) ≥ 0;
+//! - max-min fairness: a slot above the jobs this build runs now is left
+//!   for another build that wants more, runs fewer jobs and whose peak fits
+//!   in the room that is left; it takes it on its own tick;
+//! - every build keeps at least one job (its client's implicit slot), so
+//!   the pool can be over its budget by those: [`Admission::over_budget`]
+//!   says so.
+//!
+//! Nothing here reads a file or the clock.
+
+use crate::govern::jobserver::RESERVE_MB;
+use crate::govern::lease::Lease;
+
+/// A cgroup that limits this build: its identity and what is left in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// The inode of its directory (as leases name it).
+    pub ino: u64,
+    /// Its limit minus its usage, MiB.
+    pub remaining_mb: u64,
+}
+
+/// This build's side of one admission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Own {
+    /// MemAvailable, MiB.
+    pub available_mb: u64,
+    /// Jobs running now.
+    pub running: u32,
+    /// Most jobs at once (cores or `--max-jobs`).
+    pub cap: u32,
+    /// Peak per job, MiB (at least 1).
+    pub peak_mb: u64,
+    /// What its compilers hold now, MiB.
+    pub held_mb: u64,
+}
+
+/// What one admission decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// Jobs this build may run at once (1 ..= cap).
+    pub allowed: u32,
+    /// The growth it reserves with that (its lease's `growth_mb`), MiB.
+    pub growth_mb: u64,
+    /// Room left after that, MiB (negative: over the budget).
+    pub room_mb: i64,
+    /// Slots it left for builds running fewer jobs.
+    pub yielded: u32,
+    /// Even one job each (every build's implicit slot) does not fit.
+    pub over_budget: bool,
+}
+
+/// The growth `k` jobs may still add: `k × peak − held`, at least 0.
+pub fn growth(k: u32, peak_mb: u64, held_mb: u64) -> u64 {
+    u64::from(k).saturating_mul(peak_mb).saturating_sub(held_mb)
+}
+
+/// The room, MiB, when this build reserves `own_growth` and the `others`
+/// (live leases, this build's own left out) theirs.
+pub fn room(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i64 {
+    let others_all: u128 = others.iter().map(|l| u128::from(l.growth_mb)).sum();
+    let mut least = i128::from(own.available_mb) - others_all as i128;
+    for c in limits {
+        let inside: u128 = others
+            .iter()
+            .filter(|l| l.limits.contains(&c.ino))
+            .map(|l| u128::from(l.growth_mb))
+            .sum();
+        least = least.min(i128::from(c.remaining_mb) - inside as i128);
+    }
+    let r = least - i128::from(own_growth) - i128::from(RESERVE_MB);
+    i64::try_from(r).unwrap_or(if r < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// How many jobs this build may allow now.
+pub fn admit(own: &Own, limits: &[Limit], others: &[Lease]) -> Admission {
+    let peak = own.peak_mb.max(1);
+    let cap = own.cap.max(1);
+    let fits = |k: u32| room(growth(k, peak, own.held_mb), own, limits, others) >= 0;
+    // The most that fits, by memory alone (1 at least: the implicit slot).
+    let mut allowed = 1;
+    while allowed < cap && fits(allowed + 1) {
+        allowed += 1;
+    }
+    // Max-min: above what it runs now, leave a slot to a build that wants
+    // more, runs fewer and whose next job fits in what would be left.
+    let mut yielded = 0;
+    while allowed > own.running.max(1) {
+        let left = room(growth(allowed, peak, own.held_mb), own, limits, others);
+        let level = allowed - 1; // jobs this build runs before slot `allowed`
+        let poorer = others.iter().any(|l| {
+            l.wants_more
+                && l.running < level
+                && l.running < l.cap
+                && i128::from(left) + i128::from(peak) >= i128::from(l.peak_mb)
+        });
+        if !poorer {
+            break;
+        }
+        allowed -= 1;
+        yielded += 1;
+    }
+    let growth_mb = growth(allowed, peak, own.held_mb);
+    let room_mb = room(growth_mb, own, limits, others);
+    Admission {
+        allowed,
+        growth_mb,
+        room_mb,
+        yielded,
+        over_budget: room(growth(1, peak, own.held_mb), own, limits, others) < 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(running: u32, growth_mb: u64, wants_more: bool, limits: &[u64]) -> Lease {
+        let mut l = Lease::empty();
+        l.running = running;
+        l.allowed = running;
+        l.cap = 8;
+        l.peak_mb = 100;
+        l.growth_mb = growth_mb;
+        l.wants_more = wants_more;
+        l.limits.extend_from_slice(limits).unwrap();
+        l
+    }
+
+    fn own(available_mb: u64, running: u32) -> Own {
+        Own {
+            available_mb,
+            running,
+            cap: 8,
+            peak_mb: 100,
+            held_mb: 0,
+        }
+    }
+
+    #[test]
+    fn alone_it_is_the_single_governor_rule() {
+        // 32 MiB reserve: 5 jobs of 100 MiB fit in 532 MiB, not in 531.
+        assert_eq!(admit(&own(532, 1), &[], &[]).allowed, 5);
+        assert_eq!(admit(&own(531, 1), &[], &[]).allowed, 4);
+        // What compilers already hold is taken off their growth.
+        let held = Own {
+            held_mb: 250,
+            ..own(532, 3)
+        };
+        assert_eq!(admit(&held, &[], &[]).allowed, 7);
+        // The cap holds whatever the room.
+        assert_eq!(admit(&own(1 << 40, 1), &[], &[]).allowed, 8);
+    }
+
+    #[test]
+    fn two_governors_never_spend_the_same_megabytes() {
+        // 1032 MiB: alone, 10 jobs would fit (the cap is 8). A second
+        // build already reserving 600 MiB leaves room for 4.
+        let other = lease(6, 600, false, &[]);
+        let a = admit(&own(1032, 1), &[], &[other]);
+        assert_eq!(a.allowed, 4);
+        assert_eq!(a.growth_mb + 600 + RESERVE_MB, 1032);
+        assert_eq!(a.room_mb, 0);
+    }
+
+    #[test]
+    fn a_cgroup_counts_only_the_leases_inside_it() {
+        // The host has plenty; this build's cgroup has 432 MiB left. A
+        // lease inside the same cgroup (inode 77) reserves 200 of it; one
+        // elsewhere (inode 99) does not.
+        let limits = [Limit {
+            ino: 77,
+            remaining_mb: 432,
+        }];
+        let inside = lease(2, 200, false, &[5, 77]);
+        let outside = lease(2, 200, false, &[99]);
+        assert_eq!(admit(&own(10_000, 1), &limits, &[]).allowed, 4);
+        assert_eq!(admit(&own(10_000, 1), &limits, &[outside]).allowed, 4);
+        assert_eq!(admit(&own(10_000, 1), &limits, &[inside]).allowed, 2);
+    }
+
+    #[test]
+    fn the_build_running_fewer_gets_the_next_slot() {
+        // 632 MiB holds 6 jobs. This build runs 3; another wants more and
+        // runs 1: this one keeps its 3 and leaves the 2 free slots to the
+        // other (max-min: 3 and 3, not 5 and 1).
+        let poor = lease(1, 100, true, &[]);
+        let a = admit(&own(632, 3), &[], &[poor]);
+        assert_eq!((a.allowed, a.yielded, a.growth_mb), (3, 2, 300));
+        // The other, at its tick, sees this build's lease and takes them.
+        let mut me = lease(3, a.growth_mb, true, &[]);
+        me.allowed = a.allowed;
+        let b = admit(&own(632, 1), &[], &[me]);
+        assert_eq!((b.allowed, b.yielded, b.room_mb), (3, 0, 0));
+        // At equal levels the one that looks first takes the slot.
+        let even = lease(3, 300, true, &[]);
+        assert_eq!(admit(&own(732, 3), &[], &[even]).allowed, 4);
+        // A build that wants nothing more is not waited for.
+        let content = lease(1, 100, false, &[]);
+        assert_eq!(admit(&own(632, 3), &[], &[content]).yielded, 0);
+        // Nor one whose next job would not fit anyway.
+        let mut big = lease(1, 100, true, &[]);
+        big.peak_mb = 4096;
+        assert_eq!(admit(&own(632, 3), &[], &[big]).yielded, 0);
+    }
+
+    #[test]
+    fn over_budget_keeps_one_job_and_says_so() {
+        let other = lease(8, 5000, false, &[]);
+        let a = admit(&own(1000, 3), &[], &[other]);
+        assert_eq!(a.allowed, 1);
+        assert!(a.over_budget && a.room_mb < 0);
+    }
+
+    #[test]
+    fn absurd_figures_saturate_instead_of_wrapping() {
+        let huge = lease(1, u64::MAX, false, &[1]);
+        let limits = [Limit {
+            ino: 1,
+            remaining_mb: u64::MAX,
+        }];
+        let a = admit(&own(u64::MAX, 1), &limits, &[huge.clone(), huge]);
+        assert_eq!(a.allowed, 1);
+        let peakless = Own {
+            peak_mb: 0,
+            ..own(100, 0)
+        };
+        assert!(admit(&peakless, &[], &[]).allowed >= 1);
+    }
+}

@@ -36,6 +36,7 @@
 use heapless::{String, Vec};
 
 use crate::kernel::parse::parse_u64;
+use crate::tick::row::BufferFull;
 
 /// The first line of every lease, with its format version.
 pub const MAGIC: &[u8] = b"headroom-lease 1\n";
@@ -214,11 +215,11 @@ impl Lease {
     /// Writes the lease as its file's bytes (see the module's example).
     ///
     /// # Errors
-    /// `Err(())` when the text does not fit [`LEASE_CAP`] bytes (it always
-    /// does for the caps above: at most ~900 bytes).
-    pub fn write(&self, out: &mut Vec<u8, LEASE_CAP>) -> Result<(), ()> {
+    /// [`BufferFull`] when the text does not fit [`LEASE_CAP`] bytes (it
+    /// always does for the caps above: at most ~900 bytes).
+    pub fn write(&self, out: &mut Vec<u8, LEASE_CAP>) -> Result<(), BufferFull> {
         out.clear();
-        out.extend_from_slice(MAGIC).map_err(|_| ())?;
+        out.extend_from_slice(MAGIC).map_err(|_| BufferFull)?;
         let mut w = LineWriter(out);
         let run = self.run.as_str();
         ufmt::uwrite!(w, "uid {}\npid {}\nrun ", self.uid, self.pid)?;
@@ -287,10 +288,10 @@ fn cut(s: &str) -> String<RUN_CAP> {
 struct LineWriter<'a>(&'a mut Vec<u8, LEASE_CAP>);
 
 impl ufmt::uWrite for LineWriter<'_> {
-    type Error = ();
+    type Error = BufferFull;
 
-    fn write_str(&mut self, s: &str) -> Result<(), ()> {
-        self.0.extend_from_slice(s.as_bytes()).map_err(|_| ())
+    fn write_str(&mut self, s: &str) -> Result<(), BufferFull> {
+        self.0.extend_from_slice(s.as_bytes()).map_err(|_| BufferFull)
     }
 }
 

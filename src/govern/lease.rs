@@ -291,7 +291,9 @@ impl ufmt::uWrite for LineWriter<'_> {
     type Error = BufferFull;
 
     fn write_str(&mut self, s: &str) -> Result<(), BufferFull> {
-        self.0.extend_from_slice(s.as_bytes()).map_err(|_| BufferFull)
+        self.0
+            .extend_from_slice(s.as_bytes())
+            .map_err(|_| BufferFull)
     }
 }
 

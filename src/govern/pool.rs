@@ -1,0 +1,562 @@
+//! A shared memory pool on disk (`run --jobserver --pool DIR`): the
+//! directory, its pool-wide lock, this governor's lease, and a look at
+//! everyone else's.
+//!
+//! - `DIR/.headroom-pool.lock` is the pool-wide lock: flock(2) `LOCK_EX`
+//!   around every look and every rewrite of a lease, so that admissions
+//!   happen one at a time and nobody reads half a lease.
+//! - `DIR/lease-PID-N` is one governor's [`Lease`], created (`O_EXCL`) and
+//!   flock'ed `LOCK_EX` while the pool lock is held, so nobody ever sees it
+//!   unlocked; rewritten in place (pwrite at 0, then ftruncate), never by
+//!   temp-and-rename, which would move the name off the locked inode.
+//! - A lease whose `LOCK_SH | LOCK_NB` succeeds belongs to a governor that
+//!   is gone (killed, OOM-killed, its container stopped: the kernel drops
+//!   a flock with the last descriptor): it counts nothing and is removed,
+//!   its paused jobs handed to the caller to continue.
+//! - flock locks belong to the open file description, so a `close` of
+//!   another descriptor of the same file never drops them (a POSIX
+//!   `fcntl` record lock would be dropped); every descriptor here is
+//!   close-on-exec, so CMD never holds one.
+//!
+//! Trust: a directory that others may write is refused unless it is
+//! sticky (as /tmp is), and then only leases owned by this user or root
+//! count. Nothing is followed through a symlink (`O_NOFOLLOW`).
+//!
+//! No daemon, no root: any governor that can open DIR takes part, across
+//! PID namespaces and containers that share it.
+//!
+//! # References
+//! flock(2), openat(2) (`O_EXCL`, `O_NOFOLLOW`), pwrite(2), ftruncate(2),
+//! inode(7) (`S_ISVTX`).
+
+use core::mem::MaybeUninit;
+
+use heapless::{String, Vec};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::govern::lease::{LEASE_CAP, Lease, LeaseError};
+use crate::kernel::root::{ReadError, for_each_entry, join_num, read_fd};
+
+/// The pool-wide lock file's name in DIR.
+pub const LOCK_NAME: &str = ".headroom-pool.lock";
+
+/// The start of every lease file's name.
+pub const LEASE_PREFIX: &str = "lease-";
+
+/// Most other leases one look counts; more are reported as
+/// [`Issue::TooMany`] (a pool of 32 builds on one host is far past useful).
+pub const LEASES_CAP: usize = 32;
+
+/// Why the pool cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// DIR cannot be opened as a directory (the errno; `ELOOP`: a symlink).
+    Dir(Errno),
+    /// Others may write DIR and it is not sticky: anyone could replace a
+    /// lease. The directory's mode is given.
+    Untrusted {
+        /// `st_mode & 0o7777`.
+        mode: u32,
+    },
+    /// The lock file cannot be opened or created.
+    Lock(Errno),
+    /// The pool lock was not free within the tries (another governor
+    /// stopped while holding it).
+    Busy,
+    /// This governor's lease cannot be created or written.
+    Lease(Errno),
+}
+
+/// A file in DIR that a look did not count, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // no heap to box into: one at a time, on the stack
+pub enum Issue {
+    /// A symlink, a directory or a device with a lease's name: ignored,
+    /// never followed.
+    NotRegular,
+    /// Owned by another user in a directory others may write.
+    Untrusted {
+        /// The file's owner.
+        uid: u32,
+    },
+    /// Its bytes are not a lease.
+    Unparsable(LeaseError),
+    /// It claims more growth than the host has memory (MiB).
+    Absurd {
+        /// Its `growth_mb`.
+        growth_mb: u64,
+    },
+    /// It could not be read.
+    Unreadable(Errno),
+    /// Its governor is gone: it was removed; its paused jobs are to be
+    /// continued.
+    Dead(Lease),
+    /// More live leases than [`LEASES_CAP`]: not counted.
+    TooMany,
+}
+
+/// A shared pool and this governor's lease in it.
+pub struct Pool {
+    dir: OwnedFd,
+    lock: OwnedFd,
+    lease: OwnedFd,
+    name: String<64>,
+    /// Others may write DIR (it is sticky): only leases of `uid` or root
+    /// count.
+    shared: bool,
+    uid: u32,
+}
+
+/// The pool lock, held until dropped.
+pub struct Locked<'p> {
+    pool: &'p Pool,
+}
+
+impl Pool {
+    /// Opens the pool DIR (which must exist), checks that it can be
+    /// trusted, and creates this governor's lease in it (holding its lock
+    /// from then on), written once from `first`.
+    ///
+    /// # Errors
+    /// [`OpenError`]: DIR, its trust, the lock file, the lease.
+    pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<Pool, OpenError> {
+        let dir = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(OpenError::Dir)?;
+        let st = rustix::fs::fstat(&dir).map_err(OpenError::Dir)?;
+        let mode = st.st_mode & 0o7777;
+        let others_write = mode & 0o022 != 0;
+        if others_write && mode & 0o1000 == 0 {
+            return Err(OpenError::Untrusted { mode });
+        }
+        let lock = open_lock(dir.as_fd()).map_err(OpenError::Lock)?;
+        let mut pool = Pool {
+            dir,
+            lock,
+            lease: open_null()?,
+            name: String::new(),
+            shared: others_write,
+            uid,
+        };
+        let guard = pool.lock_pool()?;
+        let (lease, name) = create_lease(guard.pool.dir.as_fd(), pid)?;
+        drop(guard);
+        pool.lease = lease;
+        pool.name = name;
+        pool.lock_pool()?.write(first).map_err(OpenError::Lease)?;
+        Ok(pool)
+    }
+
+    /// Takes the pool lock: `LOCK_EX | LOCK_NB`, tried a few times over
+    /// about 20 ms, so a governor stopped while holding it (Ctrl-Z) delays
+    /// the others' ticks instead of hanging them.
+    ///
+    /// # Errors
+    /// [`OpenError::Busy`] when it stays taken; [`OpenError::Lock`] for
+    /// any other flock(2) error.
+    pub fn lock_pool(&self) -> Result<Locked<'_>, OpenError> {
+        for _ in 0..20 {
+            match rustix::fs::flock(&self.lock, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Locked { pool: self }),
+                Err(Errno::WOULDBLOCK | Errno::INTR) => {
+                    let pause = rustix::time::Timespec {
+                        tv_sec: 0,
+                        tv_nsec: 1_000_000,
+                    };
+                    let _ = rustix::thread::nanosleep(&pause);
+                }
+                Err(e) => return Err(OpenError::Lock(e)),
+            }
+        }
+        Err(OpenError::Busy)
+    }
+
+    /// This governor's lease file name in DIR.
+    pub fn lease_name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// Removes this governor's lease (under the pool lock when it can be
+    /// had): called at the end; a lease left by a crash is removed by the
+    /// next look of anyone.
+    pub fn leave(&mut self) {
+        if self.name.is_empty() {
+            return;
+        }
+        let guard = self.lock_pool().ok();
+        let _ = rustix::fs::unlinkat(&self.dir, self.name.as_str(), AtFlags::empty());
+        drop(guard);
+        self.name.clear();
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+impl Locked<'_> {
+    /// Rewrites this governor's lease in place.
+    ///
+    /// # Errors
+    /// The errno of pwrite(2) or ftruncate(2) (ENOSPC on a full disk: the
+    /// lease keeps its previous figures).
+    pub fn write(&self, lease: &Lease) -> Result<(), Errno> {
+        let mut text: Vec<u8, LEASE_CAP> = Vec::new();
+        lease.write(&mut text).map_err(|_| Errno::NOSPC)?;
+        let fd = self.pool.lease.as_fd();
+        let mut done = 0;
+        while done < text.len() {
+            match rustix::io::pwrite(fd, &text[done..], done as u64) {
+                Ok(0) => return Err(Errno::NOSPC),
+                Ok(n) => done += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        rustix::fs::ftruncate(fd, text.len() as u64)
+    }
+
+    /// Looks at every other lease in DIR: the live ones counted into
+    /// `out` (cleared first), each other file told to `issue` (the dead
+    /// removed first). `host_mb`: the host's memory, above which a claimed
+    /// growth is absurd. `dir_buf`: the getdents64(2) buffer; `file_buf`
+    /// holds one lease at a time (at least [`LEASE_CAP`] + 1 bytes).
+    ///
+    /// # Errors
+    /// The errno of listing DIR.
+    pub fn look(
+        &self,
+        host_mb: u64,
+        dir_buf: &mut [MaybeUninit<u8>],
+        file_buf: &mut [u8],
+        out: &mut Vec<Lease, LEASES_CAP>,
+        issue: &mut dyn FnMut(&[u8], Issue),
+    ) -> Result<(), Errno> {
+        out.clear();
+        let dir = self.pool.dir.as_fd();
+        let own = self.pool.name.as_bytes();
+        // Names first (a removal while listing would skip entries).
+        let mut names: Vec<String<64>, { 2 * LEASES_CAP }> = Vec::new();
+        for_each_entry(dir, dir_buf, |name, _| {
+            if name.starts_with(LEASE_PREFIX.as_bytes()) && name != own {
+                if let Ok(n) = core::str::from_utf8(name)
+                    && let Ok(s) = String::try_from(n)
+                    && names.push(s).is_ok()
+                {
+                    return true;
+                }
+                issue(name, Issue::TooMany);
+            }
+            true
+        })?;
+        for name in &names {
+            let found = self.one(name.as_str(), host_mb, file_buf);
+            match found {
+                Ok(lease) => {
+                    if out.push(lease).is_err() {
+                        issue(name.as_bytes(), Issue::TooMany);
+                    }
+                }
+                Err(Some(i)) => issue(name.as_bytes(), i),
+                Err(None) => {} // gone meanwhile
+            }
+        }
+        Ok(())
+    }
+
+    /// One other lease: live and trusted (`Ok`), not counted (`Err` with
+    /// why), or gone since the listing (`Err(None)`).
+    #[allow(clippy::result_large_err)] // as `Issue`: one at a time, on the stack
+    fn one(&self, name: &str, host_mb: u64, buf: &mut [u8]) -> Result<Lease, Option<Issue>> {
+        let dir = self.pool.dir.as_fd();
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Err(None),
+            Err(Errno::LOOP) => return Err(Some(Issue::NotRegular)),
+            Err(e) => return Err(Some(Issue::Unreadable(e))),
+        };
+        let st = rustix::fs::fstat(&fd).map_err(|e| Some(Issue::Unreadable(e)))?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(Some(Issue::NotRegular));
+        }
+        if self.pool.shared && st.st_uid != self.pool.uid && st.st_uid != 0 {
+            return Err(Some(Issue::Untrusted { uid: st.st_uid }));
+        }
+        let bytes = match read_fd(fd.as_fd(), buf) {
+            Ok(b) => b,
+            Err(ReadError::Read(e)) => return Err(Some(Issue::Unreadable(e))),
+            Err(_) => return Err(Some(Issue::Unparsable(LeaseError::Truncated))),
+        };
+        let parsed = Lease::parse(bytes);
+        // Its governor holds LOCK_EX for life: a shared lock we can take
+        // means it is gone.
+        if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockShared).is_ok() {
+            let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+            return Err(Some(match parsed {
+                Ok(l) => Issue::Dead(l),
+                Err(e) => Issue::Unparsable(e),
+            }));
+        }
+        let lease = parsed.map_err(|e| Some(Issue::Unparsable(e)))?;
+        if lease.growth_mb > host_mb || lease.held_mb > host_mb {
+            return Err(Some(Issue::Absurd {
+                growth_mb: lease.growth_mb,
+            }));
+        }
+        Ok(lease)
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let _ = rustix::fs::flock(&self.pool.lock, FlockOperation::Unlock);
+    }
+}
+
+/// Opens (creating it when missing) the pool-wide lock file: read-write
+/// when permitted, else read-only (flock needs no write access: a sticky
+/// pool's lock file belongs to whoever made it).
+fn open_lock(dir: BorrowedFd<'_>) -> Result<OwnedFd, Errno> {
+    let base = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let mode = Mode::from_raw_mode(0o644);
+    match rustix::fs::openat(dir, LOCK_NAME, base | OFlags::RDWR | OFlags::CREATE, mode) {
+        Err(Errno::ACCESS | Errno::PERM) => {
+            rustix::fs::openat(dir, LOCK_NAME, base | OFlags::RDONLY, Mode::empty())
+        }
+        other => other,
+    }
+}
+
+/// A placeholder descriptor until the lease exists (`/dev/null`).
+fn open_null() -> Result<OwnedFd, OpenError> {
+    rustix::fs::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(OpenError::Lease)
+}
+
+/// Creates `lease-PID-N` (the first free N: a PID of another namespace may
+/// be the same) and takes its lock; called with the pool lock held.
+fn create_lease(dir: BorrowedFd<'_>, pid: u32) -> Result<(OwnedFd, String<64>), OpenError> {
+    let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut path = [0u8; 64];
+    for n in 0..64u64 {
+        let mut prefix = [0u8; 40];
+        let Some(head) = join_num(&mut prefix, LEASE_PREFIX, u64::from(pid), "-") else {
+            return Err(OpenError::Lease(Errno::NAMETOOLONG));
+        };
+        let Some(name) = join_num(&mut path, head, n, "") else {
+            return Err(OpenError::Lease(Errno::NAMETOOLONG));
+        };
+        match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644)) {
+            Ok(fd) => {
+                rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)
+                    .map_err(OpenError::Lease)?;
+                let name =
+                    String::try_from(name).map_err(|_| OpenError::Lease(Errno::NAMETOOLONG))?;
+                return Ok((fd, name));
+            }
+            Err(Errno::EXIST) => continue,
+            Err(e) => return Err(OpenError::Lease(e)),
+        }
+    }
+    Err(OpenError::Lease(Errno::EXIST))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::string::ToString;
+
+    use super::*;
+
+    /// A fresh directory under the target dir, mode 0755.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d =
+            std::env::temp_dir().join(std::format!("headroom-pool-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        d
+    }
+
+    /// `path` opened and flock'ed `LOCK_EX`, as a live governor holds its
+    /// lease.
+    fn held_open(path: &std::path::Path) -> OwnedFd {
+        let p = path.to_str().unwrap();
+        let fd = rustix::fs::open(p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
+        rustix::fs::flock(&fd, FlockOperation::LockExclusive).unwrap();
+        fd
+    }
+
+    fn lease(run: &str, growth_mb: u64) -> Lease {
+        let mut l = Lease::empty();
+        l.run = String::try_from(run).unwrap();
+        l.cap = 4;
+        l.running = 1;
+        l.allowed = 1;
+        l.peak_mb = 100;
+        l.growth_mb = growth_mb;
+        l
+    }
+
+    /// The live leases and the issues of one look.
+    fn look(
+        p: &Pool,
+    ) -> (
+        std::vec::Vec<Lease>,
+        std::vec::Vec<(std::string::String, Issue)>,
+    ) {
+        let mut dir = [MaybeUninit::<u8>::uninit(); 4096];
+        let mut file = [0u8; LEASE_CAP + 1];
+        let mut out = Vec::new();
+        let mut issues = std::vec::Vec::new();
+        let g = p.lock_pool().unwrap();
+        g.look(1 << 20, &mut dir, &mut file, &mut out, &mut |n, i| {
+            issues.push((std::string::String::from_utf8_lossy(n).to_string(), i))
+        })
+        .unwrap();
+        issues.sort_by(|a, b| a.0.cmp(&b.0));
+        (out.iter().cloned().collect(), issues)
+    }
+
+    fn open(d: &std::path::Path, pid: u32, l: &Lease) -> Pool {
+        Pool::open(d.to_str().unwrap(), pid, 0, l).unwrap()
+    }
+
+    #[test]
+    fn governors_see_each_other_and_not_themselves() {
+        let d = scratch("see");
+        let a = open(&d, 10, &lease("a", 100));
+        let b = open(&d, 10, &lease("b", 200));
+        // The same PID (another namespace) gets another name.
+        assert_ne!(a.lease_name(), b.lease_name());
+        let (seen, issues) = look(&a);
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(seen.len(), 1);
+        assert_eq!((seen[0].run.as_str(), seen[0].growth_mb), ("b", 200));
+        // A rewrite is seen at the next look, on the same inode.
+        let ino = std::fs::metadata(d.join(b.lease_name())).unwrap().ino();
+        b.lock_pool().unwrap().write(&lease("b", 40)).unwrap();
+        assert_eq!(look(&a).0[0].growth_mb, 40);
+        assert_eq!(
+            std::fs::metadata(d.join(b.lease_name())).unwrap().ino(),
+            ino
+        );
+        // One that leaves is gone from the directory at once.
+        let name = b.lease_name().to_string();
+        drop(b);
+        assert!(!d.join(&name).exists());
+        assert!(look(&a).0.is_empty());
+    }
+
+    #[test]
+    fn the_pool_lock_admits_one_governor_at_a_time() {
+        let d = scratch("lock");
+        let a = open(&d, 1, &lease("a", 1));
+        let b = open(&d, 2, &lease("b", 1));
+        let held = a.lock_pool().unwrap();
+        assert_eq!(b.lock_pool().err(), Some(OpenError::Busy));
+        drop(held);
+        assert!(b.lock_pool().is_ok());
+    }
+
+    #[test]
+    fn a_lease_nobody_holds_is_a_dead_governors_and_is_removed() {
+        let d = scratch("dead");
+        let a = open(&d, 1, &lease("a", 1));
+        // Written as a killed governor leaves it: whole, but unlocked.
+        let mut dead = lease("killed", 500);
+        dead.paused
+            .push(crate::govern::lease::Paused {
+                pid: 77,
+                start_ticks: 5,
+            })
+            .unwrap();
+        let mut text = Vec::<u8, LEASE_CAP>::new();
+        dead.write(&mut text).unwrap();
+        std::fs::write(d.join("lease-99-0"), &text).unwrap();
+        let (seen, issues) = look(&a);
+        assert!(seen.is_empty());
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0], ("lease-99-0".into(), Issue::Dead(dead)));
+        assert!(!d.join("lease-99-0").exists());
+        // Junk nobody holds goes too, said as such.
+        std::fs::write(d.join("lease-98-0"), b"junk").unwrap();
+        let (_, issues) = look(&a);
+        assert_eq!(
+            issues,
+            [("lease-98-0".into(), Issue::Unparsable(LeaseError::Magic))]
+        );
+        assert!(!d.join("lease-98-0").exists());
+    }
+
+    #[test]
+    fn hostile_files_are_ignored_and_never_followed() {
+        let d = scratch("hostile");
+        let a = open(&d, 1, &lease("a", 1));
+        // Each is held locked (as a live governor's) by an open descriptor.
+        let mut held = std::vec::Vec::new();
+        let mut plant = |name: &str, bytes: &[u8]| {
+            std::fs::write(d.join(name), bytes).unwrap();
+            let f = held_open(&d.join(name));
+            held.push(f);
+        };
+        plant("lease-1-garbage", b"\x00\xffnot a lease");
+        let mut text = Vec::<u8, LEASE_CAP>::new();
+        lease("greedy", 1 << 40).write(&mut text).unwrap();
+        plant("lease-2-greedy", &text);
+        let target = d.join("precious");
+        std::fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, d.join("lease-3-link")).unwrap();
+        std::fs::create_dir(d.join("lease-4-dir")).unwrap();
+        let (seen, issues) = look(&a);
+        assert!(seen.is_empty());
+        let kinds: std::vec::Vec<&Issue> = issues.iter().map(|(_, i)| i).collect();
+        assert_eq!(
+            kinds,
+            [
+                &Issue::Unparsable(LeaseError::Magic),
+                &Issue::Absurd { growth_mb: 1 << 40 },
+                &Issue::NotRegular,
+                &Issue::NotRegular,
+            ]
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert!(d.join("lease-3-link").symlink_metadata().is_ok());
+    }
+
+    #[test]
+    fn a_directory_others_may_write_is_refused_unless_sticky() {
+        let d = scratch("trust");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let r = Pool::open(d.to_str().unwrap(), 1, 0, &lease("a", 1));
+        assert_eq!(r.err(), Some(OpenError::Untrusted { mode: 0o777 }));
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let a = Pool::open(d.to_str().unwrap(), 1, 1000, &lease("a", 1)).unwrap();
+        // In a sticky pool only the same user's (or root's) leases count.
+        let mut text = Vec::<u8, LEASE_CAP>::new();
+        lease("other-user", 10).write(&mut text).unwrap();
+        std::fs::write(d.join("lease-5-0"), &text).unwrap();
+        let _f = held_open(&d.join("lease-5-0"));
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(d.join("lease-5-0"), Some(4321), None).unwrap();
+            let (seen, issues) = look(&a);
+            assert!(seen.is_empty());
+            assert_eq!(
+                issues,
+                [("lease-5-0".into(), Issue::Untrusted { uid: 4321 })]
+            );
+        }
+        let r = Pool::open("/nonexistent-pool", 1, 0, &lease("a", 1));
+        assert_eq!(r.err(), Some(OpenError::Dir(Errno::NOENT)));
+    }
+}

@@ -365,6 +365,15 @@ pub struct Remaining {
     pub depth: u8,
 }
 
+/// One limiting level of a memory cgroup path; see [`MemCgroup::limits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// The inode number of the cgroup's directory.
+    pub ino: u64,
+    /// Its limit minus its usage, bytes (0 when over).
+    pub remaining_bytes: u64,
+}
+
 /// Resolves the memory cgroup of the calling process under `root`.
 ///
 /// Reads `/proc/self/cgroup` and `/proc/self/mountinfo` into `buf` (give it
@@ -600,6 +609,36 @@ impl MemCgroup {
             }
         }
         best
+    }
+
+    /// Every level of the path with a limit below MemTotal and a readable
+    /// usage, leaf first: the inode of its directory (what identifies it
+    /// in every namespace that sees the same hierarchy) and its
+    /// `limit − usage`. A shared pool counts a lease against each of these
+    /// its build lies in. `buf`: [`TICK_BUF_LEN`].
+    pub fn limits(&self, mem_total_kib: u64, buf: &mut [u8]) -> heapless::Vec<Level, MAX_DEPTH> {
+        let total = mem_total_kib.saturating_mul(1024);
+        let (limit_file, usage_file, _) = self.files();
+        let mut out = heapless::Vec::new();
+        for dir in &self.dirs {
+            let Some(limit) =
+                read_parse(dir, limit_file, buf, parse_limit).and_then(|l| l.effective(total))
+            else {
+                continue;
+            };
+            let Some(usage) = read_parse(dir, usage_file, buf, parse_bytes) else {
+                continue;
+            };
+            let Ok(st) = rustix::fs::fstat(dir) else {
+                continue;
+            };
+            // `dirs` holds at most MAX_DEPTH: this always fits.
+            let _ = out.push(Level {
+                ino: st.st_ino,
+                remaining_bytes: limit.saturating_sub(usage),
+            });
+        }
+        out
     }
 
     /// Memory charged to this process's cgroup now, bytes (v2

@@ -497,6 +497,19 @@ fn tightest_level_and_v1_cpu_quota_on_ancestor() {
     assert_eq!(mem.levels(), 3);
     let r = mem.remaining(1_000_000, &mut buf).unwrap();
     assert_eq!((r.remaining_bytes, r.depth), (10, 0));
+    // The limiting levels, each by its directory's inode: the leaf (10
+    // left); `a` has a limit but no readable usage; the mount point's
+    // limit is the v1 "unlimited" sentinel.
+    use std::os::unix::fs::MetadataExt;
+    let leaf_ino = std::fs::metadata(dir.join("cg/m x/a/b")).unwrap().ino();
+    let levels = mem.limits(1_000_000, &mut buf);
+    assert_eq!(
+        levels.as_slice(),
+        [Level {
+            ino: leaf_ino,
+            remaining_bytes: 10
+        }]
+    );
     // No oom_control anywhere.
     assert_eq!(mem.oom_kills(&mut buf), None);
     let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();

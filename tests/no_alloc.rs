@@ -96,6 +96,7 @@ fn ticks_after_start_up_allocate_nothing() {
             compiler_peak_mb: row.ext.build_peak_rss_mb,
             in_pipe: pool.in_pipe().unwrap(),
             now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
+            pool_allowed: None,
         });
         let put = pool.put(d.put);
         let taken = pool.take(d.take);

@@ -2318,6 +2318,7 @@ proptest! {
                 compiler_peak_mb: t.peak,
                 in_pipe,
                 now_ms: i as u64 * 250,
+                pool_allowed: None,
             });
             prop_assert!(d.allowed >= 1 && d.allowed <= cap);
             prop_assert!(d.take <= in_pipe);

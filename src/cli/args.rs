@@ -256,6 +256,13 @@ twin_args! {
         ]
         jobserver_style: Option<String>,
         [
+            /// with --jobserver: share one memory budget with every run
+            /// --jobserver that names the same DIR, each counting the others'
+            /// reservations (default: $HEADROOM_POOL)
+            #[argh(option)]
+        ]
+        pool: Option<String>,
+        [
             /// with --jobserver: say on stderr each time the slots change, and why
             #[argh(switch)]
         ]

@@ -9,6 +9,7 @@ use headroom::kernel::root::Root;
 
 use super::args::RunOnly;
 use super::common::{Fail, env_nonempty, errtext, io_text, root_is_live, shown};
+use super::pool::Shared;
 
 /// `run --jobserver` and its options.
 pub struct JobserverArgs {
@@ -17,6 +18,8 @@ pub struct JobserverArgs {
     profile: headroom::plan::jobs::Profile,
     fifo: bool,
     explain: bool,
+    /// `--pool DIR` (or $HEADROOM_POOL).
+    pool: Option<String>,
 }
 
 impl JobserverArgs {
@@ -32,6 +35,7 @@ impl JobserverArgs {
                 ("--profile", a.profile.is_some()),
                 ("--jobserver-style", a.jobserver_style.is_some()),
                 ("--explain", a.explain),
+                ("--pool", a.pool.is_some()),
             ];
             return match given.iter().find(|(_, on)| *on) {
                 Some((name, _)) => Err(format!("{name} goes with --jobserver")),
@@ -53,6 +57,10 @@ impl JobserverArgs {
                 ));
             }
         };
+        let pool = a.pool.clone().or_else(|| env_nonempty("HEADROOM_POOL"));
+        if pool.as_deref() == Some("") {
+            return Err("--pool needs a directory".into());
+        }
         if a.max_jobs == Some(0) || a.peak_mb == Some(0) {
             return Err("--max-jobs and --peak-mb must be at least 1".into());
         }
@@ -75,6 +83,7 @@ impl JobserverArgs {
             profile,
             fifo,
             explain: a.explain,
+            pool,
         }))
     }
 }
@@ -89,8 +98,11 @@ pub struct Js {
     /// MAKEFLAGS and CARGO_MAKEFLAGS for CMD.
     pub env: Vec<(&'static str, std::ffi::OsString)>,
     explain: bool,
-    /// The slots last said (with --explain): (allowed, memory-bound).
-    said: Option<(u32, bool)>,
+    /// The slots last said (with --explain): (allowed, memory-bound, left
+    /// to other builds).
+    said: Option<(u32, bool, u32)>,
+    /// `--pool`: the memory budget shared with other governors.
+    pub shared: Option<Box<Shared>>,
 }
 
 impl Js {
@@ -102,6 +114,7 @@ impl Js {
         root: &Root,
         dir: BorrowedFd<'_>,
         out_dir: &str,
+        run_id: &str,
     ) -> Result<Js, Fail> {
         use headroom::govern::jobserver::{Governor, Pool};
         let cap = match j.max_jobs {
@@ -145,8 +158,19 @@ impl Js {
                 gov.cap
             );
         }
+        let shared = match &j.pool {
+            Some(d) => Some(Box::new(Shared::open(
+                d,
+                run_id,
+                gov.cap,
+                gov.peak_mb,
+                root,
+            )?)),
+            None => None,
+        };
         let flags = makeflags(std::env::var_os("MAKEFLAGS").as_deref(), gov.cap, &auth);
         Ok(Js {
+            shared,
             pool,
             gov,
             env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
@@ -155,46 +179,97 @@ impl Js {
         })
     }
 
-    /// One governor tick: decide from `row`, act on the FIFO, and fill the
-    /// row's jobs columns.
+    /// One governor tick: decide from `row` (and, with `--pool`, from what
+    /// the pool admits), act on the FIFO, and fill the row's jobs columns.
     pub fn tick(&mut self, row: &mut headroom::tick::row::Row) {
         let usable = row.mem_known.then(|| {
             row.ext
                 .cg_mem_avail_mb
                 .map_or(row.mem_avail_mb, |cg| cg.min(row.mem_avail_mb))
         });
-        let inp = headroom::govern::jobserver::Inputs {
+        let in_pipe = self.pool.in_pipe().unwrap_or(0);
+        let mut inp = headroom::govern::jobserver::Inputs {
             usable_mb: usable,
             compiler_rss_mb: row.build_rss_mb,
             compiler_peak_mb: row.ext.build_peak_rss_mb,
-            in_pipe: self.pool.in_pipe().unwrap_or(0),
+            in_pipe,
             now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
+            pool_allowed: None,
         };
-        let d = self.gov.decide(&inp);
-        let put = self.pool.put(d.put);
-        let taken = self.pool.take(d.take);
-        self.gov.settled(put, taken);
+        let own = headroom::govern::admit::Own {
+            available_mb: row.mem_avail_mb,
+            running: self.gov.running(in_pipe),
+            cap: self.gov.cap,
+            peak_mb: self.gov.peak_mb.max(row.ext.build_peak_rss_mb.unwrap_or(0)),
+            held_mb: row.build_rss_mb,
+        };
+        let (gov, fifo) = (&mut self.gov, &mut self.pool);
+        let mut d = None;
+        let mut step = |pool_allowed: Option<u32>| {
+            inp.pool_allowed = pool_allowed;
+            let dec = gov.decide(&inp);
+            let put = fifo.put(dec.put);
+            let taken = fifo.take(dec.take);
+            gov.settled(put, taken);
+            d = Some(dec);
+            // It would start more: no token waits in its FIFO, below its cap.
+            (
+                dec.running,
+                dec.allowed,
+                in_pipe == 0 && dec.running < gov.cap,
+            )
+        };
+        let admitted = match (self.shared.as_mut(), row.mem_known) {
+            (Some(sh), true) => sh.tick(own, |a| step(Some(a))),
+            _ => {
+                step(None);
+                None
+            }
+        };
+        let Some(d) = d else { return };
         row.jobs = Some((d.running, d.allowed));
-        let now = (d.allowed, d.memory_bound);
+        let yielded = admitted.map_or(0, |a| a.yielded);
+        let now = (d.allowed, d.memory_bound, yielded);
         if self.explain && self.said != Some(now) {
             self.said = Some(now);
-            let why = if d.memory_bound {
-                format!(
-                    "memory: room {} MiB for {} MiB per job (usable {} MiB, {} running)",
-                    d.room_mb,
-                    self.gov.peak_mb,
-                    usable.unwrap_or(0),
-                    d.running
-                )
-            } else {
-                format!("the cap, {}", self.gov.cap)
-            };
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: jobserver: {} job(s) at once ({why})",
-                d.allowed
-            );
+            self.say(&d, usable, admitted);
         }
+    }
+
+    /// `--explain`: the slots now, and why.
+    fn say(
+        &self,
+        d: &headroom::govern::jobserver::Decision,
+        usable: Option<u64>,
+        admitted: Option<headroom::govern::admit::Admission>,
+    ) {
+        let why = match (admitted, self.shared.as_ref()) {
+            (Some(a), Some(sh)) if d.memory_bound => format!(
+                "pool {}: room {} MiB for {} MiB per job with {} other build(s)' growth reserved{}",
+                sh.dir,
+                a.room_mb,
+                self.gov.peak_mb,
+                sh.others.len(),
+                if a.yielded > 0 {
+                    format!("; {} slot(s) left to builds running fewer", a.yielded)
+                } else {
+                    String::new()
+                }
+            ),
+            _ if d.memory_bound => format!(
+                "memory: room {} MiB for {} MiB per job (usable {} MiB, {} running)",
+                d.room_mb,
+                self.gov.peak_mb,
+                usable.unwrap_or(0),
+                d.running
+            ),
+            _ => format!("the cap, {}", self.gov.cap),
+        };
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: jobserver: {} job(s) at once ({why})",
+            d.allowed
+        );
     }
 }
 

@@ -12,11 +12,12 @@ pub mod args; // the argh structs: options and their --help texts
 pub mod common; // Fail and exit codes, warnings, signals, env defaults, files
 
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
-pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS
+pub mod pool; // run --jobserver --pool: this governor's side of a shared budget
 pub mod report; // summarize, actions, plot, and writing a summary
 pub mod status_line; // the live status line on a terminal
 
 pub mod action_row; // the row `run --actions FILE` appends
+pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS
 pub mod plan; // jobs, advise, status, and the advice after a recording
 
 pub mod record; // record and run: options checked, files, the loop, the end

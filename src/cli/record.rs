@@ -439,7 +439,7 @@ impl Files {
         // run --jobserver: the FIFO and the governor, before CMD starts and
         // before the CSV is truncated (a failure must not cost the last one).
         let js = match jobserver {
-            Some(j) => Some(Js::start(j, &r.root, dir.as_fd(), out_dir)?),
+            Some(j) => Some(Js::start(j, &r.root, dir.as_fd(), out_dir, &r.run_id)?),
             None => None,
         };
         let header = headroom::tick::row::header(r.a.compat, jobserver.is_some());
@@ -637,6 +637,10 @@ fn finish(
         summary.jobserver = j.gov.report();
         // The FIFO's name goes now; CMD has ended or is being waited for.
         j.pool.unlink();
+        // So does its share of a pool: the others may grow at once.
+        if let Some(sh) = j.shared.as_mut() {
+            sh.leave();
+        }
     }
     let labels = Labels {
         run_id: &r.run_id,

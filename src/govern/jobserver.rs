@@ -64,6 +64,9 @@ pub struct Inputs {
     /// A monotonic clock, milliseconds: the time between ticks is what
     /// counts as throttled.
     pub now_ms: u64,
+    /// With a shared pool: the most jobs it admits this build
+    /// (`govern::admit`), which then bounds `allowed` too.
+    pub pool_allowed: Option<u32>,
 }
 
 /// What one tick decided.
@@ -157,6 +160,7 @@ impl Governor {
                 (u32::try_from(allowed).unwrap_or(1), room_mb)
             }
         };
+        let allowed = inp.pool_allowed.map_or(allowed, |p| allowed.min(p.max(1)));
         let memory_bound = allowed < self.cap;
         self.allowed = allowed;
         self.ticks += 1;
@@ -192,6 +196,12 @@ impl Governor {
         let ours = taken.saturating_sub(self.surplus);
         self.surplus = 0;
         self.issued = self.issued.saturating_add(put).saturating_sub(ours);
+    }
+
+    /// Jobs running now for `in_pipe` bytes in the FIFO: slots held by
+    /// clients + the implicit one.
+    pub fn running(&self, in_pipe: u32) -> u32 {
+        self.issued.saturating_sub(in_pipe).saturating_add(1)
     }
 
     /// Jobs allowed at once since the last tick.
@@ -374,6 +384,7 @@ mod tests {
             compiler_peak_mb: None,
             in_pipe,
             now_ms: 0,
+            pool_allowed: None,
         }
     }
 

@@ -98,7 +98,7 @@ pub enum Issue {
 }
 
 /// A shared pool and this governor's lease in it.
-pub struct Pool {
+pub struct MemPool {
     dir: OwnedFd,
     lock: OwnedFd,
     lease: OwnedFd,
@@ -111,17 +111,17 @@ pub struct Pool {
 
 /// The pool lock, held until dropped.
 pub struct Locked<'p> {
-    pool: &'p Pool,
+    pool: &'p MemPool,
 }
 
-impl Pool {
+impl MemPool {
     /// Opens the pool DIR (which must exist), checks that it can be
     /// trusted, and creates this governor's lease in it (holding its lock
     /// from then on), written once from `first`.
     ///
     /// # Errors
     /// [`OpenError`]: DIR, its trust, the lock file, the lease.
-    pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<Pool, OpenError> {
+    pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<MemPool, OpenError> {
         let dir = rustix::fs::open(
             path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
@@ -135,7 +135,7 @@ impl Pool {
             return Err(OpenError::Untrusted { mode });
         }
         let lock = open_lock(dir.as_fd()).map_err(OpenError::Lock)?;
-        let mut pool = Pool {
+        let mut pool = MemPool {
             dir,
             lock,
             lease: open_null()?,
@@ -195,7 +195,7 @@ impl Pool {
     }
 }
 
-impl Drop for Pool {
+impl Drop for MemPool {
     fn drop(&mut self) {
         self.leave();
     }
@@ -410,7 +410,7 @@ mod tests {
 
     /// The live leases and the issues of one look.
     fn look(
-        p: &Pool,
+        p: &MemPool,
     ) -> (
         std::vec::Vec<Lease>,
         std::vec::Vec<(std::string::String, Issue)>,
@@ -428,8 +428,8 @@ mod tests {
         (out.iter().cloned().collect(), issues)
     }
 
-    fn open(d: &std::path::Path, pid: u32, l: &Lease) -> Pool {
-        Pool::open(d.to_str().unwrap(), pid, 0, l).unwrap()
+    fn open(d: &std::path::Path, pid: u32, l: &Lease) -> MemPool {
+        MemPool::open(d.to_str().unwrap(), pid, 0, l).unwrap()
     }
 
     #[test]
@@ -538,10 +538,10 @@ mod tests {
     fn a_directory_others_may_write_is_refused_unless_sticky() {
         let d = scratch("trust");
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let r = Pool::open(d.to_str().unwrap(), 1, 0, &lease("a", 1));
+        let r = MemPool::open(d.to_str().unwrap(), 1, 0, &lease("a", 1));
         assert_eq!(r.err(), Some(OpenError::Untrusted { mode: 0o777 }));
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let a = Pool::open(d.to_str().unwrap(), 1, 1000, &lease("a", 1)).unwrap();
+        let a = MemPool::open(d.to_str().unwrap(), 1, 1000, &lease("a", 1)).unwrap();
         // In a sticky pool only the same user's (or root's) leases count.
         let mut text = Vec::<u8, LEASE_CAP>::new();
         lease("other-user", 10).write(&mut text).unwrap();
@@ -556,7 +556,7 @@ mod tests {
                 [("lease-5-0".into(), Issue::Untrusted { uid: 4321 })]
             );
         }
-        let r = Pool::open("/nonexistent-pool", 1, 0, &lease("a", 1));
+        let r = MemPool::open("/nonexistent-pool", 1, 0, &lease("a", 1));
         assert_eq!(r.err(), Some(OpenError::Dir(Errno::NOENT)));
     }
 }

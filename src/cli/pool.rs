@@ -1,0 +1,229 @@
+//! `run --jobserver --pool DIR`: this governor's side of a memory pool
+//! shared with every governor that names the same DIR: its lease kept, the
+//! others looked at each tick under the pool lock, the jobs the pool
+//! admits.
+
+use std::io::Write;
+use std::mem::MaybeUninit;
+
+use headroom::govern::admit::{self, Admission, Limit, Own};
+use headroom::govern::lease::{LEASE_CAP, Lease};
+use headroom::govern::pool::{Issue, LEASES_CAP, MemPool, OpenError};
+use headroom::kernel::cgroup::MemCgroup;
+use headroom::kernel::root::Root;
+
+use super::common::{Fail, errtext};
+
+/// The shared pool while the build runs.
+pub struct Shared {
+    pool: MemPool,
+    /// The pool directory as given, for messages.
+    pub dir: String,
+    /// This governor's lease, as last written.
+    me: Lease,
+    /// headroom's memory cgroup: the limits the build lies in.
+    cg: Option<MemCgroup>,
+    /// MemTotal, KiB: a lease claiming more is absurd.
+    mem_total_kib: u64,
+    /// The other live leases at the last look.
+    pub others: heapless::Vec<Lease, LEASES_CAP>,
+    /// Run ids of every other build seen (for the summary).
+    pub seen: heapless::Vec<heapless::String<64>, 16>,
+    /// Files already warned about (each is said once).
+    warned: heapless::Vec<heapless::String<64>, 16>,
+    /// The last rewrite of the lease failed (said once).
+    write_failing: bool,
+    dir_buf: Vec<MaybeUninit<u8>>,
+    file_buf: Vec<u8>,
+    cg_buf: Vec<u8>,
+}
+
+impl Shared {
+    /// Opens the pool DIR and puts this governor's first lease in it.
+    ///
+    /// # Errors
+    /// One line naming DIR and why (not a directory, others may write it,
+    /// the lock or lease cannot be made).
+    pub fn open(
+        dir: &str,
+        run_id: &str,
+        cap: u32,
+        peak_mb: u64,
+        root: &Root,
+    ) -> Result<Shared, Fail> {
+        let mut buf = vec![0u8; headroom::kernel::cgroup::OPEN_BUF_LEN];
+        let mem = headroom::plan::host::memory(root, &mut buf)
+            .map_err(|_| Fail(format!("--pool {dir}: cannot read proc/meminfo")))?;
+        let cg = headroom::kernel::cgroup::open_memory(root, &mut buf)
+            .ok()
+            .flatten();
+        let mut me = Lease::empty();
+        me.uid = rustix::process::geteuid().as_raw();
+        me.pid = rustix::process::getpid()
+            .as_raw_nonzero()
+            .get()
+            .unsigned_abs();
+        for c in run_id.chars() {
+            if me.run.push(c).is_err() {
+                break;
+            }
+        }
+        me.cap = cap;
+        me.running = 1;
+        me.allowed = 1;
+        me.peak_mb = peak_mb;
+        me.growth_mb = peak_mb;
+        let pool = MemPool::open(dir, me.pid, me.uid, &me).map_err(|e| Fail(open_text(dir, e)))?;
+        let mut s = Shared {
+            pool,
+            dir: dir.to_string(),
+            me,
+            cg,
+            mem_total_kib: mem.meminfo.mem_total_kib,
+            others: heapless::Vec::new(),
+            seen: heapless::Vec::new(),
+            warned: heapless::Vec::new(),
+            dir_buf: vec![MaybeUninit::uninit(); 8 * 1024],
+            file_buf: vec![0u8; LEASE_CAP + 1],
+            cg_buf: vec![0u8; headroom::kernel::cgroup::TICK_BUF_LEN],
+            write_failing: false,
+        };
+        s.refresh_limits();
+        Ok(s)
+    }
+
+    /// Leaves the pool: the lease removed, its share free for the others at
+    /// their next tick (the build has ended).
+    pub fn leave(&mut self) {
+        self.pool.leave();
+    }
+
+    /// The limits the build lies in, into its lease.
+    fn refresh_limits(&mut self) -> heapless::Vec<Limit, 8> {
+        let mut out = heapless::Vec::new();
+        self.me.limits.clear();
+        if let Some(cg) = &self.cg {
+            for l in cg.limits(self.mem_total_kib, &mut self.cg_buf) {
+                let _ = self.me.limits.push(l.ino);
+                let _ = out.push(Limit {
+                    ino: l.ino,
+                    remaining_mb: l.remaining_bytes >> 20,
+                });
+            }
+        }
+        out
+    }
+
+    /// One tick in the pool: locked, the others looked at, how many jobs
+    /// it admits this build handed to `decide` (the governor's tick, which
+    /// returns the jobs running and allowed, and whether the build would
+    /// start more), then this governor's lease rewritten, and unlocked.
+    /// When the lock cannot be had this tick, `decide` gets what the pool
+    /// admitted last and the lease stays as it was.
+    pub fn tick(
+        &mut self,
+        own: Own,
+        decide: impl FnOnce(u32) -> (u32, u32, bool),
+    ) -> Option<Admission> {
+        let limits = self.refresh_limits();
+        let Ok(guard) = self.pool.lock_pool() else {
+            decide(self.me.allowed.max(1));
+            return None;
+        };
+        let host_mb = self.mem_total_kib / 1024;
+        let mut issues: heapless::Vec<(heapless::String<64>, Issue), 8> = heapless::Vec::new();
+        let looked = guard.look(
+            host_mb,
+            &mut self.dir_buf,
+            &mut self.file_buf,
+            &mut self.others,
+            &mut |name, issue| {
+                let name = core::str::from_utf8(name).unwrap_or("?");
+                let name = heapless::String::try_from(name).unwrap_or_default();
+                let _ = issues.push((name, issue));
+            },
+        );
+        if looked.is_err() {
+            self.others.clear();
+        }
+        let a = admit::admit(&own, &limits, &self.others);
+        let (running, allowed, wants_more) = decide(a.allowed);
+        let me = &mut self.me;
+        me.running = running;
+        me.allowed = allowed;
+        me.peak_mb = own.peak_mb;
+        me.held_mb = own.held_mb;
+        me.growth_mb = admit::growth(allowed, own.peak_mb, own.held_mb);
+        me.wants_more = wants_more;
+        let written = guard.write(me);
+        drop(guard);
+        if let Err(e) = written
+            && !self.write_failing
+        {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: --pool {}: cannot rewrite its lease: {}; the others count its last figures",
+                self.dir,
+                errtext(e)
+            );
+        }
+        self.write_failing = written.is_err();
+        for (name, issue) in issues {
+            say(&self.dir, &mut self.warned, &name, &issue);
+        }
+        for l in &self.others {
+            if !self.seen.iter().any(|s| s.as_str() == l.run.as_str()) {
+                let _ = self.seen.push(l.run.clone());
+            }
+        }
+        Some(a)
+    }
+}
+
+/// One line for a file the pool did not count, once per file.
+fn say(dir: &str, warned: &mut heapless::Vec<heapless::String<64>, 16>, name: &str, issue: &Issue) {
+    let why = match issue {
+        Issue::Dead(l) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: --pool {dir}: {name} (run {}) belongs to a governor that is gone; removed",
+                l.run.as_str()
+            );
+            return;
+        }
+        Issue::NotRegular => "not a regular file (a symlink?); ignored, never followed".to_string(),
+        Issue::Untrusted { uid } => format!("owned by uid {uid}, not this user or root; ignored"),
+        Issue::Unparsable(e) => format!("not a lease ({e:?}); ignored"),
+        Issue::Absurd { growth_mb } => {
+            format!("claims {growth_mb} MiB of growth, more than this host has; ignored")
+        }
+        Issue::Unreadable(e) => format!("cannot be read: {}; ignored", errtext(*e)),
+        Issue::TooMany => format!("more than {LEASES_CAP} leases; not counted"),
+    };
+    if warned.iter().any(|w| w.as_str() == name) {
+        return;
+    }
+    if let Ok(n) = heapless::String::try_from(name) {
+        let _ = warned.push(n);
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "headroom: warning: --pool {dir}: {name}: {why}"
+    );
+}
+
+/// The one line for a pool that cannot be used.
+fn open_text(dir: &str, e: OpenError) -> String {
+    match e {
+        OpenError::Dir(rustix::io::Errno::LOOP) => {
+            format!("--pool {dir}: is a symlink; name the directory itself")
+        }
+        OpenError::Dir(e) => format!("--pool {dir}: {}", errtext(e)),
+        OpenError::Untrusted { mode } => format!(
+            "--pool {dir}: others may write it (mode {mode:o}) and it is not sticky: refused (chmod o-w, or +t as /tmp)"
+        ),
+        OpenError::Lock(e) => format!("--pool {dir}: cannot open its lock file: {}", errtext(e)),
+        OpenError::Busy => format!("--pool {dir}: its lock stays taken (a stopped governor?)"),
+        OpenError::Lease(e) => format!("--pool {dir}: cannot write a lease: {}", errtext(e)),
+    }
+}

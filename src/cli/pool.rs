@@ -33,6 +33,8 @@ pub struct Shared {
     warned: heapless::Vec<heapless::String<64>, 16>,
     /// The last rewrite of the lease failed (said once).
     write_failing: bool,
+    /// Looks taken so far.
+    looks: u32,
     dir_buf: Vec<MaybeUninit<u8>>,
     file_buf: Vec<u8>,
     cg_buf: Vec<u8>,
@@ -87,6 +89,7 @@ impl Shared {
             file_buf: vec![0u8; LEASE_CAP + 1],
             cg_buf: vec![0u8; headroom::kernel::cgroup::TICK_BUF_LEN],
             write_failing: false,
+            looks: 0,
         };
         s.refresh_limits();
         Ok(s)
@@ -146,7 +149,15 @@ impl Shared {
         if looked.is_err() {
             self.others.clear();
         }
-        let a = admit::admit(&own, &limits, &self.others);
+        let mut a = admit::admit(&own, &limits, &self.others);
+        // Builds started together make their leases within moments of each
+        // other, before CMD starts: the first look admits no job beyond the
+        // implicit one, so that by the next (a tick later) everyone started
+        // with this one is counted and none takes the whole pool first.
+        if self.looks == 0 {
+            a.allowed = 1;
+        }
+        self.looks = self.looks.saturating_add(1);
         let (running, allowed, wants_more) = decide(a.allowed);
         let me = &mut self.me;
         me.running = running;

@@ -1,0 +1,131 @@
+//! `headroom run --jobserver --pool DIR`: several builds on one host share
+//! one memory budget. As root in one memory cgroup of 600 MiB, three lanes
+//! of six ~150 MiB targets each, all started together: each lane's own
+//! jobserver sees the same free memory and they OOM-kill each other; with
+//! one pool they never spend the same megabytes. Without root: two
+//! governors in one pool see each other's leases, a killed one's lease is
+//! taken back, hostile files in the pool are ignored.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{Cgroup, output_within};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pool-{name}"));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A job that grows to about 150 MiB over 1.5 s (10 steps of 15 MiB,
+/// written so they are resident).
+const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
+
+/// A Makefile of `n` [`HOG`] targets logging `start`/`end` with the time.
+fn makefile(dir: &Path, n: usize) {
+    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+    let text = format!(
+        "T := {}\nall: $(T)\n$(T):\n\t@echo \"start $@ $$(date +%s.%N)\" >> log && {HOG} && echo \"end $@ $$(date +%s.%N)\" >> log\n",
+        names.join(" ")
+    );
+    fs::write(dir.join("Makefile"), text).unwrap();
+}
+
+/// The most targets running at once across the lanes' logs, and how many
+/// ended.
+fn overlap(lanes: &[PathBuf]) -> (usize, usize) {
+    let mut events: Vec<(f64, i32)> = Vec::new();
+    for d in lanes {
+        let log = fs::read_to_string(d.join("log")).unwrap_or_default();
+        events.extend(log.lines().filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let kind = w.next()?;
+            let t: f64 = w.nth(1)?.parse().ok()?;
+            Some((t, if kind == "start" { 1 } else { -1 }))
+        }));
+    }
+    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let (mut now, mut max) = (0, 0);
+    for (_, d) in &events {
+        now += d;
+        max = max.max(now);
+    }
+    (max as usize, events.iter().filter(|(_, d)| *d < 0).count())
+}
+
+/// "OOM kills in this build: N" of each lane's summary, summed.
+fn build_oom_kills(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("OOM kills in this build: "))
+        .filter_map(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Three lanes of six targets in one new 600 MiB memory cgroup, started
+/// together; `pool`: the same `--pool` for all three. Returns the lanes'
+/// directories and the shell's output (every lane's stderr).
+fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output) {
+    let cg = Cgroup::create(tag, 600 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch(tag);
+    let lanes: Vec<PathBuf> = (0..3).map(|i| d.join(format!("lane{i}"))).collect();
+    let pool_arg = pool.map_or(String::new(), |p| format!("--pool {}", p.display()));
+    let mut script = format!("echo $$ > {}\n", cg.dir.join("cgroup.procs").display());
+    for (i, lane) in lanes.iter().enumerate() {
+        fs::create_dir_all(lane).unwrap();
+        makefile(lane, 6);
+        script.push_str(&format!(
+            "(cd {} && {BIN} run --jobserver --max-jobs 6 --peak-mb 160 {pool_arg} --run-id lane{i} --out-dir out -- make -k) &\n",
+            lane.display()
+        ));
+    }
+    script.push_str("wait\n");
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .env_remove("MAKEFLAGS")
+            .env_remove("HEADROOM_POOL"),
+        300,
+    );
+    (cg, lanes, out)
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn three_lanes_in_600_mib_race_without_a_pool() {
+    let (_cg, lanes, out) = three_lanes("race", None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (max, ended) = overlap(&lanes);
+    // Each lane's governor sees the whole 600 MiB as its own: together
+    // they run more than it holds, and the kernel kills.
+    assert!(
+        build_oom_kills(&stderr) > 0 || ended < 18,
+        "no race shown: {max} at once, {ended} ended\n{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn three_lanes_in_600_mib_share_one_pool_and_none_is_killed() {
+    let pool = scratch("pool-dir");
+    let (_cg, lanes, out) = three_lanes("shared", Some(&pool));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (max, ended) = overlap(&lanes);
+    assert_eq!(build_oom_kills(&stderr), 0, "{stderr}");
+    assert_eq!(ended, 18, "{stderr}");
+    // 600 MiB less the 32 MiB reserve holds three jobs of 160 MiB.
+    assert!(max <= 3, "{max} targets at once across the lanes\n{stderr}");
+    // Every lease is gone with its governor.
+    let left: Vec<_> = fs::read_dir(&pool)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("lease-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

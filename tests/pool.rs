@@ -129,3 +129,142 @@ fn three_lanes_in_600_mib_share_one_pool_and_none_is_killed() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `run --jobserver --pool POOL --explain -- CMD` in `dir`, its output.
+fn pooled(dir: &Path, pool: &Path, run_id: &str, cmd: &[&str]) -> Output {
+    output_within(
+        Command::new(BIN)
+            .args(["run", "--jobserver", "--max-jobs", "2", "--peak-mb", "100"])
+            .arg("--pool")
+            .arg(pool)
+            .args(["--explain", "--interval", "0.2", "--run-id", run_id, "--out-dir"])
+            .arg(dir.join("out"))
+            .arg("--")
+            .args(cmd)
+            .env_remove("MAKEFLAGS")
+            .env_remove("HEADROOM_POOL"),
+        60,
+    )
+}
+
+fn leases(pool: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(pool)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("lease-"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_killed_governors_lease_is_taken_back_by_the_next() {
+    let d = scratch("killed");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let mut first = Command::new(BIN)
+        .args(["run", "--jobserver", "--pool"])
+        .arg(&pool)
+        .args(["--run-id", "doomed", "--out-dir"])
+        .arg(d.join("out1"))
+        .args(["--", "sleep", "30"])
+        .env_remove("HEADROOM_POOL")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while leases(&pool).is_empty() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let lease = leases(&pool);
+    assert_eq!(lease.len(), 1);
+    assert!(fs::read_to_string(pool.join(&lease[0])).unwrap().contains("\nrun doomed\n"));
+    // SIGKILL: no chance to remove its lease. (Its `sleep` lives on.)
+    let pid = rustix::process::Pid::from_raw(first.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    first.wait().unwrap();
+    assert_eq!(leases(&pool), lease);
+    let out = pooled(&d, &pool, "next", &["sleep", "0.5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: {} (run doomed) belongs to a governor that is gone; removed",
+            pool.display(),
+            lease[0]
+        )),
+        "{stderr}"
+    );
+    assert!(leases(&pool).is_empty(), "{:?}", leases(&pool));
+}
+
+#[test]
+fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
+    let d = scratch("hostile");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    fs::write(d.join("precious"), "keep").unwrap();
+    std::os::unix::fs::symlink(d.join("precious"), pool.join("lease-1-0")).unwrap();
+    // A live governor's lease claiming 1 TiB of growth, and garbage, each
+    // held locked as a live governor holds its own.
+    let greedy = "headroom-lease 1\nuid 0\npid 2\nrun greedy\nlimits\ncap 4\nrunning 1\nallowed 1\npeak_mb 100\nheld_mb 0\ngrowth_mb 1099511627776\nwants_more 1\n";
+    fs::write(pool.join("lease-2-0"), greedy).unwrap();
+    fs::write(pool.join("lease-3-0"), b"\xff\x00garbage").unwrap();
+    let holder = Command::new("sh")
+        .args(["-c", "exec 3<lease-2-0 4<lease-3-0; flock -x 3; flock -x 4; sleep 30"])
+        .current_dir(&pool)
+        .spawn();
+    let Ok(mut holder) = holder else {
+        return; // no sh
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = pooled(&d, &pool, "calm", &["sleep", "0.6"]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (name, why) in [
+        ("lease-1-0", "not a regular file (a symlink?); ignored, never followed"),
+        ("lease-2-0", "claims 1099511627776 MiB of growth, more than this host has; ignored"),
+        ("lease-3-0", "not a lease (Magic); ignored"),
+    ] {
+        let line = format!("headroom: warning: --pool {}: {name}: {why}", pool.display());
+        assert_eq!(stderr.matches(&line).count(), 1, "{line}\n{stderr}");
+    }
+    assert_eq!(fs::read_to_string(d.join("precious")).unwrap(), "keep");
+    // Two slots by --max-jobs; nothing counted against them.
+    assert!(stderr.contains("JOBSERVER: up to 2 job(s) at once"), "{stderr}");
+}
+
+#[test]
+fn pool_goes_with_jobserver_and_an_unsafe_directory_is_refused() {
+    let d = scratch("usage");
+    let out = Command::new(BIN)
+        .args(["run", "--pool", "/tmp", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pool goes with --jobserver"));
+    // Without --jobserver, $HEADROOM_POOL is not used at all.
+    let out = Command::new(BIN)
+        .args(["run", "--interval", "0.2", "--run-id", "p", "--out-dir"])
+        .arg(d.join("out"))
+        .args(["--", "true"])
+        .env("HEADROOM_POOL", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let open = d.join("open");
+    fs::create_dir(&open).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+    let out = pooled(&d, &open, "x", &["true"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("others may write it (mode 777) and it is not sticky: refused"),
+        "{stderr}"
+    );
+    let out = pooled(&d, &d.join("missing"), "x", &["true"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}

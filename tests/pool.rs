@@ -137,7 +137,14 @@ fn pooled(dir: &Path, pool: &Path, run_id: &str, cmd: &[&str]) -> Output {
             .args(["run", "--jobserver", "--max-jobs", "2", "--peak-mb", "100"])
             .arg("--pool")
             .arg(pool)
-            .args(["--explain", "--interval", "0.2", "--run-id", run_id, "--out-dir"])
+            .args([
+                "--explain",
+                "--interval",
+                "0.2",
+                "--run-id",
+                run_id,
+                "--out-dir",
+            ])
             .arg(dir.join("out"))
             .arg("--")
             .args(cmd)
@@ -178,7 +185,11 @@ fn a_killed_governors_lease_is_taken_back_by_the_next() {
     }
     let lease = leases(&pool);
     assert_eq!(lease.len(), 1);
-    assert!(fs::read_to_string(pool.join(&lease[0])).unwrap().contains("\nrun doomed\n"));
+    assert!(
+        fs::read_to_string(pool.join(&lease[0]))
+            .unwrap()
+            .contains("\nrun doomed\n")
+    );
     // SIGKILL: no chance to remove its lease. (Its `sleep` lives on.)
     let pid = rustix::process::Pid::from_raw(first.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
@@ -211,7 +222,10 @@ fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
     fs::write(pool.join("lease-2-0"), greedy).unwrap();
     fs::write(pool.join("lease-3-0"), b"\xff\x00garbage").unwrap();
     let holder = Command::new("sh")
-        .args(["-c", "exec 3<lease-2-0 4<lease-3-0; flock -x 3; flock -x 4; sleep 30"])
+        .args([
+            "-c",
+            "exec 3<lease-2-0 4<lease-3-0; flock -x 3; flock -x 4; sleep 30",
+        ])
         .current_dir(&pool)
         .spawn();
     let Ok(mut holder) = holder else {
@@ -224,16 +238,28 @@ fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     for (name, why) in [
-        ("lease-1-0", "not a regular file (a symlink?); ignored, never followed"),
-        ("lease-2-0", "claims 1099511627776 MiB of growth, more than this host has; ignored"),
+        (
+            "lease-1-0",
+            "not a regular file (a symlink?); ignored, never followed",
+        ),
+        (
+            "lease-2-0",
+            "claims 1099511627776 MiB of growth, more than this host has; ignored",
+        ),
         ("lease-3-0", "not a lease (Magic); ignored"),
     ] {
-        let line = format!("headroom: warning: --pool {}: {name}: {why}", pool.display());
+        let line = format!(
+            "headroom: warning: --pool {}: {name}: {why}",
+            pool.display()
+        );
         assert_eq!(stderr.matches(&line).count(), 1, "{line}\n{stderr}");
     }
     assert_eq!(fs::read_to_string(d.join("precious")).unwrap(), "keep");
     // Two slots by --max-jobs; nothing counted against them.
-    assert!(stderr.contains("JOBSERVER: up to 2 job(s) at once"), "{stderr}");
+    assert!(
+        stderr.contains("JOBSERVER: up to 2 job(s) at once"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -251,7 +251,8 @@ twin_args! {
         [
             /// with --jobserver: pipe (inherited descriptors R,W: make 4.3 and
             /// later, cargo) or fifo (a named FIFO: make 4.4, ninja 1.13, cargo)
-            /// (default pipe)
+            /// (default: fifo when CMD is ninja, meson compile or cmake --build
+            /// of a Ninja tree, else pipe)
             #[argh(option)]
         ]
         jobserver_style: Option<String>,

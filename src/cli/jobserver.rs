@@ -48,7 +48,8 @@ impl JobserverArgs {
             return Err("--profile: expected generic, rust or heavy".into());
         };
         let fifo = match a.jobserver_style.as_deref() {
-            None | Some("pipe") => false,
+            None => ninja_build(&a.cmd),
+            Some("pipe") => false,
             Some("fifo") => true,
             Some(other) => {
                 return Err(format!(
@@ -318,6 +319,29 @@ pub fn makeflags(existing: Option<&std::ffi::OsStr>, cap: u32, auth: &str) -> st
     std::ffi::OsString::from_vec(out)
 }
 
+/// CMD runs ninja, which reads only the `fifo:` form of a jobserver on
+/// POSIX (ninja 1.13 and later ignore `R,W` with a warning): ninja itself,
+/// `meson compile` (meson's backend on Linux is ninja), or `cmake --build
+/// DIR` of a tree whose CMakeCache.txt names a Ninja generator.
+pub fn ninja_build(argv: &[String]) -> bool {
+    let Some((prog, args)) = argv.split_first() else {
+        return false;
+    };
+    let name = prog.rsplit('/').next().unwrap_or(prog);
+    match (name, args.first().map(String::as_str)) {
+        ("ninja", _) => true,
+        ("meson", Some("compile")) => true,
+        ("cmake", Some("--build")) => args.get(1).is_some_and(|dir| {
+            let cache = std::path::Path::new(dir).join("CMakeCache.txt");
+            std::fs::read_to_string(cache).is_ok_and(|text| {
+                text.lines()
+                    .any(|l| l.starts_with("CMAKE_GENERATOR:INTERNAL=Ninja"))
+            })
+        }),
+        _ => false,
+    }
+}
+
 /// A `-j` in CMD's own arguments when CMD is make or ninja: they then run
 /// their own slots and ignore the jobserver (make says "-jN forced in
 /// submake: resetting jobserver mode").
@@ -364,6 +388,28 @@ mod tests {
         );
         // Bytes that are not UTF-8 are kept as they are.
         assert_eq!(mf(b"k \xff").as_bytes(), b"k \xff -j3 --jobserver-auth=5,6");
+    }
+
+    #[test]
+    fn ninja_builds_get_the_fifo_style() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(ninja_build(&v(&["ninja"])));
+        assert!(ninja_build(&v(&["/usr/bin/ninja", "-C", "out"])));
+        assert!(ninja_build(&v(&["meson", "compile", "-C", "b"])));
+        assert!(!ninja_build(&v(&["meson", "setup", "b"])));
+        assert!(!ninja_build(&v(&["make"])));
+        assert!(!ninja_build(&v(&[])));
+        let d = std::env::temp_dir().join(format!("headroom-cmake-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let build = |cache: &str| {
+            std::fs::write(d.join("CMakeCache.txt"), cache).unwrap();
+            ninja_build(&v(&["cmake", "--build", d.to_str().unwrap()]))
+        };
+        assert!(build("CMAKE_GENERATOR:INTERNAL=Ninja\n"));
+        assert!(build("x\nCMAKE_GENERATOR:INTERNAL=Ninja Multi-Config\n"));
+        assert!(!build("CMAKE_GENERATOR:INTERNAL=Unix Makefiles\n"));
+        std::fs::remove_dir_all(&d).unwrap();
+        assert!(!ninja_build(&v(&["cmake", "--build", "/nonexistent"])));
     }
 
     #[test]

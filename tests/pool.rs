@@ -121,6 +121,9 @@ fn three_lanes_in_600_mib_share_one_pool_and_none_is_killed() {
     assert_eq!(ended, 18, "{stderr}");
     // 600 MiB less the 32 MiB reserve holds three jobs of 160 MiB.
     assert!(max <= 3, "{max} targets at once across the lanes\n{stderr}");
+    // Each summary names the pool and the two others.
+    let line = format!("  pool {}: shared with 2 other build(s): ", pool.display());
+    assert_eq!(stderr.matches(&line).count(), 3, "{stderr}");
     // Every lease is gone with its governor.
     let left: Vec<_> = fs::read_dir(&pool)
         .unwrap()
@@ -255,6 +258,9 @@ fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
         assert_eq!(stderr.matches(&line).count(), 1, "{line}\n{stderr}");
     }
     assert_eq!(fs::read_to_string(d.join("precious")).unwrap(), "keep");
+    // Nobody seen: the greedy lease is not counted.
+    let line = format!("  pool {}: no other build seen\n", pool.display());
+    assert!(stderr.contains(&line), "{stderr}");
     // Two slots by --max-jobs; nothing counted against them.
     assert!(
         stderr.contains("JOBSERVER: up to 2 job(s) at once"),

@@ -95,6 +95,20 @@ impl Shared {
         Ok(s)
     }
 
+    /// The pool and the other builds seen, for the summary.
+    pub fn share(&self) -> headroom::report::jobserver_block::PoolShare {
+        let mut dir = heapless::String::new();
+        for c in self.dir.chars() {
+            if dir.push(c).is_err() {
+                break;
+            }
+        }
+        headroom::report::jobserver_block::PoolShare {
+            dir,
+            others: self.seen.clone(),
+        }
+    }
+
     /// Leaves the pool: the lease removed, its share free for the others at
     /// their next tick (the build has ended).
     pub fn leave(&mut self) {

@@ -635,6 +635,9 @@ fn finish(
 ) -> Result<ExitCode, Fail> {
     if let Some(j) = f.js.as_mut() {
         summary.jobserver = j.gov.report();
+        if let (Some(r), Some(sh)) = (summary.jobserver.as_mut(), j.shared.as_ref()) {
+            r.pool = Some(sh.share());
+        }
         // The FIFO's name goes now; CMD has ended or is being waited for.
         j.pool.unlink();
         // So does its share of a pool: the others may grow at once.

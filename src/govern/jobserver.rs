@@ -237,6 +237,7 @@ impl Governor {
             span_ms: span,
             peak_mb: self.peak_mb,
             peak_from: self.peak_from,
+            pool: None,
         })
     }
 }

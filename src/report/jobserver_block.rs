@@ -6,7 +6,7 @@
 //! carry it without importing the layer that governs.
 
 /// The jobserver block of the summary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     /// Most jobs at once it would allow (cores or `--max-jobs`).
     pub cap: u32,
@@ -24,6 +24,18 @@ pub struct Report {
     pub peak_mb: u64,
     /// Where the starting peak came from.
     pub peak_from: &'static str,
+    /// `--pool`: the pool and the other builds seen in it.
+    pub pool: Option<PoolShare>,
+}
+
+/// The memory pool a governor shared (`run --jobserver --pool DIR`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolShare {
+    /// The pool directory as given (cut to 256 bytes).
+    pub dir: heapless::String<256>,
+    /// The run ids of the other builds whose leases it counted, in the
+    /// order first seen (at most 16).
+    pub others: heapless::Vec<heapless::String<64>, 16>,
 }
 
 impl Report {
@@ -56,6 +68,65 @@ impl Report {
             self.throttled_ms % 1000 / 100,
             self.span_ms / 1000,
             self.span_ms % 1000 / 100
-        )
+        )?;
+        let Some(p) = &self.pool else {
+            return Ok(());
+        };
+        ufmt::uwrite!(w, "  pool {}: ", p.dir.as_str())?;
+        if p.others.is_empty() {
+            return ufmt::uwrite!(w, "no other build seen\n");
+        }
+        ufmt::uwrite!(w, "shared with {} other build(s):", p.others.len())?;
+        for (i, o) in p.others.iter().enumerate() {
+            ufmt::uwrite!(w, "{}{}", if i == 0 { " " } else { ", " }, o.as_str())?;
+        }
+        ufmt::uwrite!(w, "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(pool: Option<PoolShare>) -> heapless::String<512> {
+        let r = Report {
+            cap: 4,
+            min: 1,
+            avg_centi: 250,
+            max: 4,
+            throttled_ms: 1500,
+            span_ms: 9000,
+            peak_mb: 160,
+            peak_from: "--peak-mb",
+            pool,
+        };
+        let mut out = heapless::String::new();
+        r.render(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn the_block_names_the_pool_and_the_builds_it_shared_with() {
+        let head = "JOBSERVER: up to 4 job(s) at once; peak per job 160 MiB (--peak-mb)\n  slots in use (jobs at once): min 1  avg 2.50  max 4\n  throttled by memory: 1.5 s of 9.0 s\n";
+        assert_eq!(report(None).as_str(), head);
+        let mut p = PoolShare {
+            dir: heapless::String::try_from("/var/tmp/pool").unwrap(),
+            others: heapless::Vec::new(),
+        };
+        let alone = report(Some(p.clone()));
+        assert_eq!(
+            &alone[head.len()..],
+            "  pool /var/tmp/pool: no other build seen\n"
+        );
+        for o in ["arm64", "riscv64"] {
+            p.others
+                .push(heapless::String::try_from(o).unwrap())
+                .unwrap();
+        }
+        let shared = report(Some(p));
+        assert_eq!(
+            &shared[head.len()..],
+            "  pool /var/tmp/pool: shared with 2 other build(s): arm64, riscv64\n"
+        );
     }
 }

@@ -227,17 +227,35 @@ impl Summary {
             None => uwrite!(w, ",\"run\":null")?,
         }
         match &self.jobserver {
-            Some(j) => uwrite!(
-                w,
-                ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{}}}",
-                j.cap,
-                j.min,
-                j.avg_centi,
-                j.max,
-                j.throttled_ms,
-                j.span_ms,
-                j.peak_mb
-            )?,
+            Some(j) => {
+                uwrite!(
+                    w,
+                    ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{},\"pool\":",
+                    j.cap,
+                    j.min,
+                    j.avg_centi,
+                    j.max,
+                    j.throttled_ms,
+                    j.span_ms,
+                    j.peak_mb
+                )?;
+                match &j.pool {
+                    None => uwrite!(w, "null")?,
+                    Some(p) => {
+                        uwrite!(w, "{{\"dir\":")?;
+                        json_str(w, p.dir.as_str())?;
+                        uwrite!(w, ",\"others\":[")?;
+                        for (i, o) in p.others.iter().enumerate() {
+                            if i > 0 {
+                                uwrite!(w, ",")?;
+                            }
+                            json_str(w, o.as_str())?;
+                        }
+                        uwrite!(w, "]}}")?;
+                    }
+                }
+                uwrite!(w, "}}")?;
+            }
             None => uwrite!(w, ",\"jobserver\":null")?,
         }
         match self.memory_lock {

@@ -300,3 +300,65 @@ fn pool_goes_with_jobserver_and_an_unsafe_directory_is_refused() {
     let out = pooled(&d, &d.join("missing"), "x", &["true"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
+
+#[test]
+fn status_shows_the_builds_in_a_pool() {
+    let d = scratch("status");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let start = |id: &str| {
+        Command::new(BIN)
+            .args([
+                "run",
+                "--jobserver",
+                "--max-jobs",
+                "3",
+                "--peak-mb",
+                "50",
+                "--pool",
+            ])
+            .arg(&pool)
+            .args(["--run-id", id, "--out-dir"])
+            .arg(d.join(id))
+            .args(["--", "sleep", "3"])
+            .env_remove("HEADROOM_POOL")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut a = start("alpha");
+    let mut b = start("beta");
+    let t0 = std::time::Instant::now();
+    while leases(&pool).len() < 2 && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let out = Command::new(BIN)
+        .args(["status", "--pool"])
+        .arg(&pool)
+        .output()
+        .unwrap();
+    a.wait().unwrap();
+    b.wait().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        text.contains(&format!("\nPOOL {}: 2 build(s)\n", pool.display())),
+        "{text}"
+    );
+    for id in ["alpha", "beta"] {
+        assert!(text.contains(&format!("\n  {id}: 1 running, ")), "{text}");
+    }
+    assert!(
+        text.contains("of 3, 0 paused; peak 50 MiB per job"),
+        "{text}"
+    );
+    // Gone with their governors.
+    let out = Command::new(BIN)
+        .args(["status", "--pool"])
+        .arg(&pool)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(": 0 build(s)\n"), "{text}");
+}

@@ -438,6 +438,10 @@ pub struct StatusArgs {
     /// read proc/ and sys/ under DIR instead of / (a board tree)
     #[argh(option)]
     pub root: Option<String>,
+    /// also show the builds sharing the memory pool DIR (run --jobserver
+    /// --pool; default on this host: $HEADROOM_POOL)
+    #[argh(option)]
+    pub pool: Option<String>,
 }
 
 /// Draw a recorded CSV (headroom's or the toolchain's) as one self-contained

@@ -10,8 +10,8 @@ use headroom::report::summary::{Summary, Text};
 
 use super::args::{AdviseArgs, JobsArgs, StatusArgs};
 use super::common::{
-    Fail, disk_for, disk_path, no_mlock, open_regular, open_root, print_text, root_is_live, stream,
-    usage,
+    Fail, disk_for, disk_path, env_nonempty, no_mlock, open_regular, open_root, print_text,
+    root_is_live, stream, usage,
 };
 
 /// The advice of `advise` for the largest compiler this recording measured
@@ -343,5 +343,13 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;
     print_text(&text);
+    let pool = a
+        .pool
+        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
+    if let Some(dir) = pool {
+        let total_kib = headroom::plan::host::memory(&root, &mut buf)
+            .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
+        print_text(&super::pool::status_block(&dir, total_kib)?);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -252,3 +252,62 @@ fn open_text(dir: &str, e: OpenError) -> String {
         OpenError::Lease(e) => format!("--pool {dir}: cannot write a lease: {}", errtext(e)),
     }
 }
+
+/// `status --pool DIR`: the builds sharing the pool, a line each, then the
+/// files it did not count.
+///
+/// # Errors
+/// One line when DIR cannot be used as a pool (as `run --pool` would
+/// refuse it).
+pub fn status_block(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
+    let mut dir_buf = vec![MaybeUninit::<u8>::uninit(); 8 * 1024];
+    let mut file_buf = vec![0u8; LEASE_CAP + 1];
+    let mut leases: Box<heapless::Vec<Lease, LEASES_CAP>> = Box::default();
+    let mut notes = String::new();
+    let uid = rustix::process::geteuid().as_raw();
+    headroom::govern::pool::peek(
+        dir,
+        uid,
+        mem_total_kib / 1024,
+        &mut dir_buf,
+        &mut file_buf,
+        &mut leases,
+        &mut |name, issue| {
+            let name = String::from_utf8_lossy(name);
+            let why = match issue {
+                Issue::Dead(l) => format!(
+                    "run {}: its governor is gone (the next run in the pool removes it)",
+                    l.run.as_str()
+                ),
+                Issue::NotRegular => "not a regular file; ignored".into(),
+                Issue::Untrusted { uid } => format!("owned by uid {uid}; not counted"),
+                Issue::Unparsable(e) => format!("not a lease ({e:?}); not counted"),
+                Issue::Absurd { growth_mb } => format!("claims {growth_mb} MiB; not counted"),
+                Issue::Unreadable(e) => format!("cannot be read: {}", errtext(e)),
+                Issue::TooMany => format!("more than {LEASES_CAP} leases; not counted"),
+            };
+            notes.push_str(&format!("  {name}: {why}\n"));
+        },
+    )
+    .map_err(|e| Fail(open_text(dir, e)))?;
+    let mut out = format!("\nPOOL {dir}: {} build(s)\n", leases.len());
+    let reserved: u64 = leases.iter().map(|l| l.growth_mb).sum();
+    for l in leases.iter() {
+        out.push_str(&format!(
+            "  {}: {} running, {} allowed of {}, {} paused; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",
+            l.run.as_str(),
+            l.running,
+            l.allowed,
+            l.cap,
+            l.paused.len(),
+            l.peak_mb,
+            l.held_mb,
+            l.growth_mb
+        ));
+    }
+    if !leases.is_empty() {
+        out.push_str(&format!("  growth reserved in all: {reserved} MiB\n"));
+    }
+    out.push_str(&notes);
+    Ok(out)
+}

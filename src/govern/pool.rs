@@ -122,18 +122,7 @@ impl MemPool {
     /// # Errors
     /// [`OpenError`]: DIR, its trust, the lock file, the lease.
     pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<MemPool, OpenError> {
-        let dir = rustix::fs::open(
-            path,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(OpenError::Dir)?;
-        let st = rustix::fs::fstat(&dir).map_err(OpenError::Dir)?;
-        let mode = st.st_mode & 0o7777;
-        let others_write = mode & 0o022 != 0;
-        if others_write && mode & 0o1000 == 0 {
-            return Err(OpenError::Untrusted { mode });
-        }
+        let (dir, others_write) = open_dir(path)?;
         let lock = open_lock(dir.as_fd()).map_err(OpenError::Lock)?;
         let mut pool = MemPool {
             dir,
@@ -160,20 +149,8 @@ impl MemPool {
     /// [`OpenError::Busy`] when it stays taken; [`OpenError::Lock`] for
     /// any other flock(2) error.
     pub fn lock_pool(&self) -> Result<Locked<'_>, OpenError> {
-        for _ in 0..20 {
-            match rustix::fs::flock(&self.lock, FlockOperation::NonBlockingLockExclusive) {
-                Ok(()) => return Ok(Locked { pool: self }),
-                Err(Errno::WOULDBLOCK | Errno::INTR) => {
-                    let pause = rustix::time::Timespec {
-                        tv_sec: 0,
-                        tv_nsec: 1_000_000,
-                    };
-                    let _ = rustix::thread::nanosleep(&pause);
-                }
-                Err(e) => return Err(OpenError::Lock(e)),
-            }
-        }
-        Err(OpenError::Busy)
+        take(&self.lock, FlockOperation::NonBlockingLockExclusive)?;
+        Ok(Locked { pool: self })
     }
 
     /// This governor's lease file name in DIR.
@@ -239,13 +216,81 @@ impl Locked<'_> {
         out: &mut Vec<Lease, LEASES_CAP>,
         issue: &mut dyn FnMut(&[u8], Issue),
     ) -> Result<(), Errno> {
+        let view = View {
+            dir: self.pool.dir.as_fd(),
+            own: self.pool.name.as_bytes(),
+            shared: self.pool.shared,
+            uid: self.pool.uid,
+            remove_dead: true,
+        };
+        view.look(host_mb, dir_buf, file_buf, out, issue)
+    }
+}
+
+/// Looks at the pool DIR without taking part (`headroom status`): the
+/// live leases into `out`, the other files to `issue`, the dead ones
+/// reported but left for a governor to remove. Under the pool lock taken
+/// shared, so no lease is read half rewritten. A DIR without a lock file
+/// yet has no leases.
+///
+/// # Errors
+/// [`OpenError`]: DIR, its trust, its lock.
+pub fn peek(
+    path: &str,
+    uid: u32,
+    host_mb: u64,
+    dir_buf: &mut [MaybeUninit<u8>],
+    file_buf: &mut [u8],
+    out: &mut Vec<Lease, LEASES_CAP>,
+    issue: &mut dyn FnMut(&[u8], Issue),
+) -> Result<(), OpenError> {
+    out.clear();
+    let (dir, shared) = open_dir(path)?;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let lock = match rustix::fs::openat(&dir, LOCK_NAME, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(OpenError::Lock(e)),
+    };
+    take(&lock, FlockOperation::NonBlockingLockShared)?;
+    let view = View {
+        dir: dir.as_fd(),
+        own: b"",
+        shared,
+        uid,
+        remove_dead: false,
+    };
+    let looked = view.look(host_mb, dir_buf, file_buf, out, issue);
+    let _ = rustix::fs::flock(&lock, FlockOperation::Unlock);
+    looked.map_err(OpenError::Dir)
+}
+
+/// What a look at DIR needs: the directory, whose lease is one's own,
+/// whether only `uid`'s and root's leases count, and whether dead leases
+/// are removed.
+struct View<'a> {
+    dir: BorrowedFd<'a>,
+    own: &'a [u8],
+    shared: bool,
+    uid: u32,
+    remove_dead: bool,
+}
+
+impl View<'_> {
+    /// See [`Locked::look`].
+    fn look(
+        &self,
+        host_mb: u64,
+        dir_buf: &mut [MaybeUninit<u8>],
+        file_buf: &mut [u8],
+        out: &mut Vec<Lease, LEASES_CAP>,
+        issue: &mut dyn FnMut(&[u8], Issue),
+    ) -> Result<(), Errno> {
         out.clear();
-        let dir = self.pool.dir.as_fd();
-        let own = self.pool.name.as_bytes();
         // Names first (a removal while listing would skip entries).
         let mut names: Vec<String<64>, { 2 * LEASES_CAP }> = Vec::new();
-        for_each_entry(dir, dir_buf, |name, _| {
-            if name.starts_with(LEASE_PREFIX.as_bytes()) && name != own {
+        for_each_entry(self.dir, dir_buf, |name, _| {
+            if name.starts_with(LEASE_PREFIX.as_bytes()) && name != self.own {
                 if let Ok(n) = core::str::from_utf8(name)
                     && let Ok(s) = String::try_from(n)
                     && names.push(s).is_ok()
@@ -257,8 +302,7 @@ impl Locked<'_> {
             true
         })?;
         for name in &names {
-            let found = self.one(name.as_str(), host_mb, file_buf);
-            match found {
+            match self.one(name.as_str(), host_mb, file_buf) {
                 Ok(lease) => {
                     if out.push(lease).is_err() {
                         issue(name.as_bytes(), Issue::TooMany);
@@ -275,9 +319,8 @@ impl Locked<'_> {
     /// why), or gone since the listing (`Err(None)`).
     #[allow(clippy::result_large_err)] // as `Issue`: one at a time, on the stack
     fn one(&self, name: &str, host_mb: u64, buf: &mut [u8]) -> Result<Lease, Option<Issue>> {
-        let dir = self.pool.dir.as_fd();
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        let fd = match rustix::fs::openat(self.dir, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(Errno::NOENT) => return Err(None),
             Err(Errno::LOOP) => return Err(Some(Issue::NotRegular)),
@@ -287,7 +330,7 @@ impl Locked<'_> {
         if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
             return Err(Some(Issue::NotRegular));
         }
-        if self.pool.shared && st.st_uid != self.pool.uid && st.st_uid != 0 {
+        if self.shared && st.st_uid != self.uid && st.st_uid != 0 {
             return Err(Some(Issue::Untrusted { uid: st.st_uid }));
         }
         let bytes = match read_fd(fd.as_fd(), buf) {
@@ -299,7 +342,9 @@ impl Locked<'_> {
         // Its governor holds LOCK_EX for life: a shared lock we can take
         // means it is gone.
         if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockShared).is_ok() {
-            let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+            if self.remove_dead {
+                let _ = rustix::fs::unlinkat(self.dir, name, AtFlags::empty());
+            }
             return Err(Some(match parsed {
                 Ok(l) => Issue::Dead(l),
                 Err(e) => Issue::Unparsable(e),
@@ -319,6 +364,45 @@ impl Drop for Locked<'_> {
     fn drop(&mut self) {
         let _ = rustix::fs::flock(&self.pool.lock, FlockOperation::Unlock);
     }
+}
+
+/// Opens the pool DIR, never through a symlink, and says whether others
+/// may write it (then it must be sticky, and only one's own and root's
+/// leases count).
+fn open_dir(path: &str) -> Result<(OwnedFd, bool), OpenError> {
+    let dir = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(OpenError::Dir)?;
+    let st = rustix::fs::fstat(&dir).map_err(OpenError::Dir)?;
+    let mode = st.st_mode & 0o7777;
+    let others_write = mode & 0o022 != 0;
+    if others_write && mode & 0o1000 == 0 {
+        return Err(OpenError::Untrusted { mode });
+    }
+    Ok((dir, others_write))
+}
+
+/// Takes the lock `op` (non-blocking) on `lock`, tried 20 times over about
+/// 20 ms, so that a governor stopped while holding it (Ctrl-Z) delays the
+/// others instead of hanging them.
+fn take(lock: &OwnedFd, op: FlockOperation) -> Result<(), OpenError> {
+    for _ in 0..20 {
+        match rustix::fs::flock(lock, op) {
+            Ok(()) => return Ok(()),
+            Err(Errno::WOULDBLOCK | Errno::INTR) => {
+                let pause = rustix::time::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 1_000_000,
+                };
+                let _ = rustix::thread::nanosleep(&pause);
+            }
+            Err(e) => return Err(OpenError::Lock(e)),
+        }
+    }
+    Err(OpenError::Busy)
 }
 
 /// Opens (creating it when missing) the pool-wide lock file: read-write
@@ -497,6 +581,42 @@ mod tests {
             [("lease-98-0".into(), Issue::Unparsable(LeaseError::Magic))]
         );
         assert!(!d.join("lease-98-0").exists());
+    }
+
+    #[test]
+    fn a_peek_sees_every_lease_and_removes_none() {
+        let d = scratch("peek");
+        let (mut dir, mut file) = ([MaybeUninit::<u8>::uninit(); 4096], [0u8; LEASE_CAP + 1]);
+        let mut out = Vec::new();
+        let peek =
+            |out: &mut Vec<Lease, LEASES_CAP>, dir: &mut [MaybeUninit<u8>], file: &mut [u8]| {
+                let mut dead = 0;
+                super::peek(
+                    d.to_str().unwrap(),
+                    0,
+                    1 << 20,
+                    dir,
+                    file,
+                    out,
+                    &mut |_, i| dead += usize::from(matches!(i, Issue::Dead(_))),
+                )
+                .unwrap();
+                dead
+            };
+        // No lock file yet: an empty pool.
+        assert_eq!(peek(&mut out, &mut dir, &mut file), 0);
+        assert!(out.is_empty());
+        let _a = open(&d, 1, &lease("a", 10));
+        let _b = open(&d, 2, &lease("b", 20));
+        let mut text = Vec::<u8, LEASE_CAP>::new();
+        lease("gone", 5).write(&mut text).unwrap();
+        std::fs::write(d.join("lease-9-0"), &text).unwrap();
+        assert_eq!(peek(&mut out, &mut dir, &mut file), 1);
+        let mut runs: std::vec::Vec<&str> = out.iter().map(|l| l.run.as_str()).collect();
+        runs.sort();
+        assert_eq!(runs, ["a", "b"]);
+        // The dead one is left for a governor to remove.
+        assert!(d.join("lease-9-0").exists());
     }
 
     #[test]

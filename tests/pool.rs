@@ -362,3 +362,84 @@ fn status_shows_the_builds_in_a_pool() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(": 0 build(s)\n"), "{text}");
 }
+
+#[test]
+fn prom_exports_the_jobs_and_the_pool() {
+    let d = scratch("prom");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let mut other = Command::new(BIN)
+        .args([
+            "run",
+            "--jobserver",
+            "--max-jobs",
+            "2",
+            "--peak-mb",
+            "70",
+            "--pool",
+        ])
+        .arg(&pool)
+        .args(["--run-id", "other", "--out-dir"])
+        .arg(d.join("other"))
+        .args(["--", "sleep", "3"])
+        .env_remove("HEADROOM_POOL")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while leases(&pool).is_empty() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let prom = d.join("h.prom");
+    let out = output_within(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--jobserver",
+                "--max-jobs",
+                "3",
+                "--peak-mb",
+                "50",
+                "--pool",
+            ])
+            .arg(&pool)
+            .arg("--prom")
+            .arg(&prom)
+            .args(["--run-id", "me", "--out-dir"])
+            .arg(d.join("me"))
+            .args(["--", "sleep", "1"])
+            .env_remove("HEADROOM_POOL"),
+        60,
+    );
+    other.wait().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = fs::read_to_string(&prom).unwrap();
+    for line in [
+        "headroom_pool_builds{run_id=\"me\"} 1\n",
+        "headroom_jobs_running{run_id=\"me\"} 1\n",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    // The other build reserves at least its one job of 70 MiB; this one
+    // at least one of 50.
+    let value = |name: &str| -> u64 {
+        let at = text
+            .find(&format!("{name}{{"))
+            .unwrap_or_else(|| panic!("{name}\n{text}"));
+        text[at..]
+            .lines()
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(value("headroom_pool_reserved_bytes") >= 70 << 20, "{text}");
+    assert!(
+        value("headroom_pool_own_reserved_bytes") >= 50 << 20,
+        "{text}"
+    );
+    assert!(value("headroom_jobs_allowed") >= 1, "{text}");
+}

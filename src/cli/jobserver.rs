@@ -229,6 +229,7 @@ impl Js {
         };
         let Some(d) = d else { return };
         row.jobs = Some((d.running, d.allowed));
+        row.pool = self.shared.as_ref().map(|sh| sh.figures());
         let yielded = admitted.map_or(0, |a| a.yielded);
         let now = (d.allowed, d.memory_bound, yielded);
         if self.explain && self.said != Some(now) {

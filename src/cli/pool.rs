@@ -95,6 +95,15 @@ impl Shared {
         Ok(s)
     }
 
+    /// The pool at the last look, for the row (and `--prom`).
+    pub fn figures(&self) -> headroom::tick::row::PoolFigures {
+        headroom::tick::row::PoolFigures {
+            others: u32::try_from(self.others.len()).unwrap_or(u32::MAX),
+            others_growth_mb: self.others.iter().map(|l| l.growth_mb).sum(),
+            own_growth_mb: self.me.growth_mb,
+        }
+    }
+
     /// The pool and the other builds seen, for the summary.
     pub fn share(&self) -> headroom::report::jobserver_block::PoolShare {
         let mut dir = heapless::String::new();

@@ -173,6 +173,26 @@ const BUILD_OOM: Family = counter(
     "headroom_build_oom_kills_total",
     "OOM kills in the build: its cgroup's oom_kill, or an estimate from its compilers that vanished while the host counter rose.",
 );
+const JOBS_RUNNING: Family = gauge(
+    "headroom_jobs_running",
+    "run --jobserver: jobs running now (slots its clients hold plus the one each runs without).",
+);
+const JOBS_ALLOWED: Family = gauge(
+    "headroom_jobs_allowed",
+    "run --jobserver: jobs it allows at once now.",
+);
+const POOL_BUILDS: Family = gauge(
+    "headroom_pool_builds",
+    "run --jobserver --pool: the other builds whose leases this governor counted.",
+);
+const POOL_RESERVED: Family = gauge(
+    "headroom_pool_reserved_bytes",
+    "run --jobserver --pool: the growth the other builds in the pool reserve.",
+);
+const POOL_OWN: Family = gauge(
+    "headroom_pool_own_reserved_bytes",
+    "run --jobserver --pool: the growth this build reserves in the pool.",
+);
 const STAGE: Family = gauge(
     "headroom_stage_info",
     "The build stage of the latest sample, as the stage label; always 1.",
@@ -336,6 +356,24 @@ pub fn render(
         summary.build_peak_rss_mb().and_then(mib),
     )?;
     o.one(&BUILD_OOM, None, summary.build_oom_kills().and_then(int))?;
+    o.one(
+        &JOBS_RUNNING,
+        None,
+        row.jobs.and_then(|(r, _)| int(r.into())),
+    )?;
+    o.one(
+        &JOBS_ALLOWED,
+        None,
+        row.jobs.and_then(|(_, a)| int(a.into())),
+    )?;
+    let pool = row.pool;
+    o.one(&POOL_BUILDS, None, pool.and_then(|p| int(p.others.into())))?;
+    o.one(
+        &POOL_RESERVED,
+        None,
+        pool.and_then(|p| mib(p.others_growth_mb)),
+    )?;
+    o.one(&POOL_OWN, None, pool.and_then(|p| mib(p.own_growth_mb)))?;
     let stage = if row.stage.is_empty() {
         "?"
     } else {

@@ -75,6 +75,17 @@ pub fn header(compat: bool, jobs: bool) -> &'static str {
 /// 1 KiB leaves room.
 pub const ROW_CAP: usize = 1024;
 
+/// A shared memory pool at one tick (`run --jobserver --pool`), MiB.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolFigures {
+    /// Other builds whose leases were counted.
+    pub others: u32,
+    /// The growth they reserve together.
+    pub others_growth_mb: u64,
+    /// The growth this build reserves.
+    pub own_growth_mb: u64,
+}
+
 /// A fixed-capacity output buffer was too small for what had to go in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferFull;
@@ -198,6 +209,8 @@ pub struct Row {
     /// `jobs_running`, `jobs_allowed` of `run --jobserver`; `None` without
     /// it (and the columns are then absent).
     pub jobs: Option<(u32, u32)>,
+    /// `run --jobserver --pool`: the pool at this tick (not a CSV column).
+    pub pool: Option<PoolFigures>,
 }
 
 impl Row {
@@ -232,6 +245,7 @@ impl Row {
             build_oom_kills: None,
             build_anon_mb: None,
             jobs: None,
+            pool: None,
         }
     }
 

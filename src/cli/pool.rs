@@ -65,11 +65,7 @@ impl Shared {
             .as_raw_nonzero()
             .get()
             .unsigned_abs();
-        for c in run_id.chars() {
-            if me.run.push(c).is_err() {
-                break;
-            }
-        }
+        me.run = headroom::govern::lease::cut(run_id);
         me.cap = cap;
         me.running = 1;
         me.allowed = 1;

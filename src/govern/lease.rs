@@ -72,7 +72,7 @@ pub struct Lease {
     pub uid: u32,
     /// The governor's PID in its own namespace (for display).
     pub pid: u32,
-    /// Its run id (for display).
+    /// Its run id (for display; made with [`cut`], no control characters).
     pub run: String<RUN_CAP>,
     /// Inode numbers of the memory cgroups that limit the build.
     pub limits: Vec<u64, LIMITS_CAP>,
@@ -223,11 +223,9 @@ impl Lease {
         let mut w = LineWriter(out);
         let run = self.run.as_str();
         ufmt::uwrite!(w, "uid {}\npid {}\nrun ", self.uid, self.pid)?;
-        // A run id cannot break the format: a newline in it is a space.
-        for c in run.chars() {
-            let c = if c == '\n' || c == '\r' { ' ' } else { c };
-            ufmt::uwrite!(w, "{}", c)?;
-        }
+        // A run id cannot break the format: `cut` made every control
+        // character a space.
+        ufmt::uwrite!(w, "{}", run)?;
         ufmt::uwrite!(w, "\nlimits")?;
         for ino in &self.limits {
             ufmt::uwrite!(w, " {}", *ino)?;
@@ -273,10 +271,12 @@ fn paused(v: &[u8]) -> Result<Vec<Paused, PAUSED_CAP>, LeaseError> {
     Ok(out)
 }
 
-/// `s` cut to [`RUN_CAP`] bytes at a character boundary.
-fn cut(s: &str) -> String<RUN_CAP> {
+/// `s` cut to [`RUN_CAP`] bytes at a character boundary, each control
+/// character (a newline would end the line) made a space.
+pub fn cut(s: &str) -> String<RUN_CAP> {
     let mut out = String::new();
     for c in s.chars() {
+        let c = if c.is_control() { ' ' } else { c };
         if out.push(c).is_err() {
             break;
         }
@@ -392,6 +392,7 @@ mod tests {
     fn a_run_id_cannot_break_the_format() {
         let mut l = example();
         l.run = cut("a\nuid 0\rb");
+        assert_eq!(l.run.as_str(), "a uid 0 b");
         let mut out = Vec::new();
         l.write(&mut out).unwrap();
         let back = Lease::parse(&out).unwrap();

@@ -95,7 +95,10 @@ impl Shared {
     pub fn figures(&self) -> headroom::tick::row::PoolFigures {
         headroom::tick::row::PoolFigures {
             others: u32::try_from(self.others.len()).unwrap_or(u32::MAX),
-            others_growth_mb: self.others.iter().map(|l| l.growth_mb).sum(),
+            others_growth_mb: self
+                .others
+                .iter()
+                .fold(0u64, |a, l| a.saturating_add(l.growth_mb)),
             own_growth_mb: self.me.growth_mb,
         }
     }
@@ -296,7 +299,9 @@ pub fn status_block(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
     )
     .map_err(|e| Fail(open_text(dir, e)))?;
     let mut out = format!("\nPOOL {dir}: {} build(s)\n", leases.len());
-    let reserved: u64 = leases.iter().map(|l| l.growth_mb).sum();
+    let reserved = leases
+        .iter()
+        .fold(0u64, |a, l| a.saturating_add(l.growth_mb));
     for l in leases.iter() {
         out.push_str(&format!(
             "  {}: {} running, {} allowed of {}, {} paused; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",

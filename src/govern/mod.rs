@@ -6,5 +6,6 @@
 pub mod admit; // admission in a shared pool: the room, and who gets the next slot
 pub mod jobserver; // `run --jobserver`: the FIFO and the memory-aware governor
 pub mod lease; // a pool lease: one governor's reservation, as its file's text
+pub mod pause; // pause, do not kill: which job to stop and which to continue
 pub mod pool; // a shared pool on disk: its lock, this governor's lease, the others'
 pub mod record; // the recording loop: tick, row, summary, wait

@@ -2,9 +2,10 @@
 //!
 //! Lowest first: `args` (the argh structs) and `common` (the error type
 //! and exit codes, the warning sink, the signal flags, environment
-//! defaults, opening files); then the child process, the jobserver's FIFO
-//! and MAKEFLAGS, the report commands and the status line; the action row
-//! and the planning commands; `record` and `run`. A module uses only those
+//! defaults, opening files); then the child process, the shared memory
+//! pool, the report commands and the status line; the action row, the
+//! jobserver's FIFO and MAKEFLAGS, and the planning commands; `record` and
+//! `run`. A module uses only those
 //! of the groups above its own (`tests/layout.rs`), and none uses
 //! `main.rs`.
 

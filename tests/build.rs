@@ -470,10 +470,14 @@ fn a_leftover_cgroup_of_the_same_name_is_not_adopted() {
     let d = scratch("build-leftover");
     let mine = tail_named(&d, "cc1");
     // The shell makes headroom-$$.build, busy (a sleep in it) and limited
-    // to 40 MiB, then becomes headroom (exec keeps the pid).
+    // to 40 MiB, then becomes headroom (exec keeps the pid). It is made
+    // under another name and renamed once busy: empty under its own name
+    // it would be stale to the other tests' headrooms (the shell's comm is
+    // not headroom yet), and one of them could remove it first.
     let script = format!(
-        "T={own}/headroom-$$.build; mkdir $T || exit 9; echo {limit} > $T/memory.limit_in_bytes || exit 9; \
-         sleep 30 </dev/null >/dev/null 2>&1 & S=$!; echo $S > $T/cgroup.procs || exit 9; echo $S > {d}/squatter; \
+        "T={own}/headroom-$$.build; M={own}/squatter-$$; mkdir $M || exit 9; echo {limit} > $M/memory.limit_in_bytes || exit 9; \
+         sleep 30 </dev/null >/dev/null 2>&1 & S=$!; echo $S > $M/cgroup.procs || exit 9; echo $S > {d}/squatter; \
+         mv $M $T || exit 9; \
          exec {BIN} run --interval 0.2 --run-id l --out-dir {d} -- \
          sh -c '(head -c 60M /dev/zero; sleep 1) | {mine} >/dev/null'",
         own = own.display(),

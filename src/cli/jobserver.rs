@@ -110,6 +110,11 @@ impl Js {
     /// Makes the FIFO in the out dir, sizes the governor (cap: --max-jobs,
     /// else the usable cores; peak: --peak-mb, else the profile's, with
     /// its environment override) and composes MAKEFLAGS.
+    ///
+    /// Never inlined: with `--pool` it builds the pool's tables (tens of
+    /// KiB) on its own frame, which inlined into `record_job` would be made
+    /// resident by every recording, `--jobserver` or not.
+    #[inline(never)]
     pub fn start(
         j: &JobserverArgs,
         root: &Root,

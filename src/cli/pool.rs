@@ -145,6 +145,11 @@ impl Shared {
     /// start more), then this governor's lease rewritten, and unlocked.
     /// When the lock cannot be had this tick, `decide` gets what the pool
     /// admitted last and the lease stays as it was.
+    ///
+    /// Never inlined: its look holds a few KiB of names and leases on the
+    /// stack, which inlined into the recording loop every recording's
+    /// frame would carry (and make resident), `--pool` or not.
+    #[inline(never)]
     pub fn tick(
         &mut self,
         own: Own,

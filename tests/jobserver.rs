@@ -81,12 +81,15 @@ fn jobs_columns(dir: &Path) -> Vec<(u32, u32)> {
     let csv = fs::read_to_string(dir.join("out/resources-j.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(header.len(), 29);
-    assert_eq!(&header[27..], ["jobs_running", "jobs_allowed"]);
+    assert_eq!(header.len(), 30);
+    assert_eq!(
+        &header[27..],
+        ["jobs_running", "jobs_allowed", "jobs_paused"]
+    );
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 29, "{l}");
+            assert_eq!(f.len(), 30, "{l}");
             (f[27].parse().unwrap(), f[28].parse().unwrap())
         })
         .collect()

@@ -25,6 +25,7 @@ const LAYERS: [&str; 6] = ["kernel", "build", "tick", "report", "plan", "govern"
 const CLI: &[(&str, u8)] = &[
     ("common", 0),
     ("args", 0),
+    ("pause", 0),
     ("child", 1),
     ("pool", 1),
     ("report", 1),

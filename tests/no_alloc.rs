@@ -89,7 +89,18 @@ fn ticks_after_start_up_allocate_nothing() {
     // run --jobserver's tick: the governor and its FIFO.
     let pool = Pool::create(out.as_fd()).unwrap();
     let mut gov = Governor::new(4, 500, "--peak-mb");
+    // … and its pausing: this test's own jobs scanned from /proc.
+    let proc_dir = root.open_dir("proc").unwrap();
+    let mut tree = Box::new(headroom::build::jobtree::JobTree::new());
+    let mut pauser = Box::new(headroom::govern::pause::Pauser::new());
+    let mut scratch = vec![std::mem::MaybeUninit::uninit(); 8192];
+    let mut stat_buf = vec![0u8; 1024];
+    let me = std::process::id();
     let mut tune = |row: &mut headroom::tick::row::Row| {
+        tree.scan(proc_dir.as_fd(), (me, 0), 4, &mut scratch, &mut stat_buf)
+            .unwrap();
+        let now = headroom::tick::clock::monotonic_ns() / 1_000_000;
+        pauser.tick(tree.jobs(), 500, 1 << 20, now);
         let d = gov.decide(&Inputs {
             usable_mb: Some(row.mem_avail_mb),
             compiler_rss_mb: row.build_rss_mb,
@@ -101,7 +112,8 @@ fn ticks_after_start_up_allocate_nothing() {
         let put = pool.put(d.put);
         let taken = pool.take(d.take);
         gov.settled(put, taken);
-        row.jobs = Some((d.running, d.allowed));
+        row.jobs = Some((d.running, d.allowed, 0));
+        row.pauses = Some(pauser.counts());
     };
     let mut prom = Box::new(PromFile::create(out.as_fd(), "headroom.prom").unwrap());
     let labels = Labels {

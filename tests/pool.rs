@@ -69,7 +69,8 @@ fn build_oom_kills(stderr: &str) -> u64 {
 }
 
 /// Three lanes of six targets in one new 600 MiB memory cgroup, started
-/// together; `pool`: the same `--pool` for all three. Returns the lanes'
+/// together; `pool`: the same `--pool` for all three. Pausing is off: what
+/// is shown is the slots alone (`tests/pause.rs` shows pausing). Returns the lanes'
 /// directories and the shell's output (every lane's stderr).
 fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output) {
     let cg = Cgroup::create(tag, 600 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
@@ -81,7 +82,7 @@ fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output)
         fs::create_dir_all(lane).unwrap();
         makefile(lane, 6);
         script.push_str(&format!(
-            "(cd {} && {BIN} run --jobserver --max-jobs 6 --peak-mb 160 {pool_arg} --run-id lane{i} --out-dir out -- make -k) &\n",
+            "(cd {} && {BIN} run --jobserver --no-pause --max-jobs 6 --peak-mb 160 {pool_arg} --run-id lane{i} --out-dir out -- make -k) &\n",
             lane.display()
         ));
     }
@@ -210,6 +211,50 @@ fn a_killed_governors_lease_is_taken_back_by_the_next() {
         "{stderr}"
     );
     assert!(leases(&pool).is_empty(), "{:?}", leases(&pool));
+}
+
+/// The state letter of `pid` (`/proc/PID/stat` field 3) and its start
+/// time (field 22).
+fn state_and_start(pid: u32) -> (char, u64) {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    (f[0].chars().next().unwrap(), f[19].parse().unwrap())
+}
+
+#[test]
+fn the_jobs_a_dead_governor_paused_are_continued_by_the_next() {
+    let d = scratch("orphans");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    // A job its governor stopped before it was SIGKILLed: a stopped sleep,
+    // named in a lease that no one holds.
+    let mut job = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = rustix::process::Pid::from_raw(job.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+    let t0 = std::time::Instant::now();
+    while state_and_start(job.id()).0 != 'T' && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let (state, start) = state_and_start(job.id());
+    assert_eq!(state, 'T');
+    let uid = rustix::process::geteuid().as_raw();
+    // Another pid with the same start time is not the job: never signalled.
+    let lease = format!(
+        "headroom-lease 1\nuid {uid}\npid 4242\nrun ghost\nlimits\ncap 2\nrunning 2\nallowed 2\npeak_mb 100\nheld_mb 0\ngrowth_mb 100\nwants_more 0\npaused {}:{start} 1:{start}\n",
+        job.id()
+    );
+    fs::write(pool.join("lease-4242-0"), lease).unwrap();
+    let out = pooled(&d, &pool, "next", &["sleep", "0.5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("(run ghost) belongs to a governor that is gone; removed, and the 1 job(s) it had paused continued"),
+        "{stderr}"
+    );
+    let (state, _) = state_and_start(job.id());
+    assert_ne!(state, 'T', "still stopped\n{stderr}");
+    let _ = job.kill();
+    let _ = job.wait();
 }
 
 #[test]

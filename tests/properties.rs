@@ -1358,12 +1358,13 @@ fn naive_u32(s: &str) -> Option<u32> {
 }
 
 /// The fields after `)` that headroom reads, by 0-based position there.
-const PID_STAT_USED: [(usize, &str); 6] = [
+const PID_STAT_USED: [(usize, &str); 7] = [
     (0, "state"),
     (1, "ppid"),
     (6, "flags"),
     (11, "utime"),
     (12, "stime"),
+    (19, "starttime"),
     (21, "rss"),
 ];
 
@@ -1393,7 +1394,14 @@ fn naive_pid_stat(s: &str) -> Result<PidStat<'_>, Vec<ParseError>> {
     }
     let (ppid, flags) = (naive_u32(f[1]), naive_u32(f[6]));
     let (utime, stime, rss) = (naive_u64(f[11]), naive_u64(f[12]), naive_u64(f[21]));
-    if ppid.is_none() || flags.is_none() || utime.is_none() || stime.is_none() || rss.is_none() {
+    let start = naive_u64(f[19]);
+    if ppid.is_none()
+        || flags.is_none()
+        || utime.is_none()
+        || stime.is_none()
+        || start.is_none()
+        || rss.is_none()
+    {
         errors.push(at(BAD, 1));
     }
     if !errors.is_empty() {
@@ -1407,6 +1415,7 @@ fn naive_pid_stat(s: &str) -> Result<PidStat<'_>, Vec<ParseError>> {
         flags: flags.unwrap(),
         utime: utime.unwrap(),
         stime: stime.unwrap(),
+        start_ticks: start.unwrap(),
         rss_pages: rss.unwrap(),
     })
 }

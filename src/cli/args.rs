@@ -269,6 +269,14 @@ twin_args! {
         ]
         explain: bool,
         [
+            /// with --jobserver: never pause a job (SIGSTOP) whose growth would
+            /// outrun the memory left; by default the job started last is
+            /// paused, never the last one running, and continued when room
+            /// returns
+            #[argh(switch)]
+        ]
+        no_pause: bool,
+        [
             /// make no memory cgroup for CMD: the build is CMD's process tree
             /// (default: a cgroup of its own where permitted: root on cgroup v1,
             /// a delegated cgroup on v2)

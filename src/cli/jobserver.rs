@@ -9,6 +9,7 @@ use headroom::kernel::root::Root;
 
 use super::args::RunOnly;
 use super::common::{Fail, env_nonempty, errtext, io_text, root_is_live, shown};
+use super::pause::Pausing;
 use super::pool::Shared;
 
 /// `run --jobserver` and its options.
@@ -20,6 +21,8 @@ pub struct JobserverArgs {
     explain: bool,
     /// `--pool DIR` (or $HEADROOM_POOL).
     pool: Option<String>,
+    /// Jobs that would outgrow memory are paused (not `--no-pause`).
+    pause: bool,
 }
 
 impl JobserverArgs {
@@ -35,6 +38,7 @@ impl JobserverArgs {
                 ("--profile", a.profile.is_some()),
                 ("--jobserver-style", a.jobserver_style.is_some()),
                 ("--explain", a.explain),
+                ("--no-pause", a.no_pause),
                 ("--pool", a.pool.is_some()),
             ];
             return match given.iter().find(|(_, on)| *on) {
@@ -85,6 +89,7 @@ impl JobserverArgs {
             fifo,
             explain: a.explain,
             pool,
+            pause: !a.no_pause,
         }))
     }
 }
@@ -104,6 +109,10 @@ pub struct Js {
     said: Option<(u32, bool, u32)>,
     /// `--pool`: the memory budget shared with other governors.
     pub shared: Option<Box<Shared>>,
+    /// Jobs may be paused (not `--no-pause`).
+    pause_on: bool,
+    /// The pausing of CMD's jobs, once CMD runs ([`Js::follow`]).
+    pausing: Option<Box<Pausing>>,
 }
 
 impl Js {
@@ -182,7 +191,25 @@ impl Js {
             env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
             explain: j.explain,
             said: None,
+            pause_on: j.pause,
+            pausing: None,
         })
+    }
+
+    /// Follows CMD, just started as `pid`, to pause its jobs (on the live
+    /// host, unless `--no-pause`).
+    pub fn follow(&mut self, root: &Root, pid: u32) {
+        if self.pause_on && root_is_live(root) {
+            self.pausing = Pausing::follow(root, pid, self.explain);
+        }
+    }
+
+    /// The end of the run: every paused job continued; the pauses so far
+    /// (`None` with `--no-pause`).
+    pub fn end_pausing(&mut self) -> Option<(u32, u64)> {
+        let p = self.pausing.as_mut()?;
+        p.release();
+        Some(p.counts())
     }
 
     /// One governor tick: decide from `row` (and, with `--pool`, from what
@@ -193,6 +220,7 @@ impl Js {
                 .cg_mem_avail_mb
                 .map_or(row.mem_avail_mb, |cg| cg.min(row.mem_avail_mb))
         });
+        let paused = self.pause(usable);
         let in_pipe = self.pool.in_pipe().unwrap_or(0);
         let mut inp = headroom::govern::jobserver::Inputs {
             usable_mb: usable,
@@ -233,7 +261,8 @@ impl Js {
             }
         };
         let Some(d) = d else { return };
-        row.jobs = Some((d.running, d.allowed));
+        row.jobs = Some((d.running, d.allowed, paused));
+        row.pauses = self.pausing.as_ref().map(|p| p.counts());
         row.pool = self.shared.as_ref().map(|sh| sh.figures());
         let yielded = admitted.map_or(0, |a| a.yielded);
         let now = (d.allowed, d.memory_bound, yielded);
@@ -241,6 +270,29 @@ impl Js {
             self.said = Some(now);
             self.say(&d, usable, admitted);
         }
+    }
+
+    /// The pausing step of a tick, before the slots are decided: room is
+    /// `usable` less the other builds' growth and the reserve. Returns the
+    /// jobs paused now (also into the lease).
+    fn pause(&mut self, usable: Option<u64>) -> u32 {
+        let (Some(p), Some(usable)) = (self.pausing.as_mut(), usable) else {
+            return self.pausing.as_ref().map_or(0, |p| p.paused_now());
+        };
+        let others = self
+            .shared
+            .as_ref()
+            .map_or(0, |sh| sh.figures().others_growth_mb);
+        let room = i128::from(usable)
+            - i128::from(others)
+            - i128::from(headroom::govern::jobserver::RESERVE_MB);
+        let room = i64::try_from(room).unwrap_or(if room < 0 { i64::MIN } else { i64::MAX });
+        let now_ms = headroom::tick::clock::monotonic_ns() / 1_000_000;
+        let n = p.tick(self.gov.peak_mb, room, now_ms);
+        if let Some(sh) = self.shared.as_mut() {
+            sh.set_paused(p.paused());
+        }
+        n
     }
 
     /// `--explain`: the slots now, and why.

@@ -1,8 +1,9 @@
 //! The binary's modules: one per command or concern, over the library.
 //!
-//! Lowest first: `args` (the argh structs) and `common` (the error type
+//! Lowest first: `args` (the argh structs), `common` (the error type
 //! and exit codes, the warning sink, the signal flags, environment
-//! defaults, opening files); then the child process, the shared memory
+//! defaults, opening files) and `pause` (the build's jobs stopped and
+//! continued); then the child process, the shared memory
 //! pool, the report commands and the status line; the action row, the
 //! jobserver's FIFO and MAKEFLAGS, and the planning commands; `record` and
 //! `run`. A module uses only those
@@ -11,6 +12,7 @@
 
 pub mod args; // the argh structs: options and their --help texts
 pub mod common; // Fail and exit codes, warnings, signals, env defaults, files
+pub mod pause; // run --jobserver: jobs paused (SIGSTOP) and continued (SIGCONT)
 
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
 pub mod pool; // run --jobserver --pool: this governor's side of a shared budget

@@ -117,6 +117,15 @@ impl Shared {
         }
     }
 
+    /// The jobs this governor has paused, into its lease (written at the
+    /// next tick), so that whoever clears a dead lease continues them.
+    pub fn set_paused(&mut self, paused: &[headroom::govern::lease::Paused]) {
+        self.me.paused.clear();
+        for p in paused {
+            let _ = self.me.paused.push(*p);
+        }
+    }
+
     /// Leaves the pool: the lease removed, its share free for the others at
     /// their next tick (the build has ended).
     pub fn leave(&mut self) {
@@ -222,9 +231,13 @@ impl Shared {
 fn say(dir: &str, warned: &mut heapless::Vec<heapless::String<64>, 16>, name: &str, issue: &Issue) {
     let why = match issue {
         Issue::Dead(l) => {
+            let continued = match super::pause::continue_jobs(&l.paused) {
+                0 => String::new(),
+                n => format!(", and the {n} job(s) it had paused continued"),
+            };
             let _ = writeln!(
                 std::io::stderr(),
-                "headroom: --pool {dir}: {name} (run {}) belongs to a governor that is gone; removed",
+                "headroom: --pool {dir}: {name} (run {}) belongs to a governor that is gone; removed{continued}",
                 l.run.as_str()
             );
             return;

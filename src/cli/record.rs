@@ -152,6 +152,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
             Err(code) => return Ok(code),
         },
     };
+    if let (Some(j), Some(c)) = (f.js.as_mut(), started.as_ref()) {
+        j.follow(&r.root, c.pid.as_raw_nonzero().get().unsigned_abs());
+    }
     let (build_cg, cg_why) = cg;
     let watch = r.follow(
         pid_watch,
@@ -634,7 +637,12 @@ fn finish(
     wake: BorrowedFd<'_>,
 ) -> Result<ExitCode, Fail> {
     if let Some(j) = f.js.as_mut() {
+        // No job is left stopped: CMD may be ending, or be stopped itself.
+        let pausing = j.end_pausing();
         summary.jobserver = j.gov.report();
+        if let Some(r) = summary.jobserver.as_mut() {
+            r.pausing = pausing;
+        }
         if let (Some(r), Some(sh)) = (summary.jobserver.as_mut(), j.shared.as_ref()) {
             r.pool = Some(sh.share());
         }

@@ -238,6 +238,7 @@ impl Governor {
             peak_mb: self.peak_mb,
             peak_from: self.peak_from,
             pool: None,
+            pausing: None,
         })
     }
 }

@@ -5,24 +5,46 @@
 //! Token gating only stops jobs from starting; a job that grows past its
 //! estimate can still get the build OOM-killed. So, each tick:
 //!
-//! - the growth still ahead of the running jobs is Σ max(peak − RSS, 0)
-//!   over the jobs not paused (a paused job does not grow);
-//! - when that exceeds the room (usable memory less the other builds'
-//!   reservations and the reserve), the running job that started last is
-//!   paused, never the last one running;
+//! - the growth still ahead of a running job is the larger of what it
+//!   lacks to the peak per job (peak − RSS) and what it would add in
+//!   [`HORIZON_MS`] at the rate it grew since the last tick (the peak is an
+//!   estimate; a job above it is not done growing); a paused job does not
+//!   grow;
+//! - when the running jobs' growth exceeds the room (usable memory less
+//!   the other builds' reservations and the reserve), the running job that
+//!   started last is paused, never the last one running;
 //! - when room holds a paused job's own growth again (with the reserve to
 //!   spare, so a job is not paused and continued on alternate ticks), the
 //!   paused job that started first is continued;
-//! - when the jobs still running have made no CPU progress for a while
-//!   (`stalled`: a paused job may hold a lock they wait on), the paused job
-//!   that started first is continued, whatever the room.
+//! - a paused job that started before a running one goes first: when room
+//!   would hold the paused job's growth with the later one paused, the later
+//!   one is paused (the next tick continues the earlier), so a job the tool
+//!   started in a freed slot does not starve a paused one;
+//! - when the jobs still running have made no progress (CPU time or RSS)
+//!   for [`STALL_MS`] while one is paused (it may hold a lock they wait
+//!   on), the paused job that started first is continued, whatever the
+//!   room; so it is when none runs.
 //!
-//! One action a tick. Pure: the caller reads the jobs and sends signals.
+//! One action a tick. [`decide`] is the rule, pure; [`Pauser`] keeps what
+//! it needs between ticks (who is paused, the last RSS and CPU, the
+//! counts); the caller reads the jobs (`build::jobtree`) and sends the
+//! signals.
 
+use heapless::Vec;
+
+use crate::build::jobtree::{self, JOBS_CAP};
 use crate::govern::jobserver::RESERVE_MB;
+use crate::govern::lease::{PAUSED_CAP, Paused};
 
-/// One job of the build: a child of the build tool (make, ninja) and its
-/// descendants.
+/// How far ahead a growing job's rate is carried, ms: eight governor
+/// ticks, time to pause the next job before the growing ones arrive.
+pub const HORIZON_MS: u64 = 2000;
+
+/// How long the running jobs may make no progress while one is paused
+/// before it is continued (it may hold what they wait for), ms.
+pub const STALL_MS: u64 = 5000;
+
+/// One job of the build as the rule sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Job {
     /// The job's first process.
@@ -32,6 +54,8 @@ pub struct Job {
     pub start_ticks: u64,
     /// What its processes hold now (RSS), MiB.
     pub rss_mb: u64,
+    /// How fast that grew since the last tick, MiB/s (0 when it did not).
+    pub rate_mb_s: u64,
     /// Stopped by us.
     pub paused: bool,
 }
@@ -49,37 +73,52 @@ pub enum Act {
 
 /// The growth still ahead of `job` at `peak_mb` per job, MiB.
 pub fn ahead(job: &Job, peak_mb: u64) -> u64 {
-    peak_mb.saturating_sub(job.rss_mb)
+    let carried = job.rate_mb_s.saturating_mul(HORIZON_MS) / 1000;
+    peak_mb.saturating_sub(job.rss_mb).max(carried)
 }
 
 /// This tick's action for the build's `jobs`, `room_mb` (usable memory
 /// less the other builds' reserved growth and the reserve; may be
-/// negative) and `peak_mb` per job; `stalled`: the running jobs made no CPU
+/// negative) and `peak_mb` per job; `stalled`: the running jobs made no
 /// progress lately while one is paused.
 pub fn decide(jobs: &[Job], peak_mb: u64, room_mb: i64, stalled: bool) -> Act {
     let running = jobs.iter().filter(|j| !j.paused).count();
-    let growth: i128 = jobs
-        .iter()
-        .filter(|j| !j.paused)
-        .map(|j| i128::from(ahead(j, peak_mb)))
-        .sum();
+    let growth = |skip: Option<usize>| -> i128 {
+        (0..jobs.len())
+            .filter(|&i| !jobs[i].paused && Some(i) != skip)
+            .map(|i| i128::from(ahead(&jobs[i], peak_mb)))
+            .sum()
+    };
+    let room = i128::from(room_mb);
     let first_paused = first(jobs, |j| j.paused);
-    if stalled && let Some(i) = first_paused {
+    let last_running = last(jobs, |j| !j.paused);
+    if let Some(i) = first_paused
+        && (stalled || running == 0)
+    {
         return Act::Resume(i);
     }
-    if growth > i128::from(room_mb)
+    if growth(None) > room
         && running > 1
-        && let Some(i) = last(jobs, |j| !j.paused)
+        && let Some(i) = last_running
     {
         return Act::Pause(i);
     }
-    if let Some(i) = first_paused {
-        let left = i128::from(room_mb) - growth;
-        if left >= i128::from(ahead(&jobs[i], peak_mb)) + i128::from(RESERVE_MB) || running == 0 {
-            return Act::Resume(i);
-        }
+    let Some(p) = first_paused else {
+        return Act::Hold;
+    };
+    let need = i128::from(ahead(&jobs[p], peak_mb)) + i128::from(RESERVE_MB);
+    if room - growth(None) >= need {
+        return Act::Resume(p);
     }
-    Act::Hold
+    match last_running {
+        Some(r) if later(&jobs[r], &jobs[p]) && room - growth(Some(r)) >= need => Act::Pause(r),
+        _ => Act::Hold,
+    }
+}
+
+/// `a` started after `b`.
+fn later(a: &Job, b: &Job) -> bool {
+    (a.start_ticks, a.pid) > (b.start_ticks, b.pid)
 }
 
 /// The index of the job that started first among those `keep` selects.
@@ -96,8 +135,140 @@ fn last(jobs: &[Job], keep: impl Fn(&Job) -> bool) -> Option<usize> {
         .max_by_key(|&i| (jobs[i].start_ticks, jobs[i].pid))
 }
 
+/// A job as the last tick saw it.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    pid: u32,
+    start_ticks: u64,
+    rss_kib: u64,
+    cpu_ticks: u64,
+}
+
+/// The pausing of one build across ticks.
+#[derive(Clone, Debug, Default)]
+pub struct Pauser {
+    paused: Vec<Paused, PAUSED_CAP>,
+    prev: Vec<Seen, JOBS_CAP>,
+    prev_ms: Option<u64>,
+    progress_ms: u64,
+    peak_mb: u64,
+    pauses: u32,
+    paused_ms: u64,
+}
+
+impl Pauser {
+    /// Nothing paused yet.
+    pub fn new() -> Pauser {
+        Pauser::default()
+    }
+
+    /// This tick: `jobs` as scanned now (`build::jobtree`), the
+    /// governor's `peak_mb` per job (raised here to the largest job seen),
+    /// `room_mb` as for [`decide`], `now_ms` a monotonic clock. The action
+    /// is already booked (a `Pause` is in [`Pauser::paused`]); the caller
+    /// sends the signal to `jobs[i]`'s processes.
+    pub fn tick(&mut self, jobs: &[jobtree::Job], peak_mb: u64, room_mb: i64, now_ms: u64) -> Act {
+        let dt = self.prev_ms.map_or(0, |p| now_ms.saturating_sub(p));
+        let held = u64::try_from(self.paused.len()).unwrap_or(u64::MAX);
+        self.paused_ms = self.paused_ms.saturating_add(held.saturating_mul(dt));
+        self.paused.retain(|p| {
+            jobs.iter()
+                .any(|j| (j.pid, j.start_ticks) == (p.pid, p.start_ticks))
+        });
+        let mut now: Vec<Job, JOBS_CAP> = Vec::new();
+        let mut progress = false;
+        for j in jobs {
+            let before = self
+                .prev
+                .iter()
+                .find(|s| (s.pid, s.start_ticks) == (j.pid, j.start_ticks));
+            let paused = self.is_paused(j.pid, j.start_ticks);
+            progress |= !paused
+                && before.is_none_or(|s| (s.rss_kib, s.cpu_ticks) != (j.rss_kib, j.cpu_ticks));
+            let rate_mb_s = match before {
+                Some(s) if dt > 0 => {
+                    j.rss_kib.saturating_sub(s.rss_kib).saturating_mul(1000) / dt / 1024
+                }
+                _ => 0,
+            };
+            let rss_mb = j.rss_kib / 1024;
+            self.peak_mb = self.peak_mb.max(rss_mb);
+            let _ = now.push(Job {
+                pid: j.pid,
+                start_ticks: j.start_ticks,
+                rss_mb,
+                rate_mb_s,
+                paused,
+            });
+        }
+        self.peak_mb = self.peak_mb.max(peak_mb);
+        if progress || self.paused.is_empty() {
+            self.progress_ms = now_ms;
+        }
+        let stalled = now_ms.saturating_sub(self.progress_ms) >= STALL_MS;
+        let act = decide(&now, self.peak_mb, room_mb, stalled);
+        self.book(act, &now, now_ms);
+        self.prev.clear();
+        for j in jobs.iter().take(JOBS_CAP) {
+            let _ = self.prev.push(Seen {
+                pid: j.pid,
+                start_ticks: j.start_ticks,
+                rss_kib: j.rss_kib,
+                cpu_ticks: j.cpu_ticks,
+            });
+        }
+        self.prev_ms = Some(now_ms);
+        act
+    }
+
+    /// Books `act` on `jobs`: a pause that finds the table full holds.
+    fn book(&mut self, act: Act, jobs: &[Job], now_ms: u64) {
+        match act {
+            Act::Pause(i) => {
+                let p = Paused {
+                    pid: jobs[i].pid,
+                    start_ticks: jobs[i].start_ticks,
+                };
+                if self.paused.push(p).is_ok() {
+                    self.pauses = self.pauses.saturating_add(1);
+                }
+            }
+            Act::Resume(i) => {
+                self.paused
+                    .retain(|p| (p.pid, p.start_ticks) != (jobs[i].pid, jobs[i].start_ticks));
+                self.progress_ms = now_ms;
+            }
+            Act::Hold => {}
+        }
+    }
+
+    fn is_paused(&self, pid: u32, start_ticks: u64) -> bool {
+        self.paused
+            .iter()
+            .any(|p| (p.pid, p.start_ticks) == (pid, start_ticks))
+    }
+
+    /// The jobs stopped now (for the lease, and to continue at the end).
+    pub fn paused(&self) -> &[Paused] {
+        &self.paused
+    }
+
+    /// Forgets every paused job: the caller continues them all (the end
+    /// of the run).
+    pub fn release(&mut self) {
+        self.paused.clear();
+    }
+
+    /// Pauses so far, and the time jobs spent paused (summed over jobs),
+    /// ms.
+    pub fn counts(&self) -> (u32, u64) {
+        (self.pauses, self.paused_ms)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
 
     fn job(pid: u32, start_ticks: u64, rss_mb: u64, paused: bool) -> Job {
@@ -105,6 +276,7 @@ mod tests {
             pid,
             start_ticks,
             rss_mb,
+            rate_mb_s: 0,
             paused,
         }
     }
@@ -165,5 +337,128 @@ mod tests {
         assert_eq!(decide(&jobs, 180, 0, false), Act::Pause(1));
         let huge = [job(1, 1, 0, false), job(2, 2, 0, false)];
         assert_eq!(decide(&huge, u64::MAX, i64::MAX, false), Act::Pause(1));
+    }
+
+    #[test]
+    fn a_job_growing_past_the_peak_counts_its_rate_ahead() {
+        // At 40 MiB/s a job above the 100 MiB peak still has 80 MiB ahead.
+        let mut j = job(10, 1, 150, false);
+        assert_eq!(ahead(&j, 100), 0);
+        j.rate_mb_s = 40;
+        assert_eq!(ahead(&j, 100), 80);
+        assert_eq!(ahead(&j, 300), 150);
+    }
+
+    #[test]
+    fn a_paused_job_that_started_first_takes_the_place_of_a_later_one() {
+        // 11 paused at 60 of 180 (120 ahead); 12 started later and runs.
+        let jobs = [job(11, 100, 60, true), job(12, 200, 10, false)];
+        let need = 120 + RESERVE_MB as i64;
+        // Room for 11 only without 12's growth: 12 is paused first …
+        assert_eq!(decide(&jobs, 180, need, false), Act::Pause(1));
+        // … and not when even that would not hold 11.
+        assert_eq!(decide(&jobs, 180, need - 1, false), Act::Hold);
+        // A later paused job never displaces an earlier running one.
+        let jobs = [job(11, 100, 60, false), job(12, 200, 10, true)];
+        assert_eq!(decide(&jobs, 180, 150, false), Act::Hold);
+    }
+
+    fn tree_job(pid: u32, start_ticks: u64, rss_mb: u64, cpu_ticks: u64) -> jobtree::Job {
+        jobtree::Job {
+            pid,
+            start_ticks,
+            rss_kib: rss_mb * 1024,
+            cpu_ticks,
+            procs: 1,
+        }
+    }
+
+    #[test]
+    fn the_pauser_books_pauses_counts_their_time_and_forgets_ended_jobs() {
+        let mut p = Pauser::new();
+        let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 50, 5)];
+        assert_eq!(p.tick(&a, 100, 1000, 0), Act::Hold);
+        assert_eq!(p.tick(&a, 100, 60, 250), Act::Pause(1));
+        assert_eq!(
+            p.paused(),
+            [Paused {
+                pid: 11,
+                start_ticks: 2
+            }]
+        );
+        // Job 10 grows (progress); room is still short: 11 stays.
+        let b = [tree_job(10, 1, 60, 9), tree_job(11, 2, 50, 5)];
+        assert_eq!(p.tick(&b, 100, 40, 500), Act::Hold);
+        assert_eq!(p.counts(), (1, 250));
+        // A reused pid (another start) is another job: 11 ended.
+        let c = [tree_job(10, 1, 60, 9), tree_job(11, 7, 5, 0)];
+        p.tick(&c, 100, 1000, 750);
+        assert!(p.paused().is_empty());
+        assert_eq!(p.counts(), (1, 500));
+    }
+
+    #[test]
+    fn a_stall_of_the_running_jobs_continues_the_paused_one() {
+        let mut p = Pauser::new();
+        let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 50, 5)];
+        p.tick(&a, 100, 1000, 0);
+        assert_eq!(p.tick(&a, 100, 60, 250), Act::Pause(1));
+        // Job 10 neither runs nor grows: after STALL_MS, 11 goes on.
+        let mut t = 250;
+        while t < 250 + STALL_MS - 250 {
+            t += 250;
+            assert_eq!(p.tick(&a, 100, 60, t), Act::Hold, "at {t} ms");
+        }
+        assert_eq!(p.tick(&a, 100, 60, t + 250), Act::Resume(1));
+    }
+
+    /// Memory of a 400 MiB cgroup, tick by tick (250 ms), holding jobs that
+    /// were declared at 100 MiB and grow to 180 MiB at 40 MiB/s after a
+    /// delay of 0, 0.5 or 1 s; a paused job keeps what it holds. Returns
+    /// the most memory in use and whether all ended.
+    fn simulate(pausing: bool) -> (u64, bool) {
+        let (limit, base, peak, tick) = (400u64, 10u64, 180u64, 250u64);
+        let mut rss = [base; 3];
+        let mut done = [false; 3];
+        let mut p = Pauser::new();
+        let mut most = 0;
+        for step in 0..400u64 {
+            let t = step * tick;
+            let used: u64 = (0..3).filter(|&i| !done[i]).map(|i| rss[i]).sum::<u64>() + 15;
+            most = most.max(used);
+            let jobs: std::vec::Vec<jobtree::Job> = (0..3)
+                .filter(|&i| !done[i])
+                .map(|i| tree_job(100 + i as u32, 1, rss[i], t))
+                .collect();
+            let room = limit as i64 - used as i64 - RESERVE_MB as i64;
+            let act = if pausing {
+                p.tick(&jobs, 100, room, t)
+            } else {
+                Act::Hold
+            };
+            let _ = act;
+            for i in 0..3 {
+                let paused = p.paused().iter().any(|q| q.pid == 100 + i as u32);
+                if done[i] || paused || t < i as u64 * 500 {
+                    continue;
+                }
+                rss[i] = (rss[i] + 10).min(peak + base);
+                if rss[i] == peak + base {
+                    done[i] = true;
+                }
+            }
+            if done.iter().all(|&d| d) {
+                return (most, true);
+            }
+        }
+        (most, false)
+    }
+
+    #[test]
+    fn staggered_jobs_that_outgrow_their_estimate_fit_when_paused() {
+        let (most, ended) = simulate(false);
+        assert!(most > 400 && ended, "{most}");
+        let (most, ended) = simulate(true);
+        assert!(most <= 400 && ended, "{most}");
     }
 }

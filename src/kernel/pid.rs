@@ -44,6 +44,9 @@ pub struct PidStat<'a> {
     pub utime: u64,
     /// Field 15: kernel-mode CPU time, in clock ticks.
     pub stime: u64,
+    /// Field 22: when the process started, clock ticks after boot: with
+    /// the pid, what tells one process from a later one given the same pid.
+    pub start_ticks: u64,
     /// Field 24: resident set size, in pages of the kernel's page size (not
     /// necessarily 4 KiB).
     pub rss_pages: u64,
@@ -73,7 +76,7 @@ impl PidStat<'_> {
 /// [`ParseErrorKind::Malformed`] when there is no `(`…`)` pair or the state
 /// is not a single byte; [`ParseErrorKind::Missing`] when fewer than 24
 /// fields are present; [`ParseErrorKind::BadNumber`] for a pid, ppid, flags,
-/// utime, stime or rss that is not a decimal number fitting its type.
+/// utime, stime, starttime or rss that is not a decimal number fitting its type.
 pub fn parse_stat(b: &[u8]) -> Result<PidStat<'_>, ParseError> {
     let malformed = ParseError::at(ParseErrorKind::Malformed, 1);
     let bad = ParseError::at(ParseErrorKind::BadNumber, 1);
@@ -102,6 +105,7 @@ pub fn parse_stat(b: &[u8]) -> Result<PidStat<'_>, ParseError> {
             2..=6 => "flags",
             7..=11 => "utime",
             12 => "stime",
+            13..=19 => "starttime",
             _ => "rss",
         }));
     }
@@ -125,7 +129,7 @@ pub fn parse_stat(b: &[u8]) -> Result<PidStat<'_>, ParseError> {
         _nice,
         _threads,
         _itreal,
-        _start,
+        start,
         _vsize,
         rss,
     ] = f;
@@ -141,6 +145,7 @@ pub fn parse_stat(b: &[u8]) -> Result<PidStat<'_>, ParseError> {
         flags: parse_u32(flags).ok_or(bad)?,
         utime: parse_u64(utime).ok_or(bad)?,
         stime: parse_u64(stime).ok_or(bad)?,
+        start_ticks: parse_u64(start).ok_or(bad)?,
         rss_pages: parse_u64(rss).ok_or(bad)?,
     })
 }
@@ -227,6 +232,19 @@ mod tests {
         assert_eq!(parse_comm(comm), name);
         let v = parse_status(status);
         assert_eq!((v.vm_rss_kib, v.vm_hwm_kib), (Some(vmrss), Some(vmhwm)));
+    }
+
+    #[test]
+    fn fixture_12_start_ticks_is_field_22() {
+        // "1591 (Plex Media Serv) S 1 … 17 0 1353 596594688 13330 …":
+        // threads 17, itrealvalue 0, starttime 1353, vsize, rss.
+        let s = parse_stat(f12!("1591", "stat")).unwrap();
+        assert_eq!((s.start_ticks, s.rss_pages), (1353, 13330));
+        let bad = b"1 (a) S 0 0 0 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 x 0 9\n";
+        assert_eq!(
+            parse_stat(bad),
+            Err(ParseError::at(ParseErrorKind::BadNumber, 1))
+        );
     }
 
     #[test]

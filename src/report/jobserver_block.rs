@@ -26,6 +26,10 @@ pub struct Report {
     pub peak_from: &'static str,
     /// `--pool`: the pool and the other builds seen in it.
     pub pool: Option<PoolShare>,
+    /// Jobs paused (SIGSTOP) because their growth would outrun memory,
+    /// and the time they spent paused summed over jobs, ms; `None` with
+    /// `--no-pause`.
+    pub pausing: Option<(u32, u64)>,
 }
 
 /// The memory pool a governor shared (`run --jobserver --pool DIR`).
@@ -69,6 +73,15 @@ impl Report {
             self.span_ms / 1000,
             self.span_ms % 1000 / 100
         )?;
+        if let Some((n @ 1.., ms)) = self.pausing {
+            ufmt::uwrite!(
+                w,
+                "  paused, not killed: {} time(s), {}.{} s in all (a job's growth would have outrun memory)\n",
+                n,
+                ms / 1000,
+                ms % 1000 / 100
+            )?;
+        }
         let Some(p) = &self.pool else {
             return Ok(());
         };
@@ -99,6 +112,7 @@ mod tests {
             peak_mb: 160,
             peak_from: "--peak-mb",
             pool,
+            pausing: Some((0, 0)),
         };
         let mut out = heapless::String::new();
         r.render(&mut out).unwrap();

@@ -181,6 +181,18 @@ const JOBS_ALLOWED: Family = gauge(
     "headroom_jobs_allowed",
     "run --jobserver: jobs it allows at once now.",
 );
+const JOBS_PAUSED: Family = gauge(
+    "headroom_jobs_paused",
+    "run --jobserver: jobs stopped (SIGSTOP) now because their growth would outrun the memory left.",
+);
+const JOB_PAUSES: Family = counter(
+    "headroom_job_pauses_total",
+    "run --jobserver: jobs paused since the build started.",
+);
+const JOBS_PAUSED_SECONDS: Family = counter(
+    "headroom_jobs_paused_seconds_total",
+    "run --jobserver: time jobs spent paused, summed over jobs.",
+);
 const POOL_BUILDS: Family = gauge(
     "headroom_pool_builds",
     "run --jobserver --pool: the other builds whose leases this governor counted.",
@@ -359,12 +371,27 @@ pub fn render(
     o.one(
         &JOBS_RUNNING,
         None,
-        row.jobs.and_then(|(r, _)| int(r.into())),
+        row.jobs.and_then(|(r, _, _)| int(r.into())),
     )?;
     o.one(
         &JOBS_ALLOWED,
         None,
-        row.jobs.and_then(|(_, a)| int(a.into())),
+        row.jobs.and_then(|(_, a, _)| int(a.into())),
+    )?;
+    o.one(
+        &JOBS_PAUSED,
+        None,
+        row.jobs.and_then(|(_, _, p)| int(p.into())),
+    )?;
+    o.one(
+        &JOB_PAUSES,
+        None,
+        row.pauses.and_then(|(n, _)| int(n.into())),
+    )?;
+    o.one(
+        &JOBS_PAUSED_SECONDS,
+        None,
+        row.pauses.map(|(_, ms)| Value::Fixed(ms, 3)),
     )?;
     let pool = row.pool;
     o.one(&POOL_BUILDS, None, pool.and_then(|p| int(p.others.into())))?;

@@ -52,14 +52,14 @@ pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,m
 /// The full header line (14 + 13 columns), with its newline.
 pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm\n";
 
-/// The two columns `run --jobserver` adds after the extension columns.
-pub const JOBS_COLUMNS: [&str; 2] = ["jobs_running", "jobs_allowed"];
+/// The three columns `run --jobserver` adds after the extension columns.
+pub const JOBS_COLUMNS: [&str; 3] = ["jobs_running", "jobs_allowed", "jobs_paused"];
 
-/// The full header with the jobserver's two columns, with its newline.
-pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,jobs_running,jobs_allowed\n";
+/// The full header with the jobserver's three columns, with its newline.
+pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,jobs_running,jobs_allowed,jobs_paused\n";
 
 /// The header a recording writes: 14 columns with `compat`, else 27, else
-/// 29 with the jobserver's (`jobs`).
+/// 30 with the jobserver's (`jobs`).
 pub fn header(compat: bool, jobs: bool) -> &'static str {
     match (compat, jobs) {
         (true, _) => HEADER_COMPAT,
@@ -71,7 +71,7 @@ pub fn header(compat: bool, jobs: bool) -> &'static str {
 /// Capacity of one formatted row in bytes: 23 numeric fields of at most 20
 /// digits (460), the iso time (20), stage (64), quoted context (322), two
 /// decimal texts (2 × 12) and two comms (30), plus 26 commas and a
-/// newline: 947 bytes at most; the jobserver's two counts add 22 (969).
+/// newline: 947 bytes at most; the jobserver's three counts add 33 (980).
 /// 1 KiB leaves room.
 pub const ROW_CAP: usize = 1024;
 
@@ -206,11 +206,15 @@ pub struct Row {
     /// The build cgroup's anonymous memory now (`memory.stat`), MiB; `None`
     /// without a build cgroup. Not a CSV column.
     pub build_anon_mb: Option<u64>,
-    /// `jobs_running`, `jobs_allowed` of `run --jobserver`; `None` without
-    /// it (and the columns are then absent).
-    pub jobs: Option<(u32, u32)>,
+    /// `jobs_running`, `jobs_allowed`, `jobs_paused` of `run --jobserver`
+    /// (jobs stopped now because their growth would outrun memory);
+    /// `None` without it (and the columns are then absent).
+    pub jobs: Option<(u32, u32, u32)>,
     /// `run --jobserver --pool`: the pool at this tick (not a CSV column).
     pub pool: Option<PoolFigures>,
+    /// `run --jobserver`: jobs paused so far, and the time they spent
+    /// paused (summed over jobs), ms (not a CSV column).
+    pub pauses: Option<(u32, u64)>,
 }
 
 impl Row {
@@ -245,6 +249,7 @@ impl Row {
             build_oom_kills: None,
             build_anon_mb: None,
             jobs: None,
+            pauses: None,
             pool: None,
         }
     }
@@ -261,7 +266,7 @@ impl Row {
 
     /// Formats the row, with its newline, into `out` (cleared first).
     /// `compat` writes only the 14 compatible columns; otherwise `jobs`,
-    /// when set, adds the two of [`HEADER_JOBS`].
+    /// when set, adds the three of [`HEADER_JOBS`].
     ///
     /// # Errors
     /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
@@ -318,8 +323,9 @@ impl Row {
             out.push(b',').map_err(|_| BufferFull)?;
             out.extend_from_slice(e.build_peak_rss_comm.as_bytes())
                 .map_err(|_| BufferFull)?;
-            if let Some((running, allowed)) = self.jobs {
-                ufmt::uwrite!(out, ",{},{}", running, allowed).map_err(|_| BufferFull)?;
+            if let Some((running, allowed, paused)) = self.jobs {
+                ufmt::uwrite!(out, ",{},{},{}", running, allowed, paused)
+                    .map_err(|_| BufferFull)?;
             }
         }
         out.push(b'\n').map_err(|_| BufferFull)

@@ -254,6 +254,10 @@ impl Summary {
                         uwrite!(w, "]}}")?;
                     }
                 }
+                match j.pausing {
+                    None => uwrite!(w, ",\"pauses\":null,\"paused_ms\":null")?,
+                    Some((n, ms)) => uwrite!(w, ",\"pauses\":{},\"paused_ms\":{}", n, ms)?,
+                }
                 uwrite!(w, "}}")?;
             }
             None => uwrite!(w, ",\"jobserver\":null")?,

@@ -1,0 +1,188 @@
+//! `run --jobserver`: the build's jobs paused (SIGSTOP) when their growth
+//! would outrun the memory left, and continued (SIGCONT) when it returns;
+//! the rule is `govern::pause`, the jobs `build::jobtree`.
+
+use std::io::Write;
+use std::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::process::{Pid, Signal};
+
+use headroom::build::jobtree::JobTree;
+use headroom::govern::lease::Paused;
+use headroom::govern::pause::{Act, Pauser};
+use headroom::kernel::root::Root;
+
+/// Pausing while CMD runs.
+pub struct Pausing {
+    tree: JobTree,
+    pauser: Pauser,
+    /// CMD's pid and start time (clock ticks after boot).
+    cmd: (u32, u64),
+    proc_dir: OwnedFd,
+    page_kib: u64,
+    /// When each paused job was paused (monotonic ms), for `--explain`.
+    since: Vec<(Paused, u64)>,
+    explain: bool,
+    scratch: Vec<MaybeUninit<u8>>,
+    buf: Vec<u8>,
+}
+
+impl Pausing {
+    /// Follows CMD (`pid`, just started) in the live `root`'s `proc/`;
+    /// `None` when its `stat` cannot be read (CMD already gone).
+    pub fn follow(root: &Root, pid: u32, explain: bool) -> Option<Box<Pausing>> {
+        let proc_dir = root.open_dir("proc").ok()?;
+        let mut buf = vec![0u8; headroom::kernel::pid::BUF_LEN];
+        let start = stat_start(&proc_dir, pid, &mut buf)?;
+        Some(Box::new(Pausing {
+            tree: JobTree::new(),
+            pauser: Pauser::new(),
+            cmd: (pid, start),
+            proc_dir,
+            page_kib: (rustix::param::page_size() / 1024).max(1) as u64,
+            since: Vec::with_capacity(headroom::govern::lease::PAUSED_CAP),
+            explain,
+            scratch: vec![MaybeUninit::uninit(); 8 * 1024],
+            buf,
+        }))
+    }
+
+    /// One tick: the jobs scanned, the rule applied with `peak_mb` per job
+    /// and `room_mb` (usable memory less the other builds' growth and the
+    /// reserve), the signal sent. Returns the jobs paused now.
+    pub fn tick(&mut self, peak_mb: u64, room_mb: i64, now_ms: u64) -> u32 {
+        let scanned = self.tree.scan(
+            self.proc_dir.as_fd(),
+            self.cmd,
+            self.page_kib,
+            &mut self.scratch,
+            &mut self.buf,
+        );
+        if scanned.is_err() {
+            return self.paused_now();
+        }
+        let act = self.pauser.tick(self.tree.jobs(), peak_mb, room_mb, now_ms);
+        match act {
+            Act::Hold => {}
+            Act::Pause(i) => {
+                self.signal(i, Signal::STOP);
+                let j = self.tree.jobs()[i];
+                let p = Paused {
+                    pid: j.pid,
+                    start_ticks: j.start_ticks,
+                };
+                self.since.push((p, now_ms));
+                self.say(format_args!(
+                    "paused job {} ({} MiB): the running jobs' growth would outrun the {room_mb} MiB left",
+                    j.pid,
+                    j.rss_kib / 1024
+                ));
+            }
+            Act::Resume(i) => {
+                self.signal(i, Signal::CONT);
+                let j = self.tree.jobs()[i];
+                let at = self
+                    .since
+                    .iter()
+                    .position(|(p, _)| (p.pid, p.start_ticks) == (j.pid, j.start_ticks));
+                let held = at.map_or(0, |k| now_ms.saturating_sub(self.since.swap_remove(k).1));
+                self.say(format_args!(
+                    "continued job {} after {}.{} s paused ({room_mb} MiB left)",
+                    j.pid,
+                    held / 1000,
+                    held % 1000 / 100
+                ));
+            }
+        }
+        self.since.retain(|(p, _)| self.pauser.paused().contains(p));
+        self.paused_now()
+    }
+
+    /// Jobs paused now.
+    pub fn paused_now(&self) -> u32 {
+        u32::try_from(self.pauser.paused().len()).unwrap_or(u32::MAX)
+    }
+
+    /// The jobs paused now, for the lease.
+    pub fn paused(&self) -> &[Paused] {
+        self.pauser.paused()
+    }
+
+    /// Pauses so far, and the time jobs spent paused, ms.
+    pub fn counts(&self) -> (u32, u64) {
+        self.pauser.counts()
+    }
+
+    /// Continues every paused job (the run ends, or headroom is stopped):
+    /// none is left stopped behind it.
+    pub fn release(&mut self) {
+        let paused: Vec<Paused> = self.pauser.paused().to_vec();
+        continue_jobs(&paused);
+        self.pauser.release();
+        self.since.clear();
+    }
+
+    /// Sends `sig` to every process of job `i` of the last scan (its pids
+    /// read this tick, so a pid reused since is all but impossible).
+    fn signal(&self, i: usize, sig: Signal) {
+        for pid in self.tree.processes_of(i) {
+            if let Some(p) = Pid::from_raw(pid.cast_signed()) {
+                let _ = rustix::process::kill_process(p, sig);
+            }
+        }
+    }
+
+    fn say(&self, what: std::fmt::Arguments<'_>) {
+        if self.explain {
+            let _ = writeln!(std::io::stderr(), "headroom: jobserver: {what}");
+        }
+    }
+}
+
+/// Continues `jobs` (each whose pid still has the recorded start time): a
+/// job's first process and every process below it, found by a scan of the
+/// live `/proc`. Returns how many jobs were found.
+pub fn continue_jobs(jobs: &[Paused]) -> u32 {
+    let Ok(root) = Root::open("/") else { return 0 };
+    let Ok(proc_dir) = root.open_dir("proc") else {
+        return 0;
+    };
+    let mut buf = vec![0u8; headroom::kernel::pid::BUF_LEN];
+    let mut scratch = vec![MaybeUninit::uninit(); 8 * 1024];
+    let mut tree = Box::new(JobTree::new());
+    let mut found = 0;
+    for p in jobs {
+        if stat_start(&proc_dir, p.pid, &mut buf) != Some(p.start_ticks) {
+            continue;
+        }
+        found += 1;
+        // The job as the build's CMD: its tree is every process below it.
+        let scanned = tree.scan(
+            proc_dir.as_fd(),
+            (p.pid, p.start_ticks),
+            1,
+            &mut scratch,
+            &mut buf,
+        );
+        let below: Vec<u32> = match scanned {
+            Ok(()) => tree.processes().collect(),
+            Err(_) => Vec::new(),
+        };
+        for pid in std::iter::once(p.pid).chain(below) {
+            if let Some(pid) = Pid::from_raw(pid.cast_signed()) {
+                let _ = rustix::process::kill_process(pid, Signal::CONT);
+            }
+        }
+    }
+    found
+}
+
+/// The start time (`stat` field 22) of `pid`, read from `proc_dir`.
+fn stat_start(proc_dir: &OwnedFd, pid: u32, buf: &mut [u8]) -> Option<u64> {
+    use headroom::build::compilers::{PidFiles, ProcDir};
+    let raw = ProcDir(proc_dir.as_fd()).read(pid, "stat", buf).ok()?;
+    headroom::kernel::pid::parse_stat(raw)
+        .ok()
+        .map(|s| s.start_ticks)
+}

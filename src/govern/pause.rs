@@ -33,7 +33,7 @@
 use heapless::Vec;
 
 use crate::build::jobtree::{self, JOBS_CAP};
-use crate::govern::jobserver::RESERVE_MB;
+use crate::govern::jobserver::{RESERVE_MB, TICK_MS};
 use crate::govern::lease::{PAUSED_CAP, Paused};
 
 /// How far ahead a growing job's rate is carried, ms: eight governor
@@ -54,7 +54,9 @@ pub struct Job {
     pub start_ticks: u64,
     /// What its processes hold now (RSS), MiB.
     pub rss_mb: u64,
-    /// How fast that grew since the last tick, MiB/s (0 when it did not).
+    /// How fast that grew since the last tick, MiB/s (0 when it did not;
+    /// over at least a governor tick, `TICK_MS`, so that two ticks close
+    /// together do not make a step of a few MiB a torrent).
     pub rate_mb_s: u64,
     /// Stopped by us.
     pub paused: bool,
@@ -186,8 +188,10 @@ impl Pauser {
             progress |= !paused
                 && before.is_none_or(|s| (s.rss_kib, s.cpu_ticks) != (j.rss_kib, j.cpu_ticks));
             let rate_mb_s = match before {
-                Some(s) if dt > 0 => {
-                    j.rss_kib.saturating_sub(s.rss_kib).saturating_mul(1000) / dt / 1024
+                Some(s) => {
+                    j.rss_kib.saturating_sub(s.rss_kib).saturating_mul(1000)
+                        / dt.max(TICK_MS)
+                        / 1024
                 }
                 _ => 0,
             };
@@ -395,6 +399,17 @@ mod tests {
         p.tick(&c, 100, 1000, 750);
         assert!(p.paused().is_empty());
         assert_eq!(p.counts(), (1, 500));
+    }
+
+    #[test]
+    fn a_step_between_two_close_ticks_is_not_taken_for_a_torrent() {
+        let mut p = Pauser::new();
+        let a = [tree_job(10, 1, 10, 5), tree_job(11, 2, 10, 5)];
+        p.tick(&a, 100, 1000, 0);
+        // +10 MiB each 10 ms later: 40 MiB/s over a tick (80 MiB carried),
+        // not 1000 MiB/s; 90 + 90 ahead fit in 200.
+        let b = [tree_job(10, 1, 20, 6), tree_job(11, 2, 20, 6)];
+        assert_eq!(p.tick(&b, 100, 200, 10), Act::Hold);
     }
 
     #[test]

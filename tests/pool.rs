@@ -10,54 +10,12 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{Cgroup, output_within};
+use common::{Cgroup, HOG, makefile, output_within, overlap, scratch};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pool-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A job that grows to about 150 MiB over 1.5 s (10 steps of 15 MiB,
-/// written so they are resident).
-const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
-
-/// A Makefile of `n` [`HOG`] targets logging `start`/`end` with the time.
-fn makefile(dir: &Path, n: usize) {
-    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
-    let text = format!(
-        "T := {}\nall: $(T)\n$(T):\n\t@echo \"start $@ $$(date +%s.%N)\" >> log && {HOG} && echo \"end $@ $$(date +%s.%N)\" >> log\n",
-        names.join(" ")
-    );
-    fs::write(dir.join("Makefile"), text).unwrap();
-}
-
-/// The most targets running at once across the lanes' logs, and how many
-/// ended.
-fn overlap(lanes: &[PathBuf]) -> (usize, usize) {
-    let mut events: Vec<(f64, i32)> = Vec::new();
-    for d in lanes {
-        let log = fs::read_to_string(d.join("log")).unwrap_or_default();
-        events.extend(log.lines().filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let kind = w.next()?;
-            let t: f64 = w.nth(1)?.parse().ok()?;
-            Some((t, if kind == "start" { 1 } else { -1 }))
-        }));
-    }
-    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let (mut now, mut max) = (0, 0);
-    for (_, d) in &events {
-        now += d;
-        max = max.max(now);
-    }
-    (max as usize, events.iter().filter(|(_, d)| *d < 0).count())
-}
 
 /// "OOM kills in this build: N" of each lane's summary, summed.
 fn build_oom_kills(stderr: &str) -> u64 {
@@ -79,7 +37,7 @@ fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output)
     let mut script = format!("echo $$ > {}\n", cg.dir.join("cgroup.procs").display());
     for (i, lane) in lanes.iter().enumerate() {
         fs::create_dir_all(lane).unwrap();
-        makefile(lane, 6);
+        makefile(lane, 6, HOG);
         script.push_str(&format!(
             "(cd {} && {BIN} run --jobserver --max-jobs 6 --peak-mb 160 {pool_arg} --run-id lane{i} --out-dir out -- make -k) &\n",
             lane.display()
@@ -167,25 +125,44 @@ fn leases(pool: &Path) -> Vec<String> {
     v
 }
 
+/// Starts `run --jobserver OPTS --pool POOL --run-id ID --out-dir DIR/ID --
+/// CMD` in the background for each `(ID, OPTS, CMD)` (stderr dropped), and
+/// waits until the pool holds a lease of each (10 s at most).
+fn start_governors(pool: &Path, dir: &Path, each: &[(&str, &[&str], &[&str])]) -> Vec<Child> {
+    let children: Vec<Child> = each
+        .iter()
+        .map(|(id, opts, cmd)| {
+            Command::new(BIN)
+                .args(["run", "--jobserver"])
+                .args(*opts)
+                .arg("--pool")
+                .arg(pool)
+                .args(["--run-id", id, "--out-dir"])
+                .arg(dir.join(id))
+                .arg("--")
+                .args(*cmd)
+                .env_remove("HEADROOM_POOL")
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let t0 = Instant::now();
+    while leases(pool).len() < each.len() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(leases(pool).len(), each.len(), "{:?}", leases(pool));
+    children
+}
+
 #[test]
 fn a_killed_governors_lease_is_taken_back_by_the_next() {
     let d = scratch("killed");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
-    let mut first = Command::new(BIN)
-        .args(["run", "--jobserver", "--pool"])
-        .arg(&pool)
-        .args(["--run-id", "doomed", "--out-dir"])
-        .arg(d.join("out1"))
-        .args(["--", "sleep", "30"])
-        .env_remove("HEADROOM_POOL")
-        .stderr(std::process::Stdio::null())
-        .spawn()
+    let mut first = start_governors(&pool, &d, &[("doomed", &[], &["sleep", "30"])])
+        .pop()
         .unwrap();
-    let t0 = std::time::Instant::now();
-    while leases(&pool).is_empty() && t0.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
     let lease = leases(&pool);
     assert_eq!(lease.len(), 1);
     assert!(
@@ -234,7 +211,7 @@ fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
     let Ok(mut holder) = holder else {
         return; // no sh
     };
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(300));
     let out = pooled(&d, &pool, "calm", &["sleep", "0.6"]);
     let _ = holder.kill();
     let _ = holder.wait();
@@ -306,40 +283,24 @@ fn status_shows_the_builds_in_a_pool() {
     let d = scratch("status");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
-    let start = |id: &str| {
-        Command::new(BIN)
-            .args([
-                "run",
-                "--jobserver",
-                "--max-jobs",
-                "3",
-                "--peak-mb",
-                "50",
-                "--pool",
-            ])
-            .arg(&pool)
-            .args(["--run-id", id, "--out-dir"])
-            .arg(d.join(id))
-            .args(["--", "sleep", "3"])
-            .env_remove("HEADROOM_POOL")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let mut a = start("alpha");
-    let mut b = start("beta");
-    let t0 = std::time::Instant::now();
-    while leases(&pool).len() < 2 && t0.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    let opts: &[&str] = &["--max-jobs", "3", "--peak-mb", "50"];
+    let both = start_governors(
+        &pool,
+        &d,
+        &[
+            ("alpha", opts, &["sleep", "3"]),
+            ("beta", opts, &["sleep", "3"]),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(600));
     let out = Command::new(BIN)
         .args(["status", "--pool"])
         .arg(&pool)
         .output()
         .unwrap();
-    a.wait().unwrap();
-    b.wait().unwrap();
+    for mut g in both {
+        g.wait().unwrap();
+    }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -368,28 +329,17 @@ fn prom_exports_the_jobs_and_the_pool() {
     let d = scratch("prom");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
-    let mut other = Command::new(BIN)
-        .args([
-            "run",
-            "--jobserver",
-            "--max-jobs",
-            "2",
-            "--peak-mb",
-            "70",
-            "--pool",
-        ])
-        .arg(&pool)
-        .args(["--run-id", "other", "--out-dir"])
-        .arg(d.join("other"))
-        .args(["--", "sleep", "3"])
-        .env_remove("HEADROOM_POOL")
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while leases(&pool).is_empty() && t0.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut other = start_governors(
+        &pool,
+        &d,
+        &[(
+            "other",
+            &["--max-jobs", "2", "--peak-mb", "70"],
+            &["sleep", "3"],
+        )],
+    )
+    .pop()
+    .unwrap();
     let prom = d.join("h.prom");
     let out = output_within(
         Command::new(BIN)

@@ -413,22 +413,24 @@ fn holder(python: &str, mib: u32, secs: f64) -> String {
     )
 }
 
-/// One lane of [`lanes_in`]: its run id, targets, recipe and `--max-jobs`.
+/// One lane of [`lanes_in`]: its run id, targets, recipe and `--max-jobs`;
+/// built by `make -k`, or by the ninja named.
 struct Lane<'a> {
     id: &'a str,
     targets: usize,
     recipe: &'a str,
     max_jobs: u32,
+    ninja: Option<&'a str>,
 }
 
 /// Peak per job of [`lanes_in`]'s lanes, MiB: above the ~113 MiB a
 /// [`holder`] of 100 MiB reaches (VmHWM), so that it stays the figure.
 const LANE_PEAK_MB: u64 = 130;
 
-/// The `lanes`, each `make -k` under `run --jobserver --pool POOL
-/// --compilers python3` in its own directory under `d`, all started together
-/// in the memory cgroup `cg`. Each lane's directory gets its `log` (see
-/// [`makefile`]), its recording in `out/`, and `began` and `done`: the
+/// The `lanes`, each `make -k` (or ninja) under `run --jobserver --pool
+/// POOL --compilers python3` in its own directory under `d`, all started
+/// together in the memory cgroup `cg`. Each lane's directory gets its `log`
+/// (see [`makefile`], [`common::ninja_file`]), its recording in `out/`, and `began` and `done`: the
 /// time (date +%s.%N) just before its headroom started and just after it
 /// ended. Returns the lanes' directories and the shell's output (every
 /// lane's stderr).
@@ -438,9 +440,18 @@ fn lanes_in(cg: &Cgroup, d: &Path, pool: &Path, lanes: &[Lane]) -> (Vec<PathBuf>
     for l in lanes {
         let dir = d.join(l.id);
         fs::create_dir_all(&dir).unwrap();
-        makefile(&dir, l.targets, l.recipe);
+        let build = match l.ninja {
+            Some(ninja) => {
+                common::ninja_file(&dir, l.targets, l.recipe);
+                ninja.to_string()
+            }
+            None => {
+                makefile(&dir, l.targets, l.recipe);
+                "make -k".to_string()
+            }
+        };
         script.push_str(&format!(
-            "(cd {} && date +%s.%N > began && {BIN} run --jobserver --max-jobs {} --peak-mb {LANE_PEAK_MB} --compilers python3 --pool {} --run-id {} --out-dir out -- make -k; date +%s.%N > done) &\n",
+            "(cd {} && date +%s.%N > began && {BIN} run --jobserver --max-jobs {} --peak-mb {LANE_PEAK_MB} --compilers python3 --pool {} --run-id {} --out-dir out -- {build}; date +%s.%N > done) &\n",
             dir.display(),
             l.max_jobs,
             pool.display(),
@@ -506,13 +517,15 @@ fn the_lane_left_alone_takes_the_whole_pool_at_once() {
     // each: 620 MiB less the 32 MiB reserve and what make and headroom
     // hold fits four, not five. Alone the long lane runs 4 (its cap); with
     // two short lanes beside it the pool's four slots are shared, and it
-    // gets at most two while both run.
+    // gets at most two. Its 12 jobs of 7 s run 3 after 3 alone (~22 s);
+    // the short lanes' jobs of 0.6 s end within ~1.5 s, which the long
+    // lane loses on three of its four columns at most: ~7 %.
     const LIMIT: u64 = 620 << 20;
-    const LONG_S: f64 = 6.0;
+    const LONG_S: f64 = 7.0;
     let cg = Cgroup::create("par5", LIMIT).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let py = python();
     let long = holder(&py, 100, LONG_S);
-    let short = holder(&py, 100, 0.8);
+    let short = holder(&py, 100, 0.6);
     let d = scratch("par5");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
@@ -521,6 +534,7 @@ fn the_lane_left_alone_takes_the_whole_pool_at_once() {
         targets,
         recipe,
         max_jobs,
+        ninja: None,
     };
     // Shared first, alone second: a cache the first run warms favours the
     // baseline, not the run under test.
@@ -557,12 +571,17 @@ fn the_lane_left_alone_takes_the_whole_pool_at_once() {
         first_reaching(&alone_ev, 4, alone_began).is_some(),
         "alone, never 4 at once: the cgroup cannot hold 4 jobs\n{both}"
     );
-    // While both short lanes ran, memory (the pool's four slots), not the
-    // cap, held the long lane: else nothing here is tested.
-    let first_done = stamp(&dirs[1], "done").min(stamp(&dirs[2], "done"));
-    let shared_most = most_before(&long_ev, first_done);
+    // Until a short lane's first job ended, memory (the pool's four slots),
+    // not the cap, held the long lane to the one slot beyond the three
+    // implicit ones: else nothing here is tested. (Not later: when a job
+    // ends and its make starts the next at once, another governor can take
+    // the memory freed for room until the lane's own governor ticks, as
+    // its lease's held_mb is up to a tick old.)
+    let short_ev = common::log_events(&[&dirs[1], &dirs[2]]);
+    let first_end = short_ev.iter().find(|(_, d)| *d < 0).unwrap().0;
+    let shared_most = most_before(&long_ev, first_end);
     assert!(
-        shared_most < 4,
+        shared_most <= 2,
         "{shared_most} at once beside the short lanes\n{both}"
     );
     // Once both short lanes have ended, the long lane reaches 4 within a
@@ -585,6 +604,92 @@ fn the_lane_left_alone_takes_the_whole_pool_at_once() {
     assert!(ramp <= 1.0, "4 at once only {ramp:.3} s after\n{both}");
     assert!(
         wall <= alone * 1.15,
+        "wall {wall:.2} s, alone {alone:.2} s\n{both}"
+    );
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn a_ninja_beside_a_make_gets_its_share_of_the_pool() {
+    // ninja 1.13 reads a token (non-blocking) only when it wants to start a
+    // job, and when there is none waits for one of its own jobs to end
+    // (Plan::FindWork's TryAcquire, then WaitForCommand, which polls only
+    // its subprocesses). A token the pool admits it must therefore wait in
+    // its FIFO until then, kept from the make beside it that reads every
+    // token at once. The same four slots as the PAR5 test: shared fairly,
+    // two each, ninja's 12 jobs of 2 s take about 1.75 times as long as
+    // alone (1, then 4 at once: ~8.6 s), while make's 28 run on; held to
+    // its implicit job while make runs, about 2.5 times.
+    let Some(ninja) = common::ninja() else { return };
+    const JOB_S: f64 = 2.0;
+    let cg =
+        Cgroup::create("pool-ninja", 620 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let py = python();
+    let job = holder(&py, 100, JOB_S);
+    let d = scratch("ninja");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let ninja_lane = Lane {
+        id: "ninja",
+        targets: 12,
+        recipe: &job,
+        max_jobs: 4,
+        ninja: Some(&ninja),
+    };
+    let make_lane = Lane {
+        id: "make",
+        targets: 28,
+        recipe: &job,
+        max_jobs: 4,
+        ninja: None,
+    };
+    let (dirs, out) = lanes_in(&cg, &d.join("shared"), &pool, &[ninja_lane, make_lane]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let ninja_lane = Lane {
+        id: "ninja",
+        targets: 12,
+        recipe: &job,
+        max_jobs: 4,
+        ninja: Some(&ninja),
+    };
+    let (alone_dirs, alone_out) = lanes_in(&cg, &d.join("alone"), &pool, &[ninja_lane]);
+    let alone_stderr = String::from_utf8_lossy(&alone_out.stderr).into_owned();
+    let both = format!("{stderr}\n--- alone:\n{alone_stderr}");
+    assert_eq!(
+        build_oom_kills(&stderr) + build_oom_kills(&alone_stderr),
+        0,
+        "{both}"
+    );
+    for (dir, want) in [(&dirs[0], 12), (&dirs[1], 28), (&alone_dirs[0], 12)] {
+        assert_eq!(overlap(&[dir]).1, want, "{}\n{both}", dir.display());
+    }
+    // The FIFO style, as ninja reads.
+    let mf = fs::read_to_string(dirs[0].join("t0.mf")).unwrap();
+    assert!(mf.contains("--jobserver-auth=fifo:"), "{mf}");
+    let ninja_ev = common::log_events(&[&dirs[0]]);
+    let began = stamp(&dirs[0], "began");
+    let ninja_done = stamp(&dirs[0], "done");
+    let make_done = stamp(&dirs[1], "done");
+    // More than its implicit job while make ran. (Mostly from the end of
+    // its first job on; but a token left waiting in its FIFO is taken back
+    // when the room dips for a tick, and make, which reads every token at
+    // once, keeps the slot: then ninja waits for a later job of its own.)
+    let most = most_before(&ninja_ev, ninja_done);
+    let two = first_reaching(&ninja_ev, 2, began)
+        .unwrap_or_else(|| panic!("ninja never ran 2 at once beside make\n{both}"));
+    let wall = ninja_done - began;
+    let alone = stamp(&alone_dirs[0], "done") - stamp(&alone_dirs[0], "began");
+    eprintln!(
+        "pool-ninja: ninja {most} at once at most beside make, 2 at once {:.2} s after it began; wall {wall:.2} s, alone {alone:.2} s (x{:.2})",
+        two - began,
+        wall / alone
+    );
+    assert!(
+        two < make_done,
+        "2 at once only once make had ended\n{both}"
+    );
+    assert!(
+        wall <= alone * 2.25,
         "wall {wall:.2} s, alone {alone:.2} s\n{both}"
     );
 }

@@ -14,51 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{Cgroup, cgroup_oom_kills, output_within};
+use common::{
+    Cgroup, HOG, cgroup_oom_kills, jobs_columns, makefile, ninja, ninja_file, output_within,
+    overlap, scratch,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("jobserver-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A Makefile of `n` targets; each logs `start NAME T` and, when `recipe`
-/// succeeds, `end NAME T` (seconds, date +%s.%N) to `log`; a failed recipe
-/// fails its target.
-fn makefile(dir: &Path, n: usize, recipe: &str) {
-    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
-    let text = format!(
-        "T := {}\nall: $(T)\n$(T):\n\t@echo \"start $@ $$(date +%s.%N)\" >> log && {recipe} && echo \"end $@ $$(date +%s.%N)\" >> log\n",
-        names.join(" ")
-    );
-    fs::write(dir.join("Makefile"), text).unwrap();
-}
-
-/// The most targets running at once, from the log; and how many ended.
-fn overlap(dir: &Path) -> (usize, usize) {
-    let log = fs::read_to_string(dir.join("log")).unwrap_or_default();
-    let mut events: Vec<(f64, i32)> = log
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let kind = w.next()?;
-            let t: f64 = w.nth(1)?.parse().ok()?;
-            Some((t, if kind == "start" { 1 } else { -1 }))
-        })
-        .collect();
-    // Ends before starts at the same instant.
-    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let (mut now, mut max) = (0, 0);
-    for (_, d) in &events {
-        now += d;
-        max = max.max(now);
-    }
-    let ended = events.iter().filter(|(_, d)| *d < 0).count();
-    (max as usize, ended)
-}
 
 fn run_jobserver(dir: &Path, args: &[&str], cmd: &[&str]) -> Output {
     output_within(
@@ -74,25 +35,6 @@ fn run_jobserver(dir: &Path, args: &[&str], cmd: &[&str]) -> Output {
             .env_remove("CARGO_MAKEFLAGS"),
         120,
     )
-}
-
-/// The CSV's jobs columns: (jobs_running, jobs_allowed) per row.
-fn jobs_columns(dir: &Path) -> Vec<(u32, u32)> {
-    let csv = fs::read_to_string(dir.join("out/resources-j.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(header.len(), 30);
-    assert_eq!(
-        &header[27..],
-        ["jobs_running", "jobs_allowed", "jobs_paused"]
-    );
-    lines
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 30, "{l}");
-            (f[27].parse().unwrap(), f[28].parse().unwrap())
-        })
-        .collect()
 }
 
 fn no_fifo_left(dir: &Path) {
@@ -158,8 +100,8 @@ fn make_runs_as_many_jobs_as_the_slots_and_no_more() {
     makefile(&d, 6, "sleep 0.6");
     let out = run_jobserver(&d, &["--max-jobs", "3"], &["make"]);
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(overlap(&d), (3, 6));
-    let cols = jobs_columns(&d);
+    assert_eq!(overlap(&[&d]), (3, 6));
+    let cols = jobs_columns(&d.join("out/resources-j.csv"));
     assert!(cols.iter().all(|&(r, a)| r <= 3 && a == 3), "{cols:?}");
     assert!(cols.iter().any(|&(r, _)| r == 3), "{cols:?}");
     // Rows every 0.25 s at most while it runs (the default is 15 s).
@@ -174,7 +116,7 @@ fn with_memory_to_spare_make_reaches_the_core_count() {
     makefile(&d, 2 * cores, "sleep 0.6");
     let out = run_jobserver(&d, &[], &["make"]);
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(overlap(&d), (cores, 2 * cores));
+    assert_eq!(overlap(&[&d]), (cores, 2 * cores));
     let summary = String::from_utf8_lossy(&out.stderr);
     assert!(
         summary.contains(&format!("JOBSERVER: up to {cores} job(s) at once")),
@@ -192,7 +134,7 @@ fn a_peak_larger_than_memory_leaves_one_job_and_explain_says_why() {
         &["make"],
     );
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(overlap(&d), (1, 4));
+    assert_eq!(overlap(&[&d]), (1, 4));
     let err = String::from_utf8_lossy(&out.stderr);
     let said: Vec<&str> = err
         .lines()
@@ -241,7 +183,7 @@ fn tokens_a_client_forges_are_taken_back_and_the_cap_holds() {
         ],
     );
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(overlap(&d), (2, 6));
+    assert_eq!(overlap(&[&d]), (2, 6));
 }
 
 #[test]
@@ -361,16 +303,13 @@ fn without_jobserver_run_is_as_before() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A job that grows to about 150 MiB over 1.5 s (10 steps of 15 MiB,
-/// written so they are resident).
-const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
-
 /// Runs `sh -c "exec BUILD"` in a new 400 MiB memory cgroup, in a scratch
-/// directory holding the Makefile of eight [`HOG`]s.
-fn in_cgroup(tag: &str, build: &str) -> (Cgroup, PathBuf, Output) {
+/// directory that `files` fills (a Makefile or build.ninja of eight
+/// [`HOG`]s).
+fn in_cgroup(tag: &str, files: impl FnOnce(&Path), build: &str) -> (Cgroup, PathBuf, Output) {
     let cg = Cgroup::create(tag, 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let d = scratch(tag);
-    makefile(&d, 8, HOG);
+    files(&d);
     let script = format!(
         "echo $$ > {}; exec {build}",
         cg.dir.join("cgroup.procs").display()
@@ -388,7 +327,7 @@ fn in_cgroup(tag: &str, build: &str) -> (Cgroup, PathBuf, Output) {
 #[test]
 #[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
 fn in_a_400_mib_cgroup_plain_make_j8_is_oom_killed() {
-    let (cg, _, out) = in_cgroup("js-plain", "make -j8 -k");
+    let (cg, _, out) = in_cgroup("js-plain", |d| makefile(d, 8, HOG), "make -j8 -k");
     let kills = cgroup_oom_kills(&cg);
     assert!(kills > 0, "no OOM kill: {out:?}");
     assert!(!out.status.success());
@@ -399,6 +338,7 @@ fn in_a_400_mib_cgroup_plain_make_j8_is_oom_killed() {
 fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
     let (cg, d, out) = in_cgroup(
         "js-gov",
+        |d| makefile(d, 8, HOG),
         &format!(
             "{BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- make"
         ),
@@ -409,7 +349,7 @@ fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
     // its own cgroup below, is counted by the summary line below).
     assert_eq!(cgroup_oom_kills(&cg), 0, "{summary}");
     // Eight slots by --max-jobs: memory alone held it to two.
-    let (max, ended) = overlap(&d);
+    let (max, ended) = overlap(&[&d]);
     assert_eq!(ended, 8);
     assert!((1..=2).contains(&max), "{max} at once");
     assert!(
@@ -424,52 +364,6 @@ fn in_a_400_mib_cgroup_the_jobserver_build_is_never_oom_killed() {
     assert!(summary.contains("JOBSERVER: "), "{summary}");
 }
 
-/// A ninja ≥ 1.13 (a jobserver client): `$HEADROOM_TEST_NINJA`, else
-/// `ninja` on PATH when new enough. `None` (the test says it skipped)
-/// unless `$HEADROOM_REQUIRE_NINJA` is set, as `ci/test` sets it.
-fn ninja() -> Option<String> {
-    let candidates = [
-        std::env::var("HEADROOM_TEST_NINJA").ok(),
-        Some("ninja".into()),
-    ];
-    let found = candidates.into_iter().flatten().find(|n| {
-        Command::new(n)
-            .arg("--version")
-            .output()
-            .ok()
-            .and_then(|o| {
-                let v = String::from_utf8_lossy(&o.stdout).to_string();
-                let mut parts = v.trim().split('.');
-                let major: u32 = parts.next()?.parse().ok()?;
-                let minor: u32 = parts.next()?.parse().ok()?;
-                Some((major, minor) >= (1, 13))
-            })
-            .unwrap_or(false)
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("HEADROOM_REQUIRE_NINJA").is_none(),
-            "no ninja >= 1.13 (HEADROOM_TEST_NINJA or PATH)"
-        );
-        eprintln!("skipped: no ninja >= 1.13");
-    }
-    found
-}
-
-/// A build.ninja of `n` targets, each running `recipe` through `job.sh`,
-/// which logs start and end (as [`makefile`]'s) and the MAKEFLAGS it saw.
-fn ninja_file(dir: &Path, n: usize, recipe: &str) {
-    let job = format!(
-        "echo \"start $1 $(date +%s.%N)\" >> log\necho \"$MAKEFLAGS\" > \"$1.mf\"\n{recipe} || exit 1\necho \"end $1 $(date +%s.%N)\" >> log\ntouch \"$1\"\n"
-    );
-    fs::write(dir.join("job.sh"), job).unwrap();
-    let mut text = String::from("rule job\n  command = sh ./job.sh $out\n");
-    for i in 0..n {
-        text.push_str(&format!("build t{i}: job\n"));
-    }
-    fs::write(dir.join("build.ninja"), text).unwrap();
-}
-
 #[test]
 fn ninja_gets_the_fifo_and_uses_the_slots() {
     let Some(ninja) = ninja() else { return };
@@ -482,7 +376,7 @@ fn ninja_gets_the_fifo_and_uses_the_slots() {
     // nothing: the MAKEFLAGS its jobs saw do).
     let mf = fs::read_to_string(d.join("t0.mf")).unwrap();
     assert!(mf.contains("--jobserver-auth=fifo:"), "{mf}");
-    let (max, ended) = overlap(&d);
+    let (max, ended) = overlap(&[&d]);
     assert_eq!(ended, 8);
     assert!((2..=3).contains(&max), "{max} at once");
     no_fifo_left(&d);
@@ -492,25 +386,17 @@ fn ninja_gets_the_fifo_and_uses_the_slots() {
 #[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
 fn in_a_400_mib_cgroup_ninja_under_the_jobserver_is_never_oom_killed() {
     let Some(ninja) = ninja() else { return };
-    let cg =
-        Cgroup::create("js-ninja", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = scratch("js-ninja");
-    ninja_file(&d, 8, HOG);
-    let script = format!(
-        "echo $$ > {}; exec {BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- {ninja}",
-        cg.dir.join("cgroup.procs").display()
-    );
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(&d)
-            .env_remove("MAKEFLAGS"),
-        180,
+    let (cg, d, out) = in_cgroup(
+        "js-ninja",
+        |d| ninja_file(d, 8, HOG),
+        &format!(
+            "{BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- {ninja}"
+        ),
     );
     let summary = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{summary}");
     assert_eq!(cgroup_oom_kills(&cg), 0, "{summary}");
-    let (max, ended) = overlap(&d);
+    let (max, ended) = overlap(&[&d]);
     assert_eq!(ended, 8);
     assert!((1..=2).contains(&max), "{max} at once");
     assert!(

@@ -2,62 +2,23 @@
 //! one memory budget. As root in one memory cgroup of 600 MiB, three lanes
 //! of six ~150 MiB targets each, all started together: each lane's own
 //! jobserver sees the same free memory and they OOM-kill each other; with
-//! one pool they never spend the same megabytes. Without root: two
-//! governors in one pool see each other's leases, a killed one's lease is
-//! taken back, hostile files in the pool are ignored.
+//! one pool they never spend the same megabytes. In 620 MiB (four jobs of
+//! 130 MiB), a lane left alone by two short ones takes its cap at once and
+//! ends within 15 % of its time alone (PAR5), and a ninja, which asks for a
+//! token only when a job of its own ends, gets its share beside a make.
+//! Without root: two governors in one pool see each other's leases, a
+//! killed one's lease is taken back, hostile files in the pool are ignored.
 
 mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{Cgroup, output_within};
+use common::{Cgroup, HOG, makefile, output_within, overlap, scratch};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pool-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A job that grows to about 150 MiB over 1.5 s (10 steps of 15 MiB,
-/// written so they are resident).
-const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
-
-/// A Makefile of `n` [`HOG`] targets logging `start`/`end` with the time.
-fn makefile(dir: &Path, n: usize) {
-    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
-    let text = format!(
-        "T := {}\nall: $(T)\n$(T):\n\t@echo \"start $@ $$(date +%s.%N)\" >> log && {HOG} && echo \"end $@ $$(date +%s.%N)\" >> log\n",
-        names.join(" ")
-    );
-    fs::write(dir.join("Makefile"), text).unwrap();
-}
-
-/// The most targets running at once across the lanes' logs, and how many
-/// ended.
-fn overlap(lanes: &[PathBuf]) -> (usize, usize) {
-    let mut events: Vec<(f64, i32)> = Vec::new();
-    for d in lanes {
-        let log = fs::read_to_string(d.join("log")).unwrap_or_default();
-        events.extend(log.lines().filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let kind = w.next()?;
-            let t: f64 = w.nth(1)?.parse().ok()?;
-            Some((t, if kind == "start" { 1 } else { -1 }))
-        }));
-    }
-    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let (mut now, mut max) = (0, 0);
-    for (_, d) in &events {
-        now += d;
-        max = max.max(now);
-    }
-    (max as usize, events.iter().filter(|(_, d)| *d < 0).count())
-}
 
 /// "OOM kills in this build: N" of each lane's summary, summed.
 fn build_oom_kills(stderr: &str) -> u64 {
@@ -80,7 +41,7 @@ fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output)
     let mut script = format!("echo $$ > {}\n", cg.dir.join("cgroup.procs").display());
     for (i, lane) in lanes.iter().enumerate() {
         fs::create_dir_all(lane).unwrap();
-        makefile(lane, 6);
+        makefile(lane, 6, HOG);
         script.push_str(&format!(
             "(cd {} && {BIN} run --jobserver --no-pause --max-jobs 6 --peak-mb 160 {pool_arg} --run-id lane{i} --out-dir out -- make -k) &\n",
             lane.display()
@@ -168,25 +129,44 @@ fn leases(pool: &Path) -> Vec<String> {
     v
 }
 
+/// Starts `run --jobserver OPTS --pool POOL --run-id ID --out-dir DIR/ID --
+/// CMD` in the background for each `(ID, OPTS, CMD)` (stderr dropped), and
+/// waits until the pool holds a lease of each (10 s at most).
+fn start_governors(pool: &Path, dir: &Path, each: &[(&str, &[&str], &[&str])]) -> Vec<Child> {
+    let children: Vec<Child> = each
+        .iter()
+        .map(|(id, opts, cmd)| {
+            Command::new(BIN)
+                .args(["run", "--jobserver"])
+                .args(*opts)
+                .arg("--pool")
+                .arg(pool)
+                .args(["--run-id", id, "--out-dir"])
+                .arg(dir.join(id))
+                .arg("--")
+                .args(*cmd)
+                .env_remove("HEADROOM_POOL")
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let t0 = Instant::now();
+    while leases(pool).len() < each.len() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(leases(pool).len(), each.len(), "{:?}", leases(pool));
+    children
+}
+
 #[test]
 fn a_killed_governors_lease_is_taken_back_by_the_next() {
     let d = scratch("killed");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
-    let mut first = Command::new(BIN)
-        .args(["run", "--jobserver", "--pool"])
-        .arg(&pool)
-        .args(["--run-id", "doomed", "--out-dir"])
-        .arg(d.join("out1"))
-        .args(["--", "sleep", "30"])
-        .env_remove("HEADROOM_POOL")
-        .stderr(std::process::Stdio::null())
-        .spawn()
+    let mut first = start_governors(&pool, &d, &[("doomed", &[], &["sleep", "30"])])
+        .pop()
         .unwrap();
-    let t0 = std::time::Instant::now();
-    while leases(&pool).is_empty() && t0.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
     let lease = leases(&pool);
     assert_eq!(lease.len(), 1);
     assert!(
@@ -279,7 +259,7 @@ fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
     let Ok(mut holder) = holder else {
         return; // no sh
     };
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(300));
     let out = pooled(&d, &pool, "calm", &["sleep", "0.6"]);
     let _ = holder.kill();
     let _ = holder.wait();
@@ -351,40 +331,24 @@ fn status_shows_the_builds_in_a_pool() {
     let d = scratch("status");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
-    let start = |id: &str| {
-        Command::new(BIN)
-            .args([
-                "run",
-                "--jobserver",
-                "--max-jobs",
-                "3",
-                "--peak-mb",
-                "50",
-                "--pool",
-            ])
-            .arg(&pool)
-            .args(["--run-id", id, "--out-dir"])
-            .arg(d.join(id))
-            .args(["--", "sleep", "3"])
-            .env_remove("HEADROOM_POOL")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let mut a = start("alpha");
-    let mut b = start("beta");
-    let t0 = std::time::Instant::now();
-    while leases(&pool).len() < 2 && t0.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    let opts: &[&str] = &["--max-jobs", "3", "--peak-mb", "50"];
+    let both = start_governors(
+        &pool,
+        &d,
+        &[
+            ("alpha", opts, &["sleep", "3"]),
+            ("beta", opts, &["sleep", "3"]),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(600));
     let out = Command::new(BIN)
         .args(["status", "--pool"])
         .arg(&pool)
         .output()
         .unwrap();
-    a.wait().unwrap();
-    b.wait().unwrap();
+    for mut g in both {
+        g.wait().unwrap();
+    }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -413,28 +377,17 @@ fn prom_exports_the_jobs_and_the_pool() {
     let d = scratch("prom");
     let pool = d.join("pool");
     fs::create_dir(&pool).unwrap();
-    let mut other = Command::new(BIN)
-        .args([
-            "run",
-            "--jobserver",
-            "--max-jobs",
-            "2",
-            "--peak-mb",
-            "70",
-            "--pool",
-        ])
-        .arg(&pool)
-        .args(["--run-id", "other", "--out-dir"])
-        .arg(d.join("other"))
-        .args(["--", "sleep", "3"])
-        .env_remove("HEADROOM_POOL")
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while leases(&pool).is_empty() && t0.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut other = start_governors(
+        &pool,
+        &d,
+        &[(
+            "other",
+            &["--max-jobs", "2", "--peak-mb", "70"],
+            &["sleep", "3"],
+        )],
+    )
+    .pop()
+    .unwrap();
     let prom = d.join("h.prom");
     let out = output_within(
         Command::new(BIN)
@@ -487,4 +440,309 @@ fn prom_exports_the_jobs_and_the_pool() {
         "{text}"
     );
     assert!(value("headroom_jobs_allowed") >= 1, "{text}");
+}
+
+/// The python3 that `python3` on PATH runs, by its own path: a shim in
+/// between (pyenv's is a shell script) would add its start-up to every job
+/// and its processes to the build.
+fn python() -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A recipe: python3 holding `mib` MiB (resident at once) until `secs` s
+/// after it started.
+fn holder(python: &str, mib: u32, secs: f64) -> String {
+    format!(
+        "{python} -c 'import time; t = time.time(); b = bytearray({mib} << 20); time.sleep(max(0, {secs} - (time.time() - t)))'"
+    )
+}
+
+/// One lane of [`lanes_in`]: its run id, targets, recipe and `--max-jobs`;
+/// built by `make -k`, or by the ninja named.
+struct Lane<'a> {
+    id: &'a str,
+    targets: usize,
+    recipe: &'a str,
+    max_jobs: u32,
+    ninja: Option<&'a str>,
+}
+
+/// Peak per job of [`lanes_in`]'s lanes, MiB: above the ~113 MiB a
+/// [`holder`] of 100 MiB reaches (VmHWM), so that it stays the figure.
+const LANE_PEAK_MB: u64 = 130;
+
+/// The `lanes`, each `make -k` (or ninja) under `run --jobserver --pool
+/// POOL --compilers python3` in its own directory under `d`, all started
+/// together in the memory cgroup `cg`. Each lane's directory gets its `log`
+/// (see [`makefile`], [`common::ninja_file`]), its recording in `out/`, and `began` and `done`: the
+/// time (date +%s.%N) just before its headroom started and just after it
+/// ended. Returns the lanes' directories and the shell's output (every
+/// lane's stderr).
+fn lanes_in(cg: &Cgroup, d: &Path, pool: &Path, lanes: &[Lane]) -> (Vec<PathBuf>, Output) {
+    let mut script = format!("echo $$ > {}\n", cg.dir.join("cgroup.procs").display());
+    let mut dirs = Vec::new();
+    for l in lanes {
+        let dir = d.join(l.id);
+        fs::create_dir_all(&dir).unwrap();
+        let build = match l.ninja {
+            Some(ninja) => {
+                common::ninja_file(&dir, l.targets, l.recipe);
+                ninja.to_string()
+            }
+            None => {
+                makefile(&dir, l.targets, l.recipe);
+                "make -k".to_string()
+            }
+        };
+        script.push_str(&format!(
+            "(cd {} && date +%s.%N > began && {BIN} run --jobserver --no-pause --max-jobs {} --peak-mb {LANE_PEAK_MB} --compilers python3 --pool {} --run-id {} --out-dir out -- {build}; date +%s.%N > done) &\n",
+            dir.display(),
+            l.max_jobs,
+            pool.display(),
+            l.id,
+        ));
+        dirs.push(dir);
+    }
+    script.push_str("wait\n");
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .env_remove("MAKEFLAGS")
+            .env_remove("HEADROOM_POOL"),
+        300,
+    );
+    (dirs, out)
+}
+
+/// A time a lane's shell wrote to `file` (date +%s.%N).
+fn stamp(dir: &Path, file: &str) -> f64 {
+    let text = fs::read_to_string(dir.join(file)).unwrap();
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{file}: {text}"))
+}
+
+/// Targets running at time `t` by `events` ([`common::log_events`]).
+fn running_at(events: &[(f64, i32)], t: f64) -> i32 {
+    events
+        .iter()
+        .filter(|(at, _)| *at <= t)
+        .map(|(_, d)| d)
+        .sum()
+}
+
+/// The first time at or after `t` when `n` targets run at once.
+fn first_reaching(events: &[(f64, i32)], n: i32, t: f64) -> Option<f64> {
+    if running_at(events, t) >= n {
+        return Some(t);
+    }
+    let mut now = running_at(events, t);
+    events.iter().filter(|(at, _)| *at > t).find_map(|(at, d)| {
+        now += d;
+        (now >= n).then_some(*at)
+    })
+}
+
+/// The most targets running at once before time `t`.
+fn most_before(events: &[(f64, i32)], t: f64) -> i32 {
+    let mut now = 0;
+    let mut most = 0;
+    for (_, d) in events.iter().filter(|(at, _)| *at < t) {
+        now += d;
+        most = most.max(now);
+    }
+    most
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn the_lane_left_alone_takes_the_whole_pool_at_once() {
+    // Jobs hold 100 MiB (~113 resident) and count as compilers, at 130 MiB
+    // each: 620 MiB less the 32 MiB reserve and what make and headroom
+    // hold fits four, not five. Alone the long lane runs 4 (its cap); with
+    // two short lanes beside it the pool's four slots are shared, and it
+    // gets at most two. Its 12 jobs of 7 s run 3 after 3 alone (~22 s);
+    // the short lanes' jobs of 0.6 s end within ~1.5 s, which the long
+    // lane loses on three of its four columns at most: ~7 %.
+    const LIMIT: u64 = 620 << 20;
+    const LONG_S: f64 = 7.0;
+    let cg = Cgroup::create("par5", LIMIT).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let py = python();
+    let long = holder(&py, 100, LONG_S);
+    let short = holder(&py, 100, 0.6);
+    let d = scratch("par5");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let lane = |id, targets, recipe, max_jobs| Lane {
+        id,
+        targets,
+        recipe,
+        max_jobs,
+        ninja: None,
+    };
+    // Shared first, alone second: a cache the first run warms favours the
+    // baseline, not the run under test.
+    let (dirs, out) = lanes_in(
+        &cg,
+        &d.join("shared"),
+        &pool,
+        &[
+            lane("long", 12, &long, 4),
+            lane("short1", 2, &short, 2),
+            lane("short2", 2, &short, 2),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (alone_dirs, alone_out) =
+        lanes_in(&cg, &d.join("alone"), &pool, &[lane("long", 12, &long, 4)]);
+    let alone_stderr = String::from_utf8_lossy(&alone_out.stderr).into_owned();
+    let both = format!("{stderr}\n--- alone:\n{alone_stderr}");
+    assert_eq!(
+        build_oom_kills(&stderr) + build_oom_kills(&alone_stderr),
+        0,
+        "{both}"
+    );
+    for (dirs, want) in [(&dirs, &[12, 2, 2][..]), (&alone_dirs, &[12])] {
+        for (dir, want) in dirs.iter().zip(want) {
+            assert_eq!(overlap(&[dir]).1, *want, "{}\n{both}", dir.display());
+        }
+    }
+    let long_ev = common::log_events(&[&dirs[0]]);
+    let alone_ev = common::log_events(&[&alone_dirs[0]]);
+    // Room permitting: alone, memory lets the lane reach its cap.
+    let alone_began = stamp(&alone_dirs[0], "began");
+    assert!(
+        first_reaching(&alone_ev, 4, alone_began).is_some(),
+        "alone, never 4 at once: the cgroup cannot hold 4 jobs\n{both}"
+    );
+    // Until a short lane's first job ended, memory (the pool's four slots),
+    // not the cap, held the long lane to the one slot beyond the three
+    // implicit ones: else nothing here is tested. (Not later: when a job
+    // ends and its make starts the next at once, another governor can take
+    // the memory freed for room until the lane's own governor ticks, as
+    // its lease's held_mb is up to a tick old.)
+    let short_ev = common::log_events(&[&dirs[1], &dirs[2]]);
+    let first_end = short_ev.iter().find(|(_, d)| *d < 0).unwrap().0;
+    let shared_most = most_before(&long_ev, first_end);
+    assert!(
+        shared_most <= 2,
+        "{shared_most} at once beside the short lanes\n{both}"
+    );
+    // Once both short lanes have ended, the long lane reaches 4 within a
+    // second. A governor that kept the share it had beside them would stay
+    // below 4 for good.
+    let done = stamp(&dirs[1], "done").max(stamp(&dirs[2], "done"));
+    let at_cap = first_reaching(&long_ev, 4, done)
+        .unwrap_or_else(|| panic!("never 4 at once after the short lanes\n{both}"));
+    let ramp = at_cap - done;
+    // headroom's own record says so too: 4 allowed and running.
+    let cols = common::jobs_columns(&dirs[0].join("out/resources-long.csv"));
+    assert!(cols.contains(&(4, 4)), "{cols:?}");
+    assert!(cols.iter().all(|&(r, a)| r <= 4 && a <= 4), "{cols:?}");
+    let wall = stamp(&dirs[0], "done") - stamp(&dirs[0], "began");
+    let alone = stamp(&alone_dirs[0], "done") - alone_began;
+    eprintln!(
+        "par5: {shared_most} at once beside the short lanes; 4 at once {ramp:.3} s after they ended; wall {wall:.2} s, alone {alone:.2} s ({:+.1} %)",
+        (wall / alone - 1.0) * 100.0
+    );
+    assert!(ramp <= 1.0, "4 at once only {ramp:.3} s after\n{both}");
+    assert!(
+        wall <= alone * 1.15,
+        "wall {wall:.2} s, alone {alone:.2} s\n{both}"
+    );
+}
+
+/// Fails about one run in seven today (issue 14, open): a lease's held
+/// MiB lags cgroup usage by a tick, room dips, ninja's waiting token is
+/// taken back and make, which reads every token, takes the slot; ninja
+/// retries only when one of its own jobs ends. `ci/test` skips it until
+/// admission is fixed.
+#[test]
+#[ignore = "needs root and a writable memory cgroup; known to fail 1 in 7 (ninja starved)"]
+fn a_ninja_beside_a_make_gets_its_share_of_the_pool() {
+    // ninja 1.13 reads a token (non-blocking) only when it wants to start a
+    // job, and when there is none waits for one of its own jobs to end
+    // (Plan::FindWork's TryAcquire, then WaitForCommand, which polls only
+    // its subprocesses). A token the pool admits it must therefore wait in
+    // its FIFO until then, kept from the make beside it that reads every
+    // token at once. The same four slots as the PAR5 test: shared fairly,
+    // two each, ninja's 12 jobs of 2 s take about 1.75 times as long as
+    // alone (1, then 4 at once: ~8.6 s), while make's 28 run on; held to
+    // its implicit job while make runs, about 2.5 times.
+    let Some(ninja) = common::ninja() else { return };
+    const JOB_S: f64 = 2.0;
+    let cg =
+        Cgroup::create("pool-ninja", 620 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let py = python();
+    let job = holder(&py, 100, JOB_S);
+    let d = scratch("ninja");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let ninja_lane = Lane {
+        id: "ninja",
+        targets: 12,
+        recipe: &job,
+        max_jobs: 4,
+        ninja: Some(&ninja),
+    };
+    let make_lane = Lane {
+        id: "make",
+        targets: 28,
+        recipe: &job,
+        max_jobs: 4,
+        ninja: None,
+    };
+    let (dirs, out) = lanes_in(&cg, &d.join("shared"), &pool, &[ninja_lane, make_lane]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let ninja_lane = Lane {
+        id: "ninja",
+        targets: 12,
+        recipe: &job,
+        max_jobs: 4,
+        ninja: Some(&ninja),
+    };
+    let (alone_dirs, alone_out) = lanes_in(&cg, &d.join("alone"), &pool, &[ninja_lane]);
+    let alone_stderr = String::from_utf8_lossy(&alone_out.stderr).into_owned();
+    let both = format!("{stderr}\n--- alone:\n{alone_stderr}");
+    assert_eq!(
+        build_oom_kills(&stderr) + build_oom_kills(&alone_stderr),
+        0,
+        "{both}"
+    );
+    for (dir, want) in [(&dirs[0], 12), (&dirs[1], 28), (&alone_dirs[0], 12)] {
+        assert_eq!(overlap(&[dir]).1, want, "{}\n{both}", dir.display());
+    }
+    // The FIFO style, as ninja reads.
+    let mf = fs::read_to_string(dirs[0].join("t0.mf")).unwrap();
+    assert!(mf.contains("--jobserver-auth=fifo:"), "{mf}");
+    let ninja_ev = common::log_events(&[&dirs[0]]);
+    let began = stamp(&dirs[0], "began");
+    let ninja_done = stamp(&dirs[0], "done");
+    let make_done = stamp(&dirs[1], "done");
+    // More than its implicit job while make ran. (Mostly from the end of
+    // its first job on; but a token left waiting in its FIFO is taken back
+    // when the room dips for a tick, and make, which reads every token at
+    // once, keeps the slot: then ninja waits for a later job of its own.)
+    let most = most_before(&ninja_ev, ninja_done);
+    let two = first_reaching(&ninja_ev, 2, began)
+        .unwrap_or_else(|| panic!("ninja never ran 2 at once beside make\n{both}"));
+    let wall = ninja_done - began;
+    let alone = stamp(&alone_dirs[0], "done") - stamp(&alone_dirs[0], "began");
+    eprintln!(
+        "pool-ninja: ninja {most} at once at most beside make, 2 at once {:.2} s after it began; wall {wall:.2} s, alone {alone:.2} s (x{:.2})",
+        two - began,
+        wall / alone
+    );
+    assert!(
+        two < make_done,
+        "2 at once only once make had ended\n{both}"
+    );
+    assert!(
+        wall <= alone * 2.25,
+        "wall {wall:.2} s, alone {alone:.2} s\n{both}"
+    );
 }

@@ -1,6 +1,11 @@
-//! Shared by the end-to-end tests: a command run with a deadline, and for
-//! the root-only ones a child memory cgroup with a limit and its OOM-kill
+//! Shared by the end-to-end tests: a command run with a deadline, a
+//! scratch directory, builds whose targets log when they start and end (and
+//! what those logs and a recording's jobs columns say), and for the
+//! root-only ones a child memory cgroup with a limit and its OOM-kill
 //! counter.
+//!
+//! Each test binary compiles this file on its own and uses only part of it:
+//! hence `dead_code` allowed for the whole module.
 #![allow(dead_code)]
 
 use std::fs;
@@ -131,4 +136,125 @@ pub fn tail_named(dir: &Path, name: &str) -> PathBuf {
 pub fn mkfifo(path: &Path) {
     let made = Command::new("mkfifo").arg(path).status();
     assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+/// A fresh, empty `<test binary>-<name>` (`pool-x`, `jobserver-x`) under
+/// Cargo's temporary directory for the tests.
+pub fn scratch(name: &str) -> PathBuf {
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", env!("CARGO_CRATE_NAME")));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A job that grows to about 150 MiB over 1.5 s (10 steps of 15 MiB,
+/// written so they are resident).
+pub const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
+
+/// A Makefile of `n` targets `t0`…; each logs `start NAME T` and, when
+/// `recipe` succeeds, `end NAME T` (seconds, date +%s.%N) to `log`; a
+/// failed recipe fails its target.
+pub fn makefile(dir: &Path, n: usize, recipe: &str) {
+    let names: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+    let text = format!(
+        "T := {}\nall: $(T)\n$(T):\n\t@echo \"start $@ $$(date +%s.%N)\" >> log && {recipe} && echo \"end $@ $$(date +%s.%N)\" >> log\n",
+        names.join(" ")
+    );
+    fs::write(dir.join("Makefile"), text).unwrap();
+}
+
+/// The `log` of each of `dirs` as (time, +1 for a start, −1 for an end),
+/// in time order, ends before starts at the same instant.
+pub fn log_events(dirs: &[impl AsRef<Path>]) -> Vec<(f64, i32)> {
+    let mut events: Vec<(f64, i32)> = Vec::new();
+    for d in dirs {
+        let log = fs::read_to_string(d.as_ref().join("log")).unwrap_or_default();
+        events.extend(log.lines().filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let kind = w.next()?;
+            let t: f64 = w.nth(1)?.parse().ok()?;
+            Some((t, if kind == "start" { 1 } else { -1 }))
+        }));
+    }
+    events.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    events
+}
+
+/// The most targets running at once across the `log`s of `dirs`, and how
+/// many ended.
+pub fn overlap(dirs: &[impl AsRef<Path>]) -> (usize, usize) {
+    let events = log_events(dirs);
+    let (mut now, mut max) = (0, 0);
+    for (_, d) in &events {
+        now += d;
+        max = max.max(now);
+    }
+    (max as usize, events.iter().filter(|(_, d)| *d < 0).count())
+}
+
+/// A recording's jobs columns (`run --jobserver`'s CSV): (jobs_running,
+/// jobs_allowed) per row.
+pub fn jobs_columns(csv: &Path) -> Vec<(u32, u32)> {
+    let csv = fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.len(), 30);
+    assert_eq!(
+        &header[27..],
+        ["jobs_running", "jobs_allowed", "jobs_paused"]
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 30, "{l}");
+            (f[27].parse().unwrap(), f[28].parse().unwrap())
+        })
+        .collect()
+}
+
+/// A ninja ≥ 1.13 (a jobserver client): `$HEADROOM_TEST_NINJA`, else
+/// `ninja` on PATH when new enough. `None` (the test says it skipped)
+/// unless `$HEADROOM_REQUIRE_NINJA` is set, as `ci/test` sets it.
+pub fn ninja() -> Option<String> {
+    let candidates = [
+        std::env::var("HEADROOM_TEST_NINJA").ok(),
+        Some("ninja".into()),
+    ];
+    let found = candidates.into_iter().flatten().find(|n| {
+        Command::new(n)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|o| {
+                let v = String::from_utf8_lossy(&o.stdout).to_string();
+                let mut parts = v.trim().split('.');
+                let major: u32 = parts.next()?.parse().ok()?;
+                let minor: u32 = parts.next()?.parse().ok()?;
+                Some((major, minor) >= (1, 13))
+            })
+            .unwrap_or(false)
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("HEADROOM_REQUIRE_NINJA").is_none(),
+            "no ninja >= 1.13 (HEADROOM_TEST_NINJA or PATH)"
+        );
+        eprintln!("skipped: no ninja >= 1.13");
+    }
+    found
+}
+
+/// A build.ninja of `n` targets, each running `recipe` through `job.sh`,
+/// which logs start and end (as [`makefile`]'s) and the MAKEFLAGS it saw.
+pub fn ninja_file(dir: &Path, n: usize, recipe: &str) {
+    let job = format!(
+        "echo \"start $1 $(date +%s.%N)\" >> log\necho \"$MAKEFLAGS\" > \"$1.mf\"\n{recipe} || exit 1\necho \"end $1 $(date +%s.%N)\" >> log\ntouch \"$1\"\n"
+    );
+    fs::write(dir.join("job.sh"), job).unwrap();
+    let mut text = String::from("rule job\n  command = sh ./job.sh $out\n");
+    for i in 0..n {
+        text.push_str(&format!("build t{i}: job\n"));
+    }
+    fs::write(dir.join("build.ninja"), text).unwrap();
 }

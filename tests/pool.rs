@@ -746,3 +746,81 @@ fn a_ninja_beside_a_make_gets_its_share_of_the_pool() {
         "wall {wall:.2} s, alone {alone:.2} s\n{both}"
     );
 }
+
+/// Time-weighted mean of targets running at once from `from` to the last
+/// event.
+fn mean_at_once(events: &[(f64, i32)], from: f64) -> f64 {
+    let (mut now, mut area, mut prev) = (0i32, 0.0, from);
+    for &(t, d) in events {
+        if t > from {
+            area += (t - prev) * f64::from(now);
+            prev = t;
+        }
+        now += d;
+    }
+    let span = events.last().map_or(0.0, |e| e.0) - from;
+    if span > 0.0 { area / span } else { 0.0 }
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn a_make_squeezed_by_another_build_gives_its_slots_back_as_its_jobs_end() {
+    use std::os::unix::fs::MetadataExt;
+    // make reads a token again the moment it has returned one: a governor
+    // that withheld tokens only at its ticks never got one back (3.8 jobs
+    // of 4 went on running). It watches the FIFO while it withholds.
+    let cg = Cgroup::create("squeeze", 600 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("squeeze");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    makefile(&d, 40, "sleep 1");
+    // After 4 s, another build's live lease in the same cgroup reserves all
+    // but one job's room: 600 − 32 − 400 leaves 168 MiB, one 100 MiB job.
+    let ino = fs::metadata(&cg.dir).unwrap().ino();
+    let lease = format!(
+        "headroom-lease 1\nuid 0\npid 99999\nrun squeeze\nlimits {ino}\ncap 8\nrunning 8\nallowed 8\npeak_mb 100\nheld_mb 0\ngrowth_mb 400\nwants_more 0\n"
+    );
+    let holder = "import fcntl, os, sys, time\ntime.sleep(4)\nfd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o644)\nfcntl.flock(fd, fcntl.LOCK_EX)\nos.write(fd, sys.argv[2].encode())\nprint(time.time(), flush=True)\ntime.sleep(60)\n";
+    let mut squeezer = Command::new("python3")
+        .args(["-c", holder])
+        .arg(pool.join("lease-99999-0"))
+        .arg(&lease)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = format!(
+        "echo $$ > {}; exec {BIN} run --jobserver --no-pause --max-jobs 4 --peak-mb 100 --pool {} --run-id r --out-dir out -- make -k",
+        cg.dir.join("cgroup.procs").display(),
+        pool.display()
+    );
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(&d)
+            .env_remove("MAKEFLAGS")
+            .env_remove("HEADROOM_POOL"),
+        180,
+    );
+    let _ = squeezer.kill();
+    let said = squeezer.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let at: f64 = String::from_utf8_lossy(&said.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let events = common::log_events(&[&d]);
+    assert_eq!(events.iter().filter(|e| e.1 < 0).count(), 40, "{stderr}");
+    let before = mean_at_once(
+        &events[..events.partition_point(|e| e.0 < at)],
+        events[0].0 + 1.0,
+    );
+    // Two looks to agree, then a job length for the tokens to come back.
+    let after = mean_at_once(&events, at + 1.5);
+    eprintln!("before {before:.2} after {after:.2}");
+    assert!(before > 3.0, "{before:.2} at once before the squeeze");
+    assert!(
+        after < 3.0,
+        "{after:.2} at once after the squeeze\n{stderr}"
+    );
+}

@@ -197,7 +197,8 @@ impl Js {
     }
 
     /// Follows CMD, just started as `pid`, to pause its jobs (on the live
-    /// host, unless `--no-pause`).
+    /// host, unless `--no-pause`). Never inlined, as [`Pausing::follow`].
+    #[inline(never)]
     pub fn follow(&mut self, root: &Root, pid: u32) {
         if self.pause_on && root_is_live(root) {
             self.pausing = Pausing::follow(root, pid, self.explain);
@@ -269,6 +270,22 @@ impl Js {
         if self.explain && self.said != Some(now) {
             self.said = Some(now);
             self.say(&d, usable, admitted);
+        }
+    }
+
+    /// The FIFO to watch between ticks while tokens are withheld (see
+    /// [`Js::reclaim`]); `None` otherwise.
+    pub fn watch_fd(&self) -> Option<BorrowedFd<'_>> {
+        (self.gov.withholding() > 0).then(|| self.pool.own_fd())
+    }
+
+    /// Between ticks: tokens that came back while withheld are kept at
+    /// once, before the client that returned them reads them again.
+    pub fn reclaim(&mut self) {
+        let want = self.gov.withholding();
+        if want > 0 {
+            let got = self.pool.take(want);
+            self.gov.reclaimed(got);
         }
     }
 

@@ -31,6 +31,11 @@ pub struct Pausing {
 impl Pausing {
     /// Follows CMD (`pid`, just started) in the live `root`'s `proc/`;
     /// `None` when its `stat` cannot be read (CMD already gone).
+    ///
+    /// Never inlined: the job table (about 40 KiB) may be built on its
+    /// frame before it is boxed, which inlined into `record_job` every
+    /// recording would carry and make resident, `--jobserver` or not.
+    #[inline(never)]
     pub fn follow(root: &Root, pid: u32, explain: bool) -> Option<Box<Pausing>> {
         let proc_dir = root.open_dir("proc").ok()?;
         let mut buf = vec![0u8; headroom::kernel::pid::BUF_LEN];
@@ -142,7 +147,9 @@ impl Pausing {
 
 /// Continues `jobs` (each whose pid still has the recorded start time): a
 /// job's first process and every process below it, found by a scan of the
-/// live `/proc`. Returns how many jobs were found.
+/// live `/proc`. Returns how many jobs were found. Never inlined (its
+/// job table, as [`Pausing::follow`]).
+#[inline(never)]
 pub fn continue_jobs(jobs: &[Paused]) -> u32 {
     let Ok(root) = Root::open("/") else { return 0 };
     let Ok(proc_dir) = root.open_dir("proc") else {

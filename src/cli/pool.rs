@@ -35,6 +35,8 @@ pub struct Shared {
     write_failing: bool,
     /// Looks taken so far.
     looks: u32,
+    /// What the last look admitted: before [`admit::steady`], and after.
+    admitted_last: (u32, u32),
     dir_buf: Vec<MaybeUninit<u8>>,
     file_buf: Vec<u8>,
     cg_buf: Vec<u8>,
@@ -86,6 +88,7 @@ impl Shared {
             cg_buf: vec![0u8; headroom::kernel::cgroup::TICK_BUF_LEN],
             write_failing: false,
             looks: 0,
+            admitted_last: (1, 1),
         };
         s.refresh_limits();
         Ok(s)
@@ -190,9 +193,14 @@ impl Shared {
         // other, before CMD starts: the first look admits no job beyond the
         // implicit one, so that by the next (a tick later) everyone started
         // with this one is counted and none takes the whole pool first.
-        if self.looks == 0 {
-            a.allowed = 1;
-        }
+        // After that, a change is acted on once two looks agree.
+        let (prev, granted) = self.admitted_last;
+        let now = a.allowed;
+        a.allowed = match self.looks {
+            0 => 1,
+            _ => admit::steady(granted, prev, now),
+        };
+        self.admitted_last = (now, a.allowed);
         self.looks = self.looks.saturating_add(1);
         let (running, allowed, wants_more) = decide(a.allowed);
         let me = &mut self.me;
@@ -200,7 +208,7 @@ impl Shared {
         me.allowed = allowed;
         me.peak_mb = own.peak_mb;
         me.held_mb = own.held_mb;
-        me.growth_mb = admit::growth(allowed, own.peak_mb, own.held_mb);
+        me.growth_mb = admit::growth(allowed.max(running), own.peak_mb, own.held_mb);
         me.wants_more = wants_more;
         let written = guard.write(me);
         drop(guard);

@@ -525,12 +525,7 @@ fn run_loop(
     };
     let prom_path = r.a.prom.as_deref().unwrap_or("");
     let mut warn = StderrWarn;
-    let js = &mut f.js;
-    let mut tune = |row: &mut Row| {
-        if let Some(j) = js.as_mut() {
-            j.tick(row);
-        }
-    };
+    let mut tune = Governing(f.js.as_mut());
     let mut status = StatusLine::new();
     let (prom, csv_name) = (&mut f.prom, f.csv_name.as_str());
     let mut on_row = |row: &Row, state, summary: &Summary| {
@@ -556,6 +551,28 @@ fn run_loop(
     );
     status.clear();
     stop
+}
+
+/// `run --jobserver`'s part of the loop: the governor's tick on each row,
+/// and tokens kept as they come back while it withholds them.
+struct Governing<'j>(Option<&'j mut Js>);
+
+impl headroom::govern::record::Tune for Governing<'_> {
+    fn row(&mut self, row: &mut Row) {
+        if let Some(j) = self.0.as_mut() {
+            j.tick(row);
+        }
+    }
+
+    fn watch_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.0.as_ref()?.watch_fd()
+    }
+
+    fn ready(&mut self) {
+        if let Some(j) = self.0.as_mut() {
+            j.reclaim();
+        }
+    }
 }
 
 /// The `--prom` file rewritten after a row; one line when writing it starts

@@ -10,12 +10,24 @@
 //! - room(k) = min(MemAvailable − Σ others' growth − g(k), for each cgroup
 //!   limiting this build: its remaining − Σ growth of the others inside it −
 //!   g(k)) − [`RESERVE_MB`]; `k` is allowed while room(k) ≥ 0;
+//! - jobs already running grow whatever is allowed: `k` below them
+//!   reserves g(running);
 //! - max-min fairness: a slot above the jobs this build runs now is left
 //!   for another build that wants more, runs fewer jobs and whose peak fits
-//!   in the room that is left; it takes it on its own tick;
+//!   in the room that is left; it takes it on its own tick. When the pool
+//!   is full (that build's next job does not fit), this build allows one
+//!   job fewer than it runs, down to one above the other: the slot its
+//!   next ending job frees is kept by its governor (make and ninja read a
+//!   returned token again at once) and taken by the other;
 //! - every build keeps at least one job (its client's implicit slot), so
 //!   the pool can be over its budget by those: [`Admission::over_budget`]
-//!   says so.
+//!   says so;
+//! - a change must be seen on two looks in a row ([`steady`]): a lease is
+//!   up to a tick old while memory is read fresh, so for a tick after a job
+//!   starts or ends the figures disagree by about a peak; a governor that
+//!   acted on one look would grant a slot that is not there (a job ended,
+//!   its memory freed, its lease still counting it held) or take back a
+//!   token a client waits for (a job grew after its lease was written).
 //!
 //! Nothing here reads a file or the clock.
 
@@ -87,44 +99,79 @@ pub fn room(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i
 pub fn admit(own: &Own, limits: &[Limit], others: &[Lease]) -> Admission {
     let peak = own.peak_mb.max(1);
     let cap = own.cap.max(1);
-    let fits = |k: u32| room(growth(k, peak, own.held_mb), own, limits, others) >= 0;
+    // Jobs already running grow whatever is allowed: `k` below them
+    // reserves what they need.
+    let need = |k: u32| growth(k.max(own.running), peak, own.held_mb);
+    let room_at = |k: u32| room(need(k), own, limits, others);
     // The most that fits, by memory alone (1 at least: the implicit slot).
     let mut allowed = 1;
-    while allowed < cap && fits(allowed + 1) {
+    while allowed < cap && room_at(allowed + 1) >= 0 {
         allowed += 1;
     }
-    // Max-min: above what it runs now, leave a slot to a build that wants
-    // more, runs fewer and whose next job fits in what would be left.
     let mut yielded = 0;
-    while allowed > own.running.max(1) {
-        let left = room(growth(allowed, peak, own.held_mb), own, limits, others);
-        let level = allowed - 1; // jobs this build runs before slot `allowed`
-        let poorer = others.iter().any(|l| {
-            l.wants_more
-                && l.running < level
-                && l.running < l.cap
-                && i128::from(left) + i128::from(peak) >= i128::from(l.peak_mb)
-        });
-        if !poorer {
-            break;
-        }
+    while allowed > 1 && yields(allowed, own.running, peak, room_at(allowed), others) {
         allowed -= 1;
         yielded += 1;
     }
-    let growth_mb = growth(allowed, peak, own.held_mb);
-    let room_mb = room(growth_mb, own, limits, others);
+    let growth_mb = need(allowed);
+    let room_mb = room_at(allowed);
     Admission {
         allowed,
         growth_mb,
         room_mb,
         yielded,
-        over_budget: room(growth(1, peak, own.held_mb), own, limits, others) < 0,
+        over_budget: room_at(1) < 0,
+    }
+}
+
+/// Max-min: whether a build allowing `allowed` jobs (running `running`,
+/// `left` MiB of room after them) leaves its last slot to another. Above
+/// what it runs, for a build that wants more, runs fewer and whose next
+/// job fits once this slot is left. At or below what it runs (the slot
+/// comes back when one of its jobs ends), only for a build that would get
+/// nothing else: its next job does not fit in the room left now.
+fn yields(allowed: u32, running: u32, peak: u64, left: i64, others: &[Lease]) -> bool {
+    let level = allowed - 1; // jobs this build runs before slot `allowed`
+    let left = i128::from(left);
+    others.iter().any(|l| {
+        let next = i128::from(l.peak_mb);
+        let helps = l.wants_more
+            && l.running < level
+            && l.running < l.cap
+            && left + i128::from(peak) >= next;
+        helps && (allowed > running.max(1) || left < next)
+    })
+}
+
+/// The jobs a governor allows after this look: `cur` allowed since the
+/// last one, `prev` and `now` what the last look and this one admit. It
+/// moves only as far as both looks agree: up to the smaller of them when
+/// both are above `cur`, down to the larger when both are below.
+pub fn steady(cur: u32, prev: u32, now: u32) -> u32 {
+    if now > cur {
+        now.min(prev).max(cur)
+    } else {
+        now.max(prev).min(cur)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_seen_on_one_look_only_is_not_acted_on() {
+        // A dip for one look (a job grew after its lease was written).
+        assert_eq!(steady(3, 3, 2), 3);
+        // Two looks below: down to the larger of them.
+        assert_eq!(steady(3, 2, 1), 2);
+        assert_eq!(steady(3, 1, 2), 2);
+        // A rise for one look (a job ended, its lease still counting it).
+        assert_eq!(steady(2, 2, 3), 2);
+        assert_eq!(steady(2, 4, 3), 3);
+        assert_eq!(steady(2, 3, 5), 3);
+        assert_eq!(steady(2, 2, 2), 2);
+    }
 
     fn lease(running: u32, growth_mb: u64, wants_more: bool, limits: &[u64]) -> Lease {
         let mut l = Lease::empty();
@@ -213,6 +260,24 @@ mod tests {
         let mut big = lease(1, 100, true, &[]);
         big.peak_mb = 4096;
         assert_eq!(admit(&own(632, 3), &[], &[big]).yielded, 0);
+    }
+
+    #[test]
+    fn a_full_pool_gives_the_next_slot_of_a_richer_build_to_a_starved_one() {
+        // 432 MiB hold 4 jobs: this build runs 3 (300 MiB ahead), the
+        // other 1 and wants more; no room is left for its second job. This
+        // build allows 2: the slot its next ending job frees is kept for
+        // the other (2 and 2), while its 3 running still reserve theirs.
+        let poor = lease(1, 100, true, &[]);
+        let a = admit(&own(432, 3), &[], core::slice::from_ref(&poor));
+        assert_eq!((a.allowed, a.yielded, a.growth_mb), (2, 1, 300));
+        // One fewer is not starved: 2 and 1 stay.
+        let a = admit(&own(332, 2), &[], core::slice::from_ref(&poor));
+        assert_eq!((a.allowed, a.yielded), (2, 0));
+        // Room for the other's next job: only the free slot is left to it,
+        // none of those this build runs.
+        let a = admit(&own(532, 3), &[], &[poor]);
+        assert_eq!((a.allowed, a.yielded), (3, 1));
     }
 
     #[test]

@@ -198,6 +198,20 @@ impl Governor {
         self.issued = self.issued.saturating_add(put).saturating_sub(ours);
     }
 
+    /// Tokens it still wants back: given out beyond `allowed − 1`, and so
+    /// held by clients now. Each is kept when it comes back
+    /// ([`Governor::reclaimed`]): a client such as make writes a token back
+    /// and reads one again at once when a job ends, so a token withheld
+    /// only at ticks is almost never withheld.
+    pub fn withholding(&self) -> u32 {
+        self.issued.saturating_sub(self.allowed.saturating_sub(1))
+    }
+
+    /// `n` tokens read back between ticks, as they came back.
+    pub fn reclaimed(&mut self, n: u32) {
+        self.issued = self.issued.saturating_sub(n);
+    }
+
     /// Jobs running now for `in_pipe` bytes in the FIFO: slots held by
     /// clients + the implicit one.
     pub fn running(&self, in_pipe: u32) -> u32 {
@@ -342,6 +356,12 @@ impl Pool {
         done
     }
 
+    /// headroom's own descriptor of the FIFO (non-blocking), to poll for
+    /// tokens coming back.
+    pub fn own_fd(&self) -> BorrowedFd<'_> {
+        self.ours.as_fd()
+    }
+
     /// Reads back up to `n` tokens without waiting (whatever bytes they
     /// are); returns how many it got.
     pub fn take(&self, n: u32) -> u32 {
@@ -420,6 +440,25 @@ mod tests {
         // All three tokens back in the pipe: still the cap, nothing moves.
         let d = tick(&mut g, inputs(64_000, 0, 3));
         assert_eq!((d.running, d.allowed, d.put, d.take), (1, 4, 0, 0));
+    }
+
+    #[test]
+    fn tokens_withheld_are_kept_as_they_come_back_between_ticks() {
+        let mut g = Governor::new(4, 1000, "--peak-mb");
+        tick(&mut g, inputs(64_000, 0, 0));
+        assert_eq!(g.withholding(), 0);
+        // Memory collapses while the client holds all 3: one job at once
+        // from now on, so all 3 are wanted back.
+        let d = tick(&mut g, inputs(500, 1500, 0));
+        assert_eq!((d.running, d.allowed, d.take), (4, 1, 0));
+        assert_eq!(g.withholding(), 3);
+        // One comes back between ticks and is kept: 2 still held.
+        g.reclaimed(1);
+        assert_eq!(g.withholding(), 2);
+        assert_eq!(g.running(0), 3);
+        // Room again: it gives out, and withholds nothing.
+        tick(&mut g, inputs(64_000, 0, 0));
+        assert_eq!(g.withholding(), 0);
     }
 
     #[test]

@@ -255,6 +255,29 @@ impl Watch {
     }
 }
 
+/// What a recording's owner adds to the loop (`run --jobserver`: the
+/// governor): a hook on each row, and a descriptor to watch between rows.
+/// Any `FnMut(&mut Row)` is one that watches nothing.
+pub trait Tune {
+    /// Acts on the row just sampled and fills what the sampler does not
+    /// know (the jobserver's columns).
+    fn row(&mut self, row: &mut Row);
+    /// A descriptor whose readability between rows calls
+    /// [`Tune::ready`] (the jobserver's FIFO while it withholds tokens);
+    /// `None`: nothing to watch now.
+    fn watch_fd(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
+    /// Called after each wait between rows.
+    fn ready(&mut self) {}
+}
+
+impl<F: FnMut(&mut Row)> Tune for F {
+    fn row(&mut self, row: &mut Row) {
+        self(row);
+    }
+}
+
 /// The recording's settings.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
@@ -269,6 +292,16 @@ pub struct Plan {
 /// Waits up to `ms` milliseconds for the stop fd or the watched process's
 /// pidfd to become readable (a signal, or the exit): whichever comes first.
 pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
+    wait_also(ms, stop_fd, watch, None);
+}
+
+/// [`wait`], also ending when `also` becomes readable.
+pub fn wait_also(
+    ms: u64,
+    stop_fd: Option<BorrowedFd<'_>>,
+    watch: &Watch,
+    also: Option<BorrowedFd<'_>>,
+) {
     use rustix::event::{PollFd, PollFlags, poll};
     // Without a pidfd, wake at least once a second to re-check kill(pid, 0).
     let ms = if matches!(watch, Watch::Kill(_)) {
@@ -280,9 +313,12 @@ pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
         tv_sec: (ms / 1000) as i64,
         tv_nsec: ((ms % 1000) * 1_000_000) as i64,
     };
-    let mut fds: heapless::Vec<PollFd<'_>, 2> = heapless::Vec::new();
+    let mut fds: heapless::Vec<PollFd<'_>, 3> = heapless::Vec::new();
     if let Some(s) = stop_fd {
         let _ = fds.push(PollFd::from_borrowed_fd(s, PollFlags::IN));
+    }
+    if let Some(a) = also {
+        let _ = fds.push(PollFd::from_borrowed_fd(a, PollFlags::IN));
     }
     if let Watch::PidFd(p) = watch {
         let _ = fds.push(PollFd::from_borrowed_fd(p.as_fd(), PollFlags::IN));
@@ -362,7 +398,7 @@ pub fn run(
     stop: &impl StopFlag,
     stop_fd: Option<BorrowedFd<'_>>,
     warn: &mut impl Warn,
-    tune: &mut impl FnMut(&mut Row),
+    tune: &mut impl Tune,
     on_row: &mut impl FnMut(&Row, WriteState, &Summary),
 ) -> Stop {
     let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
@@ -386,7 +422,7 @@ pub fn run(
         let epoch = clock::now_epoch();
         prev_epoch = Some(epoch);
         let mut row = sampler.tick(epoch, bufs, warn);
-        tune(&mut row);
+        tune.row(&mut row);
         let state = if row.format(plan.compat, &mut line).is_err() {
             WriteState::Lost(Errno::NOBUFS)
         } else {
@@ -447,7 +483,13 @@ pub fn run(
             if now >= due {
                 break;
             }
-            wait((due - now).div_ceil(1_000_000), stop_fd, watch);
+            wait_also(
+                (due - now).div_ceil(1_000_000),
+                stop_fd,
+                watch,
+                tune.watch_fd(),
+            );
+            tune.ready();
             if let Some(sig) = stop.signal() {
                 return Stop::Signal(sig);
             }

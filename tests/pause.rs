@@ -32,15 +32,20 @@ fn makefile(dir: &Path) {
 }
 
 /// `run --jobserver --max-jobs 4 --peak-mb 100 EXTRA -- make -k` in a new
-/// 400 MiB cgroup; its directory, output and the CSV.
+/// 400 MiB cgroup; its directory and output.
 fn build(tag: &str, extra: &str) -> (Cgroup, PathBuf, Output) {
+    build_with(tag, &format!("--peak-mb 100 {extra}"), makefile)
+}
+
+/// [`build`] of the Makefile `write` makes, `extra` naming the peak.
+fn build_with(tag: &str, extra: &str, write: fn(&Path)) -> (Cgroup, PathBuf, Output) {
     let cg = Cgroup::create(tag, 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pause-{tag}"));
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).unwrap();
-    makefile(&d);
+    write(&d);
     let script = format!(
-        "echo $$ > {}; exec {BIN} run --jobserver --max-jobs 4 --peak-mb 100 {extra} --run-id p --out-dir out -- make -k",
+        "echo $$ > {}; exec {BIN} run --jobserver --max-jobs 4 {extra} --run-id p --out-dir out -- make -k",
         cg.dir.join("cgroup.procs").display()
     );
     let out = output_within(
@@ -111,4 +116,56 @@ fn jobs_that_outgrow_their_estimate_are_paused_and_all_end() {
         "{stderr}"
     );
     assert!(stderr.contains("  paused, not killed: "), "{stderr}");
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn a_recursive_make_s_jobs_are_paused_not_the_sub_make() {
+    // `all: ; $(MAKE) -f sub.mk`: the top make has one child, the sub-make,
+    // whose eight jobs are the ones to pause.
+    fn recursive(d: &Path) {
+        makefile(d);
+        fs::rename(d.join("Makefile"), d.join("sub.mk")).unwrap();
+        fs::write(d.join("Makefile"), "all:\n\t$(MAKE) -f sub.mk\n").unwrap();
+    }
+    let (_cg, d, out) = build_with("recursive", "--peak-mb 100 --explain", recursive);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(build_oom_kills(&stderr), 0, "{stderr}");
+    assert_eq!(ended(&d), 8, "{stderr}");
+    assert!(most_paused(&d) >= 1, "{stderr}");
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn a_paused_job_holding_a_lock_the_others_wait_on_is_continued() {
+    // h takes a lock and grows to 250 MiB; w0..w2 start first, then wait
+    // for the lock. h is paused (started last); the waiters make no
+    // progress: all paused jobs go on, h ends and so do they.
+    fn locked(d: &Path) {
+        let grow = |mib: u32| {
+            format!(
+                "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(10 << 20)), time.sleep(0.1)) for _ in range({})]'",
+                mib / 10
+            )
+        };
+        let mut text = String::from("all: w0 w1 w2 h\n");
+        for w in ["w0", "w1", "w2"] {
+            text.push_str(&format!(
+                "{w}:\n\t@sleep 1; flock L {} && echo end $@ >> log\n",
+                grow(20)
+            ));
+        }
+        text.push_str(&format!(
+            "h:\n\t@sleep 0.5; flock L {} && echo end $@ >> log\n",
+            grow(250)
+        ));
+        fs::write(d.join("Makefile"), text).unwrap();
+    }
+    // At 80 MiB a job, all four start.
+    let (_cg, d, out) = build_with("locked", "--peak-mb 80 --explain", locked);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(ended(&d), 4, "{stderr}");
+    assert!(stderr.contains("made no progress"), "{stderr}");
 }

@@ -356,7 +356,10 @@ fn status_shows_the_builds_in_a_pool() {
         "{text}"
     );
     for id in ["alpha", "beta"] {
-        assert!(text.contains(&format!("\n  {id}: 1 running, ")), "{text}");
+        assert!(
+            text.contains(&format!("\n  {id}: 1 job(s) (0 of them paused), ")),
+            "{text}"
+        );
     }
     assert!(
         text.contains("of 3, 0 paused; peak 50 MiB per job"),

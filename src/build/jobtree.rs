@@ -7,9 +7,11 @@
 //! 14, 15, 22, 24) is read, and only those that started no earlier than
 //! the build's first process are kept (a descendant never starts before
 //! its ancestor), so the table holds the build and few others whatever the
-//! host runs. The tool is the first process of the build's tree (nearest
-//! to CMD) whose comm names a build tool, else CMD itself; a job is one of
-//! its children; a process belongs to the job its parent chain reaches.
+//! host runs. A tool is a process of the build's tree whose comm names a
+//! build tool; a job is a child of a tool with no tool at or below it (so
+//! a recursive make's jobs are those its sub-makes run, and a shell that
+//! runs `$(MAKE)` is no job); without a tool in the tree, a child of CMD.
+//! A process belongs to the job its parent chain reaches.
 //! Kernel threads and zombies (finished jobs) are left out.
 //!
 //! Fixed tables: [`PROCS_CAP`] processes, [`JOBS_CAP`] jobs; past them a
@@ -64,6 +66,8 @@ struct Proc {
     cpu_ticks: u64,
     /// Its comm names a build tool.
     tool: bool,
+    /// It is in the build's tree and a tool is at or below it.
+    tool_below: bool,
     /// Steps below CMD (1: CMD itself); 0 outside the build.
     depth: u8,
     /// 1 + the index of its job; 0 for none.
@@ -75,7 +79,8 @@ struct Proc {
 pub struct JobTree {
     procs: Vec<Proc, PROCS_CAP>,
     jobs: Vec<Job, JOBS_CAP>,
-    /// The build tool's pid (0 before a scan found CMD).
+    /// The build tool nearest to CMD (CMD itself without one); 0 when the
+    /// scan did not find CMD.
     pub tool: u32,
     /// Processes or jobs beyond the tables were left out.
     pub truncated: bool,
@@ -188,6 +193,7 @@ impl JobTree {
             rss_pages: s.rss_pages,
             cpu_ticks: s.utime.saturating_add(s.stime),
             tool: TOOLS.contains(&s.comm),
+            tool_below: false,
             depth: 0,
             job: 0,
         };
@@ -201,32 +207,20 @@ impl JobTree {
         self.procs.binary_search_by_key(&pid, |p| p.pid).ok()
     }
 
-    /// From the processes read: the build's tree, its tool, its jobs.
+    /// From the processes read: the build's tree, its tools, its jobs.
     fn link(&mut self, cmd: u32, page_kib: u64) {
         self.procs.sort_unstable_by_key(|p| p.pid);
         let Some(c) = self.find(cmd) else { return };
         self.procs[c].depth = 1;
         self.spread(|p| p.depth, |p, d| p.depth = d.saturating_add(1));
-        let tool = (0..self.procs.len())
+        self.mark_tools_below();
+        let top = (0..self.procs.len())
             .filter(|&i| self.procs[i].depth > 0 && self.procs[i].tool)
-            .min_by_key(|&i| (self.procs[i].depth, self.procs[i].pid))
-            .unwrap_or(c);
-        self.tool = self.procs[tool].pid;
+            .min_by_key(|&i| (self.procs[i].depth, self.procs[i].pid));
+        self.tool = self.procs[top.unwrap_or(c)].pid;
         for i in 0..self.procs.len() {
-            let p = self.procs[i];
-            if p.ppid != self.tool || p.depth == 0 {
-                continue;
-            }
-            let job = Job {
-                pid: p.pid,
-                start_ticks: p.start_ticks,
-                rss_kib: 0,
-                cpu_ticks: 0,
-                procs: 0,
-            };
-            match self.jobs.push(job) {
-                Ok(()) => self.procs[i].job = u8::try_from(self.jobs.len()).unwrap_or(0),
-                Err(_) => self.truncated = true,
+            if self.is_job(i, top.is_some()) {
+                self.add_job(i);
             }
         }
         self.spread(|p| p.job, |p, j| p.job = j);
@@ -241,6 +235,61 @@ impl JobTree {
                 j.cpu_ticks = j.cpu_ticks.saturating_add(p.cpu_ticks);
                 j.procs = j.procs.saturating_add(1);
             }
+        }
+    }
+
+    /// Marks, in the build's tree, every tool and every process with a
+    /// tool below it (a shell running `$(MAKE)`, a sub-make's parent).
+    fn mark_tools_below(&mut self) {
+        for i in 0..self.procs.len() {
+            self.procs[i].tool_below = self.procs[i].depth > 0 && self.procs[i].tool;
+        }
+        for _ in 0..MAX_DEPTH {
+            let mut changed = false;
+            for i in 0..self.procs.len() {
+                if !self.procs[i].tool_below {
+                    continue;
+                }
+                if let Some(up) = self.find(self.procs[i].ppid)
+                    && self.procs[up].depth > 0
+                    && !self.procs[up].tool_below
+                {
+                    self.procs[up].tool_below = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Process `i` is a job: with tools in the tree, a child of a tool
+    /// with no tool at or below it (a recursive make's jobs are those of
+    /// its sub-makes, never the sub-makes); without, a child of CMD.
+    fn is_job(&self, i: usize, tools: bool) -> bool {
+        let p = &self.procs[i];
+        if p.depth < 2 {
+            return false;
+        }
+        if !tools {
+            return p.ppid == self.tool;
+        }
+        !p.tool_below && self.find(p.ppid).is_some_and(|up| self.procs[up].tool)
+    }
+
+    fn add_job(&mut self, i: usize) {
+        let p = self.procs[i];
+        let job = Job {
+            pid: p.pid,
+            start_ticks: p.start_ticks,
+            rss_kib: 0,
+            cpu_ticks: 0,
+            procs: 0,
+        };
+        match self.jobs.push(job) {
+            Ok(()) => self.procs[i].job = u8::try_from(self.jobs.len()).unwrap_or(0),
+            Err(_) => self.truncated = true,
         }
     }
 

@@ -107,8 +107,31 @@ fn the_tool_is_the_make_under_a_shell_cmd_and_pids_that_wrapped_still_link() {
     let t = scanned(&mut f, (9000, 500));
     assert_eq!(t.tool, 40);
     let jobs: Vec<_> = t.jobs().iter().map(|j| (j.pid, j.rss_kib / 4)).collect();
-    // The recursive make is one job of the top one, with its own.
-    assert_eq!(jobs, [(41, 1100), (42, 2400)]);
+    // The recursive make is no job: what it runs is.
+    assert_eq!(jobs, [(41, 1100), (43, 2000)]);
+}
+
+#[test]
+fn a_recursive_make_s_jobs_are_its_sub_makes_jobs_never_the_sub_makes() {
+    // make 10 → sh 11 → make 12 (a, b); make 10 → make 13 (c); make 10 →
+    // sh 14 → cc1 15 (its own job). A Makefile of `$(MAKE) -C sub` alone
+    // has one child: pausing it would be pausing the whole build.
+    let mut f = Fake::new(&[
+        (10, "make", 'S', 1, 0, 100, 500),
+        (11, "sh", 'S', 10, 0, 101, 100),
+        (12, "make", 'S', 11, 0, 102, 500),
+        (20, "sh", 'S', 12, 0, 103, 100),
+        (21, "cc1", 'R', 20, 5, 104, 9000),
+        (22, "sh", 'S', 12, 0, 105, 100),
+        (13, "make", 'S', 10, 0, 106, 500),
+        (30, "cc1plus", 'R', 13, 5, 107, 7000),
+        (14, "sh", 'S', 10, 0, 108, 100),
+        (15, "cc1", 'R', 14, 5, 109, 3000),
+    ]);
+    let t = scanned(&mut f, (10, 100));
+    assert_eq!(t.tool, 10);
+    let jobs: Vec<_> = t.jobs().iter().map(|j| (j.pid, j.rss_kib / 4)).collect();
+    assert_eq!(jobs, [(14, 3100), (20, 9100), (22, 100), (30, 7000)]);
 }
 
 #[test]

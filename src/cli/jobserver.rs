@@ -19,8 +19,8 @@ pub struct JobserverArgs {
     profile: headroom::plan::jobs::Profile,
     fifo: bool,
     explain: bool,
-    /// `--pool DIR` (or $HEADROOM_POOL).
-    pool: Option<String>,
+    /// `--pool DIR` (or $HEADROOM_POOL), and which of the two named it.
+    pool: Option<(String, &'static str)>,
     /// Jobs that would outgrow memory are paused (not `--no-pause`).
     pause: bool,
 }
@@ -62,9 +62,15 @@ impl JobserverArgs {
                 ));
             }
         };
-        let pool = a.pool.clone().or_else(|| env_nonempty("HEADROOM_POOL"));
-        if pool.as_deref() == Some("") {
-            return Err("--pool needs a directory".into());
+        let pool = match (&a.pool, env_nonempty("HEADROOM_POOL")) {
+            (Some(d), _) => Some((d.clone(), "--pool")),
+            (None, Some(d)) => Some((d, "$HEADROOM_POOL")),
+            (None, None) => None,
+        };
+        if let Some((d, _)) = &pool
+            && (d.is_empty() || d.starts_with('-'))
+        {
+            return Err(format!("--pool needs a directory, not '{}'", shown(d)));
         }
         if a.max_jobs == Some(0) || a.peak_mb == Some(0) {
             return Err("--max-jobs and --peak-mb must be at least 1".into());
@@ -174,8 +180,9 @@ impl Js {
             );
         }
         let shared = match &j.pool {
-            Some(d) => Some(Box::new(Shared::open(
+            Some((d, from)) => Some(Box::new(Shared::open(
                 d,
+                from,
                 run_id,
                 gov.cap,
                 gov.peak_mb,

@@ -79,7 +79,7 @@ impl Pausing {
                 };
                 self.since.push((p, now_ms));
                 self.say(format_args!(
-                    "paused job {} ({} MiB): the running jobs' growth would outrun the {room_mb} MiB left",
+                    "paused job {} ({} MiB, started last): the running jobs may grow by more than the {room_mb} MiB left",
                     j.pid,
                     j.rss_kib / 1024
                 ));
@@ -93,10 +93,29 @@ impl Pausing {
                     .position(|(p, _)| (p.pid, p.start_ticks) == (j.pid, j.start_ticks));
                 let held = at.map_or(0, |k| now_ms.saturating_sub(self.since.swap_remove(k).1));
                 self.say(format_args!(
-                    "continued job {} after {}.{} s paused ({room_mb} MiB left)",
+                    "continued job {} after {}.{} s paused: the {room_mb} MiB left hold its growth, or none runs",
                     j.pid,
                     held / 1000,
                     held % 1000 / 100
+                ));
+            }
+            Act::ResumeAll => {
+                let paused: Vec<Paused> = self.since.iter().map(|(p, _)| *p).collect();
+                for p in &paused {
+                    let at = self
+                        .tree
+                        .jobs()
+                        .iter()
+                        .position(|j| (j.pid, j.start_ticks) == (p.pid, p.start_ticks));
+                    if let Some(i) = at {
+                        self.signal(i, Signal::CONT);
+                    }
+                }
+                self.say(format_args!(
+                    "the running jobs made no progress for {} s: continued the {} paused job(s) (one may hold what they wait for); none is paused for {} s",
+                    headroom::govern::pause::STALL_MS / 1000,
+                    paused.len(),
+                    headroom::govern::pause::STALL_MS / 1000
                 ));
             }
         }

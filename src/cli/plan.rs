@@ -333,6 +333,18 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
+    // A pool that cannot be read is the error, before any of the screen.
+    let pool = a
+        .pool
+        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
+    let pool_block = match pool {
+        Some(dir) => {
+            let total_kib = headroom::plan::host::memory(&root, &mut buf)
+                .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
+            Some(super::pool::status_block(&dir, total_kib)?)
+        }
+        None => None,
+    };
     let opts = headroom::plan::status::StatusOpts {
         live,
         disk_path: &disk,
@@ -343,13 +355,8 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;
     print_text(&text);
-    let pool = a
-        .pool
-        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
-    if let Some(dir) = pool {
-        let total_kib = headroom::plan::host::memory(&root, &mut buf)
-            .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
-        print_text(&super::pool::status_block(&dir, total_kib)?);
+    if let Some(block) = pool_block {
+        print_text(&block);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -43,13 +43,15 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// Opens the pool DIR and puts this governor's first lease in it.
+    /// Opens the pool DIR (named by `from`: `--pool` or `$HEADROOM_POOL`)
+    /// and puts this governor's first lease in it.
     ///
     /// # Errors
     /// One line naming DIR and why (not a directory, others may write it,
     /// the lock or lease cannot be made).
     pub fn open(
         dir: &str,
+        from: &str,
         run_id: &str,
         cap: u32,
         peak_mb: u64,
@@ -57,7 +59,7 @@ impl Shared {
     ) -> Result<Shared, Fail> {
         let mut buf = vec![0u8; headroom::kernel::cgroup::OPEN_BUF_LEN];
         let mem = headroom::plan::host::memory(root, &mut buf)
-            .map_err(|_| Fail(format!("--pool {dir}: cannot read proc/meminfo")))?;
+            .map_err(|_| Fail(format!("{from} {dir}: cannot read proc/meminfo")))?;
         let cg = headroom::kernel::cgroup::open_memory(root, &mut buf)
             .ok()
             .flatten();
@@ -73,7 +75,8 @@ impl Shared {
         me.allowed = 1;
         me.peak_mb = peak_mb;
         me.growth_mb = peak_mb;
-        let pool = MemPool::open(dir, me.pid, me.uid, &me).map_err(|e| Fail(open_text(dir, e)))?;
+        let pool =
+            MemPool::open(dir, me.pid, me.uid, &me).map_err(|e| Fail(open_text(from, dir, e)))?;
         let mut s = Shared {
             pool,
             dir: dir.to_string(),
@@ -272,18 +275,18 @@ fn say(dir: &str, warned: &mut heapless::Vec<heapless::String<64>, 16>, name: &s
 }
 
 /// The one line for a pool that cannot be used.
-fn open_text(dir: &str, e: OpenError) -> String {
+fn open_text(from: &str, dir: &str, e: OpenError) -> String {
     match e {
         OpenError::Dir(rustix::io::Errno::LOOP) => {
-            format!("--pool {dir}: is a symlink; name the directory itself")
+            format!("{from} {dir}: is a symlink; name the directory itself")
         }
-        OpenError::Dir(e) => format!("--pool {dir}: {}", errtext(e)),
+        OpenError::Dir(e) => format!("{from} {dir}: {}", errtext(e)),
         OpenError::Untrusted { mode } => format!(
-            "--pool {dir}: others may write it (mode {mode:o}) and it is not sticky: refused (chmod o-w, or +t as /tmp)"
+            "{from} {dir}: others may write it (mode {mode:o}) and it is not sticky: refused (chmod o-w, or +t as /tmp)"
         ),
-        OpenError::Lock(e) => format!("--pool {dir}: cannot open its lock file: {}", errtext(e)),
-        OpenError::Busy => format!("--pool {dir}: its lock stays taken (a stopped governor?)"),
-        OpenError::Lease(e) => format!("--pool {dir}: cannot write a lease: {}", errtext(e)),
+        OpenError::Lock(e) => format!("{from} {dir}: cannot open its lock file: {}", errtext(e)),
+        OpenError::Busy => format!("{from} {dir}: its lock stays taken (a stopped governor?)"),
+        OpenError::Lease(e) => format!("{from} {dir}: cannot write a lease: {}", errtext(e)),
     }
 }
 
@@ -323,19 +326,19 @@ pub fn status_block(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
             notes.push_str(&format!("  {name}: {why}\n"));
         },
     )
-    .map_err(|e| Fail(open_text(dir, e)))?;
+    .map_err(|e| Fail(open_text("--pool", dir, e)))?;
     let mut out = format!("\nPOOL {dir}: {} build(s)\n", leases.len());
     let reserved = leases
         .iter()
         .fold(0u64, |a, l| a.saturating_add(l.growth_mb));
     for l in leases.iter() {
         out.push_str(&format!(
-            "  {}: {} running, {} allowed of {}, {} paused; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",
+            "  {}: {} job(s) ({} of them paused), {} allowed of {}; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",
             l.run.as_str(),
             l.running,
+            l.paused.len(),
             l.allowed,
             l.cap,
-            l.paused.len(),
             l.peak_mb,
             l.held_mb,
             l.growth_mb

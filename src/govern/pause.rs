@@ -22,8 +22,13 @@
 //!   started in a freed slot does not starve a paused one;
 //! - when the jobs still running have made no progress (CPU time or RSS)
 //!   for [`STALL_MS`] while one is paused (it may hold a lock they wait
-//!   on), the paused job that started first is continued, whatever the
-//!   room; so it is when none runs.
+//!   on), every paused job is continued, whatever the room, and none is
+//!   paused again for [`STALL_MS`] (the one that holds the lock is not
+//!   known: continuing one by one could keep the holder stopped for
+//!   good); when none runs, the paused job that started first goes on;
+//! - a paused job does not grow, but it is taken to go on growing at the
+//!   rate it had when it was paused, so it is not continued the moment
+//!   its growth left the sum.
 //!
 //! One action a tick. [`decide`] is the rule, pure; [`Pauser`] keeps what
 //! it needs between ticks (who is paused, the last RSS and CPU, the
@@ -71,6 +76,8 @@ pub enum Act {
     Pause(usize),
     /// Continue `jobs[i]` (SIGCONT).
     Resume(usize),
+    /// Continue every paused job (the running ones made no progress).
+    ResumeAll,
 }
 
 /// The growth still ahead of `job` at `peak_mb` per job, MiB.
@@ -94,10 +101,13 @@ pub fn decide(jobs: &[Job], peak_mb: u64, room_mb: i64, stalled: bool) -> Act {
     let room = i128::from(room_mb);
     let first_paused = first(jobs, |j| j.paused);
     let last_running = last(jobs, |j| !j.paused);
-    if let Some(i) = first_paused
-        && (stalled || running == 0)
-    {
-        return Act::Resume(i);
+    if let Some(i) = first_paused {
+        if stalled {
+            return Act::ResumeAll;
+        }
+        if running == 0 {
+            return Act::Resume(i);
+        }
     }
     if growth(None) > room
         && running > 1
@@ -150,6 +160,11 @@ struct Seen {
 #[derive(Clone, Debug, Default)]
 pub struct Pauser {
     paused: Vec<Paused, PAUSED_CAP>,
+    /// The rate each paused job grew at when it was paused, MiB/s (in the
+    /// order of `paused`).
+    rates: Vec<u64, PAUSED_CAP>,
+    /// No job is paused before this time (after a stall), ms.
+    calm_until: u64,
     prev: Vec<Seen, JOBS_CAP>,
     prev_ms: Option<u64>,
     progress_ms: u64,
@@ -173,10 +188,7 @@ impl Pauser {
         let dt = self.prev_ms.map_or(0, |p| now_ms.saturating_sub(p));
         let held = u64::try_from(self.paused.len()).unwrap_or(u64::MAX);
         self.paused_ms = self.paused_ms.saturating_add(held.saturating_mul(dt));
-        self.paused.retain(|p| {
-            jobs.iter()
-                .any(|j| (j.pid, j.start_ticks) == (p.pid, p.start_ticks))
-        });
+        self.forget_ended(jobs);
         let mut now: Vec<Job, JOBS_CAP> = Vec::new();
         let mut progress = false;
         for j in jobs {
@@ -184,11 +196,12 @@ impl Pauser {
                 .prev
                 .iter()
                 .find(|s| (s.pid, s.start_ticks) == (j.pid, j.start_ticks));
-            let paused = self.is_paused(j.pid, j.start_ticks);
-            progress |= !paused
+            let paused = self.paused_at(j.pid, j.start_ticks);
+            progress |= paused.is_none()
                 && before.is_none_or(|s| (s.rss_kib, s.cpu_ticks) != (j.rss_kib, j.cpu_ticks));
-            let rate_mb_s = match before {
-                Some(s) => {
+            let rate_mb_s = match (paused, before) {
+                (Some(k), _) => self.rates.get(k).copied().unwrap_or(0),
+                (None, Some(s)) => {
                     j.rss_kib.saturating_sub(s.rss_kib).saturating_mul(1000)
                         / dt.max(TICK_MS)
                         / 1024
@@ -202,7 +215,7 @@ impl Pauser {
                 start_ticks: j.start_ticks,
                 rss_mb,
                 rate_mb_s,
-                paused,
+                paused: paused.is_some(),
             });
         }
         self.peak_mb = self.peak_mb.max(peak_mb);
@@ -210,7 +223,10 @@ impl Pauser {
             self.progress_ms = now_ms;
         }
         let stalled = now_ms.saturating_sub(self.progress_ms) >= STALL_MS;
-        let act = decide(&now, self.peak_mb, room_mb, stalled);
+        let act = match decide(&now, self.peak_mb, room_mb, stalled) {
+            Act::Pause(_) if now_ms < self.calm_until => Act::Hold,
+            act => act,
+        };
         self.book(act, &now, now_ms);
         self.prev.clear();
         for j in jobs.iter().take(JOBS_CAP) {
@@ -234,22 +250,48 @@ impl Pauser {
                     start_ticks: jobs[i].start_ticks,
                 };
                 if self.paused.push(p).is_ok() {
+                    let _ = self.rates.push(jobs[i].rate_mb_s);
                     self.pauses = self.pauses.saturating_add(1);
                 }
             }
             Act::Resume(i) => {
-                self.paused
-                    .retain(|p| (p.pid, p.start_ticks) != (jobs[i].pid, jobs[i].start_ticks));
+                if let Some(k) = self.paused_at(jobs[i].pid, jobs[i].start_ticks) {
+                    self.paused.remove(k);
+                    self.rates.remove(k);
+                }
                 self.progress_ms = now_ms;
+            }
+            Act::ResumeAll => {
+                self.release();
+                self.progress_ms = now_ms;
+                self.calm_until = now_ms.saturating_add(STALL_MS);
             }
             Act::Hold => {}
         }
     }
 
-    fn is_paused(&self, pid: u32, start_ticks: u64) -> bool {
+    /// Forgets the paused jobs that are not among `jobs` (they ended).
+    fn forget_ended(&mut self, jobs: &[jobtree::Job]) {
+        let mut k = 0;
+        while k < self.paused.len() {
+            let p = self.paused[k];
+            if jobs
+                .iter()
+                .any(|j| (j.pid, j.start_ticks) == (p.pid, p.start_ticks))
+            {
+                k += 1;
+            } else {
+                self.paused.remove(k);
+                self.rates.remove(k);
+            }
+        }
+    }
+
+    /// Where job (`pid`, `start_ticks`) is in `paused`, if it is.
+    fn paused_at(&self, pid: u32, start_ticks: u64) -> Option<usize> {
         self.paused
             .iter()
-            .any(|p| (p.pid, p.start_ticks) == (pid, start_ticks))
+            .position(|p| (p.pid, p.start_ticks) == (pid, start_ticks))
     }
 
     /// The jobs stopped now (for the lease, and to continue at the end).
@@ -261,6 +303,7 @@ impl Pauser {
     /// of the run).
     pub fn release(&mut self) {
         self.paused.clear();
+        self.rates.clear();
     }
 
     /// Pauses so far, and the time jobs spent paused (summed over jobs),
@@ -324,10 +367,10 @@ mod tests {
     }
 
     #[test]
-    fn a_stall_continues_a_paused_job_whatever_the_room() {
+    fn a_stall_continues_every_paused_job_whatever_the_room() {
         let jobs = [job(10, 100, 40, false), job(11, 300, 60, true)];
         assert_eq!(decide(&jobs, 180, -1000, false), Act::Hold);
-        assert_eq!(decide(&jobs, 180, -1000, true), Act::Resume(1));
+        assert_eq!(decide(&jobs, 180, -1000, true), Act::ResumeAll);
         // A stall with nothing paused changes nothing.
         let running = [job(10, 100, 40, false), job(11, 300, 60, false)];
         assert_eq!(decide(&running, 180, 1000, true), Act::Hold);
@@ -424,7 +467,65 @@ mod tests {
             t += 250;
             assert_eq!(p.tick(&a, 100, 60, t), Act::Hold, "at {t} ms");
         }
-        assert_eq!(p.tick(&a, 100, 60, t + 250), Act::Resume(1));
+        assert_eq!(p.tick(&a, 100, 60, t + 250), Act::ResumeAll);
+        assert!(p.paused().is_empty());
+    }
+
+    #[test]
+    fn the_lock_holder_goes_on_when_the_waiters_stall() {
+        // Waiters 10 and 11 started first and block on a lock; 12 holds it
+        // and is paused (started last). Continuing the first paused one
+        // only (a waiter) would leave the holder stopped for good.
+        let mut p = Pauser::new();
+        let a = [
+            tree_job(10, 1, 3, 5),
+            tree_job(11, 2, 3, 5),
+            tree_job(12, 3, 50, 5),
+        ];
+        p.tick(&a, 100, 1000, 0);
+        assert_eq!(p.tick(&a, 100, 100, 250), Act::Pause(2));
+        assert_eq!(p.tick(&a, 100, 100, 500), Act::Pause(1));
+        let mut t = 500;
+        let act = loop {
+            t += 250;
+            match p.tick(&a, 100, 100, t) {
+                Act::Hold => assert!(t < 500 + STALL_MS + 250, "never continued"),
+                act => break act,
+            }
+        };
+        assert_eq!(act, Act::ResumeAll);
+        // Nothing is paused again for STALL_MS, whatever the room …
+        let b = [
+            tree_job(10, 1, 3, 5),
+            tree_job(11, 2, 3, 5),
+            tree_job(12, 3, 60, 9),
+        ];
+        for k in 1..STALL_MS / 250 {
+            assert_eq!(p.tick(&b, 100, 0, t + k * 250), Act::Hold);
+        }
+        // … then the rule holds again.
+        assert_eq!(p.tick(&b, 100, 0, t + STALL_MS), Act::Pause(2));
+    }
+
+    #[test]
+    fn a_paused_job_keeps_the_rate_it_was_paused_at() {
+        // 11 grows at 40 MiB/s past a 100 MiB peak it was declared at.
+        let mut p = Pauser::new();
+        p.tick(
+            &[tree_job(10, 1, 50, 5), tree_job(11, 2, 100, 5)],
+            100,
+            1000,
+            0,
+        );
+        let a = [tree_job(10, 1, 60, 6), tree_job(11, 2, 110, 6)];
+        assert_eq!(p.tick(&a, 100, 100, 250), Act::Pause(1));
+        // Its growth left the sum, but it is taken to go on at 40 MiB/s (80
+        // ahead, the peak now 110): it needs 10's 50 + 80 + the reserve.
+        let b = [tree_job(10, 1, 60, 7), tree_job(11, 2, 110, 6)];
+        let need = 50 + 80 + RESERVE_MB as i64;
+        assert_eq!(p.tick(&b, 100, 100, 500), Act::Hold);
+        assert_eq!(p.tick(&b, 100, need - 1, 750), Act::Hold);
+        assert_eq!(p.tick(&b, 100, need, 1000), Act::Resume(1));
     }
 
     /// Memory of a 400 MiB cgroup, tick by tick (250 ms), holding jobs that

@@ -362,7 +362,7 @@ fn status_shows_the_builds_in_a_pool() {
         );
     }
     assert!(
-        text.contains("of 3, 0 paused; peak 50 MiB per job"),
+        text.contains(" allowed of 3; peak 50 MiB per job"),
         "{text}"
     );
     // Gone with their governors.

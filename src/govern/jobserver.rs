@@ -97,6 +97,8 @@ pub struct Governor {
     pub peak_mb: u64,
     /// Where `peak_mb` came from at start (`--peak-mb`, a profile).
     pub peak_from: &'static str,
+    /// The peak per job it started with, MiB.
+    peak_start_mb: u64,
     /// Bytes in circulation: in the FIFO or held by clients.
     issued: u32,
     /// Bytes found in the FIFO beyond `issued` at the last decision.
@@ -120,6 +122,7 @@ impl Governor {
             cap: cap.clamp(1, MAX_SLOTS),
             peak_mb: peak_mb.max(1),
             peak_from,
+            peak_start_mb: peak_mb.max(1),
             issued: 0,
             surplus: 0,
             allowed: 1,
@@ -251,6 +254,7 @@ impl Governor {
             span_ms: span,
             peak_mb: self.peak_mb,
             peak_from: self.peak_from,
+            peak_start_mb: self.peak_start_mb,
             pool: None,
             pausing: None,
         })

@@ -24,6 +24,9 @@ pub struct Report {
     pub peak_mb: u64,
     /// Where the starting peak came from.
     pub peak_from: &'static str,
+    /// The starting peak, MiB (below `peak_mb` once a compiler was seen
+    /// larger).
+    pub peak_start_mb: u64,
     /// `--pool`: the pool and the other builds seen in it.
     pub pool: Option<PoolShare>,
     /// Jobs paused (SIGSTOP) because their growth would outrun memory,
@@ -51,11 +54,19 @@ impl Report {
     pub fn render<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
         ufmt::uwrite!(
             w,
-            "JOBSERVER: up to {} job(s) at once; peak per job {} MiB ({})\n",
+            "JOBSERVER: up to {} job(s) at once; peak per job {} MiB ({}",
             self.cap,
             self.peak_mb,
             self.peak_from
         )?;
+        if self.peak_mb > self.peak_start_mb {
+            ufmt::uwrite!(
+                w,
+                " {} MiB, risen to the largest compiler seen",
+                self.peak_start_mb
+            )?;
+        }
+        ufmt::uwrite!(w, ")\n")?;
         ufmt::uwrite!(
             w,
             "  slots in use (jobs at once): min {}  avg {}.{}{}  max {}\n",
@@ -111,6 +122,7 @@ mod tests {
             span_ms: 9000,
             peak_mb: 160,
             peak_from: "--peak-mb",
+            peak_start_mb: 160,
             pool,
             pausing: Some((0, 0)),
         };
@@ -141,6 +153,29 @@ mod tests {
         assert_eq!(
             &shared[head.len()..],
             "  pool /var/tmp/pool: shared with 2 other build(s): arm64, riscv64\n"
+        );
+    }
+
+    #[test]
+    fn a_risen_peak_and_the_pauses_are_said() {
+        let r = Report {
+            cap: 2,
+            min: 1,
+            avg_centi: 150,
+            max: 2,
+            throttled_ms: 0,
+            span_ms: 4000,
+            peak_mb: 114,
+            peak_from: "--peak-mb",
+            peak_start_mb: 80,
+            pool: None,
+            pausing: Some((3, 4250)),
+        };
+        let mut out: heapless::String<512> = heapless::String::new();
+        r.render(&mut out).unwrap();
+        assert_eq!(
+            out.as_str(),
+            "JOBSERVER: up to 2 job(s) at once; peak per job 114 MiB (--peak-mb 80 MiB, risen to the largest compiler seen)\n  slots in use (jobs at once): min 1  avg 1.50  max 2\n  throttled by memory: 0.0 s of 4.0 s\n  paused, not killed: 3 time(s), 4.2 s in all (a job's growth would have outrun memory)\n"
         );
     }
 }

@@ -659,13 +659,13 @@ fn the_lane_left_alone_takes_the_whole_pool_at_once() {
     );
 }
 
-/// Fails about one run in seven today (issue 14, open): a lease's held
-/// MiB lags cgroup usage by a tick, room dips, ninja's waiting token is
-/// taken back and make, which reads every token, takes the slot; ninja
-/// retries only when one of its own jobs ends. `ci/test` skips it until
-/// admission is fixed.
+/// ninja retries only when one of its own jobs ends. It once failed one run
+/// in seven: a lease a tick old made room dip, ninja's waiting token was
+/// taken back and make, which reads every token at once, took the slot.
+/// Now a change needs two looks, a full pool makes make give up a slot,
+/// and make's governor keeps the token its ending job returns.
 #[test]
-#[ignore = "needs root and a writable memory cgroup; known to fail 1 in 7 (ninja starved)"]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
 fn a_ninja_beside_a_make_gets_its_share_of_the_pool() {
     // ninja 1.13 reads a token (non-blocking) only when it wants to start a
     // job, and when there is none waits for one of its own jobs to end

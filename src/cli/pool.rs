@@ -176,6 +176,7 @@ impl Shared {
             return None;
         };
         let host_mb = self.mem_total_kib / 1024;
+        let before = self.others.len();
         let mut issues: heapless::Vec<(heapless::String<64>, Issue), 8> = heapless::Vec::new();
         let looked = guard.look(
             host_mb,
@@ -196,11 +197,15 @@ impl Shared {
         // other, before CMD starts: the first look admits no job beyond the
         // implicit one, so that by the next (a tick later) everyone started
         // with this one is counted and none takes the whole pool first.
-        // After that, a change is acted on once two looks agree.
+        // After that, a change is acted on once two looks agree, but for
+        // a build that left: its lease went after its jobs, so its share is
+        // free and the survivors take it at once (PAR5).
         let (prev, granted) = self.admitted_last;
         let now = a.allowed;
+        let left = self.others.len() < before;
         a.allowed = match self.looks {
             0 => 1,
+            _ if left && now > granted => now,
             _ => admit::steady(granted, prev, now),
         };
         self.admitted_last = (now, a.allowed);

@@ -310,17 +310,7 @@ fn in_cgroup(tag: &str, files: impl FnOnce(&Path), build: &str) -> (Cgroup, Path
     let cg = Cgroup::create(tag, 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let d = scratch(tag);
     files(&d);
-    let script = format!(
-        "echo $$ > {}; exec {build}",
-        cg.dir.join("cgroup.procs").display()
-    );
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(&d)
-            .env_remove("MAKEFLAGS"),
-        180,
-    );
+    let out = common::sh_in_cgroup(&cg, &d, &format!("exec {build}"), 180);
     (cg, d, out)
 }
 

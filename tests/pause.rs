@@ -10,9 +10,9 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::{Cgroup, output_within};
+use common::Cgroup;
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
@@ -45,17 +45,9 @@ fn build_with(tag: &str, extra: &str, write: fn(&Path)) -> (Cgroup, PathBuf, Out
     fs::create_dir_all(&d).unwrap();
     write(&d);
     let script = format!(
-        "echo $$ > {}; exec {BIN} run --jobserver --max-jobs 4 {extra} --run-id p --out-dir out -- make -k",
-        cg.dir.join("cgroup.procs").display()
+        "exec {BIN} run --jobserver --max-jobs 4 {extra} --run-id p --out-dir out -- make -k"
     );
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(&d)
-            .env_remove("MAKEFLAGS")
-            .env_remove("HEADROOM_POOL"),
-        240,
-    );
+    let out = common::sh_in_cgroup(&cg, &d, &script, 240);
     (cg, d, out)
 }
 

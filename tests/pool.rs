@@ -38,7 +38,7 @@ fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output)
     let d = scratch(tag);
     let lanes: Vec<PathBuf> = (0..3).map(|i| d.join(format!("lane{i}"))).collect();
     let pool_arg = pool.map_or(String::new(), |p| format!("--pool {}", p.display()));
-    let mut script = format!("echo $$ > {}\n", cg.dir.join("cgroup.procs").display());
+    let mut script = String::new();
     for (i, lane) in lanes.iter().enumerate() {
         fs::create_dir_all(lane).unwrap();
         makefile(lane, 6, HOG);
@@ -48,13 +48,7 @@ fn three_lanes(tag: &str, pool: Option<&Path>) -> (Cgroup, Vec<PathBuf>, Output)
         ));
     }
     script.push_str("wait\n");
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .env_remove("MAKEFLAGS")
-            .env_remove("HEADROOM_POOL"),
-        300,
-    );
+    let out = common::sh_in_cgroup(&cg, &d, &script, 300);
     (cg, lanes, out)
 }
 
@@ -184,7 +178,7 @@ fn a_killed_governors_lease_is_taken_back_by_the_next() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "{}: {} (run doomed) belongs to a governor that is gone; removed",
+            "{}: {} (run doomed, whose governor is gone); removed",
             pool.display(),
             lease[0]
         )),
@@ -228,7 +222,9 @@ fn the_jobs_a_dead_governor_paused_are_continued_by_the_next() {
     let out = pooled(&d, &pool, "next", &["sleep", "0.5"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("(run ghost) belongs to a governor that is gone; removed, and the 1 job(s) it had paused continued"),
+        stderr.contains(
+            "(run ghost, whose governor is gone); removed, and the 1 job(s) it had paused continued"
+        ),
         "{stderr}"
     );
     let (state, _) = state_and_start(job.id());
@@ -268,7 +264,7 @@ fn hostile_files_in_the_pool_are_ignored_and_the_build_goes_on() {
     for (name, why) in [
         (
             "lease-1-0",
-            "not a regular file (a symlink?); ignored, never followed",
+            "not a regular file (a symlink?), never followed; ignored",
         ),
         (
             "lease-2-0",
@@ -466,6 +462,7 @@ fn holder(python: &str, mib: u32, secs: f64) -> String {
 
 /// One lane of [`lanes_in`]: its run id, targets, recipe and `--max-jobs`;
 /// built by `make -k`, or by the ninja named.
+#[derive(Clone, Copy)]
 struct Lane<'a> {
     id: &'a str,
     targets: usize,
@@ -486,7 +483,7 @@ const LANE_PEAK_MB: u64 = 130;
 /// ended. Returns the lanes' directories and the shell's output (every
 /// lane's stderr).
 fn lanes_in(cg: &Cgroup, d: &Path, pool: &Path, lanes: &[Lane]) -> (Vec<PathBuf>, Output) {
-    let mut script = format!("echo $$ > {}\n", cg.dir.join("cgroup.procs").display());
+    let mut script = String::new();
     let mut dirs = Vec::new();
     for l in lanes {
         let dir = d.join(l.id);
@@ -511,13 +508,7 @@ fn lanes_in(cg: &Cgroup, d: &Path, pool: &Path, lanes: &[Lane]) -> (Vec<PathBuf>
         dirs.push(dir);
     }
     script.push_str("wait\n");
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .env_remove("MAKEFLAGS")
-            .env_remove("HEADROOM_POOL"),
-        300,
-    );
+    let out = common::sh_in_cgroup(cg, d, &script, 300);
     (dirs, out)
 }
 
@@ -701,13 +692,6 @@ fn a_ninja_beside_a_make_gets_its_share_of_the_pool() {
     };
     let (dirs, out) = lanes_in(&cg, &d.join("shared"), &pool, &[ninja_lane, make_lane]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let ninja_lane = Lane {
-        id: "ninja",
-        targets: 12,
-        recipe: &job,
-        max_jobs: 4,
-        ninja: Some(&ninja),
-    };
     let (alone_dirs, alone_out) = lanes_in(&cg, &d.join("alone"), &pool, &[ninja_lane]);
     let alone_stderr = String::from_utf8_lossy(&alone_out.stderr).into_owned();
     let both = format!("{stderr}\n--- alone:\n{alone_stderr}");
@@ -792,18 +776,10 @@ fn a_make_squeezed_by_another_build_gives_its_slots_back_as_its_jobs_end() {
         .spawn()
         .unwrap();
     let script = format!(
-        "echo $$ > {}; exec {BIN} run --jobserver --no-pause --max-jobs 4 --peak-mb 100 --pool {} --run-id r --out-dir out -- make -k",
-        cg.dir.join("cgroup.procs").display(),
+        "exec {BIN} run --jobserver --no-pause --max-jobs 4 --peak-mb 100 --pool {} --run-id r --out-dir out -- make -k",
         pool.display()
     );
-    let out = output_within(
-        Command::new("sh")
-            .args(["-c", &script])
-            .current_dir(&d)
-            .env_remove("MAKEFLAGS")
-            .env_remove("HEADROOM_POOL"),
-        180,
-    );
+    let out = common::sh_in_cgroup(&cg, &d, &script, 180);
     let _ = squeezer.kill();
     let said = squeezer.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -111,14 +111,8 @@ impl Shared {
 
     /// The pool and the other builds seen, for the summary.
     pub fn share(&self) -> headroom::report::jobserver_block::PoolShare {
-        let mut dir = heapless::String::new();
-        for c in self.dir.chars() {
-            if dir.push(c).is_err() {
-                break;
-            }
-        }
         headroom::report::jobserver_block::PoolShare {
-            dir,
+            dir: headroom::govern::lease::cut(&self.dir),
             others: self.seen.clone(),
         }
     }
@@ -243,30 +237,36 @@ impl Shared {
     }
 }
 
-/// One line for a file the pool did not count, once per file.
-fn say(dir: &str, warned: &mut heapless::Vec<heapless::String<64>, 16>, name: &str, issue: &Issue) {
-    let why = match issue {
-        Issue::Dead(l) => {
-            let continued = match super::pause::continue_jobs(&l.paused) {
-                0 => String::new(),
-                n => format!(", and the {n} job(s) it had paused continued"),
-            };
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: --pool {dir}: {name} (run {}) belongs to a governor that is gone; removed{continued}",
-                l.run.as_str()
-            );
-            return;
-        }
-        Issue::NotRegular => "not a regular file (a symlink?); ignored, never followed".to_string(),
-        Issue::Untrusted { uid } => format!("owned by uid {uid}, not this user or root; ignored"),
-        Issue::Unparsable(e) => format!("not a lease ({e:?}); ignored"),
+/// What is wrong with a file the pool does not count.
+fn what(issue: &Issue) -> String {
+    match issue {
+        Issue::Dead(l) => format!("run {}, whose governor is gone", l.run.as_str()),
+        Issue::NotRegular => "not a regular file (a symlink?), never followed".into(),
+        Issue::Untrusted { uid } => format!("owned by uid {uid}, not this user or root"),
+        Issue::Unparsable(e) => format!("not a lease ({e:?})"),
         Issue::Absurd { growth_mb } => {
-            format!("claims {growth_mb} MiB of growth, more than this host has; ignored")
+            format!("claims {growth_mb} MiB of growth, more than this host has")
         }
-        Issue::Unreadable(e) => format!("cannot be read: {}; ignored", errtext(*e)),
-        Issue::TooMany => format!("more than {LEASES_CAP} leases; not counted"),
-    };
+        Issue::Unreadable(e) => format!("cannot be read: {}", errtext(*e)),
+        Issue::TooMany => format!("more than {LEASES_CAP} leases"),
+    }
+}
+
+/// One line for a file the pool did not count, once per file; a dead
+/// lease (removed) every time, with the jobs it had paused continued.
+fn say(dir: &str, warned: &mut heapless::Vec<heapless::String<64>, 16>, name: &str, issue: &Issue) {
+    if let Issue::Dead(l) = issue {
+        let continued = match super::pause::continue_jobs(&l.paused) {
+            0 => String::new(),
+            n => format!(", and the {n} job(s) it had paused continued"),
+        };
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: --pool {dir}: {name} ({}); removed{continued}",
+            what(issue)
+        );
+        return;
+    }
     if warned.iter().any(|w| w.as_str() == name) {
         return;
     }
@@ -275,7 +275,8 @@ fn say(dir: &str, warned: &mut heapless::Vec<heapless::String<64>, 16>, name: &s
     }
     let _ = writeln!(
         std::io::stderr(),
-        "headroom: warning: --pool {dir}: {name}: {why}"
+        "headroom: warning: --pool {dir}: {name}: {}; ignored",
+        what(issue)
     );
 }
 
@@ -317,16 +318,8 @@ pub fn status_block(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
         &mut |name, issue| {
             let name = String::from_utf8_lossy(name);
             let why = match issue {
-                Issue::Dead(l) => format!(
-                    "run {}: its governor is gone (the next run in the pool removes it)",
-                    l.run.as_str()
-                ),
-                Issue::NotRegular => "not a regular file; ignored".into(),
-                Issue::Untrusted { uid } => format!("owned by uid {uid}; not counted"),
-                Issue::Unparsable(e) => format!("not a lease ({e:?}); not counted"),
-                Issue::Absurd { growth_mb } => format!("claims {growth_mb} MiB; not counted"),
-                Issue::Unreadable(e) => format!("cannot be read: {}", errtext(e)),
-                Issue::TooMany => format!("more than {LEASES_CAP} leases; not counted"),
+                Issue::Dead(_) => format!("{} (the next run in the pool removes it)", what(&issue)),
+                _ => format!("{}; not counted", what(&issue)),
             };
             notes.push_str(&format!("  {name}: {why}\n"));
         },

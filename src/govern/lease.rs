@@ -271,9 +271,10 @@ fn paused(v: &[u8]) -> Result<Vec<Paused, PAUSED_CAP>, LeaseError> {
     Ok(out)
 }
 
-/// `s` cut to [`RUN_CAP`] bytes at a character boundary, each control
-/// character (a newline would end the line) made a space.
-pub fn cut(s: &str) -> String<RUN_CAP> {
+/// `s` cut to `N` bytes ([`RUN_CAP`] for a run id) at a character
+/// boundary, each control character (a newline would end the line) made a
+/// space.
+pub fn cut<const N: usize>(s: &str) -> String<N> {
     let mut out = String::new();
     for c in s.chars() {
         let c = if c.is_control() { ' ' } else { c };
@@ -399,7 +400,7 @@ mod tests {
         assert_eq!((back.uid, back.run.as_str()), (1000, "a uid 0 b"));
         // A long one is cut at a character boundary.
         let long = "é".repeat(40);
-        assert_eq!(cut(&long).len(), 64);
+        assert_eq!(cut::<RUN_CAP>(&long).len(), 64);
     }
 
     #[test]

@@ -90,6 +90,24 @@ pub fn seen_from_parent(cg: &Cgroup, below: u64) -> u64 {
     }
 }
 
+/// Runs `sh -c SCRIPT` in `dir` from inside memory cgroup `cg` (the shell
+/// joins it first), without the caller's MAKEFLAGS or $HEADROOM_POOL, as
+/// [`output_within`] `secs`.
+pub fn sh_in_cgroup(cg: &Cgroup, dir: &Path, script: &str, secs: u64) -> std::process::Output {
+    let script = format!(
+        "echo $$ > {}\n{script}",
+        cg.dir.join("cgroup.procs").display()
+    );
+    output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(dir)
+            .env_remove("MAKEFLAGS")
+            .env_remove("HEADROOM_POOL"),
+        secs,
+    )
+}
+
 /// Runs `cmd` with its output captured, killing it and failing if it
 /// takes longer than `secs`: a hang must fail the test, not stall CI.
 pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {

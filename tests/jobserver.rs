@@ -107,6 +107,18 @@ fn make_runs_as_many_jobs_as_the_slots_and_no_more() {
     // Rows every 0.25 s at most while it runs (the default is 15 s).
     assert!(cols.len() >= 6, "{} rows", cols.len());
     no_fifo_left(&d);
+    // summarize --json of the CSV says what its jobs columns say.
+    let out = Command::new(BIN)
+        .args(["summarize", "--json"])
+        .arg(d.join("out/resources-j.csv"))
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        json.contains(",\"jobs_max\":3,")
+            && json.contains("\"pauses\":0,\"paused_ms\":0,\"allowed_max\":3}"),
+        "{json}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use csv_core::{ReadRecordResult, Reader};
 use crate::build::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
 use crate::kernel::parse::parse_u64;
 use crate::tick::clock::Iso;
-use crate::tick::row::{CORE_COLUMNS, Decimal, EXT_COLUMNS, Row};
+use crate::tick::row::{CORE_COLUMNS, Decimal, EXT_COLUMNS, JOBS_COLUMNS, Row};
 
 /// Bytes of unquoted field data one record may hold. A headroom row is
 /// under 1 KiB ([`crate::tick::row::ROW_CAP`]); 4 KiB leaves room for hand-edited
@@ -26,7 +26,7 @@ pub const FIELD_BUF: usize = 4096;
 /// newer writer may append.
 pub const MAX_FIELDS: usize = 48;
 
-const ALL_COLUMNS: usize = CORE_COLUMNS.len() + EXT_COLUMNS.len();
+const ALL_COLUMNS: usize = CORE_COLUMNS.len() + EXT_COLUMNS.len() + JOBS_COLUMNS.len();
 
 /// Why a CSV cannot be summarized at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +41,8 @@ pub enum CsvError {
 /// Position of each known column in the file's records.
 #[derive(Clone, Copy, Debug)]
 struct Columns {
-    /// Index in the record of [`CORE_COLUMNS`] then [`EXT_COLUMNS`].
+    /// Index in the record of [`CORE_COLUMNS`], [`EXT_COLUMNS`], then
+    /// [`JOBS_COLUMNS`].
     at: [Option<u8>; ALL_COLUMNS],
     /// Number of fields a well-formed record has.
     width: usize,
@@ -180,10 +181,12 @@ impl CsvRows {
 /// Maps header names to positions; all 14 compatible columns are required.
 fn header(fields: &[&[u8]]) -> Result<Columns, CsvError> {
     let mut at = [None; ALL_COLUMNS];
-    for (slot, name) in at
-        .iter_mut()
-        .zip(CORE_COLUMNS.iter().chain(EXT_COLUMNS.iter()))
-    {
+    for (slot, name) in at.iter_mut().zip(
+        CORE_COLUMNS
+            .iter()
+            .chain(EXT_COLUMNS.iter())
+            .chain(JOBS_COLUMNS.iter()),
+    ) {
         *slot = fields
             .iter()
             .position(|f| crate::kernel::parse::trim(f) == name.as_bytes())
@@ -258,6 +261,16 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
     if let Some(comm) = get(14 + 12) {
         sanitize_into(comm, 15, &mut e.build_peak_rss_comm);
     }
+    // run --jobserver's columns (jobs_paused since this version).
+    let jobs = |i: usize| -> Result<Option<u32>, ()> {
+        ext(EXT_COLUMNS.len() + i)?
+            .map(|v| u32::try_from(v).map_err(|_| ()))
+            .transpose()
+    };
+    row.jobs = match (jobs(0).ok()?, jobs(1).ok()?, jobs(2).ok()?) {
+        (Some(r), Some(a), p) => Some((r, a, p.unwrap_or(0))),
+        _ => None,
+    };
     Some(row)
 }
 
@@ -385,5 +398,22 @@ mod tests {
         assert_eq!(e.peak_rss_comm.as_str(), "cc1plus");
         assert_eq!(e.build_peak_rss_mb, Some(52));
         assert_eq!(e.build_peak_rss_comm.as_str(), "cc1");
+    }
+
+    #[test]
+    fn the_jobserver_columns_are_read_with_or_without_jobs_paused() {
+        let row = "2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,,,";
+        let mut data = Vec::from(crate::tick::row::HEADER_JOBS.as_bytes());
+        data.extend_from_slice(std::format!("{row},3,4,1\n{row},,,\n").as_bytes());
+        let (res, rows, skipped) = read_all(&data, 64);
+        assert_eq!((res, skipped), (Ok(()), 0));
+        assert_eq!((rows[0].jobs, rows[1].jobs), (Some((3, 4, 1)), None));
+        // A CSV of before jobs_paused: 0 paused.
+        let old = crate::tick::row::HEADER_JOBS.replace(",jobs_paused", "");
+        let mut data = Vec::from(old.as_bytes());
+        data.extend_from_slice(std::format!("{row},2,2\n{row},x,2\n").as_bytes());
+        let (_, rows, skipped) = read_all(&data, 64);
+        assert_eq!((rows.len(), skipped), (1, 1));
+        assert_eq!(rows[0].jobs, Some((2, 2, 0)));
     }
 }

@@ -45,6 +45,61 @@ pub struct PoolShare {
     pub others: heapless::Vec<heapless::String<64>, 16>,
 }
 
+/// What the jobs columns of a `run --jobserver` CSV say, row by row: all
+/// `summarize` knows of the jobserver (the governor's [`Report`] is not in
+/// the CSV).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FromRows {
+    /// Rows with the columns.
+    pub rows: u64,
+    /// `jobs_running`: the least, the sum over the rows, the most.
+    pub running_min: u32,
+    /// See `running_min`.
+    pub running_sum: u64,
+    /// See `running_min`.
+    pub running_max: u32,
+    /// The most `jobs_allowed`.
+    pub allowed_max: u32,
+    /// Jobs paused: each rise of `jobs_paused` from one row to the next.
+    pub pauses: u32,
+    /// Time jobs spent paused, ms: `jobs_paused` × the time to the next
+    /// row (whole seconds of `epoch`), summed.
+    pub paused_ms: u64,
+    /// The last row's epoch and `jobs_paused`.
+    last: Option<(u64, u32)>,
+}
+
+impl FromRows {
+    /// Counts one row at `epoch` (seconds) with `jobs` (running, allowed,
+    /// paused).
+    pub fn observe(&mut self, epoch: u64, jobs: (u32, u32, u32)) {
+        let (running, allowed, paused) = jobs;
+        self.running_min = if self.rows == 0 {
+            running
+        } else {
+            self.running_min.min(running)
+        };
+        self.rows = self.rows.saturating_add(1);
+        self.running_sum = self.running_sum.saturating_add(u64::from(running));
+        self.running_max = self.running_max.max(running);
+        self.allowed_max = self.allowed_max.max(allowed);
+        if let Some((at, before)) = self.last {
+            self.pauses = self.pauses.saturating_add(paused.saturating_sub(before));
+            let secs = epoch.saturating_sub(at);
+            let held = u64::from(before).saturating_mul(secs).saturating_mul(1000);
+            self.paused_ms = self.paused_ms.saturating_add(held);
+        } else {
+            self.pauses = paused;
+        }
+        self.last = Some((epoch, paused));
+    }
+
+    /// Jobs running on average × 100.
+    pub fn avg_centi(&self) -> u64 {
+        self.running_sum.saturating_mul(100) / self.rows.max(1)
+    }
+}
+
 impl Report {
     /// Writes the block (after the RUN block), e.g.
     /// `JOBSERVER: up to 8 jobs at once; peak per job 160 MiB (--peak-mb)`.
@@ -177,5 +232,28 @@ mod tests {
             out.as_str(),
             "JOBSERVER: up to 2 job(s) at once; peak per job 114 MiB (--peak-mb 80 MiB, risen to the largest compiler seen)\n  slots in use (jobs at once): min 1  avg 1.50  max 2\n  throttled by memory: 0.0 s of 4.0 s\n  paused, not killed: 3 time(s), 4.2 s in all (a job's growth would have outrun memory)\n"
         );
+    }
+
+    #[test]
+    fn the_jobs_columns_give_jobs_at_once_and_the_pauses() {
+        let mut f = FromRows::default();
+        // (epoch, running, allowed, paused)
+        for (t, r, a, p) in [
+            (10, 1, 4, 0),
+            (10, 3, 4, 0),
+            (11, 4, 4, 1),
+            (13, 4, 3, 2),
+            (14, 2, 3, 0),
+            (15, 3, 4, 1),
+        ] {
+            f.observe(t, (r, a, p));
+        }
+        assert_eq!(
+            (f.rows, f.running_min, f.running_max, f.allowed_max),
+            (6, 1, 4, 4)
+        );
+        assert_eq!(f.avg_centi(), 1700 / 6);
+        // Rises 0→1, 1→2, 0→1: three pauses; held 1 × 2 s + 2 × 1 s.
+        assert_eq!((f.pauses, f.paused_ms), (3, 4000));
     }
 }

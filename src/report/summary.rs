@@ -179,6 +179,9 @@ pub struct Summary {
     pub run: Option<(String<128>, Usage)>,
     /// For `run --jobserver`: what the jobserver did.
     pub jobserver: Option<crate::report::jobserver_block::Report>,
+    /// The jobs columns of the rows seen (`summarize` of a `run
+    /// --jobserver` CSV; `None` without them).
+    pub jobs_rows: Option<crate::report::jobserver_block::FromRows>,
     /// THE BUILD this recording followed, and how; `None` for plain
     /// `record` and for `summarize` (which knows the build only from the
     /// `build_peak_rss_*` columns).
@@ -248,6 +251,7 @@ impl Summary {
             tmp_is_tmpfs: None,
             run: None,
             jobserver: None,
+            jobs_rows: None,
             build: None,
             build_peak_charge_mb: None,
             kept_build_oom_line: None,
@@ -397,6 +401,11 @@ impl Summary {
     /// /proc/meminfo is not an OOM edge.
     pub fn observe(&mut self, row: &Row) {
         self.samples += 1;
+        if let Some(jobs) = row.jobs {
+            self.jobs_rows
+                .get_or_insert_with(Default::default)
+                .observe(row.epoch, jobs);
+        }
         self.max_elapsed = self.max_elapsed.max(row.elapsed_s);
         if row.mem_known {
             let near = *self.near_oom.get_or_insert_with(|| Self::near_oom_for(row));

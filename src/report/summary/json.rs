@@ -260,7 +260,20 @@ impl Summary {
                 }
                 uwrite!(w, "}}")?;
             }
-            None => uwrite!(w, ",\"jobserver\":null")?,
+            None => match &self.jobs_rows {
+                // `summarize` of a --jobserver CSV: what its columns say.
+                Some(f) => uwrite!(
+                    w,
+                    ",\"jobserver\":{{\"cap\":null,\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":null,\"span_ms\":null,\"peak_mb\":null,\"pool\":null,\"pauses\":{},\"paused_ms\":{},\"allowed_max\":{}}}",
+                    f.running_min,
+                    f.avg_centi(),
+                    f.running_max,
+                    f.pauses,
+                    f.paused_ms,
+                    f.allowed_max
+                )?,
+                None => uwrite!(w, ",\"jobserver\":null")?,
+            },
         }
         match self.memory_lock {
             Some(crate::tick::footprint::Lock::Locked) => {

@@ -595,3 +595,22 @@ fn the_examples_of_the_page_and_readme_use_real_options() {
     problems.extend(example_problems(&blocks.join("\n"), &cmds, "README.md"));
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// The README's first screen leads with the command most people want
+/// (issue 15): `headroom run -- make -j"$(headroom jobs)"` in a shell block
+/// within its first 30 lines, followed by the summary it printed.
+#[test]
+fn the_readme_leads_with_run_make_and_its_summary() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let head: Vec<&str> = readme.lines().take(30).collect();
+    let at = head
+        .iter()
+        .position(|l| *l == r#"headroom run -- make -j"$(headroom jobs)""#)
+        .expect("the run -- make line within README's first 30 lines");
+    assert_eq!(head.get(at.wrapping_sub(1)), Some(&"```sh"), "{head:#?}");
+    assert!(
+        head[at..].contains(&"=== resource-monitor summary ==="),
+        "the summary it printed follows the command: {head:#?}"
+    );
+}

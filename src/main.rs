@@ -15,9 +15,10 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use argh::FromArgs;
+use argh::{ArgsInfo, FromArgs};
 
 use cli::args::{Cli, Cmd};
+use cli::argv::Prepared;
 use cli::common::{Fail, shown};
 
 fn main() -> ExitCode {
@@ -40,7 +41,8 @@ fn main() -> ExitCode {
 }
 
 /// The command line parsed, or the exit code when there is nothing to run:
-/// 0 after `--help`, 2 (one line on stderr) for a usage error.
+/// 0 after `--help` or `--version`, 2 (one line on stderr) for a usage
+/// error. [`cli::argv`] reads the arguments first.
 fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
     let args: Vec<String> = raw
         .iter()
@@ -64,7 +66,18 @@ fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
         );
         return Err(ExitCode::from(2));
     }
-    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let rest = match cli::argv::prepare(&args[1.min(args.len())..], &Cli::get_args_info()) {
+        Ok(Prepared::Args(rest)) => rest,
+        Ok(Prepared::Version) => {
+            let _ = writeln!(std::io::stdout(), "{}", cli::argv::version_line());
+            return Err(ExitCode::SUCCESS);
+        }
+        Err(msg) => {
+            let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
     Cli::from_args(&[&name], &rest).map_err(|early| match early.status {
         Ok(()) => {
             let _ = writeln!(std::io::stdout(), "{}", early.output);
@@ -92,6 +105,11 @@ fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
 /// a recording's anonymous memory is 268 KiB instead of 408 KiB
 /// (`RssAnon` of `record` on a board root, x86_64).
 fn dispatch(cli: Cli, raw: &[OsString]) -> Result<ExitCode, Fail> {
+    if cli.version {
+        // `cli::argv` answers `--version` before argh; this is its twin.
+        let _ = writeln!(std::io::stdout(), "{}", cli::argv::version_line());
+        return Ok(ExitCode::SUCCESS);
+    }
     match cli.cmd {
         Cmd::Record(mut a) => {
             a.root = a.root.or(cli.root);

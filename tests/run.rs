@@ -31,7 +31,7 @@ fn exit_codes_are_the_commands() {
     let out = run(&d, &["sh", "-c", "exit 3"]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("\nRUN: sh -c exit 3\n"), "{err}");
+    assert!(err.contains("\nRUN: sh -c 'exit 3'\n"), "{err}");
     assert!(err.contains("  exit 3\n"), "{err}");
     assert!(err.contains("=== resource-monitor summary ==="));
     assert!(out.stdout.is_empty(), "stdout belongs to the command");

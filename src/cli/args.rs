@@ -2,7 +2,7 @@
 //! subcommand. Their doc comments are the `--help` texts (and
 //! `tests/manpage.rs` holds the man page to them).
 
-use argh::FromArgs;
+use argh::{ArgsInfo, FromArgs};
 
 /// Defines two argh subcommands that share options, from one list: each
 /// shared option is written once (`[attributes of both] [the first's own
@@ -73,17 +73,21 @@ macro_rules! twin_args {
 
 /// headroom: what a build did to RAM, swap, zram, /tmp, disk and CPU on a
 /// small Linux host.
-#[derive(FromArgs)]
+#[derive(FromArgs, ArgsInfo)]
 pub struct Cli {
     /// read proc/ and sys/ under DIR instead of / (before the subcommand:
     /// `headroom --root boards/x record ...`)
     #[argh(option)]
     pub root: Option<String>,
+    /// print the version and the target (headroom 0.1.0
+    /// (aarch64-unknown-linux-musl)) and exit
+    #[argh(switch, short = 'V')]
+    pub version: bool,
     #[argh(subcommand)]
     pub cmd: Cmd,
 }
 
-#[derive(FromArgs)]
+#[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once at start-up
 pub enum Cmd {
@@ -101,7 +105,7 @@ twin_args! {
     /// Sample the host every --interval seconds into resources-<run-id>.csv and
     /// write the summary when stopped (--count, --watch-pid exit, SIGINT,
     /// SIGTERM, SIGHUP).
-    #[derive(FromArgs)]
+    #[derive(FromArgs, ArgsInfo)]
     #[argh(subcommand, name = "record")]
     #[argh(example = "make -j4 >build.log 2>&1 & {command_name} --stage-log build.log --watch-pid $!")]
     #[argh(example = "{command_name} --out-dir ~/build-logs --run-id pi-build --interval 5")]
@@ -116,7 +120,7 @@ twin_args! {
     /// --actions and none of --out-dir, --run-id or --prom, nothing is
     /// recorded or printed: one row is appended to the actions file (for
     /// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
-    #[derive(FromArgs)]
+    #[derive(FromArgs, ArgsInfo)]
     #[argh(subcommand, name = "run")]
     #[argh(example = "{command_name} --out-dir ~/build-logs --run-id pi-build -- make -j4")]
     #[argh(example = "make CC=\"{command_name} --actions $PWD/actions.csv -- gcc\" -j4")]
@@ -293,7 +297,7 @@ twin_args! {
 
 /// Summarize a recorded CSV (headroom's or the bash toolchain's) to stdout
 /// and to <csv minus .csv>.summary.txt.
-#[derive(FromArgs)]
+#[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "summarize")]
 #[argh(example = "{command_name} ~/build-logs/resources-pi-build.csv")]
 #[argh(example = "{command_name} --json resources-run.csv | jq .min_mem_avail")]
@@ -315,7 +319,7 @@ pub struct SummarizeArgs {
 
 /// Summarize an actions file written by `run --actions`: a table by
 /// wall-time bucket, the actions that ended on a signal, the longest ones.
-#[derive(FromArgs)]
+#[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "actions")]
 #[argh(example = "{command_name} actions.csv")]
 #[argh(example = "{command_name} --top 20 --min-wall 30 actions.csv")]
@@ -340,7 +344,7 @@ twin_args! {
     /// (make -j"$(headroom jobs --profile heavy)"). Environment: PARALLEL_JOBS,
     /// BUILD_MEM_DIVISOR, AGGRESSIVE_PARALLELISM, DEFAULT_MB_PER_JOB,
     /// RUST_MB_PER_JOB, CPP_HEAVY_MB_PER_JOB.
-    #[derive(FromArgs)]
+    #[derive(FromArgs, ArgsInfo)]
     #[argh(subcommand, name = "jobs")]
     #[argh(example = "make -j\"$({command_name} --profile heavy)\"")]
     #[argh(example = "{command_name} --explain")]
@@ -349,7 +353,7 @@ twin_args! {
 
     /// The safe -j with a command per build tool and, when one job does not
     /// fit, the swap to add and how (zram, dphys-swapfile or a swapfile).
-    #[derive(FromArgs)]
+    #[derive(FromArgs, ArgsInfo)]
     #[argh(subcommand, name = "advise")]
     #[argh(example = "{command_name} --profile heavy")]
     #[argh(example = "{command_name} --from ~/build-logs/resources-pi-build.csv")]
@@ -433,7 +437,7 @@ twin_args! {
 
 /// One screen to read before a build: memory, swap, zram, /tmp and the build
 /// disk, cgroup limits, cores, memory pressure, OOM kills.
-#[derive(FromArgs)]
+#[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "status")]
 #[argh(example = "{command_name}")]
 #[argh(example = "{command_name} --disk-path ~/src")]
@@ -456,7 +460,7 @@ pub struct StatusArgs {
 /// SVG: RAM used and available, swap, zram, disk free, CPU % and compilers
 /// over time, stage bands, the near-OOM line and a marker at each OOM kill.
 /// Prints the SVG's path on stdout (nothing else with -o -).
-#[derive(FromArgs)]
+#[derive(FromArgs, ArgsInfo)]
 #[argh(
     subcommand,
     name = "plot",

@@ -236,10 +236,40 @@ pub fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group:
     }
 }
 
-/// A short label for the command: its words, cut to fit.
+/// Characters of the RUN line's command at most; a longer one ends in `...`.
+const LABEL_CHARS: usize = 100;
+
+/// The RUN line's command: its words quoted as sh needs them
+/// ([`super::shell::join`]: `sh -c 'exit 3'`), cut to [`LABEL_CHARS`].
 pub fn command_label(argv: &[String]) -> heapless::String<128> {
     let mut label = heapless::String::<128>::new();
-    let joined = argv.join(" ");
-    headroom::build::text::sanitize_into(joined.as_bytes(), 100, &mut label);
+    let joined = super::shell::join(argv);
+    if joined.chars().count() <= LABEL_CHARS && label.push_str(&joined).is_ok() {
+        return label;
+    }
+    label.clear();
+    for c in joined.chars().take(LABEL_CHARS - 3) {
+        if label.len() + c.len_utf8() + 3 > label.capacity() || label.push(c).is_err() {
+            break;
+        }
+    }
+    let _ = label.push_str("...");
     label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_label_quotes_and_cuts() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            command_label(&words(&["sh", "-c", "exit 3"])).as_str(),
+            "sh -c 'exit 3'"
+        );
+        let long = command_label(&words(&["echo", &"é".repeat(200)]));
+        assert!(long.ends_with("..."), "{long}");
+        assert!(long.chars().count() <= LABEL_CHARS, "{long}");
+    }
 }

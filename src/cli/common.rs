@@ -74,7 +74,8 @@ pub fn env_nonempty(key: &str) -> Option<String> {
 }
 
 /// `--disk-path`, else $BUILDKIT_CACHE_DIR, else $HOME, else `/`; `/` when
-/// the path is not a directory (as the toolchain does).
+/// the path is not a directory (as the toolchain does), said in one
+/// warning on stderr.
 pub fn disk_path(arg: Option<String>) -> String {
     let p = arg
         .or_else(|| env_nonempty("BUILDKIT_CACHE_DIR"))
@@ -83,6 +84,11 @@ pub fn disk_path(arg: Option<String>) -> String {
     if std::path::Path::new(&p).is_dir() {
         p
     } else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: disk path '{}' is not a directory: using / instead",
+            shown(&p)
+        );
         "/".into()
     }
 }

@@ -1,9 +1,10 @@
 //! The binary's modules: one per command or concern, over the library.
 //!
-//! Lowest first: `args` (the argh structs), `common` (the error type
+//! Lowest first: `args` (the argh structs), `shell` (quoting words),
+//! `suggest` (the nearest word), `common` (the error type
 //! and exit codes, the warning sink, the signal flags, environment
 //! defaults, opening files) and `pause` (the build's jobs stopped and
-//! continued); then the child process, the shared memory
+//! continued); then the arguments before argh, the child process, the shared memory
 //! pool, the report commands and the status line; the action row, the
 //! jobserver's FIFO and MAKEFLAGS, and the planning commands; `record` and
 //! `run`. A module uses only those
@@ -13,7 +14,10 @@
 pub mod args; // the argh structs: options and their --help texts
 pub mod common; // Fail and exit codes, warnings, signals, env defaults, files
 pub mod pause; // run --jobserver: jobs paused (SIGSTOP) and continued (SIGCONT)
+pub mod shell; // a command's words quoted as sh(1) reads them
+pub mod suggest; // the nearest known word to a mistyped one
 
+pub mod argv; // --version, --opt=value, unknown commands and options
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
 pub mod pool; // run --jobserver --pool: this governor's side of a shared budget
 pub mod report; // summarize, actions, plot, and writing a summary

@@ -1,0 +1,112 @@
+//! End-to-end: the command-line conventions — `--version`, `--opt=value`,
+//! "did you mean" for unknown commands and options, CMD's words untouched.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+fn headroom(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).unwrap()
+}
+
+#[test]
+fn version_and_dash_v_print_version_and_target() {
+    let want = format!("headroom {} (", env!("CARGO_PKG_VERSION"));
+    for flag in ["--version", "-V"] {
+        let out = headroom(&[flag]);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {out:?}");
+        let line = text(&out.stdout);
+        assert!(line.starts_with(&want), "{flag}: {line}");
+        assert!(
+            line.trim_end().ends_with(')') && line.lines().count() == 1,
+            "{line}"
+        );
+        assert!(line.contains(std::env::consts::ARCH), "{line}");
+        assert!(line.contains("-linux-"), "{line}");
+    }
+}
+
+#[test]
+fn opt_equals_value_is_opt_space_value() {
+    let env_free = |args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.args(args);
+        for v in headroom::plan::jobs::ENV_VARS {
+            c.env_remove(v);
+        }
+        c.output().unwrap()
+    };
+    let a = env_free(&["jobs", "--profile=heavy", "--explain"]);
+    let b = env_free(&["jobs", "--profile", "heavy", "--explain"]);
+    assert_eq!(a.status.code(), Some(0), "{a:?}");
+    assert_eq!(a.stdout, b.stdout);
+    let board = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/rpi4-4g-zram");
+    let a = headroom(&[&format!("--root={board}"), "status", "--disk-path=/"]);
+    let b = headroom(&["--root", board, "status", "--disk-path", "/"]);
+    assert_eq!(a.status.code(), Some(0), "{a:?}");
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn unknown_command_or_option_suggests_the_nearest_and_exits_2() {
+    for (args, want) in [
+        (
+            &["stauts"][..],
+            "headroom: unknown command `stauts`; did you mean `status`?\n",
+        ),
+        (
+            &["jobs", "--profil=heavy"][..],
+            "headroom: unknown option `--profil` for `jobs`; did you mean `--profile`?\n",
+        ),
+        (
+            &["run", "--intervl", "1", "--", "true"][..],
+            "headroom: unknown option `--intervl` for `run`; did you mean `--interval`?\n",
+        ),
+    ] {
+        let out = headroom(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert_eq!(text(&out.stderr), want, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn cmd_words_after_dashdash_are_never_touched() {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-untouched");
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--interval=1", "--run-id=u", "--out-dir"])
+        .arg(&d)
+        .args(["--", "echo", "--x=y", "--stauts", "it's"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(text(&out.stdout), "--x=y --stauts it's\n");
+    let err = text(&out.stderr);
+    // The RUN line quotes CMD's words as a shell needs them.
+    assert!(
+        err.contains("\nRUN: echo --x=y --stauts 'it'\\''s'\n"),
+        "{err}"
+    );
+    assert!(d.join("resources-u.csv").is_file());
+}
+
+#[test]
+fn status_says_a_disk_path_that_is_not_a_directory_fell_back_to_root() {
+    let out = headroom(&["status", "--disk-path", "/nonexistent/headroom"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        text(&out.stderr),
+        "headroom: warning: disk path '/nonexistent/headroom' is not a directory: using / instead\n"
+    );
+    assert!(text(&out.stdout).contains("\ndisk        /: "), "{out:?}");
+    let out = headroom(&["status", "--disk-path", "/"]);
+    assert!(out.stderr.is_empty(), "{out:?}");
+}

@@ -104,8 +104,9 @@ fn every_board_reproduces_its_expected_record() {
 }
 
 /// The planning commands whose whole output each board must reproduce.
-const PLANS: [(&str, &[&str]); 4] = [
+const PLANS: [(&str, &[&str]); 5] = [
     ("status.txt", &["status"]),
+    ("status.json", &["status", "--json"]),
     (
         "jobs-generic.txt",
         &["jobs", "--profile", "generic", "--explain"],
@@ -151,7 +152,65 @@ fn every_board_reproduces_its_expected_plans_byte_for_byte() {
         }
     }
     assert!(
-        checked >= 4 * 9,
-        "expected nine boards with four plans each, checked {checked}"
+        checked >= PLANS.len() * 9,
+        "expected nine boards with {} plans each, checked {checked}",
+        PLANS.len()
     );
+}
+
+/// `status --json` of every board parses as JSON (python3's parser), and
+/// each number on the board's status screen is one of its values.
+#[test]
+fn every_board_status_json_parses_and_holds_every_number_of_the_screen() {
+    // Numbers of the screen: each word that is a number once `%`, `(`, `)`,
+    // `;`, `,` and `:` are taken off its ends. Names with digits (zram0,
+    // mmcblk0p2, v2) are not numbers.
+    const CHECK: &str = r#"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+values = set()
+def walk(v):
+    if isinstance(v, bool) or v is None: return
+    if isinstance(v, (int, float)): values.add(float(v))
+    elif isinstance(v, dict): [walk(x) for x in v.values()]
+    elif isinstance(v, list): [walk(x) for x in v]
+walk(doc)
+missing = []
+for word in open(sys.argv[2]).read().split():
+    w = word.strip("%();,:")
+    try: n = float(w)
+    except ValueError: continue
+    if n not in values: missing.append(word)
+if missing: sys.exit("numbers of the screen not in the JSON: %s" % missing)
+"#;
+    let mut seen = 0;
+    for (name, dir) in board_roots() {
+        let run = |args: &[&str]| {
+            let out = headroom()
+                .arg("--root")
+                .arg(&dir)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name} {args:?}: {out:?}");
+            out.stdout
+        };
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("status-json-{name}"));
+        fs::create_dir_all(&tmp).unwrap();
+        fs::write(tmp.join("status.json"), run(&["status", "--json"])).unwrap();
+        fs::write(tmp.join("status.txt"), run(&["status"])).unwrap();
+        let out = Command::new("python3")
+            .args(["-c", CHECK])
+            .arg(tmp.join("status.json"))
+            .arg(tmp.join("status.txt"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "board {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        seen += 1;
+    }
+    assert!(seen >= 2, "expected at least two boards, found {seen}");
 }

@@ -439,9 +439,9 @@ twin_args! {
 /// disk, cgroup limits, cores, memory pressure, OOM kills.
 #[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "status")]
-#[argh(example = "{command_name}")]
 #[argh(example = "{command_name} --disk-path ~/src")]
 #[argh(example = "{command_name} --root boards/rpi4-4g-zram   # a board in the source tree")]
+#[argh(example = "{command_name} --json | jq .mem_available_mib")]
 pub struct StatusArgs {
     /// directory on the build disk (default: $BUILDKIT_CACHE_DIR, else
     /// $HOME, else /; / for a --root tree)
@@ -454,6 +454,11 @@ pub struct StatusArgs {
     /// --pool; default on this host: $HEADROOM_POOL)
     #[argh(option)]
     pub pool: Option<String>,
+    /// print every figure of the screen as one JSON object instead (units
+    /// in the key names, null where the screen says not available; without
+    /// the pool's builds)
+    #[argh(switch)]
+    pub json: bool,
 }
 
 /// Draw a recorded CSV (headroom's or the toolchain's) as one self-contained

@@ -333,6 +333,19 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
+    let opts = headroom::plan::status::StatusOpts {
+        live,
+        disk_path: &disk,
+        tmp_path: "/tmp",
+        memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
+    };
+    let mut text = Box::new(Text::new());
+    if a.json {
+        headroom::plan::status::render_json(&root, &opts, &mut buf, &mut *text)
+            .map_err(|_| Fail("status larger than its buffer".into()))?;
+        print_text(&text);
+        return Ok(ExitCode::SUCCESS);
+    }
     // A pool that cannot be read is the error, before any of the screen.
     let pool = a
         .pool
@@ -345,13 +358,6 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         }
         None => None,
     };
-    let opts = headroom::plan::status::StatusOpts {
-        live,
-        disk_path: &disk,
-        tmp_path: "/tmp",
-        memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
-    };
-    let mut text = Box::new(Text::new());
     headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;
     print_text(&text);

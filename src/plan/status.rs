@@ -107,14 +107,7 @@ pub fn render<W: uWrite>(
 
     let sys_block = root.open_dir(zram::SYS_BLOCK);
     let sb = sys_block.as_ref().map(|fd| fd.as_fd()).map_err(|&e| e);
-    let page_kib = if opts.live {
-        u64::try_from(rustix::param::page_size() / 1024)
-            .unwrap_or(TREE_PAGE_KIB)
-            .max(1)
-    } else {
-        TREE_PAGE_KIB
-    };
-    swap_lines(w, root, sb.ok(), page_kib, buf)?;
+    swap_lines(w, root, sb.ok(), page_kib(opts.live), buf)?;
     zram_lines(w, sb)?;
 
     fs_lines(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
@@ -134,6 +127,18 @@ pub fn render<W: uWrite>(
         w.write_str("\n")?;
     }
     Ok(())
+}
+
+/// The page size a zram swap device is judged full by, KiB: this
+/// machine's, or [`TREE_PAGE_KIB`] for a board tree.
+fn page_kib(live: bool) -> u64 {
+    if live {
+        u64::try_from(rustix::param::page_size() / 1024)
+            .unwrap_or(TREE_PAGE_KIB)
+            .max(1)
+    } else {
+        TREE_PAGE_KIB
+    }
 }
 
 // ---- sections ----
@@ -246,17 +251,25 @@ fn swap_lines<W: uWrite>(
     Ok(())
 }
 
-/// "zram full" when a zram swap device has no page left: used ≥ size − one
-/// page, or zram holds as much data as its disksize; however much other
-/// swap is free, pages already on this device stay in RAM. Otherwise
-/// "zram: not available" when `sys/block/zramN` cannot be read.
-fn zram_swap_note<W: uWrite>(
-    w: &mut W,
+/// How a zram swap device stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ZramSwap {
+    /// No page left: used ≥ size − one page, or zram holds as much data as
+    /// its disksize; however much other swap is free, pages already on this
+    /// device stay in RAM.
+    Full,
+    /// Room left.
+    Room,
+    /// Not full by `/proc/swaps`, and `sys/block/zramN` cannot be read.
+    Unreadable,
+}
+
+fn zram_swap(
     s: &Swap<'_>,
     sys_block: Option<BorrowedFd<'_>>,
     page_kib: u64,
     zbuf: &mut [u8],
-) -> Result<(), W::Error> {
+) -> ZramSwap {
     let by_swaps = s.size_kib > 0 && s.used_kib >= s.size_kib.saturating_sub(page_kib);
     let dev = sys_block
         .and_then(|sb| core::str::from_utf8(s.basename()).ok().map(|n| (sb, n)))
@@ -266,27 +279,38 @@ fn zram_swap_note<W: uWrite>(
         _ => false,
     };
     if by_swaps || by_device {
-        w.write_str("  zram full")
+        ZramSwap::Full
     } else if !matches!(dev, Some(Ok(_))) {
-        w.write_str("  zram: not available")
+        ZramSwap::Unreadable
     } else {
-        Ok(())
+        ZramSwap::Room
     }
 }
 
-fn zram_lines<W: uWrite>(
+/// "zram full" or "zram: not available" after a zram swap device's row.
+fn zram_swap_note<W: uWrite>(
     w: &mut W,
-    sys_block: Result<BorrowedFd<'_>, rustix::io::Errno>,
+    s: &Swap<'_>,
+    sys_block: Option<BorrowedFd<'_>>,
+    page_kib: u64,
+    zbuf: &mut [u8],
 ) -> Result<(), W::Error> {
-    label(w, "zram")?;
-    let sb = match sys_block {
-        Ok(sb) => sb,
-        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Open(e)),
-    };
-    let mut names: heapless::Vec<heapless::String<16>, MAX_ZRAM> = heapless::Vec::new();
+    match zram_swap(s, sys_block, page_kib, zbuf) {
+        ZramSwap::Full => w.write_str("  zram full"),
+        ZramSwap::Unreadable => w.write_str("  zram: not available"),
+        ZramSwap::Room => Ok(()),
+    }
+}
+
+/// The zram devices' names under `sys/block`, at most [`MAX_ZRAM`],
+/// zram10 after zram9, and how many more there are.
+type ZramNames = heapless::Vec<heapless::String<16>, MAX_ZRAM>;
+
+fn zram_names(sb: BorrowedFd<'_>) -> Result<(ZramNames, u32), rustix::io::Errno> {
+    let mut names = ZramNames::new();
     let mut more = 0u32;
     let mut scratch = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
-    let listed = for_each_entry(sb, &mut scratch, |name, _| {
+    for_each_entry(sb, &mut scratch, |name, _| {
         if is_zram_name(name) {
             let n = core::str::from_utf8(name)
                 .ok()
@@ -300,15 +324,27 @@ fn zram_lines<W: uWrite>(
             }
         }
         true
-    });
-    if let Err(e) = listed {
-        return not_available(w, zram::SYS_BLOCK, ReadError::Read(e));
-    }
+    })?;
+    names.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    Ok((names, more))
+}
+
+fn zram_lines<W: uWrite>(
+    w: &mut W,
+    sys_block: Result<BorrowedFd<'_>, rustix::io::Errno>,
+) -> Result<(), W::Error> {
+    label(w, "zram")?;
+    let sb = match sys_block {
+        Ok(sb) => sb,
+        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Open(e)),
+    };
+    let (names, more) = match zram_names(sb) {
+        Ok(n) => n,
+        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Read(e)),
+    };
     if names.is_empty() && more == 0 {
         return w.write_str("none\n");
     }
-    // zram10 after zram9: by length, then bytes.
-    names.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
     left(w, "device", 8)?;
     left(w, "algorithm", 10)?;
     right(w, "disksize", 9)?;
@@ -541,18 +577,25 @@ fn cores_line<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
         Some(n) => uwrite!(w, "  cpuset {}", n)?,
         None => w.write_str("  cpuset none")?,
     }
-    let by = match c.limit {
-        CoreLimit::Online => "online",
-        CoreLimit::Affinity => "affinity",
-        CoreLimit::Quota => "quota",
-        CoreLimit::Cpuset => "cpuset",
-    };
+    uwrite!(w, "  usable {} ({})\n", c.usable, limited_by(c))
+}
+
+/// What sets the usable cores: `online`, `affinity`, `quota` or `cpuset`,
+/// or `assumed` when none of them is known.
+fn limited_by(c: &Cores) -> &'static str {
     let known = c.online.is_some()
         || c.affinity.is_some()
         || c.quota_millicpus.is_some()
         || c.cpuset.is_some();
-    let by = if known { by } else { "assumed" };
-    uwrite!(w, "  usable {} ({})\n", c.usable, by)
+    if !known {
+        return "assumed";
+    }
+    match c.limit {
+        CoreLimit::Online => "online",
+        CoreLimit::Affinity => "affinity",
+        CoreLimit::Quota => "quota",
+        CoreLimit::Cpuset => "cpuset",
+    }
 }
 
 fn psi_line<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::Error> {
@@ -738,6 +781,9 @@ fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
     }
     Ok(n.min(max))
 }
+
+mod json;
+pub use json::{KEYS as JSON_KEYS, render_json};
 
 #[cfg(test)]
 #[path = "status_tests.rs"]

@@ -469,3 +469,92 @@ fn padding_helpers() {
     let Ok(()) = right_int(&mut o, i64::MIN, 3);
     assert_eq!(o.0, "-9223372036854775808");
 }
+
+// ---- status --json ----
+
+fn json_at(dir: &str) -> String {
+    let root = Root::open(dir).unwrap();
+    let opts = StatusOpts {
+        live: false,
+        disk_path: "/",
+        tmp_path: "/tmp",
+        memlock: None,
+    };
+    let mut buf = std::vec![0u8; SCRATCH_LEN];
+    let mut out = Out(String::new());
+    let Ok(()) = render_json(&root, &opts, &mut buf, &mut out);
+    out.0
+}
+
+/// Each of [`JSON_KEYS`] once at the top level, in order: a key at depth 1
+/// is `"key":` right after `{` or `,` outside any nested object or array.
+fn top_level_keys(json: &str) -> Vec<String> {
+    let (mut depth, mut in_str, mut keys) = (0, false, Vec::new());
+    let b = json.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if in_str => i += 1,
+            b'"' if !in_str => {
+                in_str = true;
+                let prev = json[..i].trim_end().bytes().last();
+                if depth == 1 && matches!(prev, Some(b'{' | b',')) {
+                    let end = json[i + 1..].find('"').unwrap() + i + 1;
+                    keys.push(String::from(&json[i + 1..end]));
+                }
+            }
+            b'"' => in_str = false,
+            b'{' | b'[' if !in_str => depth += 1,
+            b'}' | b']' if !in_str => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    keys
+}
+
+#[test]
+fn json_has_every_key_in_order_on_a_full_and_an_empty_tree() {
+    let full = json_at(&std::format!(
+        "{FIX}06-cgroupv2-container-cpu-max-unlimited"
+    ));
+    assert_eq!(top_level_keys(&full), JSON_KEYS, "{full}");
+    assert!(
+        full.starts_with("{\"mem_total_mib\":") && full.ends_with("}\n"),
+        "{full}"
+    );
+    let empty = Tree::new("json-empty");
+    let none = json_at(empty.path());
+    assert_eq!(top_level_keys(&none), JSON_KEYS, "{none}");
+    // Nothing to read: every figure is null (zram: no sys/block).
+    for k in [
+        "mem_total_mib",
+        "swap_devices",
+        "zram_devices",
+        "cgroup_memory",
+        "psi_memory_some",
+    ] {
+        assert!(none.contains(&std::format!("\"{k}\":null")), "{k}: {none}");
+    }
+    assert!(none.contains("\"size_mib\":null"), "{none}");
+}
+
+#[test]
+fn json_zram_and_swap_rows_carry_the_screens_figures() {
+    let dir = std::format!("{FIX}09-zram-mm-stat-field-counts/d-uninitialized");
+    let out = json_at(&dir);
+    assert!(
+        out.contains(
+            "{\"device\":\"zram0\",\"initialised\":false,\"algorithm\":null,\"disksize_mib\":null"
+        ),
+        "{out}"
+    );
+    let swaps = Tree::new("json-swaps");
+    swaps.file(
+        "proc/swaps",
+        b"Filename\tType\tSize\tUsed\tPriority\n/dev/zram0 partition 1048572 1048572 100\n/swap\\040file file 2048 0 -2\n",
+    );
+    let out = json_at(swaps.path());
+    assert!(out.contains("{\"name\":\"/dev/zram0\",\"type\":\"partition\",\"size_mib\":1023,\"used_mib\":1023,\"priority\":100,\"zram\":true,\"zram_full\":true}"), "{out}");
+    assert!(out.contains("{\"name\":\"/swap file\",\"type\":\"file\",\"size_mib\":2,\"used_mib\":0,\"priority\":-2,\"zram\":false,\"zram_full\":null}"), "{out}");
+}

@@ -6,6 +6,7 @@
 pub mod actions; // `run --actions` rows and the `actions` table
 pub mod csvread; // streaming reader of recorded CSVs, by header name
 pub mod jobserver_block; // the JOBSERVER block: what the governor did
+pub mod json; // JSON string literals and optional numbers, written without allocation
 pub mod plot; // `plot`: the SVG timeline of a recorded run
 pub mod prom; // the Prometheus text file of the latest row
 pub mod replace; // replacing a file whole: temporary file, then rename(2)

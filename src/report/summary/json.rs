@@ -3,6 +3,7 @@
 
 use ufmt::{uWrite, uwrite};
 
+use crate::report::json;
 use crate::tick::row::{BufferFull, Row};
 
 use super::{BuildScope, Summary, Text, stage_of};
@@ -73,7 +74,7 @@ impl Summary {
             near.value(),
             near.source()
         )?;
-        json_opt(w, near.scaled_from())?;
+        json::opt(w, near.scaled_from())?;
         uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
         uwrite!(
             w,
@@ -82,7 +83,7 @@ impl Summary {
             self.low_disk_gb_line(),
             low.source()
         )?;
-        json_opt(w, low.scaled_from())?;
+        json::opt(w, low.scaled_from())?;
         uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
         match self.oom_kills {
             Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
@@ -95,7 +96,7 @@ impl Summary {
     fn json_build<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
             uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
-            json_str(w, r.ext.peak_rss_comm.as_str())?;
+            json::string(w, r.ext.peak_rss_comm.as_str())?;
             uwrite!(w, ",")
         })?;
         json_row(
@@ -108,7 +109,7 @@ impl Summary {
                     "\"rss_mb\":{},\"comm\":",
                     r.ext.build_peak_rss_mb.unwrap_or(0)
                 )?;
-                json_str(w, r.ext.build_peak_rss_comm.as_str())?;
+                json::string(w, r.ext.build_peak_rss_comm.as_str())?;
                 uwrite!(w, ",")
             },
         )?;
@@ -119,18 +120,18 @@ impl Summary {
                     ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
                     scope.word()
                 )?;
-                json_opt(w, self.build_oom_kills)?;
+                json::opt(w, self.build_oom_kills)?;
                 uwrite!(w, ",\"oom_kills_counted\":")?;
-                json_str(w, scope.how_counted())?;
+                json::string(w, scope.how_counted())?;
                 uwrite!(w, ",\"no_cgroup_because\":")?;
                 match scope {
-                    BuildScope::Tree(why) if !why.is_empty() => json_str(w, why)?,
+                    BuildScope::Tree(why) if !why.is_empty() => json::string(w, why)?,
                     _ => uwrite!(w, "null")?,
                 }
                 uwrite!(w, ",\"cgroup_peak_mb\":")?;
-                json_opt(w, self.build_peak_charge_mb)?;
+                json::opt(w, self.build_peak_charge_mb)?;
                 uwrite!(w, ",\"anon_peak_mb\":")?;
-                json_opt(w, self.peak_build_anon_mb)?;
+                json::opt(w, self.peak_build_anon_mb)?;
                 uwrite!(w, "}}")?;
             }
             None => uwrite!(w, ",\"build\":null")?,
@@ -182,7 +183,7 @@ impl Summary {
                 ev.kills,
                 ev.iso.as_str()
             )?;
-            json_str(
+            json::string(
                 w,
                 if ev.stage.is_empty() {
                     "?"
@@ -191,7 +192,7 @@ impl Summary {
                 },
             )?;
             uwrite!(w, ",\"context\":")?;
-            json_str(w, ev.context.as_str())?;
+            json::string(w, ev.context.as_str())?;
             uwrite!(w, "}}")?;
         }
         uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
@@ -203,7 +204,7 @@ impl Summary {
         match &self.run {
             Some((label, u)) => {
                 uwrite!(w, ",\"run\":{{\"command\":")?;
-                json_str(w, label.as_str())?;
+                json::string(w, label.as_str())?;
                 uwrite!(
                     w,
                     ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{},",
@@ -219,7 +220,7 @@ impl Summary {
                     }
                     crate::build::usage::End::Signaled(sg) => {
                         uwrite!(w, "\"exit\":null,\"signal\":")?;
-                        json_str(w, crate::build::usage::signal_name(sg).unwrap_or("?"))?;
+                        json::string(w, crate::build::usage::signal_name(sg).unwrap_or("?"))?;
                         uwrite!(w, "}}")?;
                     }
                 }
@@ -243,13 +244,13 @@ impl Summary {
                     None => uwrite!(w, "null")?,
                     Some(p) => {
                         uwrite!(w, "{{\"dir\":")?;
-                        json_str(w, p.dir.as_str())?;
+                        json::string(w, p.dir.as_str())?;
                         uwrite!(w, ",\"others\":[")?;
                         for (i, o) in p.others.iter().enumerate() {
                             if i > 0 {
                                 uwrite!(w, ",")?;
                             }
-                            json_str(w, o.as_str())?;
+                            json::string(w, o.as_str())?;
                         }
                         uwrite!(w, "]}}")?;
                     }
@@ -290,14 +291,6 @@ impl Summary {
     }
 }
 
-/// A number or `null`.
-fn json_opt<W: uWrite>(w: &mut W, v: Option<u64>) -> Result<(), W::Error> {
-    match v {
-        Some(v) => uwrite!(w, "{}", v),
-        None => uwrite!(w, "null"),
-    }
-}
-
 /// `,"key":{fields…,"iso":…,"stage":…,"context":…}` or `,"key":null`.
 fn json_row<W: uWrite>(
     w: &mut W,
@@ -312,23 +305,8 @@ fn json_row<W: uWrite>(
     uwrite!(w, "{{")?;
     fields(w, r)?;
     uwrite!(w, "\"iso\":\"{}\",\"stage\":", r.iso.as_str())?;
-    json_str(w, stage_of(r))?;
+    json::string(w, stage_of(r))?;
     uwrite!(w, ",\"context\":")?;
-    json_str(w, r.context.as_str())?;
+    json::string(w, r.context.as_str())?;
     uwrite!(w, "}}")
-}
-
-/// A JSON string literal; stage and context are already free of quotes and
-/// control characters, but `\\` and anything else is escaped all the same.
-fn json_str<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
-    w.write_char('"')?;
-    for c in s.chars() {
-        match c {
-            '"' => w.write_str("\\\"")?,
-            '\\' => w.write_str("\\\\")?,
-            c if (c as u32) < 0x20 => w.write_str(" ")?,
-            c => w.write_char(c)?,
-        }
-    }
-    w.write_char('"')
 }

@@ -1,0 +1,395 @@
+//! `status --json`: every figure of the status screen as one JSON object,
+//! for scripts and fleet checks.
+//!
+//! The figures come from the same readers and types as the screen
+//! ([`host::memory`], `/proc/swaps` rows, [`zram::device`], [`host::fs_stat`],
+//! [`host::cores`], PSI, vmstat, the memory cgroup), each derived figure
+//! from the one method or function the screen uses (`mem_used_pct`,
+//! `avail_mib`, `compression_centi`, [`super::zram_swap`], …). Keys name
+//! the unit (`mem_available_mib`, `used_pct`, `quota_cpus`); a figure the
+//! screen shows as "not available", "unknown" or "none" is `null`. Sizes
+//! in whole MiB rounded down and ratios with two decimals, as on the
+//! screen. Unlike the screen, every swap device is listed (the screen
+//! stops at [`super::MAX_SWAP_ROWS`]); zram devices up to
+//! [`super::MAX_ZRAM`], with `zram_devices_more` counting the rest.
+
+use rustix::fd::{AsFd, BorrowedFd};
+use ufmt::{uWrite, uwrite};
+
+use super::{ZramSwap, display_chars, limited_by, page_kib, zram_names, zram_swap};
+use crate::build::usage::write_centi;
+use crate::kernel::cgroup::{self, CgroupError, Version};
+use crate::kernel::root::Root;
+use crate::kernel::swaps;
+use crate::kernel::{psi, vmstat, zram};
+use crate::plan::host::{self, Cores, Memory, MemoryError};
+use crate::report::json::{chars, opt, string};
+use crate::tick::footprint::{NotLocked, Outlook};
+
+use super::StatusOpts;
+
+/// The top-level keys of [`render_json`], in order.
+pub const KEYS: [&str; 23] = [
+    "mem_total_mib",
+    "mem_available_mib",
+    "mem_used_pct",
+    "mem_available_estimated",
+    "swap_total_mib",
+    "swap_used_mib",
+    "swap_free_clamped",
+    "swap_devices",
+    "zram_devices",
+    "zram_devices_more",
+    "tmp",
+    "disk",
+    "cgroup_memory",
+    "cgroup_cpu",
+    "cores_online",
+    "cores_affinity",
+    "cores_quota_cpus",
+    "cores_cpuset",
+    "cores_usable",
+    "cores_limited_by",
+    "psi_memory_some",
+    "oom_kills",
+    "memlock",
+];
+
+/// Writes the status of `root` as one JSON object and a newline: the
+/// figures of [`super::render`]'s screen, keys [`KEYS`].
+///
+/// `buf` is scratch for the kernel files, [`super::SCRATCH_LEN`] bytes.
+/// Never fails on missing or malformed sources: their figures are `null`.
+///
+/// # Errors
+/// Only the writer's error.
+pub fn render_json<W: uWrite>(
+    root: &Root,
+    opts: &StatusOpts<'_>,
+    buf: &mut [u8],
+    w: &mut W,
+) -> Result<(), W::Error> {
+    let mem = host::memory(root, buf);
+    memory(w, &mem)?;
+    let sys_block = root.open_dir(zram::SYS_BLOCK);
+    let sb = sys_block.as_ref().ok().map(|fd| fd.as_fd());
+    swap_devices(w, root, sb, page_kib(opts.live), buf)?;
+    zram_devices(w, sb)?;
+    fs(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
+    fs(w, root, opts.live, "disk", opts.disk_path, buf)?;
+    let memcg = cgroup::open_memory(root, buf);
+    cgroup_memory(w, root, &mem, &memcg, buf)?;
+    let cores = host::cores(root, opts.live, buf);
+    cgroup_cpu(w, root, &cores, buf)?;
+    cores_keys(w, &cores, opts.live)?;
+    psi_memory(w, root, buf)?;
+    oom_kills(w, root, &memcg, buf)?;
+    w.write_str(",\"memlock\":")?;
+    memlock(w, opts.memlock)?;
+    w.write_str("}\n")
+}
+
+/// `{` and the memory and swap totals.
+fn memory<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Result<(), W::Error> {
+    let m = mem.as_ref().ok().map(|m| m.meminfo);
+    w.write_str("{\"mem_total_mib\":")?;
+    opt(w, m.map(|m| m.mem_total_kib / 1024))?;
+    w.write_str(",\"mem_available_mib\":")?;
+    opt(w, m.map(|m| m.mem_available_kib / 1024))?;
+    w.write_str(",\"mem_used_pct\":")?;
+    opt(w, m.map(|m| m.mem_used_pct()))?;
+    w.write_str(",\"mem_available_estimated\":")?;
+    flag(w, m.map(|m| m.mem_available_estimated))?;
+    w.write_str(",\"swap_total_mib\":")?;
+    opt(w, m.map(|m| m.swap_total_kib / 1024))?;
+    w.write_str(",\"swap_used_mib\":")?;
+    opt(w, m.map(|m| m.swap_used_kib() / 1024))?;
+    w.write_str(",\"swap_free_clamped\":")?;
+    flag(w, m.map(|m| m.swap_free_clamped))
+}
+
+/// `/proc/swaps`, a row each (rows that do not parse left out).
+fn swap_devices<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    sys_block: Option<BorrowedFd<'_>>,
+    page_kib: u64,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    w.write_str(",\"swap_devices\":")?;
+    let Ok(b) = root.read(swaps::PATH, buf) else {
+        return w.write_str("null");
+    };
+    let mut zbuf = [0u8; zram::BUF_LEN];
+    let mut name = [0u8; swaps::NAME_MAX_LEN];
+    w.write_str("[")?;
+    for (i, s) in swaps::entries(b).filter_map(Result::ok).enumerate() {
+        w.write_str(if i == 0 { "{\"name\":" } else { ",{\"name\":" })?;
+        chars(w, display_chars(s.unescape(&mut name)))?;
+        w.write_str(",\"type\":")?;
+        chars(w, display_chars(s.kind))?;
+        uwrite!(
+            w,
+            ",\"size_mib\":{},\"used_mib\":{},\"priority\":{},\"zram\":{},\"zram_full\":",
+            s.size_kib / 1024,
+            s.used_kib / 1024,
+            s.priority,
+            s.is_zram()
+        )?;
+        let full = match s
+            .is_zram()
+            .then(|| zram_swap(&s, sys_block, page_kib, &mut zbuf))
+        {
+            Some(ZramSwap::Full) => Some(true),
+            Some(ZramSwap::Room) => Some(false),
+            Some(ZramSwap::Unreadable) | None => None,
+        };
+        flag(w, full)?;
+        w.write_str("}")?;
+    }
+    w.write_str("]")
+}
+
+/// The zram devices of `sys/block`, a row each, and how many more.
+fn zram_devices<W: uWrite>(w: &mut W, sys_block: Option<BorrowedFd<'_>>) -> Result<(), W::Error> {
+    w.write_str(",\"zram_devices\":")?;
+    let Some((sb, (names, more))) = sys_block.and_then(|sb| zram_names(sb).ok().map(|n| (sb, n)))
+    else {
+        return w.write_str("null,\"zram_devices_more\":null");
+    };
+    let mut zbuf = [0u8; zram::BUF_LEN];
+    w.write_str("[")?;
+    for (i, name) in names.iter().enumerate() {
+        w.write_str(if i == 0 {
+            "{\"device\":"
+        } else {
+            ",{\"device\":"
+        })?;
+        string(w, name)?;
+        let d = zram::device(sb, name, &mut zbuf).ok();
+        let on = d.as_ref().filter(|d| d.initialised);
+        w.write_str(",\"initialised\":")?;
+        flag(w, d.as_ref().map(|d| d.initialised))?;
+        w.write_str(",\"algorithm\":")?;
+        match on.and_then(|d| d.algorithm.as_deref()) {
+            Some(a) => chars(w, display_chars(a.as_bytes()))?,
+            None => w.write_str("null")?,
+        }
+        w.write_str(",\"disksize_mib\":")?;
+        opt(w, on.map(|d| d.disksize >> 20))?;
+        w.write_str(",\"stored_mib\":")?;
+        opt(w, on.map(|d| d.mm_stat.orig_data_size >> 20))?;
+        w.write_str(",\"compressed_mib\":")?;
+        opt(w, on.map(|d| d.mm_stat.compr_data_size >> 20))?;
+        w.write_str(",\"ram_used_mib\":")?;
+        opt(w, on.map(|d| d.mm_stat.mem_used_total >> 20))?;
+        // DATA / COMPR as zramctl shows them, as on the screen.
+        w.write_str(",\"compression_ratio\":")?;
+        centi(w, on.and_then(|d| d.compression_centi()))?;
+        w.write_str("}")?;
+    }
+    uwrite!(w, "],\"zram_devices_more\":{}", more)
+}
+
+/// `,"tmp":{…}` or `,"disk":{…}`: the filesystem of `path`.
+fn fs<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    live: bool,
+    key: &str,
+    path: &str,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    uwrite!(w, ",\"{}\":{{\"path\":", key)?;
+    chars(w, display_chars(path.as_bytes()))?;
+    let (fs_type, source) = host::fs_type_and_source(root, path, buf);
+    w.write_str(",\"fs_type\":")?;
+    match &fs_type {
+        Some(t) => chars(w, display_chars(t.as_bytes()))?,
+        None => w.write_str("null")?,
+    }
+    w.write_str(",\"source\":")?;
+    if source.is_empty() {
+        w.write_str("null")?;
+    } else {
+        chars(w, display_chars(source.as_bytes()))?;
+    }
+    let s = host::fs_stat(root, live, path, buf);
+    w.write_str(",\"size_mib\":")?;
+    opt(w, s.map(|s| s.total_bytes() >> 20))?;
+    w.write_str(",\"available_mib\":")?;
+    opt(w, s.map(|s| s.avail_mib()))?;
+    w.write_str(",\"used_pct\":")?;
+    opt(w, s.map(|s| s.used_pct()))?;
+    // No inode count (btrfs, some FUSE): null, as "inodes not counted".
+    w.write_str(",\"inodes_free\":")?;
+    opt(w, s.filter(|s| s.files != 0).map(|s| s.ffree))?;
+    w.write_str(",\"inodes_exhausted\":")?;
+    flag(w, s.map(|s| s.inodes_exhausted()))?;
+    w.write_str("}")
+}
+
+/// `,"cgroup_memory":{…}`, or `null` without a usable memory controller.
+fn cgroup_memory<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    mem: &Result<Memory, MemoryError>,
+    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    w.write_str(",\"cgroup_memory\":")?;
+    let Ok(Some(cg)) = memcg else {
+        return w.write_str("null");
+    };
+    w.write_str("{\"version\":")?;
+    string(w, version(cg.version))?;
+    let limit = mem.as_ref().ok().and_then(|m| m.cgroup);
+    let usage = match limit {
+        Some(r) => Some(r.usage_bytes),
+        None if mem.is_ok() => cg.usage_bytes(buf),
+        None => None,
+    };
+    w.write_str(",\"limit_mib\":")?;
+    opt(w, limit.map(|r| r.limit_bytes >> 20))?;
+    w.write_str(",\"usage_mib\":")?;
+    opt(w, usage.map(|u| u >> 20))?;
+    w.write_str(",\"remaining_mib\":")?;
+    opt(w, limit.map(|r| r.remaining_bytes >> 20))?;
+    w.write_str(",\"limit_path\":")?;
+    let mut path = heapless::String::<256>::new();
+    if let Some(r) = limit {
+        host::cgroup_path(root, b"memory", r.depth, buf, &mut path);
+    }
+    if path.is_empty() {
+        w.write_str("null")?;
+    } else {
+        chars(w, display_chars(path.as_bytes()))?;
+    }
+    w.write_str("}")
+}
+
+/// `,"cgroup_cpu":{"version":…,"quota_cpus":…}`, or `null` without a cpu
+/// controller.
+fn cgroup_cpu<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    cores: &Cores,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    w.write_str(",\"cgroup_cpu\":")?;
+    let cpu = cgroup::open_cpu(root, buf).ok().flatten();
+    let quota = cores.quota_millicpus.map(|m| m.div_ceil(10));
+    if cpu.is_none() && quota.is_none() {
+        return w.write_str("null");
+    }
+    w.write_str("{\"version\":")?;
+    match &cpu {
+        Some(c) => string(w, version(c.version))?,
+        None => w.write_str("null")?,
+    }
+    w.write_str(",\"quota_cpus\":")?;
+    centi(w, quota)?;
+    w.write_str("}")
+}
+
+/// The `cores_*` keys: online, affinity (this process's, `null` for a
+/// board tree), quota, cpuset, usable and what limits it.
+fn cores_keys<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Error> {
+    w.write_str(",\"cores_online\":")?;
+    opt(w, c.online.map(u64::from))?;
+    w.write_str(",\"cores_affinity\":")?;
+    opt(w, c.affinity.filter(|_| live).map(u64::from))?;
+    w.write_str(",\"cores_quota_cpus\":")?;
+    centi(w, c.quota_millicpus.map(|m| m.div_ceil(10)))?;
+    w.write_str(",\"cores_cpuset\":")?;
+    opt(w, c.cpuset.map(u64::from))?;
+    uwrite!(w, ",\"cores_usable\":{},\"cores_limited_by\":", c.usable)?;
+    string(w, limited_by(c))
+}
+
+/// `,"psi_memory_some":{"avg10_pct":…,…}`, or `null` without PSI.
+fn psi_memory<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::Error> {
+    w.write_str(",\"psi_memory_some\":")?;
+    let Some(p) = psi::read(root, buf).ok().and_then(|b| psi::parse(b).ok()) else {
+        return w.write_str("null");
+    };
+    w.write_str("{\"avg10_pct\":")?;
+    write_centi(w, p.some.avg10_centi)?;
+    w.write_str(",\"avg60_pct\":")?;
+    write_centi(w, p.some.avg60_centi)?;
+    w.write_str(",\"avg300_pct\":")?;
+    write_centi(w, p.some.avg300_centi)?;
+    w.write_str("}")
+}
+
+/// `,"oom_kills":{"since_boot":…,"cgroup":…}`: host-wide (vmstat, Linux
+/// 4.13) and in this cgroup.
+fn oom_kills<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    let boot = vmstat::read(root, buf)
+        .ok()
+        .and_then(|b| vmstat::parse(b).ok())
+        .and_then(|v| v.oom_kill);
+    w.write_str(",\"oom_kills\":{\"since_boot\":")?;
+    opt(w, boot)?;
+    w.write_str(",\"cgroup\":")?;
+    let cg = match memcg {
+        Ok(Some(cg)) => cg.oom_kills(buf),
+        _ => None,
+    };
+    opt(w, cg)?;
+    w.write_str("}")
+}
+
+/// Whether a recording started here locks its memory, and what decides
+/// it; `null` for a board tree.
+fn memlock<W: uWrite>(w: &mut W, o: Option<Outlook>) -> Result<(), W::Error> {
+    let Some(o) = o else {
+        return w.write_str("null");
+    };
+    let short = match o.permit.allows(o.need) {
+        Err(NotLocked::Limit { need_kib, .. }) => Some(need_kib),
+        _ => None,
+    };
+    uwrite!(
+        w,
+        "{{\"locks\":{},\"disabled\":{},\"cap_ipc_lock\":{},\"rlimit_memlock_kib\":",
+        !o.disabled && short.is_none(),
+        o.disabled,
+        o.permit.cap_ipc_lock
+    )?;
+    // null: unlimited.
+    opt(w, o.permit.limit.map(|l| l / 1024))?;
+    // What locking needs, when it is more than the limit allows.
+    w.write_str(",\"short_need_kib\":")?;
+    opt(w, short)?;
+    w.write_str("}")
+}
+
+fn version(v: Version) -> &'static str {
+    match v {
+        Version::V1 => "v1",
+        Version::V2 => "v2",
+    }
+}
+
+/// `true`, `false` or `null`.
+fn flag<W: uWrite>(w: &mut W, b: Option<bool>) -> Result<(), W::Error> {
+    w.write_str(match b {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "null",
+    })
+}
+
+/// Hundredths as a number with two decimals (`2.54`), or `null`.
+fn centi<W: uWrite>(w: &mut W, c: Option<u64>) -> Result<(), W::Error> {
+    match c {
+        Some(c) => write_centi(w, c),
+        None => w.write_str("null"),
+    }
+}

@@ -160,14 +160,7 @@ fn toolchain_sample_csv() {
     )
     .unwrap();
     let svg = plot_ok(&csv);
-    for col in [
-        "mem_used_mb",
-        "mem_avail_mb",
-        "swap_used_mb",
-        "disk_avail_mb",
-        "cpu_pct",
-        "compilers",
-    ] {
+    for col in ["mem_used_mb", "disk_avail_mb", "cpu_pct", "compilers"] {
         assert!(
             svg.contains(&format!("<polyline class=\"series\" data-series=\"{col}\"")),
             "{col}"
@@ -175,6 +168,16 @@ fn toolchain_sample_csv() {
     }
     assert!(!svg.contains("data-series=\"zram"));
     assert!(svg.contains("not in this CSV (omitted): zram stored (MiB), zram RAM (MiB)"));
+    // Swap is 0 throughout; on this 24 GB host RAM available (~23,500 MiB)
+    // is above the axis that RAM used (413 to 689 MiB) sets.
+    assert!(!svg.contains("data-series=\"swap_used_mb\""));
+    assert!(svg.contains("0 throughout (not drawn): swap used (MiB)"));
+    assert!(!svg.contains("data-series=\"mem_avail_mb\""));
+    assert!(
+        svg.contains(">800</text>"),
+        "the memory axis tops at 800 MiB"
+    );
+    assert!(svg.contains("above the chart: MemTotal 24105 MiB"), "{svg}");
     assert!(svg.contains("<title>stage build: 0s to 18s after the start, 18 rows</title>"));
     assert!(svg.contains("<title>headroom plot: toolchain-cargo-build.csv</title>"));
     assert!(svg.contains("18 samples, duration 18s"));
@@ -209,9 +212,17 @@ fn a_run_recorded_from_a_board_root() {
         String::from_utf8_lossy(&out.stderr)
     );
     let svg = plot_ok(&d.join("resources-b.csv"));
-    for col in ["zram_stored_mb", "zram_ram_mb", "mem_used_mb", "cpu_pct"] {
+    for col in [
+        "zram_stored_mb",
+        "zram_ram_mb",
+        "mem_used_mb",
+        "mem_avail_mb",
+    ] {
         assert!(svg.contains(&format!("data-series=\"{col}\"")), "{col}");
     }
+    // A board tree's CPU counters do not move: 0 % throughout, left out.
+    assert!(!svg.contains("data-series=\"cpu_pct\""));
+    assert!(svg.contains("0 throughout (not drawn): CPU %"), "{svg}");
     assert!(
         !svg.contains("not in this CSV"),
         "a full CSV has every series"

@@ -19,9 +19,15 @@
 //! then three panels on one time axis — memory in MiB (RAM used and
 //! available, swap used, zram stored and zram RAM, the near-OOM line),
 //! disk free (with the low-disk line), CPU % with the compiler count on a
-//! right-hand axis. Stage bands run behind all three, OOM kills are red
-//! lines across them; both carry `<title>` hover text. All text that comes
-//! from the CSV goes through [`escape`].
+//! right-hand axis. Stage bands run behind all three (a run without
+//! stages is one band named by its [`run_id`]), OOM kills are red lines
+//! across them; both carry `<title>` hover text. All text that comes from
+//! the CSV goes through [`escape`].
+//!
+//! The memory axis is scaled to `MEM_USE`, what the host and the build
+//! take; RAM available is drawn where it falls on it, MemTotal is a line
+//! on it or a note above it. A series that is 0 throughout where 0 shows
+//! nothing is left out of the plot and the legend, and named in a note.
 //!
 //! # References
 //! SVG 1.1 (W3C), "Basic shapes" and "The 'title' element"; XML 1.0, "Char"
@@ -152,7 +158,26 @@ impl Series {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// A series whose values are all 0 shows nothing (no swap, no zram, no
+    /// compiler, an idle CPU) and is left out; 0 RAM available or 0 disk
+    /// free is the news itself, and RAM used is never 0.
+    fn zero_is_nothing(self) -> bool {
+        !matches!(self, Series::MemAvail | Series::DiskFree)
+    }
 }
+
+/// The memory series that the memory axis is scaled to: what the host and
+/// the build take. RAM available is MemTotal minus RAM used: on a large
+/// host it would put the axis near MemTotal and the build's use flat at
+/// the bottom, so it is drawn where it falls on the axis (with the
+/// near-OOM line, which is always on it) and marked when above it.
+const MEM_USE: [Series; 4] = [
+    Series::MemUsed,
+    Series::SwapUsed,
+    Series::ZramStored,
+    Series::ZramRam,
+];
 
 /// Pass 1 over the CSV: time range, row count, the series present and the
 /// thresholds. Fixed size (a [`Summary`] inside, about 6 KiB).
@@ -165,6 +190,7 @@ pub struct Scan {
     iso_min: Iso,
     iso_max: Iso,
     present: [bool; SERIES_N],
+    nonzero: [bool; SERIES_N],
     oom_counter: bool,
 }
 
@@ -180,6 +206,7 @@ impl Scan {
             iso_min: Iso::from_epoch(0),
             iso_max: Iso::from_epoch(0),
             present: [false; SERIES_N],
+            nonzero: [false; SERIES_N],
             oom_counter: false,
         }
     }
@@ -197,8 +224,9 @@ impl Scan {
             self.iso_max = row.iso;
         }
         for s in SERIES {
-            if s.of(row).is_some() {
+            if let Some(v) = s.of(row) {
                 self.present[s.index()] = true;
+                self.nonzero[s.index()] |= v > 0;
             }
         }
         self.oom_counter |= row.ext.oom_kills.is_some();
@@ -300,7 +328,15 @@ pub struct Plot {
     seen: u64,
     near_oom: Threshold,
     low_disk: Threshold,
+    /// The series with a value in some row.
     present: [bool; SERIES_N],
+    /// The series drawn and in the legend: present, and not all 0 where
+    /// 0 shows nothing ([`Series::zero_is_nothing`]).
+    drawn: [bool; SERIES_N],
+    /// MemTotal, MiB: the largest RAM used + RAM available of a row (the
+    /// CSV has no MemTotal column; `mem_used_mb` is MemTotal −
+    /// MemAvailable); 0 without memory figures.
+    mem_total: u64,
     oom_counter: bool,
     iso_first: Iso,
     iso_last: Iso,
@@ -409,6 +445,10 @@ impl Plot {
             near_oom: scan.summary.near_oom(),
             low_disk: scan.summary.low_disk(),
             present: scan.present,
+            drawn: core::array::from_fn(|i| {
+                scan.present[i] && (scan.nonzero[i] || !SERIES[i].zero_is_nothing())
+            }),
+            mem_total: 0,
             oom_counter: scan.oom_counter,
             iso_first: scan.iso_min,
             iso_last: scan.iso_max,
@@ -451,6 +491,11 @@ impl Plot {
             t.lo = t.lo.min(epoch);
             t.hi = t.hi.max(epoch);
             t.rows = t.rows.saturating_add(1);
+        }
+        if row.mem_known {
+            self.mem_total = self
+                .mem_total
+                .max(row.mem_used_mb.saturating_add(row.mem_avail_mb));
         }
         if let Some(cells) = self.cells.get_mut(b) {
             for s in SERIES {
@@ -556,6 +601,16 @@ impl Plot {
         (lo, (lo + hi) / 2, hi)
     }
 
+    /// The smallest value of a series over all buckets.
+    fn low(&self, s: Series) -> Option<u64> {
+        self.cells[..self.nb]
+            .iter()
+            .map(|c| c[s.index()])
+            .filter(|c| !c.is_empty())
+            .map(|c| u64::from(c.min))
+            .min()
+    }
+
     /// The largest value of a series over all buckets.
     fn peak(&self, s: Series) -> Option<u64> {
         self.cells[..self.nb]
@@ -585,6 +640,16 @@ fn halve(bands: &mut Vec<Band, BANDS>) {
 
 fn stage_str(s: &Stage) -> &str {
     if s.is_empty() { "?" } else { s.as_str() }
+}
+
+/// The run id in a CSV's file name: `pi-build` of
+/// `resources-pi-build.csv`; a name of another form without its `.csv`.
+pub fn run_id(name: &str) -> &str {
+    let stem = name.strip_suffix(".csv").unwrap_or(name);
+    match stem.strip_prefix("resources-") {
+        Some(id) if !id.is_empty() => id,
+        _ => stem,
+    }
 }
 
 /// A tick step for a time span: the first of 1 s, 2 s, 5 s, …, 1 day that

@@ -322,12 +322,21 @@ fn toolchain_14_column_csv_omits_the_absent_series() {
     let mut o = Out(String::new());
     let _ = plot.render("toolchain-cargo-build.csv", &mut o);
     let svg = o.0;
+    // zram: no columns; swap: 0 throughout; RAM available: ~23,500 MiB on a
+    // 24 GiB host, above the axis the build's ~700 MiB sets.
     for s in SERIES {
         let line = std::format!("data-series=\"{}\"", s.column());
-        let zram = matches!(s, Series::ZramStored | Series::ZramRam);
-        assert_eq!(svg.contains(&line), !zram, "{line}");
+        let gone = matches!(
+            s,
+            Series::ZramStored | Series::ZramRam | Series::SwapUsed | Series::MemAvail
+        );
+        assert_eq!(svg.contains(&line), !gone, "{line}");
     }
     assert!(svg.contains("not in this CSV (omitted): zram stored (MiB), zram RAM (MiB)"));
+    assert!(
+        svg.contains("0 throughout (not drawn): swap used (MiB)"),
+        "{svg}"
+    );
     assert!(svg.contains("18 samples, duration 18s"));
     assert!(svg.contains("<title>stage build: 0s to 18s after the start, 18 rows</title>"));
     assert!(svg.contains("disk free (GiB)"));
@@ -380,4 +389,161 @@ fn durations() {
     assert_eq!(time_step(0), 1);
     assert_eq!(time_step(9000), 1800);
     assert!(time_step(u64::MAX) >= 86400);
+}
+
+/// Legend entries (the text after each swatch).
+fn legend_labels(svg: &str) -> Vec<&str> {
+    let start = svg.find("<g class=\"legend\">").unwrap();
+    let end = start + svg[start..].find("</g>").unwrap();
+    svg[start..end]
+        .split("<text ")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once('<')))
+        .map(|(label, _)| label)
+        .collect()
+}
+
+/// The memory axis's top tick.
+fn mem_top(svg: &str) -> u64 {
+    let y = std::format!("y=\"{}\" text-anchor=\"end\">", MEM.0 + 4);
+    let at = svg.find(&y).unwrap() + y.len();
+    svg[at..].split('<').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_memory_axis_fits_the_builds_use_and_marks_memtotal_above_it() {
+    // A 24 GiB host: RAM used 400 to 2,900 MiB, RAM available the rest.
+    let rows: Vec<Row> = (0..20)
+        .map(|i| {
+            let mut r = row(i, "a");
+            r.mem_used_mb = 400 + 125 * i;
+            r.mem_avail_mb = 24_000 - r.mem_used_mb;
+            r
+        })
+        .collect();
+    let (p, svg) = plot_of(&rows);
+    assert_eq!(p.mem_total, 24_000);
+    assert_eq!(mem_top(&svg), 3_000, "{svg}");
+    assert!(svg.contains(">above the chart: MemTotal 24000 MiB, near-OOM &lt; 4096 MiB; RAM available (MemTotal − RAM used) drawn only below 3000 MiB</text>"), "{svg}");
+    assert!(!svg.contains("data-series=\"mem_avail_mb\""));
+    assert!(!legend_labels(&svg).contains(&"RAM available (MiB)"));
+    // The near-OOM line is above the axis: not drawn at its top.
+    assert!(!svg.contains("near-OOM: MemAvailable below"), "{svg}");
+
+    // The build takes the host: RAM available falls onto the axis, and is
+    // drawn only where it is on it; MemTotal is still above.
+    let rows: Vec<Row> = (0..19)
+        .map(|i| {
+            let mut r = row(i, "a");
+            r.mem_used_mb = 1_000 * (i + 1);
+            r.mem_avail_mb = 24_000 - r.mem_used_mb;
+            r
+        })
+        .collect();
+    let (_, svg) = plot_of(&rows);
+    assert_eq!(mem_top(&svg), 20_000);
+    assert_eq!(count(&svg, "data-series=\"mem_avail_mb\""), 1);
+    assert!(legend_labels(&svg).contains(&"RAM available (MiB)"));
+    assert!(
+        svg.contains("near-OOM: MemAvailable below 4096 MB"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("above the chart: MemTotal 24000 MiB; RAM available"),
+        "{svg}"
+    );
+
+    // A small host near OOM: MemTotal on the axis, a dotted line.
+    let rows: Vec<Row> = (0..5)
+        .map(|i| {
+            let mut r = row(i, "a");
+            r.mem_used_mb = 3_000 + 100 * i;
+            r.mem_avail_mb = 3_794 - r.mem_used_mb;
+            r
+        })
+        .collect();
+    let (_, svg) = plot_of(&rows);
+    assert_eq!(mem_top(&svg), 4_000);
+    assert!(
+        svg.contains("<title>MemTotal 3794 MiB</title></line>"),
+        "{svg}"
+    );
+    assert!(!svg.contains("above the chart"));
+}
+
+#[test]
+fn series_that_are_zero_throughout_leave_the_legend_and_the_plot() {
+    let rows: Vec<Row> = (0..5)
+        .map(|i| {
+            let mut r = row(i, "a");
+            r.compilers = 0;
+            r.swap_used_mb = 0;
+            r.ext.zram_stored_mb = Some(0);
+            r.ext.zram_ram_mb = Some(0);
+            r.disk_avail_gb = 0; // a full disk is news: still drawn
+            r
+        })
+        .collect();
+    let (_, svg) = plot_of(&rows);
+    let legend = legend_labels(&svg);
+    for gone in [
+        Series::Compilers,
+        Series::SwapUsed,
+        Series::ZramStored,
+        Series::ZramRam,
+    ] {
+        assert!(!legend.contains(&gone.label()), "{gone:?}: {legend:?}");
+        let line = std::format!("data-series=\"{}\"", gone.column());
+        assert!(!svg.contains(&line), "{line}");
+    }
+    for kept in [Series::MemUsed, Series::DiskFree, Series::Cpu] {
+        assert!(legend.contains(&kept.label()), "{kept:?}: {legend:?}");
+    }
+    assert!(svg.contains(
+        "0 throughout (not drawn): swap used (MiB), zram stored (MiB), zram RAM (MiB), compilers (count)"
+    ), "{svg}");
+    // No compilers: no right-hand compilers axis.
+    assert!(!svg.contains(">compilers</text>"));
+    // One non-zero value puts a series back.
+    let mut rows = rows;
+    rows[2].compilers = 1;
+    let (_, svg) = plot_of(&rows);
+    assert!(legend_labels(&svg).contains(&"compilers (count)"));
+}
+
+#[test]
+fn a_run_without_stages_is_labelled_by_its_run_id() {
+    assert_eq!(run_id("resources-pi-build.csv"), "pi-build");
+    assert_eq!(run_id("resources-run.csv"), "run");
+    assert_eq!(run_id("build.csv"), "build");
+    assert_eq!(run_id("resources-.csv"), "resources-");
+    assert_eq!(run_id("log"), "log");
+    // No stage: empty when recorded, `?` when read back from a CSV.
+    for none in ["", "?"] {
+        let rows: Vec<Row> = (0..30).map(|i| row(i, none)).collect();
+        let mut scan = Scan::new(None);
+        rows.iter().for_each(|r| scan.observe(r));
+        let mut plot = Box::new(Plot::new(&scan));
+        rows.iter().for_each(|r| plot.observe(r));
+        let mut o = Out(String::new());
+        let _ = plot.render("resources-pi-build.csv", &mut o);
+        let svg = o.0;
+        assert!(
+            svg.contains("<title>run pi-build (no stage in its log): 0s to 29s"),
+            "{svg}"
+        );
+        assert!(svg.contains(">pi-build</text>"), "{svg}");
+        assert!(
+            !svg.contains(">?</text>") && !svg.contains("stage ?"),
+            "{svg}"
+        );
+    }
+    let rows: Vec<Row> = (0..30).map(|i| row(i, "?")).collect();
+    // With a stage somewhere, an unnamed stretch stays `?`.
+    let mut rows = rows;
+    rows[20].stage.clear();
+    let _ = rows[20].stage.push_str("link");
+    let (_, svg) = plot_of(&rows);
+    assert!(svg.contains("<title>stage ?: "), "{svg}");
+    assert!(svg.contains("<title>stage link: "), "{svg}");
 }

@@ -5,7 +5,7 @@
 //! ([`host::memory`], `/proc/swaps` rows, [`zram::device`], [`host::fs_stat`],
 //! [`host::cores`], PSI, vmstat, the memory cgroup), each derived figure
 //! from the one method or function the screen uses (`mem_used_pct`,
-//! `avail_mib`, `compression_centi`, [`super::zram_swap`], …). Keys name
+//! `avail_mib`, `compression_centi`, `zram_swap`, …). Keys name
 //! the unit (`mem_available_mib`, `used_pct`, `quota_cpus`); a figure the
 //! screen shows as "not available", "unknown" or "none" is `null`. Sizes
 //! in whole MiB rounded down and ratios with two decimals, as on the

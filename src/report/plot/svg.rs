@@ -4,8 +4,8 @@
 use ufmt::{uWrite, uwrite};
 
 use super::{
-    Axis, BANDS, CPU, DISK, H, MEM, OOM_MARKS, PW, Plot, SERIES, Series, W, X0, X1, duration,
-    escape, stage_str, time_step,
+    Axis, BANDS, CPU, DISK, H, MEM, MEM_USE, OOM_MARKS, PW, Plot, SERIES, Series, W, X0, X1,
+    duration, escape, run_id, stage_str, time_step,
 };
 use crate::report::summary::Threshold;
 
@@ -32,25 +32,14 @@ impl Plot {
              .grid{stroke:#ddd;stroke-width:1}.frame{fill:none;stroke:#888}\
              .series{fill:none;stroke-width:1.5;stroke-linejoin:round}\
              .band0{fill:#f4f4f4}.band1{fill:#e4e8ee}\
-             .oom{stroke:#c00000;stroke-width:2}.thr{stroke:#e31a1c;stroke-width:1.2;stroke-dasharray:6 4}</style>\n",
+             .oom{stroke:#c00000;stroke-width:2}.thr{stroke:#e31a1c;stroke-width:1.2;stroke-dasharray:6 4}\
+             .total{stroke:#888;stroke-width:1;stroke-dasharray:2 3}</style>\n",
         )?;
         w.write_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n")?;
         self.title(name, w)?;
-        self.legend(w)?;
-        self.draw_bands(w)?;
-        let mem_series = [
-            Series::MemUsed,
-            Series::MemAvail,
-            Series::SwapUsed,
-            Series::ZramStored,
-            Series::ZramRam,
-        ];
-        let mem_peak = mem_series
-            .iter()
-            .filter_map(|&s| self.peak(s))
-            .max()
-            .unwrap_or(0);
-        let mem_axis = Axis::new(mem_peak.max(self.near_oom.value()), 1);
+        let mem_axis = self.mem_axis();
+        self.legend(w, mem_axis)?;
+        self.draw_bands(name, w)?;
         self.panel(w, MEM, mem_axis, "memory (MiB)")?;
         let disk_peak = self.peak(Series::DiskFree);
         let low_mb = self.low_disk.value();
@@ -65,16 +54,22 @@ impl Plot {
         let cpu_axis = Axis::new(self.peak(Series::Cpu).unwrap_or(0).max(100), 1);
         let comp_axis = Axis::new(self.peak(Series::Compilers).unwrap_or(0).max(1), 1);
         self.panel(w, CPU, cpu_axis, "CPU % / compilers")?;
-        self.right_axis(w, CPU, comp_axis)?;
+        if self.drawn[Series::Compilers.index()] {
+            self.right_axis(w, CPU, comp_axis)?;
+        }
         self.time_axis(w)?;
 
-        for s in mem_series {
+        for s in [Series::MemUsed, Series::MemAvail]
+            .into_iter()
+            .chain(MEM_USE.into_iter().skip(1))
+        {
             self.series(w, s, mem_axis, MEM)?;
         }
+        let total_note = self.mem_total_mark(w, mem_axis)?;
         self.series(w, Series::DiskFree, disk_axis, DISK)?;
         self.series(w, Series::Cpu, cpu_axis, CPU)?;
         self.series(w, Series::Compilers, comp_axis, CPU)?;
-        if self.present[Series::MemAvail.index()] {
+        if self.present[Series::MemAvail.index()] && self.near_oom.value() <= mem_axis.max {
             let y = mem_axis.y(self.near_oom.value(), MEM);
             uwrite!(
                 w,
@@ -95,7 +90,9 @@ impl Plot {
                 w,
                 "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">near-OOM &lt; {} MiB</text>\n",
                 X1 - 4,
-                y.saturating_sub(4).max(MEM.0 + 12),
+                // Below the MemTotal note at the top, when there is one.
+                y.saturating_sub(4)
+                    .max(MEM.0 + if total_note { 27 } else { 12 }),
                 self.near_oom.value()
             )?;
         }
@@ -128,6 +125,69 @@ impl Plot {
         w.write_str("</svg>\n")
     }
 
+    /// The memory axis: to a round top at or above the largest of
+    /// [`MEM_USE`] drawn (RAM available's peak when none is) and 5 % over
+    /// it, so that the peak is not drawn on the frame. RAM available
+    /// is on it wherever it is below half of MemTotal (RAM used is then
+    /// above half), so always where it is near OOM.
+    fn mem_axis(&self) -> Axis {
+        let peak = MEM_USE
+            .iter()
+            .filter(|s| self.drawn[s.index()])
+            .filter_map(|&s| self.peak(s))
+            .max()
+            .or_else(|| self.peak(Series::MemAvail))
+            .unwrap_or(0);
+        Axis::new(peak.saturating_add(peak / 20), 1)
+    }
+
+    /// MemTotal on the memory panel: a dotted line when it is on the axis;
+    /// when above it, a note at the panel's top right naming MemTotal, the
+    /// near-OOM threshold when it is above too, and where RAM available is
+    /// not drawn. Returns whether the note was written.
+    fn mem_total_mark<W: uWrite>(&self, w: &mut W, axis: Axis) -> Result<bool, W::Error> {
+        if self.mem_total == 0 || !self.drawn[Series::MemAvail.index()] {
+            return Ok(false);
+        }
+        if self.mem_total <= axis.max {
+            let y = axis.y(self.mem_total, MEM);
+            uwrite!(
+                w,
+                "<line class=\"total\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>MemTotal {} MiB</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">MemTotal {} MiB</text>\n",
+                X0,
+                y,
+                X1,
+                y,
+                self.mem_total,
+                // Right, as the near-OOM label (at most 1/8 of MemTotal, so
+                // far below): the stage labels are on the left.
+                X1 - 4,
+                y.saturating_sub(4).max(MEM.0 + 12),
+                self.mem_total
+            )?;
+            return Ok(false);
+        }
+        uwrite!(
+            w,
+            "<text class=\"small mem-total\" x=\"{}\" y=\"{}\" text-anchor=\"end\">above the chart: MemTotal {} MiB",
+            X1 - 4,
+            MEM.0 + 13,
+            self.mem_total
+        )?;
+        if self.near_oom.value() > axis.max {
+            uwrite!(w, ", near-OOM &lt; {} MiB", self.near_oom.value())?;
+        }
+        if self.peak(Series::MemAvail).is_some_and(|p| p > axis.max) {
+            uwrite!(
+                w,
+                "; RAM available (MemTotal − RAM used) drawn only below {} MiB",
+                axis.max
+            )?;
+        }
+        w.write_str("</text>\n")?;
+        Ok(true)
+    }
+
     fn title<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
         uwrite!(w, "<title>headroom plot: ")?;
         escape(w, name)?;
@@ -154,11 +214,14 @@ impl Plot {
         uwrite!(w, "</text>\n")
     }
 
-    fn legend<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+    /// The legend: each series drawn (RAM available not when it is above
+    /// the memory axis throughout), then the thresholds, OOM kills, stages.
+    fn legend<W: uWrite>(&self, w: &mut W, mem_axis: Axis) -> Result<(), W::Error> {
         let mut at = (X0, 70);
         w.write_str("<g class=\"legend\">\n")?;
+        let avail_off = self.low(Series::MemAvail).is_some_and(|v| v > mem_axis.max);
         for s in SERIES {
-            if self.present[s.index()] {
+            if self.drawn[s.index()] && !(s == Series::MemAvail && avail_off) {
                 legend_entry(w, &mut at, s.label(), Swatch::Line(s.color()))?;
             }
         }
@@ -177,9 +240,18 @@ impl Plot {
         w.write_str("</g>\n")
     }
 
-    fn draw_bands<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+    /// The stage bands; a run without stages (every row's stage empty) is
+    /// one band labelled with its run id ([`run_id`] of `name`), not `?`.
+    fn draw_bands<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
+        // Empty when recorded, `?` when read back from the CSV.
+        let stageless = self.bands.iter().all(|b| stage_str(&b.stage) == "?");
         w.write_str("<g class=\"bands\">\n")?;
         for (i, b) in self.bands.iter().enumerate() {
+            let label = if stageless {
+                run_id(name)
+            } else {
+                stage_str(&b.stage)
+            };
             // A band reaches to where the next one starts; the last to its end.
             let end = match self.bands.get(i + 1) {
                 Some(n) => n.t_start,
@@ -195,14 +267,18 @@ impl Plot {
             let width = (xb - xa).max(1);
             uwrite!(
                 w,
-                "<rect class=\"band{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>stage ",
+                "<rect class=\"band{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}",
                 i % 2,
                 xa,
                 MEM.0,
                 width,
-                CPU.1 - MEM.0
+                CPU.1 - MEM.0,
+                if stageless { "run " } else { "stage " }
             )?;
-            escape(w, stage_str(&b.stage))?;
+            escape(w, label)?;
+            if stageless {
+                uwrite!(w, " (no stage in its log)")?;
+            }
             if b.runs > 1 {
                 uwrite!(w, " and {} other stage runs merged", b.runs - 1)?;
             }
@@ -211,7 +287,6 @@ impl Plot {
             uwrite!(w, " to ")?;
             duration(w, end.max(b.t_end).saturating_sub(self.t0))?;
             uwrite!(w, " after the start, {} rows</title></rect>\n", b.rows)?;
-            let label = stage_str(&b.stage);
             let chars = label.chars().count() as u64 + if b.runs > 1 { 4 } else { 0 };
             if width >= 7 * chars + 6 {
                 uwrite!(
@@ -331,8 +406,9 @@ impl Plot {
     }
 
     /// The polylines of one series: one per stretch of buckets where the
-    /// series has values (a bucket with rows but no value breaks the line;
-    /// a bucket with no rows at all does not).
+    /// series has values on the axis (a bucket with rows but no value, or
+    /// only values above the axis, breaks the line; a bucket with no rows
+    /// at all does not).
     fn series<W: uWrite>(
         &self,
         w: &mut W,
@@ -340,7 +416,7 @@ impl Plot {
         axis: Axis,
         panel: (u64, u64),
     ) -> Result<(), W::Error> {
-        if !self.present[s.index()] {
+        if !self.drawn[s.index()] {
             return Ok(());
         }
         let mut open = false;
@@ -350,7 +426,8 @@ impl Plot {
                 continue;
             }
             let c = cells[s.index()];
-            if c.is_empty() {
+            // Wholly above the axis (RAM available on a large host): a gap.
+            if c.is_empty() || u64::from(c.min) > axis.max {
                 if open {
                     self.end_line(w, s)?;
                     open = false;
@@ -437,6 +514,22 @@ impl Plot {
                 let mut first = true;
                 for s in SERIES {
                     if !self.present[s.index()] {
+                        uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
+                        first = false;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        if SERIES
+            .iter()
+            .any(|s| self.present[s.index()] && !self.drawn[s.index()])
+        {
+            note(w, &|w: &mut W| {
+                uwrite!(w, "0 throughout (not drawn):")?;
+                let mut first = true;
+                for s in SERIES {
+                    if self.present[s.index()] && !self.drawn[s.index()] {
                         uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
                         first = false;
                     }

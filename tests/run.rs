@@ -4,6 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
 fn scratch(name: &str) -> PathBuf {
@@ -101,6 +103,122 @@ fn max_rss_is_the_largest_process_near_its_size() {
     );
 }
 
+/// Work that moves every counter `/usr/bin/time -v` shows: writes 8 MiB
+/// and syncs it (outputs), drops it from the page cache and reads it back
+/// page by page through a MADV_RANDOM mapping (one major fault per page,
+/// no readahead) and then with read(2) (inputs), and pipes 50 MiB from
+/// head to cat (context switches both ways; minor faults throughout).
+const COUNTER_WORK: &str = r#"python3 -c '
+import mmap, os
+with open("f", "wb") as f:
+    f.write(os.urandom(8 << 20)); f.flush(); os.fsync(f.fileno())
+fd = os.open("f", os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+m.madvise(mmap.MADV_RANDOM)
+sum(m[i] for i in range(0, len(m), 4096))
+m.close()
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+while os.read(fd, 1 << 16): pass
+'
+head -c 50M /dev/zero | cat > /dev/null
+"#;
+
+/// The number after `label` on the line of `text` that contains it
+/// (`Voluntary context switches: 12`, `minor 34`).
+fn figure_after(text: &str, label: &str) -> u64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in:\n{text}"));
+    text[at + label.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {label:?} in:\n{text}"))
+}
+
+/// The RUN block's page faults, context switches and file system blocks
+/// are wait4(2)'s, field for field: compared with `/usr/bin/time -v` run
+/// as CMD in the same `headroom run` (the counts differ from one run to
+/// the next). headroom's figures cover time and its child, time's only
+/// its child, so each of headroom's is at least time's and exceeds it by
+/// what time itself used: a small dynamically linked program that starts
+/// (its loader and libc: ~100 minor faults, 1000 allowed), waits in
+/// wait4 once and writes its report to a pipe (a few voluntary switches,
+/// the odd preemption on a busy host: 100 allowed for each kind), and
+/// whose pages are normally cached (majors and inputs 0; 50 faults and
+/// 2048 blocks, 1 MiB, allowed for a cold cache) and writes no file
+/// (outputs: 64 allowed). Honours `HEADROOM_BIN`, so a 32-bit binary under
+/// qemu-arm-static checks its struct rusage layout the same way.
+#[test]
+fn run_block_counters_match_time_v_within_one_run() {
+    let time = Path::new("/usr/bin/time");
+    assert!(
+        time.exists(),
+        "/usr/bin/time is missing: apt-get install time (ci/test does)"
+    );
+    let d = scratch("time-v");
+    let out = common::headroom()
+        .args(["run", "--interval", "0.2", "--run-id", "t"])
+        .arg("--out-dir")
+        .arg(&d)
+        .args(["--", "/usr/bin/time", "-v", "sh", "-c", COUNTER_WORK])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let (tv, ours) = err
+        .split_once("\nRUN: ")
+        .unwrap_or_else(|| panic!("no RUN block in:\n{err}"));
+    let pairs = [
+        (
+            "Major (requiring I/O) page faults: ",
+            "page faults: major ",
+            50,
+        ),
+        ("Minor (reclaiming a frame) page faults: ", "minor ", 1000),
+        (
+            "Voluntary context switches: ",
+            "context switches: voluntary ",
+            100,
+        ),
+        ("Involuntary context switches: ", "involuntary ", 100),
+        ("File system inputs: ", "file system inputs ", 2048),
+        ("File system outputs: ", "outputs ", 64),
+    ];
+    for (theirs, mine, slack) in pairs {
+        let (t, h) = (figure_after(tv, theirs), figure_after(ours, mine));
+        assert!(
+            (t..=t + slack).contains(&h),
+            "{mine:?}: headroom {h}, time -v {t} (+{slack} allowed)\n{err}"
+        );
+    }
+    // The work really moved the counters, so that a field read from the
+    // wrong offset cannot pass by both being 0. Major faults need the
+    // scratch directory on a disk file system whose clean pages
+    // POSIX_FADV_DONTNEED drops (not tmpfs).
+    let fs_type = Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(&d)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let mut moved = vec![
+        ("Minor (reclaiming a frame) page faults: ", 1000),
+        ("Voluntary context switches: ", 100),
+    ];
+    if ["ext2/ext3", "xfs", "btrfs"].contains(&fs_type.as_str()) {
+        moved.push(("Major (requiring I/O) page faults: ", 1000));
+        moved.push(("File system inputs: ", 8192));
+        moved.push(("File system outputs: ", 8192));
+    }
+    for (label, at_least) in moved {
+        let t = figure_after(tv, label);
+        assert!(t >= at_least, "{label}{t}, expected >= {at_least}\n{err}");
+    }
+}
+
 #[test]
 fn make_j2_reports_the_largest_compiler_not_the_sum() {
     let d = scratch("make");
@@ -156,7 +274,8 @@ fn fifty_concurrent_wrapped_commands_leave_fifty_intact_rows() {
     ids.dedup();
     assert_eq!(ids.len(), 50, "{text}");
     for r in &rows {
-        assert_eq!(r.split(',').count(), 9, "{r}");
+        // The nine columns, then the six getrusage(2) counters.
+        assert_eq!(r.split(',').count(), 15, "{r}");
         assert!(r.starts_with("sh unit"), "{r}");
     }
     // No CSV or summary is written in this mode.

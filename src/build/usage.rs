@@ -1,5 +1,6 @@
 //! What one command used, as `/usr/bin/time -v` reports it: wall time, user
-//! and system CPU, average cores, ru_maxrss, and how it ended.
+//! and system CPU, average cores, ru_maxrss, page faults, context switches,
+//! file system inputs and outputs, and how it ended.
 //!
 //! ru_maxrss is the peak resident size of the largest single process among
 //! the command and its waited-for descendants (not a sum): for `make -j4`
@@ -59,6 +60,115 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
     NAMES.get(i).copied()
 }
 
+/// The counters of getrusage(2) that `/usr/bin/time -v` prints beside the
+/// times, for the command and its waited-for descendants together (sums,
+/// unlike ru_maxrss).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Major page faults, the ones that needed I/O (ru_majflt; time -v's
+    /// "Major (requiring I/O) page faults"): a rising count in a build
+    /// that does not read much is the first sign of swap thrash.
+    pub majflt: u64,
+    /// Minor page faults, served without I/O (ru_minflt; time -v's "Minor
+    /// (reclaiming a frame) page faults").
+    pub minflt: u64,
+    /// Voluntary context switches: the process waited, e.g. for I/O
+    /// (ru_nvcsw).
+    pub nvcsw: u64,
+    /// Involuntary context switches: the scheduler took the CPU away
+    /// (ru_nivcsw).
+    pub nivcsw: u64,
+    /// File system inputs, 512-byte blocks read from storage, not from the
+    /// page cache (ru_inblock; time -v's "File system inputs").
+    pub inblock: u64,
+    /// File system outputs, 512-byte blocks written (ru_oublock).
+    pub oublock: u64,
+}
+
+impl Counts {
+    /// The counters' names, in the order of [`Counts::values`]: the
+    /// getrusage(2) field names without `ru_`, as the `--actions` columns
+    /// and the JSON keys spell them.
+    pub const NAMES: [&'static str; 6] =
+        ["majflt", "minflt", "nvcsw", "nivcsw", "inblock", "oublock"];
+
+    /// The counters in the order of [`Counts::NAMES`].
+    pub fn values(&self) -> [u64; 6] {
+        [
+            self.majflt,
+            self.minflt,
+            self.nvcsw,
+            self.nivcsw,
+            self.inblock,
+            self.oublock,
+        ]
+    }
+
+    /// The counters from values in the order of [`Counts::NAMES`].
+    ///
+    /// ```
+    /// use headroom::build::usage::Counts;
+    /// let c = Counts::from_values([1, 2, 3, 4, 5, 6]);
+    /// assert_eq!((c.majflt, c.oublock), (1, 6));
+    /// assert_eq!(c.values(), [1, 2, 3, 4, 5, 6]);
+    /// ```
+    pub fn from_values(v: [u64; 6]) -> Counts {
+        let [majflt, minflt, nvcsw, nivcsw, inblock, oublock] = v;
+        Counts {
+            majflt,
+            minflt,
+            nvcsw,
+            nivcsw,
+            inblock,
+            oublock,
+        }
+    }
+
+    /// Writes the counters as JSON members, each with a leading comma:
+    /// `,"majflt":N,"minflt":N,"nvcsw":N,"nivcsw":N,"inblock":N,"oublock":N`.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write_json<W: uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        for (name, v) in Self::NAMES.iter().zip(self.values()) {
+            uwrite!(w, ",\"{}\":{}", *name, v)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the RUN block's lines for the counters, named so that a
+    /// `/usr/bin/time -v` user finds each:
+    ///
+    /// ```text
+    ///   page faults: major 3 (requiring I/O)  minor 12034
+    ///   context switches: voluntary 41  involuntary 7
+    ///   file system inputs 0  outputs 16 (512-byte blocks)
+    /// ```
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn render<W: uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "  page faults: major {} (requiring I/O)  minor {}\n",
+            self.majflt,
+            self.minflt
+        )?;
+        uwrite!(
+            w,
+            "  context switches: voluntary {}  involuntary {}\n",
+            self.nvcsw,
+            self.nivcsw
+        )?;
+        uwrite!(
+            w,
+            "  file system inputs {}  outputs {} (512-byte blocks)\n",
+            self.inblock,
+            self.oublock
+        )
+    }
+}
+
 /// One command's resource use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Usage {
@@ -70,6 +180,8 @@ pub struct Usage {
     pub sys_ms: u64,
     /// ru_maxrss: peak RSS of the largest single process, KiB.
     pub max_rss_kib: u64,
+    /// Page faults, context switches and file system blocks.
+    pub counts: Counts,
     /// How it ended.
     pub end: End,
 }
@@ -104,6 +216,7 @@ impl Usage {
             "\n  max RSS {} MiB (largest single process, ru_maxrss)\n",
             self.max_rss_kib / 1024
         )?;
+        self.counts.render(w)?;
         match self.end {
             End::Exited(c) => uwrite!(w, "  exit {}\n", c),
             End::Signaled(s) => match signal_name(s) {
@@ -176,6 +289,7 @@ mod tests {
             user_ms: 3000,
             sys_ms: 445,
             max_rss_kib: 300 * 1024 + 5,
+            counts: Counts::from_values([3, 12034, 41, 7, 0, 16]),
             end: End::Signaled(9),
         };
         assert_eq!(u.cores_centi(), 172);
@@ -183,7 +297,13 @@ mod tests {
         u.render("make -j2", &mut s).unwrap();
         assert_eq!(
             s.as_str(),
-            "\nRUN: make -j2\n  wall 2.000 s  user 3.000 s  sys 0.445 s  average cores 1.72\n  max RSS 300 MiB (largest single process, ru_maxrss)\n  killed by signal KILL (9), exit status 137\n"
+            "\nRUN: make -j2\n  wall 2.000 s  user 3.000 s  sys 0.445 s  average cores 1.72\n  max RSS 300 MiB (largest single process, ru_maxrss)\n  page faults: major 3 (requiring I/O)  minor 12034\n  context switches: voluntary 41  involuntary 7\n  file system inputs 0  outputs 16 (512-byte blocks)\n  killed by signal KILL (9), exit status 137\n"
+        );
+        let mut j = heapless::String::<128>::new();
+        u.counts.write_json(&mut j).unwrap();
+        assert_eq!(
+            j.as_str(),
+            ",\"majflt\":3,\"minflt\":12034,\"nvcsw\":41,\"nivcsw\":7,\"inblock\":0,\"oublock\":16"
         );
         let z = Usage { wall_ms: 0, ..u };
         assert_eq!(z.cores_centi(), 0);

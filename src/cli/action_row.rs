@@ -19,7 +19,7 @@ pub fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &St
     let mut id = heapless::String::<96>::new();
     headroom::report::actions::action_id(id_label, &words, &mut id);
     let action = headroom::report::actions::Action::from_usage(id, c.start_epoch, u);
-    let mut line = heapless::Vec::<u8, 256>::new();
+    let mut line = heapless::Vec::<u8, { headroom::report::actions::ROW_CAP }>::new();
     if headroom::report::actions::format_row(&action, &mut line).is_err() {
         return;
     }

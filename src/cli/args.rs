@@ -113,7 +113,8 @@ twin_args! {
     struct RecordArgs;
 
     /// Run CMD while recording, then print the summary and what CMD used
-    /// (wall, CPU, average cores, ru_maxrss, signal) on stderr and exit with
+    /// (as time -v: wall, CPU, average cores, ru_maxrss, page faults, context
+    /// switches, file system inputs and outputs, signal) on stderr and exit with
     /// CMD's status. On a terminal CMD shares headroom's job (Ctrl-C, Ctrl-Z and
     /// fg act on both); SIGTERM and SIGHUP sent to headroom are passed on to CMD,
     /// and without a terminal SIGINT too, to CMD's whole process group. With

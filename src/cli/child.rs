@@ -1,13 +1,14 @@
 //! `run`'s CMD as a child process: started (its own process group without
 //! a terminal, its OOM score adjustment, its cgroup joined before exec),
-//! stop signals passed on to it, and reaped with wait4(2) for its rusage.
+//! stop signals passed on to it, and reaped with the wait4(2) system call
+//! for its rusage.
 
 use std::os::raw::c_int;
 use std::sync::atomic::Ordering;
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 
-use headroom::build::usage::{End, Usage};
+use headroom::build::usage::{Counts, End, Usage};
 use headroom::govern::record::{self, StopFlag, Watch};
 
 use super::common::{SIG_DFL, SIGNAL, io_text, signal};
@@ -170,7 +171,10 @@ pub fn spawn(
     }
 }
 
-/// `struct timeval` of the 64-bit Linux ABIs headroom is built for.
+/// The kernel's `struct timeval` in `struct rusage` (`__kernel_old_timeval`):
+/// two `long`s on every Linux ABI, also where the C library's own
+/// `time_t` is 64-bit on a 32-bit target (musl 1.2, glibc with
+/// `_TIME_BITS=64`).
 #[repr(C)]
 #[derive(Default)]
 struct Timeval {
@@ -178,29 +182,109 @@ struct Timeval {
     tv_usec: std::os::raw::c_long,
 }
 
-/// `struct rusage` (getrusage(2)): two timevals and fourteen longs.
+/// The kernel's `struct rusage` as the wait4 system call writes it
+/// (include/uapi/linux/resource.h): two timevals and fourteen `long`s,
+/// 144 bytes on 64-bit targets and 72 on 32-bit ones.
+///
+/// The system call is made directly, not through the C library's
+/// `wait4`, because on 32-bit musl 1.2 that symbol is a time32
+/// compatibility shim for old binaries (the 64-bit-time function is
+/// `__wait4_time64`, with a larger struct), and the shim of musl 1.2.x
+/// copies the figures only when wait4 returns 0 — which it never does for
+/// a reaped child — so every field would read 0 on armv7 and armv6.
 #[repr(C)]
 #[derive(Default)]
 struct Rusage {
     ru_utime: Timeval,
     ru_stime: Timeval,
     ru_maxrss: std::os::raw::c_long,
-    rest: [std::os::raw::c_long; 13],
+    ru_ixrss: std::os::raw::c_long,
+    ru_idrss: std::os::raw::c_long,
+    ru_isrss: std::os::raw::c_long,
+    ru_minflt: std::os::raw::c_long,
+    ru_majflt: std::os::raw::c_long,
+    ru_nswap: std::os::raw::c_long,
+    ru_inblock: std::os::raw::c_long,
+    ru_oublock: std::os::raw::c_long,
+    ru_msgsnd: std::os::raw::c_long,
+    ru_msgrcv: std::os::raw::c_long,
+    ru_nsignals: std::os::raw::c_long,
+    ru_nvcsw: std::os::raw::c_long,
+    ru_nivcsw: std::os::raw::c_long,
 }
 
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Rusage>() == 144);
+#[cfg(target_pointer_width = "32")]
+const _: () = assert!(std::mem::size_of::<Rusage>() == 72);
+
+/// The wait4 system call's number (asm/unistd.h of each architecture).
+#[cfg(target_arch = "x86_64")]
+const SYS_WAIT4: std::os::raw::c_long = 61;
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+))]
+const SYS_WAIT4: std::os::raw::c_long = 260;
+#[cfg(any(
+    target_arch = "arm",
+    target_arch = "x86",
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "s390x"
+))]
+const SYS_WAIT4: std::os::raw::c_long = 114;
 
 unsafe extern "C" {
-    /// wait4(2) from the C library: waits for `pid` and fills `rusage` with
-    /// the resources of it and its waited-for descendants.
-    fn wait4(pid: c_int, status: *mut c_int, options: c_int, rusage: *mut Rusage) -> c_int;
+    /// syscall(2) from the C library: the system call `number` with its
+    /// arguments, -1 and errno on failure.
+    fn syscall(number: std::os::raw::c_long, ...) -> std::os::raw::c_long;
+}
+
+/// wait4(2), the system call: waits for `pid` and fills `ru` with the
+/// resources of it and its waited-for descendants; returns the pid, or
+/// -1 with errno set.
+fn wait4(pid: c_int, status: &mut c_int, ru: &mut Rusage) -> std::os::raw::c_long {
+    let (status, ru): (*mut c_int, *mut Rusage) = (status, ru);
+    // SAFETY: wait4 writes one int at `status` and one kernel
+    // `struct rusage` at `ru`; both are valid and writable for the call,
+    // and Rusage has the kernel's layout (its size is checked at compile
+    // time for each pointer width). Options 0: block until it exits.
+    unsafe {
+        syscall(
+            SYS_WAIT4,
+            std::os::raw::c_long::from(pid),
+            status,
+            std::os::raw::c_long::from(0i32),
+            ru,
+        )
+    }
 }
 
 fn tv_ms(t: &Timeval) -> u64 {
     let s = u64::try_from(t.tv_sec).unwrap_or(0);
     let us = u64::try_from(t.tv_usec).unwrap_or(0);
     s.saturating_mul(1000).saturating_add(us / 1000)
+}
+
+/// A kernel counter (`long`, never negative) as u64.
+fn count(v: std::os::raw::c_long) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+impl Rusage {
+    /// The counters `/usr/bin/time -v` shows beside the times.
+    fn counts(&self) -> Counts {
+        Counts {
+            majflt: count(self.ru_majflt),
+            minflt: count(self.ru_minflt),
+            nvcsw: count(self.ru_nvcsw),
+            nivcsw: count(self.ru_nivcsw),
+            inblock: count(self.ru_inblock),
+            oublock: count(self.ru_oublock),
+        }
+    }
 }
 
 /// Waits for the child to exit, forwarding stop signals meanwhile, then
@@ -219,9 +303,7 @@ pub fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group:
     let mut status: c_int = 0;
     let mut ru = Rusage::default();
     loop {
-        // SAFETY: `status` and `ru` are valid, writable and of the C types
-        // wait4(2) expects (Rusage's size is checked at compile time).
-        let r = unsafe { wait4(c.pid.as_raw_nonzero().get(), &mut status, 0, &mut ru) };
+        let r = wait4(c.pid.as_raw_nonzero().get(), &mut status, &mut ru);
         if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             break;
         }
@@ -231,7 +313,8 @@ pub fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group:
         wall_ms: u64::try_from(c.start.elapsed().as_millis()).unwrap_or(u64::MAX),
         user_ms: tv_ms(&ru.ru_utime),
         sys_ms: tv_ms(&ru.ru_stime),
-        max_rss_kib: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+        max_rss_kib: count(ru.ru_maxrss),
+        counts: ru.counts(),
         end: End::from_wait_status(status),
     }
 }

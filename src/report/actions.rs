@@ -18,7 +18,8 @@
 //! ("centi-cores"), KiB. Rounding for display is half up.
 //!
 //! # References
-//! getrusage(2) and wait4(2) (`ru_utime`, `ru_stime`, `ru_maxrss` in KiB),
+//! getrusage(2) and wait4(2) (`ru_utime`, `ru_stime`, `ru_maxrss` in KiB,
+//! `ru_majflt`, `ru_minflt`, `ru_nvcsw`, `ru_nivcsw`, `ru_inblock`, `ru_oublock`),
 //! signal(7) (signal numbers), RFC 4180 via `csv-core`, SPEC.md
 //! "Command line"; the per-bucket table imitates the layout of Buildbarn's
 //! per-action usage reports (POSIXResourceUsage).
@@ -28,15 +29,23 @@ use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
 use crate::build::text::sanitize_into;
+use crate::build::usage::Counts;
 use crate::kernel::parse::{parse_i64, parse_u64, trim};
 use crate::tick::clock::Iso;
 use crate::tick::row::BufferFull;
 
-/// The actions file's header line, with its newline.
-pub const HEADER: &str = "id,start,wall_s,user_s,sys_s,cores,max_rss_mb,signal,exit\n";
+/// The actions file's header line, with its newline. The getrusage(2)
+/// counters ([`Counts::NAMES`]) came after `exit` later: a file written
+/// before them has rows of [`OLD_COLUMNS`] and reads the same, without
+/// them; rows of both kinds may share one file (under its old header).
+pub const HEADER: &str = "id,start,wall_s,user_s,sys_s,cores,max_rss_mb,signal,exit,majflt,minflt,nvcsw,nivcsw,inblock,oublock\n";
 
 /// Number of columns in a row (and in [`HEADER`]).
-pub const COLUMNS: usize = 9;
+pub const COLUMNS: usize = OLD_COLUMNS + Counts::NAMES.len();
+
+/// Number of columns in a row written before the counters were added
+/// (`id` to `exit`).
+pub const OLD_COLUMNS: usize = 9;
 
 /// Byte capacity of an action id: a program name and a source path, enough
 /// to tell `cc1plus src/big/template_heavy.cpp` apart from its neighbours;
@@ -58,8 +67,9 @@ pub type Signal = String<SIGNAL_CAP>;
 /// of 96 bytes, a 20-byte start time, three seconds fields of at most 21
 /// bytes (`u64::MAX` ms), cores of at most 21 bytes, max_rss_mb of at most
 /// 17 digits, an 8-byte signal, an 11-byte exit code, 8 commas and the
-/// newline: 245 bytes. 256 holds it.
-pub const ROW_CAP: usize = 256;
+/// newline: 245 bytes; six counters of at most 20 digits, each with its
+/// comma, add 126: 371 bytes. 384 holds it.
+pub const ROW_CAP: usize = 384;
 
 /// One wrapped command's resource use, as `headroom run` measured it with
 /// wait4(2).
@@ -86,6 +96,9 @@ pub struct Action {
     pub signal: Option<Signal>,
     /// The exit status when it exited; `None` when a signal ended it.
     pub exit: Option<i32>,
+    /// Page faults, context switches and file system blocks; `None` for
+    /// a row written before they were recorded.
+    pub counts: Option<Counts>,
 }
 
 impl Action {
@@ -96,7 +109,8 @@ impl Action {
     /// use headroom::report::actions::Action;
     /// use headroom::tick::clock::Iso;
     /// let a = Action { id: Default::default(), start: Iso::from_epoch(0), wall_ms: 3000,
-    ///     user_ms: 3500, sys_ms: 500, max_rss_kib: 0, signal: None, exit: Some(0) };
+    ///     user_ms: 3500, sys_ms: 500, max_rss_kib: 0, signal: None, exit: Some(0),
+    ///     counts: None };
     /// assert_eq!(a.cores_centi(), 133); // 4.000 / 3.000 = 1.333…
     /// ```
     pub fn cores_centi(&self) -> u64 {
@@ -113,9 +127,9 @@ impl Action {
     ///
     /// ```
     /// use headroom::report::actions::{Action, Id};
-    /// use headroom::build::usage::{End, Usage};
+    /// use headroom::build::usage::{Counts, End, Usage};
     /// let u = Usage { wall_ms: 2000, user_ms: 1500, sys_ms: 100, max_rss_kib: 4096,
-    ///     end: End::Signaled(9) };
+    ///     counts: Counts::default(), end: End::Signaled(9) };
     /// let a = Action::from_usage(Id::try_from("cc x.c").unwrap(), 1796000585, &u);
     /// assert_eq!(a.signal.as_deref(), Some("KILL"));
     /// assert_eq!((a.exit, a.cores_centi()), (None, 80));
@@ -145,6 +159,7 @@ impl Action {
             max_rss_kib: u.max_rss_kib,
             signal,
             exit,
+            counts: Some(u.counts),
         }
     }
 
@@ -327,27 +342,30 @@ fn left<W: uWrite>(w: &mut W, width: usize, s: &str) -> Result<(), W::Error> {
 }
 
 /// Formats `a` as one actions-file row, with its newline, into `out`
-/// (cleared first): `id,start,wall_s,user_s,sys_s,cores,max_rss_mb,signal,exit`.
+/// (cleared first): `id,start,wall_s,user_s,sys_s,cores,max_rss_mb,signal,exit`
+/// then, when it has them, the counters `majflt,minflt,nvcsw,nivcsw,inblock,oublock`.
 ///
 /// The id is sanitized again (so a hand-built [`Action`] cannot break the
 /// CSV) and written unquoted, `?` when empty; seconds have 3 decimals
 /// (`12.345`); cores ([`Action::cores_centi`]) have 2 (`1.23`);
 /// max_rss_mb is whole MiB, rounded down; signal and exit are empty when
 /// absent. Append the result with one `write(2)` so concurrent writers'
-/// rows never interleave.
+/// rows never interleave. The counters are integers, inblock and oublock
+/// in 512-byte blocks.
 ///
 /// # Errors
 /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
 ///
 /// ```
 /// use headroom::report::actions::{format_row, Action};
+/// use headroom::build::usage::Counts;
 /// use headroom::tick::clock::Iso;
 /// let a = Action { id: "gcc x.c".try_into().unwrap(), start: Iso::from_epoch(1796000585),
 ///     wall_ms: 12345, user_ms: 11000, sys_ms: 1000, max_rss_kib: 210_000,
-///     signal: None, exit: Some(0) };
+///     signal: None, exit: Some(0), counts: Some(Counts::from_values([2, 51000, 40, 9, 16, 800])) };
 /// let mut out = heapless::Vec::new();
 /// format_row(&a, &mut out).unwrap();
-/// assert_eq!(out.as_slice(), b"gcc x.c,2026-11-30T01:03:05Z,12.345,11.000,1.000,0.97,205,,0\n");
+/// assert_eq!(out.as_slice(), b"gcc x.c,2026-11-30T01:03:05Z,12.345,11.000,1.000,0.97,205,,0,2,51000,40,9,16,800\n");
 /// ```
 pub fn format_row(a: &Action, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
     out.clear();
@@ -367,6 +385,11 @@ pub fn format_row(a: &Action, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFu
     uwrite!(out, ",{},{},", a.max_rss_kib / 1024, sig.as_str()).map_err(|_| BufferFull)?;
     if let Some(e) = a.exit {
         uwrite!(out, "{}", e).map_err(|_| BufferFull)?;
+    }
+    if let Some(c) = &a.counts {
+        for v in c.values() {
+            uwrite!(out, ",{}", v).map_err(|_| BufferFull)?;
+        }
     }
     out.push(b'\n').map_err(|_| BufferFull)
 }
@@ -413,11 +436,24 @@ fn parse_signal(b: &[u8]) -> Option<Option<Signal>> {
 }
 
 /// Builds an action from a record's fields; `None` when malformed (not
-/// exactly [`COLUMNS`] fields, a bad number, time or signal). The cores
-/// column is checked for shape only: cores are recomputed from the times.
+/// exactly [`COLUMNS`] or [`OLD_COLUMNS`] fields, a bad number, time or
+/// signal). The cores column is checked for shape only: cores are
+/// recomputed from the times.
 fn action_from(fields: &[&[u8]]) -> Option<Action> {
-    let [id, start, wall, user, sys, cores, rss, signal, exit] = fields else {
+    let (old, more) = fields.split_at_checked(OLD_COLUMNS)?;
+    let [id, start, wall, user, sys, cores, rss, signal, exit] = old else {
         return None;
+    };
+    let counts = match more {
+        [] => None,
+        [a, b, c, d, e, f] => {
+            let mut v = [0u64; 6];
+            for (slot, field) in v.iter_mut().zip([a, b, c, d, e, f]) {
+                *slot = parse_u64(trim(field))?;
+            }
+            Some(Counts::from_values(v))
+        }
+        _ => return None,
     };
     let mut a = Action {
         id: Id::new(),
@@ -431,6 +467,7 @@ fn action_from(fields: &[&[u8]]) -> Option<Action> {
             b"" => None,
             e => Some(i32::try_from(parse_i64(e)?).ok()?),
         },
+        counts,
     };
     parse_fixed(trim(cores), 2)?;
     sanitize_into(id, ID_CAP, &mut a.id);
@@ -438,14 +475,14 @@ fn action_from(fields: &[&[u8]]) -> Option<Action> {
 }
 
 /// Bytes of unquoted field data one record may hold: a row is at most
-/// [`ROW_CAP`] bytes; 512 leaves room for hand-edited files. A longer
+/// [`ROW_CAP`] bytes; 640 leaves room for hand-edited files. A longer
 /// record is skipped as malformed.
-pub const FIELD_BUF: usize = 512;
+pub const FIELD_BUF: usize = 640;
 
-/// Fields one record may have before it is skipped as malformed: the 9
+/// Fields one record may have before it is skipped as malformed: the 15
 /// columns plus room, so that a row with a few extra fields is counted as
 /// malformed rather than overflowing.
-pub const MAX_FIELDS: usize = 16;
+pub const MAX_FIELDS: usize = 24;
 
 /// Why an actions file cannot be read at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -455,7 +492,7 @@ pub enum ActionsError {
     ResourceCsv,
 }
 
-/// A streaming reader of actions files with fixed buffers (about 650
+/// A streaming reader of actions files with fixed buffers (about 850
 /// bytes whatever the file size).
 ///
 /// Rows that do not parse (wrong field count, a bad number or time, a
@@ -951,7 +988,10 @@ impl Table {
     /// "signals":{"actions":N,"listed":[{"id":…,"signal":…}],"more":N},
     /// "longest":{"top":N,"min_wall_s":S,"actions":[{"id":…,"start":…,
     /// "wall_s":S,"user_s":S,"sys_s":S,"cores":C,"max_rss_mb":M,
-    /// "max_rss_gib":G,"signal":…|null,"exit":N|null},…]}}`
+    /// "max_rss_gib":G,"signal":…|null,"exit":N|null,"majflt":N|null,
+    /// "minflt":N|null,"nvcsw":N|null,"nivcsw":N|null,"inblock":N|null,
+    /// "oublock":N|null},…]}}` (the counters are null for a row written
+    /// before they were recorded).
     ///
     /// All five buckets are present (an empty one has `"avg_cores"` and
     /// `"p90_cores"` null; the last has `"max_wall_s":null`). Seconds have
@@ -1064,9 +1104,18 @@ fn action_json<W: uWrite>(w: &mut W, a: &Action) -> Result<(), W::Error> {
         None => uwrite!(w, "null")?,
     }
     match a.exit {
-        Some(e) => uwrite!(w, ",\"exit\":{}}}", e),
-        None => uwrite!(w, ",\"exit\":null}}"),
+        Some(e) => uwrite!(w, ",\"exit\":{}", e)?,
+        None => uwrite!(w, ",\"exit\":null")?,
     }
+    match &a.counts {
+        Some(c) => c.write_json(w)?,
+        None => {
+            for name in Counts::NAMES {
+                uwrite!(w, ",\"{}\":null", name)?;
+            }
+        }
+    }
+    w.write_char('}')
 }
 
 /// KiB as hundredths of a GiB, rounded half up.

@@ -28,6 +28,7 @@ fn act(id: &str, wall_ms: u64, user_ms: u64, sys_ms: u64) -> Action {
         max_rss_kib: 0,
         signal: None,
         exit: Some(0),
+        counts: None,
     };
     a.id.push_str(id).unwrap();
     a
@@ -172,6 +173,7 @@ fn format_row_then_read_back_round_trips() {
     big.max_rss_kib = u64::MAX;
     big.signal = Some(Signal::try_from("VTALRM").unwrap());
     big.exit = Some(i32::MIN);
+    big.counts = Some(crate::build::usage::Counts::from_values([u64::MAX; 6]));
     format_row(&big, &mut out).unwrap();
     let (res, rows, skipped) = read_all(&out, 64);
     assert_eq!((res, skipped), (Ok(()), 0));
@@ -179,6 +181,7 @@ fn format_row_then_read_back_round_trips() {
     assert_eq!(rows[0].exit, Some(i32::MIN));
     assert_eq!(rows[0].max_rss_kib, u64::MAX / 1024 * 1024);
     assert_eq!(rows[0].id, big.id);
+    assert_eq!(rows[0].counts, big.counts);
 
     // An empty id is written as `?`; exit and wall 0.
     let e = act("", 0, 0, 0);
@@ -217,6 +220,12 @@ fn malformed_rows_are_counted_never_fatal() {
         "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,kill,0\n",
         "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,VERYLONGSIG,0\n",
         "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,2147483648\n",
+        // Counters: all six or none, each a non-negative integer.
+        "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,0,1,2,3,4,5\n",
+        "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,0,1,2,3,4,5,6,7\n",
+        "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,0,1,2,3,-4,5,6\n",
+        "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,0,1,2,3,4,5,\n",
+        "cc x.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,0,1,2,3,4.5,5,6\n",
         "\x00\u{ff},,,\n",
         "id\n",
     ];
@@ -237,6 +246,33 @@ fn malformed_rows_are_counted_never_fatal() {
         assert_eq!(rows.len(), 2, "chunk {chunk}");
         assert_eq!(skipped, bad.len() as u64 + 2, "chunk {chunk}");
     }
+}
+
+/// A file begun before the counters existed keeps its old header and
+/// rows; the rows appended after it have them: both read, the old ones
+/// without counters (null in the JSON).
+#[test]
+fn rows_before_and_after_the_counters_read_in_one_file() {
+    let data = b"id,start,wall_s,user_s,sys_s,cores,max_rss_mb,signal,exit\n\
+        old.c,2026-11-30T01:00:00Z,1.000,0.500,0.500,1.00,10,,0\n\
+        new.c,2026-11-30T01:00:01Z,2.000,1.500,0.500,1.00,20,,0,7,8000, 9 ,10,11,12\n";
+    let (res, rows, skipped) = read_all(data, 5);
+    assert_eq!((res, skipped), (Ok(()), 0));
+    assert_eq!(rows[0].counts, None);
+    let c = rows[1].counts.unwrap();
+    assert_eq!(c.values(), [7, 8000, 9, 10, 11, 12]);
+    assert_eq!((c.majflt, c.minflt, c.nvcsw), (7, 8000, 9));
+    assert_eq!((c.nivcsw, c.inblock, c.oublock), (10, 11, 12));
+    let mut out = Vec::new();
+    format_row(&rows[1], &mut out).unwrap();
+    assert!(out.ends_with(b",0,7,8000,9,10,11,12\n"));
+    let mut t = Table::new(5, 0);
+    for a in &rows {
+        t.observe(a);
+    }
+    let j = json(&t);
+    assert!(j.contains("\"exit\":0,\"majflt\":7,\"minflt\":8000,\"nvcsw\":9,\"nivcsw\":10,\"inblock\":11,\"oublock\":12}"), "{j}");
+    assert!(j.contains("\"exit\":0,\"majflt\":null,\"minflt\":null,\"nvcsw\":null,\"nivcsw\":null,\"inblock\":null,\"oublock\":null}"), "{j}");
 }
 
 #[test]
@@ -404,6 +440,7 @@ fn from_usage_maps_the_end_and_round_trips() {
         user_ms: 4_900_000,
         sys_ms: 120_300,
         max_rss_kib: 7400 * 1024,
+        counts: crate::build::usage::Counts::from_values([1, 2, 3, 4, 5, 6]),
         end: End::Exited(0),
     };
     let id = Id::try_from("rustc librustc_driver.rs").unwrap();

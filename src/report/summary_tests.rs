@@ -89,13 +89,14 @@ fn zeros_count_as_near_oom_and_low_disk() {
             user_ms: 2000,
             sys_ms: 100,
             max_rss_kib: 2048,
+            counts: crate::build::usage::Counts::from_values([1, 2, 3, 4, 5, 6]),
             end: crate::build::usage::End::Signaled(9),
         },
     ));
     let mut j = Text::new();
     sum.render_json(&mut j).unwrap();
     assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
-    assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
+    assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"majflt\":1,\"minflt\":2,\"nvcsw\":3,\"nivcsw\":4,\"inblock\":5,\"oublock\":6,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
 }
 
 #[test]
@@ -235,6 +236,7 @@ fn the_builds_compilers_are_not_the_hosts() {
             user_ms: 1,
             sys_ms: 1,
             max_rss_kib: 51 * 1024,
+            counts: crate::build::usage::Counts::default(),
             end: crate::build::usage::End::Exited(0),
         },
     ));
@@ -244,7 +246,7 @@ fn the_builds_compilers_are_not_the_hosts() {
         t.contains("OOM kills in this build: 3 (its cgroup's memory.oom_control oom_kill)\n"),
         "{t}"
     );
-    assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory: largest sampled 40 MiB (memory.stat total_rss, once per row)\n"), "{t}");
+    assert!(t.contains("  max RSS 51 MiB (largest single process, ru_maxrss)\n  page faults: major 0 (requiring I/O)  minor 0\n  context switches: voluntary 0  involuntary 0\n  file system inputs 0  outputs 0 (512-byte blocks)\n  exit 0\n  build cgroup peak 70 MiB (all its processes together, memory.max_usage_in_bytes; includes the page cache it caused)\n  build anon memory: largest sampled 40 MiB (memory.stat total_rss, once per row)\n"), "{t}");
     let mut j = Text::new();
     sum.render_json(&mut j).unwrap();
     assert!(j.contains(",\"build_peak_compiler_rss\":{\"rss_mb\":50,\"comm\":\"cc1\",\"iso\":\"1970-01-01T00:01:41Z\""), "{j}");

@@ -207,13 +207,15 @@ impl Summary {
                 json::string(w, label.as_str())?;
                 uwrite!(
                     w,
-                    ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{},",
+                    ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{}",
                     u.wall_ms,
                     u.user_ms,
                     u.sys_ms,
                     u.cores_centi(),
                     u.max_rss_kib
                 )?;
+                u.counts.write_json(w)?;
+                uwrite!(w, ",")?;
                 match u.end {
                     crate::build::usage::End::Exited(c) => {
                         uwrite!(w, "\"exit\":{},\"signal\":null}}", c)?

@@ -138,7 +138,7 @@ fn another_builds_compiler_is_never_the_builds() {
             .find(|l| l.starts_with("PEAK COMPILER RSS: "))
             .unwrap();
         assert!(
-            line.starts_with(&format!("PEAK COMPILER RSS: {build} MB (cc1)  at "))
+            line.starts_with(&format!("PEAK COMPILER RSS: {build} MiB (cc1)  at "))
                 && line.ends_with("  [this build]"),
             "{id}:\n{summary}"
         );
@@ -152,7 +152,7 @@ fn another_builds_compiler_is_never_the_builds() {
         assert!(host >= 300, "{id}:\n{summary}");
         assert!(
             summary.contains(&format!(
-                "ADVICE (for this build's largest compiler, {build} MB,"
+                "ADVICE (for this build's largest compiler, {build} MiB,"
             )),
             "{id}:\n{summary}"
         );
@@ -201,7 +201,7 @@ fn another_builds_compiler_is_never_the_builds() {
             .unwrap();
         let plan = String::from_utf8(plan.stdout).unwrap();
         assert!(
-            plan.contains(&format!("peak per job:   {build} MB  (measured: ")),
+            plan.contains(&format!("peak per job:   {build} MiB  (measured: ")),
             "{id}:\n{plan}"
         );
     }
@@ -311,13 +311,13 @@ fn watch_pid_follows_its_tree_under_a_root() {
         "{summary}"
     );
     assert!(
-        summary.contains("\nPEAK COMPILER RSS: 52 MB (cc1)  at ")
+        summary.contains("\nPEAK COMPILER RSS: 52 MiB (cc1)  at ")
             && summary.contains("  [this build]\n"),
         "{summary}"
     );
     assert!(
         summary
-            .contains("\nLARGEST COMPILER ON THE HOST (not this build's): 300 MB (cc1plus)  at "),
+            .contains("\nLARGEST COMPILER ON THE HOST (not this build's): 300 MiB (cc1plus)  at "),
         "{summary}"
     );
     let csv = fs::read_to_string(d.join("resources-t.csv")).unwrap();
@@ -364,7 +364,7 @@ fn watch_pid_follows_its_tree_under_a_root() {
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(!summary.contains("this build"), "{summary}");
     assert!(
-        summary.contains("\nPEAK COMPILER RSS: 300 MB (cc1plus)  at ")
+        summary.contains("\nPEAK COMPILER RSS: 300 MiB (cc1plus)  at ")
             && summary.contains("  [host-wide: every compiler on the host; no build followed]\n"),
         "{summary}"
     );
@@ -404,7 +404,7 @@ fn run_under_a_root_makes_no_cgroup() {
     // The board's three cc1plus are not this build's: no ADVICE from them.
     assert!(!summary.contains("ADVICE"), "{summary}");
     assert!(
-        summary.contains("LARGEST COMPILER ON THE HOST (not this build's): 771 MB (cc1plus)"),
+        summary.contains("LARGEST COMPILER ON THE HOST (not this build's): 771 MiB (cc1plus)"),
         "{summary}"
     );
     let made = Command::new("find")

@@ -119,7 +119,7 @@ fn a_limit_on_a_parent_cgroup_only_binds() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("usable memory:  2032 MB  (cgroup memory.limit_in_bytes on /user.slice : limit 3072 MB, usage 1040 MB;"),
+        out.contains("usable memory:  2032 MiB  (cgroup memory.limit_in_bytes on /user.slice : limit 3072 MiB, usage 1040 MiB;"),
         "{out}"
     );
     assert!(
@@ -178,7 +178,7 @@ fn from_a_recorded_csv_plans_with_its_measured_peak() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("peak per job:   1000 MB  (measured: "),
+        out.contains("peak per job:   1000 MiB  (measured: "),
         "{out}"
     );
     assert!(
@@ -208,7 +208,7 @@ fn status_and_advise_run_on_this_host() {
 }
 
 #[test]
-fn pi_zero_heavy_advice_says_j1_and_the_swap_to_add_with_commands() {
+fn pi_zero_heavy_advice_says_one_job_does_not_fit_then_the_swap_then_j1() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/rpi-zero2w-512m");
     let mut cmd = Command::new(BIN);
     cmd.args(["--root", root, "advise", "--profile", "heavy"]);
@@ -218,17 +218,30 @@ fn pi_zero_heavy_advice_says_j1_and_the_swap_to_add_with_commands() {
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let a = String::from_utf8(out.stdout).unwrap();
-    assert!(a.starts_with("safe parallel jobs: 1 "), "{a}");
-    for line in ["  make -j1\n", "  ninja -j1\n", "  taskset -c 0 "] {
-        assert!(a.contains(line), "{line:?} missing:\n{a}");
-    }
+    // That one job does not fit is said first, and -j1 is never called
+    // safe: it is what to run once the swap is on.
+    assert!(a.starts_with("one job does NOT fit: "), "{a}");
+    assert!(!a.contains("safe parallel jobs"), "{a}");
     assert!(
-        a.contains("even -j1 or taskset -c 0 cannot save one job"),
+        a.contains("  no -j is safe, not even -j1 or taskset -c 0: add swap first"),
         "{a}"
     );
     assert!(a.contains("CONF_SWAPSIZE="), "{a}");
+    let swap_on = a
+        .find("    sudo dphys-swapfile setup\n    sudo dphys-swapfile swapon\n")
+        .unwrap_or_else(|| panic!("no dphys-swapfile commands:\n{a}"));
+    let j1 = a.find("make -j1").unwrap_or_else(|| panic!("no -j1:\n{a}"));
+    assert!(swap_on < j1, "{a}");
+    for line in ["    make -j1\n", "    ninja -j1\n", "    taskset -c 0 "] {
+        assert!(a.contains(line), "{line:?} missing:\n{a}");
+    }
+    // The heavy profile's peak is a guess, and how to measure it is given.
     assert!(
-        a.contains("    sudo dphys-swapfile setup\n    sudo dphys-swapfile swapon\n"),
+        a.contains("  a guess: the heavy profile's default peak"),
+        "{a}"
+    );
+    assert!(
+        a.contains("    headroom jobs --from resources-run.csv\n"),
         "{a}"
     );
 }
@@ -285,7 +298,7 @@ fn from_a_csv_with_a_build_sizes_from_the_builds_compilers_only() {
     let (out, err, code) = jobs(&args, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("peak per job:   51 MB  (measured: ")
+        out.contains("peak per job:   51 MiB  (measured: ")
             && out.contains("this build's largest compiler (build_peak_rss_mb)"),
         "{out}"
     );
@@ -299,7 +312,7 @@ fn from_a_csv_with_a_build_sizes_from_the_builds_compilers_only() {
     let (out, err, code) = jobs(&args, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("peak per job:   301 MB  (measured: ")
+        out.contains("peak per job:   301 MiB  (measured: ")
             && out.contains("the largest compiler on the host (peak_rss_mb"),
         "{out}"
     );

@@ -355,4 +355,27 @@ mod tests {
         assert!(long.ends_with("..."), "{long}");
         assert!(long.chars().count() <= LABEL_CHARS, "{long}");
     }
+
+    /// Each counter comes from its own field of the kernel's struct.
+    #[test]
+    fn counts_come_from_their_own_fields() {
+        let ru = Rusage {
+            ru_minflt: 5,
+            ru_majflt: 6,
+            ru_nswap: 7,
+            ru_inblock: 8,
+            ru_oublock: 9,
+            ru_msgsnd: 10,
+            ru_nsignals: 12,
+            ru_nvcsw: 13,
+            ru_nivcsw: 14,
+            ..Rusage::default()
+        };
+        assert_eq!(ru.counts().values(), [6, 5, 13, 14, 8, 9]);
+        let ms = Timeval {
+            tv_sec: 2,
+            tv_usec: 345_678,
+        };
+        assert_eq!(tv_ms(&ms), 2345);
+    }
 }

@@ -55,7 +55,7 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
     let mut text = Box::new(Text::new());
     let _ = ufmt::uwrite!(
         text,
-        "\nADVICE (for {}, {} MB, with 10 % headroom, on this host now):\n",
+        "\nADVICE (for {}, {} MiB, with 10 % headroom, on this host now):\n",
         whose.words(),
         peak
     );
@@ -152,7 +152,7 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
                         _ => "memory.max",
                     };
                     format!(
-                        "cgroup {file} on {} : limit {} MB, usage {} MB; MemAvailable {} MB",
+                        "cgroup {file} on {} : limit {} MiB, usage {} MiB; MemAvailable {} MiB",
                         path.as_str(),
                         r.limit_bytes >> 20,
                         r.usage_bytes >> 20,

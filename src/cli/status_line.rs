@@ -16,7 +16,7 @@ pub fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
     }
     let _ = ufmt::uwrite!(
         line,
-        "{}s  avail {} MB  swap {} MB",
+        "{}s  avail {} MiB  swap {} MiB",
         row.elapsed_s % 60,
         row.mem_avail_mb,
         row.swap_used_mb
@@ -102,7 +102,7 @@ mod tests {
         let _ = row.stage.push_str("build");
         assert_eq!(
             status_text(&row).as_str(),
-            "\r\x1b[Kheadroom 1m05s  avail 900 MB  swap 0 MB  zram saving 2.43:1  compilers 0  stage build"
+            "\r\x1b[Kheadroom 1m05s  avail 900 MiB  swap 0 MiB  zram saving 2.43:1  compilers 0  stage build"
         );
         row.ext.zram_ram_mb = Some(0);
         assert!(!status_text(&row).contains("zram"));

@@ -124,7 +124,25 @@ fn size_arg<W: uWrite + ?Sized>(w: &mut W, mb: u64) -> Result<(), W::Error> {
     }
 }
 
-/// Renders the advice for `plan` (computed for `profile`) on `s`.
+/// Whether one job's peak (with its margin) fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fit {
+    /// In usable RAM.
+    Ram,
+    /// Only with the free swap too.
+    WithSwap,
+    /// Not even in RAM and free swap together.
+    No,
+}
+
+/// Renders the advice for `plan` (computed for `profile`) on `s`: the safe
+/// `-j` with a command per build tool, then whether one job fits in memory.
+/// When one job does not fit even in RAM and free swap together, that
+/// comes first, no `-j` is called safe, and the swap to add follows. A
+/// peak that is the profile's default, not measured nor given, is said to
+/// be a guess, with the commands to measure it
+/// ([`crate::plan::jobs::MEASURE_RUN`]). Sizes
+/// are MiB.
 ///
 /// # Errors
 /// The writer's error.
@@ -136,82 +154,101 @@ pub fn render<W: uWrite + ?Sized>(
 ) -> Result<(), W::Error> {
     let peak = plan.peak_mb.0;
     let j = plan.jobs;
-    uwrite!(w, "safe parallel jobs: {}  (one ", j)?;
+    let margin = (peak / 10).max(128);
+    let need = peak.saturating_add(margin);
+    // With BUILD_MEM_DIVISOR builds sharing the host, one build has its share.
+    let usable = s.usable_mb / plan.divisor.0.max(1);
+    let with_swap = usable.saturating_add(s.swap_free_mb);
+    let fit = if need <= usable {
+        Fit::Ram
+    } else if need <= with_swap {
+        Fit::WithSwap
+    } else {
+        Fit::No
+    };
+    if fit == Fit::No {
+        uwrite!(w, "one job does NOT fit: ")?;
+    } else {
+        uwrite!(w, "safe parallel jobs: {}  (", j)?;
+    }
+    uwrite!(w, "one ")?;
     if matches!(plan.peak_mb.1, crate::plan::jobs::From::Measured(_)) {
         uwrite!(w, "measured job")?;
     } else {
         uwrite!(w, "{} job", profile.name())?;
     }
-    uwrite!(w, " peaks at ~{} MB; {} MB usable", peak, s.usable_mb)?;
+    uwrite!(w, " peaks at ~{} MiB; {} MiB usable", peak, s.usable_mb)?;
     if plan.divisor.0 > 1 {
         uwrite!(w, ", divided by {} builds", plan.divisor.0)?;
     }
-    uwrite!(w, ")\n")?;
+    if fit == Fit::No {
+        uwrite!(w, ", {} MiB with free swap\n", with_swap)?;
+    } else {
+        uwrite!(w, ")\n")?;
+    }
     // Whose peak it is (the build's, or the host's from a CSV without
     // build figures): never left for the reader to assume.
-    if let crate::plan::jobs::From::Measured(whose) = plan.peak_mb.1 {
-        uwrite!(w, "  measured: {}\n", whose)?;
+    match plan.peak_mb.1 {
+        crate::plan::jobs::From::Measured(whose) => uwrite!(w, "  measured: {}\n", whose)?,
+        crate::plan::jobs::From::Default => {
+            uwrite!(
+                w,
+                "  a guess: the {} profile's default peak, not measured. Measure your build's:\n    {}   (your build command)\n    {}\n",
+                profile.name(),
+                crate::plan::jobs::MEASURE_RUN,
+                crate::plan::jobs::MEASURE_FROM
+            )?;
+        }
+        _ => {}
     }
-    uwrite!(
-        w,
-        "  make -j{}\n  ninja -j{}\n  meson compile -j{}\n",
-        j,
-        j,
-        j
-    )?;
-    uwrite!(w, "  cmake --build build -j{}\n  cargo build -j{}\n", j, j)?;
-    if j == 1 {
+    if fit == Fit::No {
         uwrite!(
             w,
-            "  taskset -c 0 ./build.sh   (tools with no job flag: one core, one job)\n"
+            "  no -j is safe, not even -j1 or taskset -c 0: add swap first (below), then build with -j1\n"
         )?;
+    } else {
+        tool_commands(w, j, "  ")?;
     }
 
-    // Does one job fit?
-    let margin = (peak / 10).max(128);
-    let need = peak.saturating_add(margin);
-    // With BUILD_MEM_DIVISOR builds sharing the host, one build has its share.
-    let usable = s.usable_mb / plan.divisor.0.max(1);
     let s = &Situation {
         usable_mb: usable,
         ..s.clone()
     };
     uwrite!(
         w,
-        "\nmemory: one job needs ~{} MB (+{} MB margin); ",
+        "\nmemory: one job needs ~{} MiB (+{} MiB margin); ",
         peak,
         margin
     )?;
-    uwrite!(w, "{} MB usable RAM", usable)?;
+    uwrite!(w, "{} MiB usable RAM", usable)?;
     if plan.divisor.0 > 1 {
         uwrite!(w, " (a 1/{} share)", plan.divisor.0)?;
     }
-    uwrite!(w, " + {} MB free swap\n", s.swap_free_mb)?;
+    uwrite!(w, " + {} MiB free swap\n", s.swap_free_mb)?;
     if plan.binding == crate::plan::jobs::Binding::Override {
         uwrite!(
             w,
-            "  note: PARALLEL_JOBS forces -j{}; {} jobs at once need ~{} MB, this checks one\n",
+            "  note: PARALLEL_JOBS forces -j{}; {} jobs at once need ~{} MiB, this checks one\n",
             j,
             j,
             peak.saturating_mul(j)
         )?;
     }
-    if need <= s.usable_mb {
-        uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?;
-    } else {
-        let with_swap = s.usable_mb.saturating_add(s.swap_free_mb);
-        if need <= with_swap {
+    match fit {
+        Fit::Ram => uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?,
+        Fit::WithSwap => uwrite!(
+            w,
+            "  fits only with swap: -j1 works but pages to swap (slow on SD cards); more RAM or zram helps\n"
+        )?,
+        Fit::No => {
             uwrite!(
                 w,
-                "  fits only with swap: -j1 works but pages to swap (slow on SD cards); more RAM or zram helps\n"
-            )?;
-        } else {
-            uwrite!(
-                w,
-                "  does NOT fit: RAM + swap hold {} MB, so even -j1 or taskset -c 0 cannot save one job;\n  add swap:\n",
+                "  does NOT fit: RAM + swap hold {} MiB; add swap:\n",
                 with_swap
             )?;
             advise_swap(w, s, need - with_swap)?;
+            uwrite!(w, "  then, one job at a time:\n")?;
+            tool_commands(w, 1, "    ")?;
         }
     }
 
@@ -226,8 +263,30 @@ pub fn render<W: uWrite + ?Sized>(
     {
         uwrite!(
             w,
-            "\n/tmp has only {} MB free: a build's temporaries can fill it. Use the build disk:\n  export TMPDIR=\"$HOME/tmp\" && mkdir -p \"$TMPDIR\"\n",
+            "\n/tmp has only {} MiB available: a build's temporaries can fill it. Use the build disk:\n  export TMPDIR=\"$HOME/tmp\" && mkdir -p \"$TMPDIR\"\n",
             t
+        )?;
+    }
+    Ok(())
+}
+
+/// The `-j` of each build tool, one a line after `indent`, and for one
+/// job the `taskset` of a tool with no job flag.
+fn tool_commands<W: uWrite + ?Sized>(w: &mut W, j: u64, indent: &str) -> Result<(), W::Error> {
+    for tool in [
+        "make",
+        "ninja",
+        "meson compile",
+        "cmake --build build",
+        "cargo build",
+    ] {
+        uwrite!(w, "{}{} -j{}\n", indent, tool, j)?;
+    }
+    if j == 1 {
+        uwrite!(
+            w,
+            "{}taskset -c 0 ./build.sh   (tools with no job flag: one core, one job)\n",
+            indent
         )?;
     }
     Ok(())
@@ -263,7 +322,12 @@ fn advise_swap<W: uWrite + ?Sized>(
             "  zram (compressed RAM swap, assuming a compression ratio of "
         )?;
         write_centi(w, compression)?;
-        uwrite!(w, ":1): a {} MB device gains ~{} MB\n", zram_disksize, add)?;
+        uwrite!(
+            w,
+            ":1): a {} MiB device gains ~{} MiB\n",
+            zram_disksize,
+            add
+        )?;
         // A new device: an existing zram (swap in use, or not swap at all)
         // is never reset under a running system.
         uwrite!(
@@ -282,7 +346,7 @@ fn advise_swap<W: uWrite + ?Sized>(
     } else {
         uwrite!(
             w,
-            "  zram cannot cover it: its compressed pages stay in RAM, and {} MB usable RAM holds\n  ~{} MB more at most. Disk swap is needed",
+            "  zram cannot cover it: its compressed pages stay in RAM, and {} MiB usable RAM holds\n  ~{} MiB more at most. Disk swap is needed",
             s.usable_mb,
             zram_reach
         )?;
@@ -345,7 +409,7 @@ fn advise_swap<W: uWrite + ?Sized>(
     {
         uwrite!(
             w,
-            "  warning: the build disk has only {} MB free: not enough for {} MB of swap and the build\n",
+            "  warning: the build disk has only {} MiB available: not enough for {} MiB of swap and the build\n",
             free,
             add
         )?;
@@ -401,9 +465,24 @@ mod tests {
         };
         s.disk_device.push_str("/dev/mmcblk0p2").unwrap();
         let a = advice(Profile::Heavy, &s, 4);
-        assert!(a.starts_with("safe parallel jobs: 1  (one heavy job peaks at ~4096 MB; 300 MB usable)\n  make -j1\n"), "{a}");
+        // That one job does not fit comes first; no -j is called safe.
+        assert!(a.starts_with("one job does NOT fit: one heavy job peaks at ~4096 MiB; 300 MiB usable, 399 MiB with free swap\n"), "{a}");
+        assert!(!a.contains("safe parallel jobs"), "{a}");
+        let not_safe = a.find("  no -j is safe, not even -j1 or taskset -c 0: add swap first (below), then build with -j1\n");
+        let first_j1 = a.find("make -j1");
+        assert!(not_safe.is_some() && not_safe < first_j1, "{a}");
+        assert!(
+            a.contains("does NOT fit: RAM + swap hold 399 MiB; add swap:\n"),
+            "{a}"
+        );
+        // -j1 only after the swap, as what to run once it is on.
+        let then = a
+            .find("  then, one job at a time:\n    make -j1\n")
+            .unwrap();
+        assert!(a.find("sudo dphys-swapfile swapon").unwrap() < then, "{a}");
         assert!(a.contains("  taskset -c 0 ./build.sh"), "{a}");
-        assert!(a.contains("does NOT fit: RAM + swap hold 399 MB, so even -j1 or taskset -c 0 cannot save one job"), "{a}");
+        // The heavy profile's 4096 MiB is a guess: said, with how to measure.
+        assert!(a.contains("  a guess: the heavy profile's default peak, not measured. Measure your build's:\n    headroom run -- make …   (your build command)\n    headroom jobs --from resources-run.csv\n"), "{a}");
         // 4096 + 409 − 399 = 4106 → 4608 MB.
         assert!(a.contains("zram cannot cover it"), "{a}");
         assert!(!a.contains("zramctl"), "{a}");
@@ -441,7 +520,7 @@ mod tests {
         let p = plan(&ask, &env, &cap);
         let mut out = heapless::String::<4096>::new();
         render(&p, Profile::Heavy, &s, &mut out).unwrap();
-        assert!(out.contains("3724 MB usable RAM (a 1/2 share)"), "{out}");
+        assert!(out.contains("3724 MiB usable RAM (a 1/2 share)"), "{out}");
         assert!(out.contains("does NOT fit"), "{out}");
     }
 
@@ -457,6 +536,42 @@ mod tests {
         assert!(a.contains("fits in RAM: no swap needed for -j4"), "{a}");
         assert!(!a.contains("taskset"), "{a}");
         assert!(!a.contains("TMPDIR"), "{a}");
+        assert!(
+            a.contains("  a guess: the generic profile's default peak"),
+            "{a}"
+        );
+    }
+
+    /// A peak given (--peak-mb) or measured (--from) is no guess; one
+    /// that fits only with swap still has a safe -j1.
+    #[test]
+    fn a_given_or_measured_peak_is_not_called_a_guess() {
+        let s = Situation {
+            usable_mb: 1000,
+            swap_free_mb: 2000,
+            ..Situation::default()
+        };
+        let cap = Capacity {
+            cores: 4,
+            cores_from: "--cores",
+            usable_mb: 1000,
+            usable_from: "--avail-mb",
+            usable_figure: "--avail-mb",
+        };
+        for (peak_mb, measured) in [(Some(1500), None), (None, Some((1500, "the build")))] {
+            let ask = Ask {
+                profile: Profile::Generic,
+                peak_mb,
+                measured,
+                requested: None,
+            };
+            let p = plan(&ask, &Env::default(), &cap);
+            let mut out = heapless::String::<4096>::new();
+            render(&p, Profile::Generic, &s, &mut out).unwrap();
+            assert!(!out.contains("guess"), "{out}");
+            assert!(out.starts_with("safe parallel jobs: 1  ("), "{out}");
+            assert!(out.contains("  fits only with swap: -j1 works"), "{out}");
+        }
     }
 
     #[test]
@@ -474,7 +589,7 @@ mod tests {
         // need 4096 + 409 − 3000 = 1505 → 1536 MB; zram 3:1 → 2304 → 2560 MB device.
         assert!(
             a.contains(
-                "zram (compressed RAM swap, assuming a compression ratio of 3.00:1): a 2560 MB device gains ~1536 MB"
+                "zram (compressed RAM swap, assuming a compression ratio of 3.00:1): a 2560 MiB device gains ~1536 MiB"
             ),
             "{a}"
         );
@@ -498,7 +613,7 @@ mod tests {
             "{a}"
         );
         assert!(
-            a.contains("warning: the build disk has only 1000 MB free"),
+            a.contains("warning: the build disk has only 1000 MiB available"),
             "{a}"
         );
     }

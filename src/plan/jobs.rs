@@ -318,6 +318,13 @@ fn write_from<W: uWrite + ?Sized>(w: &mut W, f: From<'_>) -> Result<(), W::Error
     }
 }
 
+/// How to measure the peak per job a profile only guesses: record the
+/// build (`run` writes `resources-run.csv` under the default run id)…
+pub const MEASURE_RUN: &str = "headroom run -- make …";
+
+/// …then plan from its largest measured compiler.
+pub const MEASURE_FROM: &str = "headroom jobs --from resources-run.csv";
+
 impl Plan<'_> {
     /// `--explain`: each input, its value and where it came from, then the
     /// formula with the numbers and what bound the result.
@@ -334,7 +341,7 @@ impl Plan<'_> {
         uwrite!(w, "cores:          {}  ({})\n", cap.cores, cap.cores_from)?;
         uwrite!(
             w,
-            "usable memory:  {} MB  ({})\n",
+            "usable memory:  {} MiB  ({})\n",
             cap.usable_mb,
             cap.usable_from
         )?;
@@ -349,14 +356,14 @@ impl Plan<'_> {
         if self.aggressive.1 == From::Auto {
             uwrite!(
                 w,
-                ": {} {} MB {} {} MB",
+                ": {} {} MiB {} {} MiB",
                 cap.usable_figure,
                 cap.usable_mb,
                 if self.aggressive.0 { ">=" } else { "<" },
                 AGGRESSIVE_FROM_MB
             )?;
         }
-        uwrite!(w, ")\npeak per job:   {} MB  (", self.peak_mb.0)?;
+        uwrite!(w, ")\npeak per job:   {} MiB  (", self.peak_mb.0)?;
         write_from(w, self.peak_mb.1)?;
         if self.peak_mb.1 == From::Default {
             uwrite!(w, " for {}", ask.profile.name())?;
@@ -373,6 +380,14 @@ impl Plan<'_> {
             }
         }
         uwrite!(w, ")\n")?;
+        if self.peak_mb.1 == From::Default {
+            uwrite!(
+                w,
+                "guess:          the default is not measured: {}, then {}\n",
+                MEASURE_RUN,
+                MEASURE_FROM
+            )?;
+        }
         if let Some(r) = ask.requested {
             uwrite!(w, "requested:      {}  (--requested)\n", r)?;
         }
@@ -569,7 +584,7 @@ mod tests {
             cores: 2,
             cores_from: "sched_getaffinity",
             usable_mb: 3000,
-            usable_from: "cgroup memory.limit_in_bytes on /ci : limit 3072 MB, usage 72 MB; MemAvailable 22000 MB",
+            usable_from: "cgroup memory.limit_in_bytes on /ci : limit 3072 MiB, usage 72 MiB; MemAvailable 22000 MiB",
             usable_figure: "cgroup remaining",
         };
         for (profile, mb) in [(Profile::Generic, 2000), (Profile::Rust, 2500)] {
@@ -582,7 +597,7 @@ mod tests {
         let mut s = heapless::String::<2048>::new();
         p.explain(&a, &container, &mut s).unwrap();
         assert!(
-            s.contains("aggressive:     off  (auto: cgroup remaining 3000 MB < 16384 MB)\n"),
+            s.contains("aggressive:     off  (auto: cgroup remaining 3000 MiB < 16384 MiB)\n"),
             "{s}"
         );
         // The threshold is inclusive, and the divisor does not enter it.
@@ -611,10 +626,11 @@ mod tests {
             s.as_str(),
             "profile:        generic
 cores:          1  (sched_getaffinity (taskset): 1 of 2 online)
-usable memory:  20000 MB  (MemAvailable (proc/meminfo))
+usable memory:  20000 MiB  (MemAvailable (proc/meminfo))
 divisor:        1  (default)
-aggressive:     on  (auto: MemAvailable 20000 MB >= 16384 MB)
-peak per job:   800 MB  (default for generic, aggressive)
+aggressive:     on  (auto: MemAvailable 20000 MiB >= 16384 MiB)
+peak per job:   800 MiB  (default for generic, aggressive)
+guess:          the default is not measured: headroom run -- make …, then headroom jobs --from resources-run.csv
 jobs = max(1, min(cores 1, 20000 / 1 / 800 = 25)) = 1
 bound by:       cores (sched_getaffinity (taskset): 1 of 2 online)
 "

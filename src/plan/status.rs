@@ -445,7 +445,7 @@ fn fs_lines<W: uWrite>(
     };
     uwrite!(
         w,
-        "size {} MiB  free {} MiB  use {}%  ",
+        "size {} MiB  available {} MiB  use {}%  ",
         s.total_bytes() >> 20,
         s.avail_mib(),
         s.used_pct()

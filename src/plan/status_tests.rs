@@ -244,7 +244,7 @@ fn fixture_22_statvfs_inodes_exhausted_and_tmpfs_tmp() {
     has(&out, "tmp         /tmp: tmpfs on tmpfs");
     has(
         &out,
-        "            size 1897 MiB  free 121 MiB  use 94%  inodes free 485601",
+        "            size 1897 MiB  available 121 MiB  use 94%  inodes free 485601",
     );
     has(&out, "            tmpfs: counts against RAM");
     has(
@@ -253,7 +253,7 @@ fn fixture_22_statvfs_inodes_exhausted_and_tmpfs_tmp() {
     );
     has(
         &out,
-        "            size 25599 MiB  free 7680 MiB  use 69%  inodes free 8",
+        "            size 25599 MiB  available 7680 MiB  use 69%  inodes free 8",
     );
     has(
         &out,

@@ -896,17 +896,25 @@ impl Table {
     /// A `skipped N malformed rows` line follows the first when rows were
     /// skipped; only buckets with actions are shown; the signal list shows
     /// the first [`SIGNAL_IDS`] then `and N more`; the longest heading
-    /// names `--min-wall` when it is set. Hours, cores and GiB have 2
+    /// names `--min-wall` when it is set. The first line's totals are in
+    /// hours, minutes or seconds, whichever keeps the larger of them at
+    /// 1 or more (one unit for both). Those totals, cores and GiB have 2
     /// decimals, % and wall s 1, all rounded half up.
     ///
     /// # Errors
     /// Whatever `out` returns.
     pub fn render<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        uwrite!(w, "{} actions | wall ", self.actions)?;
-        fixed(w, div_round(u128::from(self.wall_ms), 36_000), 100)?;
-        uwrite!(w, " h | cpu ")?;
-        fixed(w, div_round(u128::from(self.cpu_ms), 36_000), 100)?;
-        uwrite!(w, " h | average ")?;
+        let (unit_ms, unit) = time_unit(self.wall_ms.max(self.cpu_ms));
+        let noun = if self.actions == 1 {
+            "action"
+        } else {
+            "actions"
+        };
+        uwrite!(w, "{} {} | wall ", self.actions, noun)?;
+        fixed(w, div_round(u128::from(self.wall_ms) * 100, unit_ms), 100)?;
+        uwrite!(w, " {} | cpu ", unit)?;
+        fixed(w, div_round(u128::from(self.cpu_ms) * 100, unit_ms), 100)?;
+        uwrite!(w, " {} | average ", unit)?;
         fixed(w, self.avg_cores_centi(), 100)?;
         uwrite!(w, " cores while running\n")?;
         if self.skipped_rows > 0 {
@@ -1116,6 +1124,20 @@ fn action_json<W: uWrite>(w: &mut W, a: &Action) -> Result<(), W::Error> {
         }
     }
     w.write_char('}')
+}
+
+/// The unit of the first line's wall and cpu totals, for the larger of
+/// them (`ms`): hours from one hour up, else minutes from one minute, else
+/// seconds, so a short build does not read `0.00 h`. Returns the unit in
+/// ms and its label.
+fn time_unit(ms: u64) -> (u128, &'static str) {
+    if ms >= 3_600_000 {
+        (3_600_000, "h")
+    } else if ms >= 60_000 {
+        (60_000, "min")
+    } else {
+        (1000, "s")
+    }
 }
 
 /// KiB as hundredths of a GiB, rounded half up.

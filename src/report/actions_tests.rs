@@ -416,7 +416,7 @@ fn empty_table_renders() {
     let t = Table::new(10, 0);
     assert_eq!(
         text(&t),
-        "0 actions | wall 0.00 h | cpu 0.00 h | average 0.00 cores while running\n\
+        "0 actions | wall 0.00 s | cpu 0.00 s | average 0.00 cores while running\n\
              \nactions that ended on a signal: 0\n"
     );
     let j = json(&t);
@@ -623,4 +623,35 @@ fn a_million_actions_stay_exact_in_fixed_memory() {
     for ((id, _), a) in t.signal_ids().iter().zip(&sig) {
         assert_eq!(id, &a.id);
     }
+}
+
+/// The first line's totals never read `0.00 h`: seconds below a minute,
+/// minutes below an hour, hours from there, one unit for both (the
+/// larger's).
+#[test]
+fn totals_are_in_seconds_minutes_or_hours() {
+    let first_line = |acts: &[(u64, u64)]| {
+        let mut t = Table::new(0, 0);
+        for &(wall, user) in acts {
+            t.observe(&act("a", wall, user, 0));
+        }
+        StdString::from(text(&t).lines().next().unwrap())
+    };
+    assert_eq!(
+        first_line(&[(1_234, 900), (266, 5)]),
+        "2 actions | wall 1.50 s | cpu 0.91 s | average 0.60 cores while running"
+    );
+    // cpu over a minute puts both in minutes.
+    assert_eq!(
+        first_line(&[(30_000, 90_000)]),
+        "1 action | wall 0.50 min | cpu 1.50 min | average 3.00 cores while running"
+    );
+    assert_eq!(
+        first_line(&[(5_400_000, 5_400_000)]),
+        "1 action | wall 1.50 h | cpu 1.50 h | average 1.00 cores while running"
+    );
+    assert_eq!(
+        first_line(&[]),
+        "0 actions | wall 0.00 s | cpu 0.00 s | average 0.00 cores while running"
+    );
 }

@@ -613,9 +613,9 @@ impl Summary {
             uwrite!(w, "{}\n", line.as_str())?;
         }
         uwrite!(w, "thresholds: near-OOM ")?;
-        threshold(w, near, "MB", "RAM", "1/8")?;
+        threshold(w, near, "MiB", "RAM", "1/8")?;
         uwrite!(w, ", low-disk ")?;
-        threshold(w, low, "MB", "disk", "1/10")?;
+        threshold(w, low, "MiB", "disk", "1/10")?;
         uwrite!(w, "\n")?;
         Ok(())
     }
@@ -629,7 +629,12 @@ impl Summary {
             && let (Some(stored), Some(ram)) = (r.ext.zram_stored_mb, r.ext.zram_ram_mb)
             && stored > 0
         {
-            uwrite!(w, "\nZRAM: peak {} MB stored in {} MB of RAM", stored, ram)?;
+            uwrite!(
+                w,
+                "\nZRAM: peak {} MiB stored in {} MiB of RAM",
+                stored,
+                ram
+            )?;
             // Stored over RAM used: the RAM saving, not the compression
             // ratio (the CSV has no compressed size).
             if let Some(saving) = crate::kernel::zram::ram_saving_centi(stored, ram) {
@@ -645,7 +650,7 @@ impl Summary {
         {
             uwrite!(
                 w,
-                "\n/TMP: min {} MB free ({}% used)  at {}\n",
+                "\n/TMP: min {} MiB available ({}% used)  at {}\n",
                 mb,
                 pct,
                 r.iso.as_str()
@@ -662,7 +667,7 @@ impl Summary {
         {
             uwrite!(
                 w,
-                "\nCGROUP HEADROOM: min {} MB left under the memory limit  at {}\n",
+                "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
                 mb,
                 r.iso.as_str()
             )?;
@@ -720,7 +725,7 @@ impl Summary {
         {
             uwrite!(
                 w,
-                "\nPEAK COMPILER RSS: {} MB ({})  at {}  [this build]\n",
+                "\nPEAK COMPILER RSS: {} MiB ({})  at {}  [this build]\n",
                 mb,
                 r.ext.build_peak_rss_comm.as_str(),
                 r.iso.as_str()
@@ -737,7 +742,7 @@ impl Summary {
         if !self.has_build() {
             uwrite!(
                 w,
-                "\nPEAK COMPILER RSS: {} MB ({})  at {}  [host-wide: every compiler on the host; no build followed]\n",
+                "\nPEAK COMPILER RSS: {} MiB ({})  at {}  [host-wide: every compiler on the host; no build followed]\n",
                 mb,
                 comm,
                 r.iso.as_str()
@@ -747,7 +752,7 @@ impl Summary {
         if mb > build_mb.unwrap_or(0) {
             uwrite!(
                 w,
-                "\nLARGEST COMPILER ON THE HOST (not this build's): {} MB ({})  at {}\n",
+                "\nLARGEST COMPILER ON THE HOST (not this build's): {} MiB ({})  at {}\n",
                 mb,
                 comm,
                 r.iso.as_str()

@@ -44,7 +44,7 @@ PEAK LOAD: 0.84  at 2026-11-30T01:03:18Z (stage=build)   PEAK CPU: 100%
 samples below 4096 MB free RAM (near-OOM): 0
 samples below 20 GB free disk: 0
 kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)
-thresholds: near-OOM < 4096 MB (toolchain default), low-disk < 20480 MB (toolchain default)
+thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolchain default)
 ";
     assert_eq!(got, want);
 }
@@ -65,20 +65,20 @@ fn zeros_count_as_near_oom_and_low_disk() {
     );
     assert!(got.contains("samples below 4 GB free disk: 2\n"), "{got}");
     assert!(
-        got.contains("low-disk < 3413 MB (default scaled to 1/10 of 34133 MB disk)\n"),
+        got.contains("low-disk < 3413 MiB (default scaled to 1/10 of 34133 MiB disk)\n"),
         "{got}"
     );
     assert!(got.contains("PEAK SWAP USE: 200 MB  at 1970-01-01T00:01:55Z  (stage=b)\n"));
     assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  0 MB free  at 1970-01-01T00:01:55Z\n  stage=b  context=y\n"));
     assert!(
-        got.contains("(default scaled to 1/8 of 3900 MB RAM)"),
+        got.contains("(default scaled to 1/8 of 3900 MiB RAM)"),
         "{got}"
     );
     let given = summarize(data, Some(1000), Some(1));
     assert!(given.contains("samples below 1000 MB free RAM (near-OOM): 2\n"));
     assert!(given.contains("samples below 1 GB free disk: 1\n"));
-    assert!(given.contains("near-OOM < 1000 MB (given)"));
-    assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
+    assert!(given.contains("near-OOM < 1000 MiB (given)"));
+    assert!(given.contains("low-disk < 1024 MiB (given)"), "{given}");
     let mut sum = Summary::new(None, None);
     let mut r = CsvRows::new();
     r.feed(data, &mut |row| sum.observe(row)).unwrap();
@@ -178,17 +178,17 @@ fn oom_rows_and_own_sections() {
     let got = summarize(data.as_bytes(), None, None);
     assert!(got.contains("kernel OOM-kill events: 2\n"), "{got}");
     assert!(got.contains("OOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n  +2 at 1970-01-01T00:01:55Z  stage=b  context=[ 41%] Building CXX\n"), "{got}");
-    assert!(got.contains("\nPEAK COMPILER RSS: 800 MB (cc1plus)  at 1970-01-01T00:01:55Z  [host-wide: every compiler on the host; no build followed]\n"), "{got}");
+    assert!(got.contains("\nPEAK COMPILER RSS: 800 MiB (cc1plus)  at 1970-01-01T00:01:55Z  [host-wide: every compiler on the host; no build followed]\n"), "{got}");
     assert!(!got.contains("this build"), "{got}");
     // Stored over RAM used is the RAM saving (issue 12: it was called
     // "ratio", as the status table's stored / compressed is).
     assert!(
-        got.contains("ZRAM: peak 100 MB stored in 40 MB of RAM (RAM saving 2.50:1)  at "),
+        got.contains("ZRAM: peak 100 MiB stored in 40 MiB of RAM (RAM saving 2.50:1)  at "),
         "{got}"
     );
     assert!(!got.contains("(ratio "), "{got}");
-    assert!(got.contains("/TMP: min 400 MB free (20% used)"));
-    assert!(got.contains("CGROUP HEADROOM: min 300 MB left"));
+    assert!(got.contains("/TMP: min 400 MiB available (20% used)"));
+    assert!(got.contains("CGROUP HEADROOM: min 300 MiB left"));
 }
 
 /// Another process named cc1plus holds 300 MiB outside; the build's own
@@ -207,9 +207,9 @@ fn the_builds_compilers_are_not_the_hosts() {
     assert_eq!(sum.sizing_peak(), Some((50, PeakOf::Build)));
     let mut t = Text::new();
     sum.render(&mut t).unwrap();
-    assert!(t.contains("\nPEAK COMPILER RSS: 50 MB (cc1)  at 1970-01-01T00:01:41Z  [this build]\n  stage=b  context=cc y.c\n"), "{t}");
+    assert!(t.contains("\nPEAK COMPILER RSS: 50 MiB (cc1)  at 1970-01-01T00:01:41Z  [this build]\n  stage=b  context=cc y.c\n"), "{t}");
     assert!(
-        t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MB (cc1plus)"),
+        t.contains("\nLARGEST COMPILER ON THE HOST (not this build's): 301 MiB (cc1plus)"),
         "{t}"
     );
     // From a CSV, how the build was followed is not known: no line.
@@ -288,7 +288,7 @@ fn small_disk_full_csv_scales_in_mib() {
     // Total 460 × 100 / 90 = 511 MiB; 1/10: 51 MiB. 50 and 0 are below.
     assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
     assert!(
-        got.contains(", low-disk < 51 MB (default scaled to 1/10 of 511 MB disk)\n"),
+        got.contains(", low-disk < 51 MiB (default scaled to 1/10 of 511 MiB disk)\n"),
         "{got}"
     );
     let mut s = Summary::new(None, None);
@@ -307,7 +307,7 @@ fn small_disk_full_csv_scales_in_mib() {
         given.contains("samples below 1 GB free disk: 4\n"),
         "{given}"
     );
-    assert!(given.contains("low-disk < 1024 MB (given)"), "{given}");
+    assert!(given.contains("low-disk < 1024 MiB (given)"), "{given}");
 }
 
 /// The same small disk in a 14-column (compat) CSV: only whole GiB,
@@ -324,7 +324,7 @@ fn small_disk_compat_csv_scales_from_whole_gib() {
     // 1024 × 100 / 90 = 1137 MiB at most; 1/10: 113 MiB.
     assert!(got.contains("samples below 1 GB free disk: 2\n"), "{got}");
     assert!(
-        got.contains("low-disk < 113 MB (default scaled to 1/10 of 1137 MB disk)\n"),
+        got.contains("low-disk < 113 MiB (default scaled to 1/10 of 1137 MiB disk)\n"),
         "{got}"
     );
     let mut card = std::string::String::from(head);
@@ -334,7 +334,7 @@ fn small_disk_compat_csv_scales_from_whole_gib() {
     // 2048 × 100 / 50 = 4096 MiB; 1/10: 409 MiB.
     assert!(got.contains("samples below 1 GB free disk: 1\n"), "{got}");
     assert!(
-        got.contains("low-disk < 409 MB (default scaled to 1/10 of 4096 MB disk)\n"),
+        got.contains("low-disk < 409 MiB (default scaled to 1/10 of 4096 MiB disk)\n"),
         "{got}"
     );
 }

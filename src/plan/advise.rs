@@ -423,14 +423,19 @@ mod tests {
     use super::*;
     use crate::plan::jobs::{Ask, Capacity, Env, plan};
 
-    fn advice(profile: Profile, s: &Situation, cores: u64) -> std::string::String {
-        let cap = Capacity {
+    /// A host of `cores` and `usable_mb`, as `--cores` and `--avail-mb` give it.
+    fn capacity(cores: u64, usable_mb: u64) -> Capacity<'static> {
+        Capacity {
             cores,
             cores_from: "--cores",
-            usable_mb: s.usable_mb,
+            usable_mb,
             usable_from: "--avail-mb",
             usable_figure: "--avail-mb",
-        };
+        }
+    }
+
+    fn advice(profile: Profile, s: &Situation, cores: u64) -> std::string::String {
+        let cap = capacity(cores, s.usable_mb);
         let ask = Ask {
             profile,
             peak_mb: None,
@@ -500,13 +505,7 @@ mod tests {
             usable_mb: 7449,
             ..Situation::default()
         };
-        let cap = Capacity {
-            cores: 4,
-            cores_from: "--cores",
-            usable_mb: 7449,
-            usable_from: "--avail-mb",
-            usable_figure: "--avail-mb",
-        };
+        let cap = capacity(4, 7449);
         let ask = Ask {
             profile: Profile::Heavy,
             peak_mb: None,
@@ -551,13 +550,7 @@ mod tests {
             swap_free_mb: 2000,
             ..Situation::default()
         };
-        let cap = Capacity {
-            cores: 4,
-            cores_from: "--cores",
-            usable_mb: 1000,
-            usable_from: "--avail-mb",
-            usable_figure: "--avail-mb",
-        };
+        let cap = capacity(4, 1000);
         for (peak_mb, measured) in [(Some(1500), None), (None, Some((1500, "the build")))] {
             let ask = Ask {
                 profile: Profile::Generic,

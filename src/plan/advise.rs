@@ -141,8 +141,7 @@ enum Fit {
 /// comes first, no `-j` is called safe, and the swap to add follows. A
 /// peak that is the profile's default, not measured nor given, is said to
 /// be a guess, with the commands to measure it
-/// ([`crate::plan::jobs::MEASURE_RUN`]). Sizes
-/// are MiB.
+/// ([`crate::plan::jobs::MEASURE_RUN`]). Sizes are MiB.
 ///
 /// # Errors
 /// The writer's error.
@@ -166,41 +165,7 @@ pub fn render<W: uWrite + ?Sized>(
     } else {
         Fit::No
     };
-    if fit == Fit::No {
-        uwrite!(w, "one job does NOT fit: ")?;
-    } else {
-        uwrite!(w, "safe parallel jobs: {}  (", j)?;
-    }
-    uwrite!(w, "one ")?;
-    if matches!(plan.peak_mb.1, crate::plan::jobs::From::Measured(_)) {
-        uwrite!(w, "measured job")?;
-    } else {
-        uwrite!(w, "{} job", profile.name())?;
-    }
-    uwrite!(w, " peaks at ~{} MiB; {} MiB usable", peak, s.usable_mb)?;
-    if plan.divisor.0 > 1 {
-        uwrite!(w, ", divided by {} builds", plan.divisor.0)?;
-    }
-    if fit == Fit::No {
-        uwrite!(w, ", {} MiB with free swap\n", with_swap)?;
-    } else {
-        uwrite!(w, ")\n")?;
-    }
-    // Whose peak it is (the build's, or the host's from a CSV without
-    // build figures): never left for the reader to assume.
-    match plan.peak_mb.1 {
-        crate::plan::jobs::From::Measured(whose) => uwrite!(w, "  measured: {}\n", whose)?,
-        crate::plan::jobs::From::Default => {
-            uwrite!(
-                w,
-                "  a guess: the {} profile's default peak, not measured. Measure your build's:\n    {}   (your build command)\n    {}\n",
-                profile.name(),
-                crate::plan::jobs::MEASURE_RUN,
-                crate::plan::jobs::MEASURE_FROM
-            )?;
-        }
-        _ => {}
-    }
+    headline(w, plan, profile, s.usable_mb, with_swap, fit)?;
     if fit == Fit::No {
         uwrite!(
             w,
@@ -252,7 +217,61 @@ pub fn render<W: uWrite + ?Sized>(
         }
     }
 
-    // /tmp.
+    tmp_note(w, s)
+}
+
+/// The advice's first lines: the safe `-j`, or that one job does not
+/// fit, with the peak and usable memory (MiB), then whose peak it is, or
+/// that it is a guess and how to measure it.
+fn headline<W: uWrite + ?Sized>(
+    w: &mut W,
+    plan: &Plan<'_>,
+    profile: Profile,
+    usable_mb: u64,
+    with_swap: u64,
+    fit: Fit,
+) -> Result<(), W::Error> {
+    let (peak, j) = (plan.peak_mb.0, plan.jobs);
+    if fit == Fit::No {
+        uwrite!(w, "one job does NOT fit: ")?;
+    } else {
+        uwrite!(w, "safe parallel jobs: {}  (", j)?;
+    }
+    uwrite!(w, "one ")?;
+    if matches!(plan.peak_mb.1, crate::plan::jobs::From::Measured(_)) {
+        uwrite!(w, "measured job")?;
+    } else {
+        uwrite!(w, "{} job", profile.name())?;
+    }
+    uwrite!(w, " peaks at ~{} MiB; {} MiB usable", peak, usable_mb)?;
+    if plan.divisor.0 > 1 {
+        uwrite!(w, ", divided by {} builds", plan.divisor.0)?;
+    }
+    if fit == Fit::No {
+        uwrite!(w, ", {} MiB with free swap\n", with_swap)?;
+    } else {
+        uwrite!(w, ")\n")?;
+    }
+    // Whose peak it is (the build's, or the host's from a CSV without
+    // build figures): never left for the reader to assume.
+    match plan.peak_mb.1 {
+        crate::plan::jobs::From::Measured(whose) => uwrite!(w, "  measured: {}\n", whose)?,
+        crate::plan::jobs::From::Default => {
+            uwrite!(
+                w,
+                "  a guess: the {} profile's default peak, not measured. Measure your build's:\n    {}   (your build command)\n    {}\n",
+                profile.name(),
+                crate::plan::jobs::MEASURE_RUN,
+                crate::plan::jobs::MEASURE_FROM
+            )?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The /tmp note: a tmpfs /tmp is RAM, a small one can fill.
+fn tmp_note<W: uWrite + ?Sized>(w: &mut W, s: &Situation) -> Result<(), W::Error> {
     if s.tmp_tmpfs {
         uwrite!(
             w,
@@ -289,6 +308,40 @@ fn tool_commands<W: uWrite + ?Sized>(w: &mut W, j: u64, indent: &str) -> Result<
             indent
         )?;
     }
+    Ok(())
+}
+
+/// The dphys-swapfile commands that grow its swap by `shortfall` MiB from
+/// `current` (`CONF_SWAPSIZE`, when set), in whole steps.
+fn dphys_commands<W: uWrite + ?Sized>(
+    w: &mut W,
+    current: Option<u64>,
+    shortfall: u64,
+) -> Result<(), W::Error> {
+    let size = round_up_step(current.unwrap_or(0).saturating_add(shortfall));
+    uwrite!(
+        w,
+        "  dphys-swapfile (Raspberry Pi OS): CONF_SWAPSIZE={}",
+        size
+    )?;
+    uwrite!(w, " and CONF_MAXSWAP={} (the cap, 2048 by default)\n", size)?;
+    uwrite!(w, "    sudo dphys-swapfile swapoff\n")?;
+    // Drop any CONF_SWAPSIZE/CONF_MAXSWAP line, set or commented,
+    // then append both: works whether or not the file has them.
+    uwrite!(
+        w,
+        "    sudo sed -i '/^#\\?CONF_SWAPSIZE=/d; /^#\\?CONF_MAXSWAP=/d' /etc/dphys-swapfile\n"
+    )?;
+    uwrite!(
+        w,
+        "    printf 'CONF_SWAPSIZE={}\\nCONF_MAXSWAP={}\\n' | sudo tee -a /etc/dphys-swapfile\n",
+        size,
+        size
+    )?;
+    uwrite!(
+        w,
+        "    sudo dphys-swapfile setup\n    sudo dphys-swapfile swapon\n"
+    )?;
     Ok(())
 }
 
@@ -356,32 +409,7 @@ fn advise_swap<W: uWrite + ?Sized>(
         uwrite!(w, ":\n")?;
     }
     match s.dphys {
-        Some(current) => {
-            let size = round_up_step(current.unwrap_or(0).saturating_add(shortfall));
-            uwrite!(
-                w,
-                "  dphys-swapfile (Raspberry Pi OS): CONF_SWAPSIZE={}",
-                size
-            )?;
-            uwrite!(w, " and CONF_MAXSWAP={} (the cap, 2048 by default)\n", size)?;
-            uwrite!(w, "    sudo dphys-swapfile swapoff\n")?;
-            // Drop any CONF_SWAPSIZE/CONF_MAXSWAP line, set or commented,
-            // then append both: works whether or not the file has them.
-            uwrite!(
-                w,
-                "    sudo sed -i '/^#\\?CONF_SWAPSIZE=/d; /^#\\?CONF_MAXSWAP=/d' /etc/dphys-swapfile\n"
-            )?;
-            uwrite!(
-                w,
-                "    printf 'CONF_SWAPSIZE={}\\nCONF_MAXSWAP={}\\n' | sudo tee -a /etc/dphys-swapfile\n",
-                size,
-                size
-            )?;
-            uwrite!(
-                w,
-                "    sudo dphys-swapfile setup\n    sudo dphys-swapfile swapon\n"
-            )?;
-        }
+        Some(current) => dphys_commands(w, current, shortfall)?,
         None => {
             uwrite!(w, "  a swapfile of ")?;
             size_arg(w, add)?;

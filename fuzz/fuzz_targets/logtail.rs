@@ -7,9 +7,10 @@ fuzz_target!(|data: &[u8]| {
     for start in [true, false] {
         let f = headroom::build::logtail::scan(data, start);
         let mut c = headroom::build::text::Context::new();
-        if let Some(raw) = f.context {
-            headroom::build::logtail::context_into(raw, &mut c);
-        }
+        f.context_into(&mut c);
         assert!(!c.contains(',') && !c.contains('"'));
+        assert!(c.chars().count() <= headroom::build::text::CONTEXT_CHARS);
+        // The command fallback never hides a marker line.
+        assert!(f.context.is_none() || f.command.is_none());
     }
 });

@@ -19,6 +19,7 @@ use rustix::fd::BorrowedFd;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
+use crate::build::cmdline::{self, Command};
 use crate::build::text::{CONTEXT_CHARS, Context, after_last_cr, sanitize_into};
 use crate::kernel::root::{ReadError, for_each_entry};
 
@@ -72,6 +73,10 @@ pub struct Found<'a> {
     /// line's `\n`), not yet sanitized: pass it to [`context_into`]. `None`
     /// when none of the last [`CONTEXT_LINES`] lines has a marker.
     pub context: Option<&'a [u8]>,
+    /// When no line of the last [`CONTEXT_LINES`] has a marker: the newest
+    /// compiler or linker command among them ([`cmdline::parse`], e.g.
+    /// make's echo `cc -O2 -c a.c -o a.o`); `None` otherwise.
+    pub command: Option<Command<'a>>,
     /// The stage NAME (ASCII lowercase letters, digits and `-`, at least one
     /// byte) of the last `[stage NAME]` or BuildKit `#<digits> [NAME `
     /// marker in the last [`STAGE_LINES`] lines; `None` when there is none.
@@ -137,6 +142,9 @@ fn is_daemon_noise(line: &[u8]) -> bool {
 ///   digits on both sides, e.g. ninja's `[12/345]`), `CC `, `CXX `, `LD `,
 ///   `LINK`, `Linking`, `Built target`, `[stage `, `Finished`, `Installing`,
 ///   `error` or `warning` (case-sensitive). That text is returned raw.
+///   When none of those lines has one, the newest of them that is a
+///   compiler or linker command ([`cmdline::parse`], after a BuildKit
+///   prefix) is [`Found::command`] instead.
 /// - stage: among the last [`STAGE_LINES`] lines (all of them, daemon lines
 ///   included), the last `[stage NAME]` or `#<digits> [NAME ` (BuildKit
 ///   step, e.g. `#5 [builder 3/7] RUN make` gives `builder`), anywhere in
@@ -155,6 +163,7 @@ fn is_daemon_noise(line: &[u8]) -> bool {
 pub fn scan(tail: &[u8], starts_at_file_start: bool) -> Found<'_> {
     let mut found = Found {
         context: None,
+        command: None,
         stage: None,
     };
     // Lines kept for the context search (daemon lines are not counted).
@@ -165,6 +174,9 @@ pub fn scan(tail: &[u8], starts_at_file_start: bool) -> Found<'_> {
             let text = after_last_cr(line);
             if is_context_line(text) {
                 found.context = Some(text);
+                found.command = None;
+            } else if found.command.is_none() {
+                found.command = cmdline::parse(strip_buildkit_prefix(text));
             }
         }
         if found.stage.is_none() && i < STAGE_LINES {
@@ -177,6 +189,31 @@ pub fn scan(tail: &[u8], starts_at_file_start: bool) -> Found<'_> {
         }
     }
     found
+}
+
+impl Found<'_> {
+    /// Writes the `context` column: the marker line ([`context_into`]),
+    /// else the compiler command ([`Command::context_into`], e.g.
+    /// `a.c (cc -O2)`). Returns false, leaving `out` as it was, when the
+    /// tail gave neither.
+    ///
+    /// ```
+    /// use headroom::build::logtail::scan;
+    /// use headroom::build::text::Context;
+    /// let mut out = Context::new();
+    /// let log = b"make[1]: Entering directory '/src'\ncc -O2 -c a.c -o a.o\n";
+    /// assert!(scan(log, true).context_into(&mut out));
+    /// assert_eq!(out.as_str(), "a.c (cc -O2)");
+    /// assert!(!scan(b"plain\n", true).context_into(&mut out));
+    /// ```
+    pub fn context_into(&self, out: &mut Context) -> bool {
+        match (self.context, self.command) {
+            (Some(raw), _) => context_into(raw, out),
+            (None, Some(c)) => c.context_into(out),
+            (None, None) => return false,
+        }
+        true
+    }
 }
 
 /// Writes the `context` column for a raw context line from [`scan`]: a
@@ -548,6 +585,7 @@ mod tests {
             scan(tail, at_start),
             Found {
                 context: None,
+                command: None,
                 stage: None
             }
         );
@@ -599,6 +637,7 @@ mod tests {
     fn empty_input() {
         let none = Found {
             context: None,
+            command: None,
             stage: None,
         };
         assert_eq!(scan(b"", true), none);
@@ -767,6 +806,65 @@ mod tests {
         assert_eq!(scan(&log, true).context, None);
         // The marker must be in the visible text after the last `\r`.
         assert_eq!(scan(b"Compiling x\rdone\n", true).context, None);
+    }
+
+    /// The context column `scan` gives for a whole log.
+    fn column(log: &[u8]) -> Option<std::string::String> {
+        let mut out = Context::new();
+        scan(log, true)
+            .context_into(&mut out)
+            .then(|| out.as_str().into())
+    }
+
+    /// Issue 15: a plain Makefile's log gave `?,""` on every row: make's
+    /// echo lines have none of the toolchain's markers.
+    #[test]
+    fn a_makefile_log_without_markers_gives_the_file_being_compiled() {
+        let log = b"make: Entering directory '/src/demo'\n\
+cc -O2 -c a.c -o a.o\n\
+cc -O2 -c b.c -o b.o\n\
+a.c: In function 'main':\n";
+        assert_eq!(column(log).as_deref(), Some("b.c (cc -O2)"));
+        let f = scan(log, true);
+        assert_eq!(f.context, None);
+        assert_eq!(f.command.map(|c| c.file), Some(&b"b.c"[..]));
+        // The link comes last: its output.
+        let mut log = log.to_vec();
+        log.extend_from_slice(b"cc -o demo a.o b.o\n");
+        assert_eq!(column(&log).as_deref(), Some("demo (cc)"));
+        // A BuildKit prefix and `\r` are dropped first.
+        assert_eq!(
+            column(b"#7 3.20 g++ -O2 -c x.cpp -o x.o\n").as_deref(),
+            Some("x.cpp (g++ -O2)")
+        );
+        // Nothing to show: no context, as before.
+        assert_eq!(column(b"make: Nothing to be done for 'all'.\n"), None);
+    }
+
+    /// The toolchain's rule comes first: wherever one of the last 40 lines
+    /// has a marker, the context is that line, raw, as before.
+    #[test]
+    fn a_marker_line_in_the_window_wins_over_a_newer_command() {
+        let log = b"[ 50%] Building C object CMakeFiles/app.dir/a.c.o\n\
+/usr/bin/cc -O2 -o CMakeFiles/app.dir/b.c.o -c /src/b.c\n";
+        assert_eq!(
+            column(log).as_deref(),
+            Some("[ 50%] Building C object CMakeFiles/app.dir/a.c.o")
+        );
+        assert_eq!(scan(log, true).command, None);
+        // `-Werror` holds the marker `error`: the line is shown raw.
+        assert_eq!(
+            column(b"gcc -Werror -c a.c\n").as_deref(),
+            Some("gcc -Werror -c a.c")
+        );
+        // The command fallback has the same 40-line window.
+        let mut log = std::vec::Vec::from(&b"cc -c old.c\n"[..]);
+        for _ in 0..39 {
+            log.extend_from_slice(b"plain\n");
+        }
+        assert_eq!(column(&log).as_deref(), Some("old.c (cc)"));
+        log.extend_from_slice(b"plain\n");
+        assert_eq!(column(&log), None);
     }
 
     #[test]

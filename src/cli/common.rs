@@ -123,6 +123,14 @@ impl Warn for StderrWarn {
             source.path()
         );
     }
+
+    fn log(&mut self, option: &'static str, path: &str, what: &'static str) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: {option} {}: {what}",
+            shown(path)
+        );
+    }
 }
 
 /// The signal that asked us to stop (0: none yet).

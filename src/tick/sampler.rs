@@ -23,6 +23,7 @@ use crate::kernel::fsstat::FsStat;
 use crate::kernel::root::{ReadError, Root};
 use crate::kernel::stat::{self, CpuTimes};
 use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
+use crate::tick::logwatch::{LogRead, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
 /// Size of the shared scratch buffer: the log tail (SPEC: at most 64 KiB
@@ -107,6 +108,14 @@ pub trait Warn {
     /// `source` was read, but a value in it had to be derived (`what`);
     /// its field is filled with that.
     fn note(&mut self, source: Source, what: &'static str);
+    /// The build log of `option` (`--stage-log` or `--stage-log-dir`) at
+    /// `path`, as given, gives nothing, for the reason `what`
+    /// ([`crate::tick::logwatch::LogWarning::text`]); once per reason and
+    /// recording. By default a [`Warn::note`] about [`Source::Log`].
+    fn log(&mut self, option: &'static str, path: &str, what: &'static str) {
+        let _ = (option, path);
+        self.note(Source::Log, what);
+    }
 }
 
 /// Where stage and context come from.
@@ -221,6 +230,8 @@ pub struct Sampler<'a> {
     first_epoch: Option<u64>,
     psi_off: bool,
     warned: u32,
+    /// When the build log gives nothing: its two warnings.
+    log_watch: LogWatch,
     /// MemAvailable was estimated on some tick (kernel < 3.14).
     pub mem_estimated: bool,
     /// THE BUILD: its compilers are totalled apart (the `build_*` columns,
@@ -302,6 +313,7 @@ impl<'a> Sampler<'a> {
             first_epoch: None,
             psi_off: false,
             warned: 0,
+            log_watch: LogWatch::new(),
             mem_estimated: false,
             build: Build::None,
             prev_build_pids: heapless::Vec::new(),
@@ -612,45 +624,65 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// Stage and context from the active log.
+    /// Stage and context from the active log, and the warnings of
+    /// [`LogWatch`] when it gives nothing.
     fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
-        let fd = match self.opts.stage_log {
+        let (option, path) = match self.opts.stage_log {
             StageLog::None => return,
-            StageLog::File(p) => rustix::fs::open(p, LOG_FLAGS, Mode::empty()),
+            StageLog::File(p) => ("--stage-log", p),
+            StageLog::Dir(d) => ("--stage-log-dir", d),
+        };
+        let read = self.read_log(row, bufs, w);
+        if let Some(warning) = self.log_watch.row(row.epoch, read) {
+            w.log(option, path, warning.text());
+        }
+    }
+
+    /// Reads the active log into the row's stage and context.
+    fn read_log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> LogRead {
+        let fd = match self.opts.stage_log {
+            StageLog::None => return LogRead::Unread,
+            StageLog::File(p) => match rustix::fs::open(p, LOG_FLAGS, Mode::empty()) {
+                Err(rustix::io::Errno::NOENT) => return LogRead::Missing,
+                other => other,
+            },
             StageLog::Dir(_) => {
                 let Some(dir) = &self.log_dir else {
                     self.warn_once(w, Source::Log, "cannot open the log directory");
-                    return;
+                    return LogRead::Unread;
                 };
                 let mut name = heapless::String::<256>::new();
                 match logtail::active_log(dir.as_fd(), &mut bufs.dir, &mut name) {
                     Ok(true) => {
                         rustix::fs::openat(dir.as_fd(), name.as_str(), LOG_FLAGS, Mode::empty())
                     }
-                    Ok(false) => return,
+                    Ok(false) => return LogRead::Unread,
                     Err(e) => Err(e),
                 }
             }
         };
         let fd = match fd {
             Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return, // not created yet
+            // Gone between listing and opening.
+            Err(rustix::io::Errno::NOENT) => return LogRead::Unread,
             Err(e) => {
                 self.warn_once(w, Source::Log, ReadError::Open(e).describe());
-                return;
+                return LogRead::Unread;
             }
         };
         match logtail::read_tail(fd.as_fd(), &mut bufs.scratch) {
             Ok((tail, from_start)) => {
                 let found = logtail::scan(tail, from_start);
-                if let Some(c) = found.context {
-                    logtail::context_into(c, &mut row.context);
-                }
+                let context = found.context_into(&mut row.context);
                 if let Some(s) = found.stage {
                     sanitize_into(s, STAGE_CAP, &mut row.stage);
                 }
+                LogRead::Read { context }
             }
-            Err(e) => self.warn_once(w, Source::Log, e.describe()),
+            Err(e) => {
+                self.warn_once(w, Source::Log, e.describe());
+                LogRead::Unread
+            }
         }
     }
 }
@@ -824,6 +856,62 @@ mod tests {
         let mut s = Sampler::new(&root, plain(&list), &mut bufs);
         s.build = Build::Tree(10);
         assert_eq!(s.tick(1, &mut bufs, &mut Quiet).build_oom_kills, None);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// Keeps what [`Warn::log`] is told.
+    #[derive(Default)]
+    struct LogWarns(std::vec::Vec<std::string::String>);
+    impl Warn for LogWarns {
+        fn warn(&mut self, _: Source, _: &'static str) {}
+        fn note(&mut self, _: Source, _: &'static str) {}
+        fn log(&mut self, option: &'static str, path: &str, what: &'static str) {
+            self.0.push(std::format!("{option} {path}: {what}"));
+        }
+    }
+
+    /// Issue 15: a `--stage-log` that does not exist, or that gives no
+    /// context for a minute of rows, gets one warning each, not one per
+    /// row; a make log's echo lines give the context.
+    #[test]
+    fn a_missing_or_quiet_stage_log_warns_once() {
+        let d = tmp("log-warns");
+        let log = d.join("build.log");
+        let log_s = log.to_str().unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let opts = Options {
+            stage_log: StageLog::File(log_s),
+            ..plain(&list)
+        };
+        let mut s = Sampler::new(&root, opts, &mut bufs);
+        let mut w = LogWarns::default();
+        for t in 0..5 {
+            assert_eq!(s.tick(t, &mut bufs, &mut w).context.as_str(), "");
+        }
+        let missing = std::format!(
+            "--stage-log {log_s}: does not exist (yet); stage and context stay empty until it does"
+        );
+        assert_eq!(w.0, [missing]);
+        // There now, with make's echo lines: the file being compiled.
+        fs::write(&log, "cc -O2 -c a.c -o a.o\n").unwrap();
+        assert_eq!(
+            s.tick(5, &mut bufs, &mut w).context.as_str(),
+            "a.c (cc -O2)"
+        );
+        // Then a minute of lines that say nothing.
+        fs::write(&log, "make: Nothing to be done\n").unwrap();
+        for t in [6, 30, 65] {
+            s.tick(t, &mut bufs, &mut w);
+        }
+        assert_eq!(w.0.len(), 1);
+        s.tick(66, &mut bufs, &mut w);
+        for t in 67..200 {
+            s.tick(t, &mut bufs, &mut w);
+        }
+        assert_eq!(w.0.len(), 2, "{:?}", w.0);
+        assert!(w.0[1].ends_with(": no context for a minute: none of its last 40 lines is a progress line or a compiler command"));
         let _ = fs::remove_dir_all(&d);
     }
 }

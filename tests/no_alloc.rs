@@ -33,7 +33,7 @@ static GLOBAL: Counting = Counting;
 
 use headroom::build::compilers::CompilerList;
 use headroom::govern::jobserver::{Governor, Inputs, Pool};
-use headroom::govern::record::{CsvOut, Plan, StopFlag, Watch, run};
+use headroom::govern::record::{CsvOut, Interval, Plan, StopFlag, Watch, run};
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::Summary;
@@ -124,7 +124,7 @@ fn ticks_after_start_up_allocate_nothing() {
     let mut warn = NoWarn;
     let mut rows = 0u64;
     let plan = Plan {
-        interval_ms: 0,
+        interval: Interval::Fixed(0),
         count: Some(1),
         compat: false,
     };
@@ -145,7 +145,7 @@ fn ticks_after_start_up_allocate_nothing() {
 
     let before = ALLOCS.load(Ordering::SeqCst);
     let plan = Plan {
-        interval_ms: 0,
+        interval: Interval::Fixed(0),
         count: Some(50),
         compat: false,
     };

@@ -140,9 +140,14 @@ twin_args! {
         ] [] []
         run_id: Option<String>,
         [
-            /// seconds between rows, e.g. 15, 0.5 or 0 (default 15)
             #[argh(option, from_str_fn(parse_interval))]
-        ] [] []
+        ] [
+            /// seconds between rows, e.g. 15, 0.5 or 0 (default 15)
+        ] [
+            /// seconds between rows, e.g. 15, 0.5 or 0 (default: 1 for the
+            /// first 2 minutes, then 5 until 30 minutes, then 15; with
+            /// --jobserver 0.25 at most)
+        ]
         interval: Option<u64>,
         [
             #[argh(option)]

@@ -2,6 +2,7 @@
 //! opened, the build's cgroup and CMD started, the recording loop, and the
 //! end (summary, advice, CMD's status).
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -9,12 +10,14 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use headroom::build::buildcg::BuildCgroup;
 use headroom::build::compilers::CompilerList;
-use headroom::govern::record::{self, CsvOut, OpenError, Plan, Stop, StopFlag, Watch, WriteState};
+use headroom::govern::record::{
+    self, CsvOut, Interval, OpenError, Plan, Stop, StopFlag, Watch, WriteState,
+};
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::{BuildScope, Summary};
 use headroom::tick::row::Row;
-use headroom::tick::sampler::{Buffers, Build, Options, Sampler, StageLog};
+use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
 
 use super::action_row::append_action;
 use super::args::{RecordArgs, RunArgs};
@@ -164,7 +167,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         &mut sampler,
         &mut summary,
     );
-    let plan = r.plan(f.js.is_some(), &watch);
+    let plan = r.plan(child.is_some(), f.js.is_some(), &watch);
     let stop = match &started {
         None => run_loop(
             &mut sampler,
@@ -341,26 +344,35 @@ impl Recording {
         }
     }
 
-    /// The loop's plan: the interval (the jobserver's tick at most), the
-    /// row count (one row when `--watch-pid`'s process is gone).
-    fn plan(&self, jobserver: bool, watch: &Watch) -> Plan {
-        let interval_ms = self.a.interval.unwrap_or(15_000);
+    /// The loop's plan: the interval (`--interval`, else 15 s for
+    /// `record` and the widening one for `run`; with the jobserver, its
+    /// tick at most), the row count (one row when `--watch-pid`'s process
+    /// is gone).
+    fn plan(&self, run: bool, jobserver: bool, watch: &Watch) -> Plan {
         let count = if matches!(watch, Watch::None) && self.a.watch_pid.is_some() {
             Some(1)
         } else {
             self.a.count
         };
+        let tick = headroom::govern::jobserver::TICK_MS;
+        let interval = match (self.a.interval, jobserver) {
+            (Some(ms), true) => Interval::Fixed(ms.min(tick)),
+            // Every widening step is longer than the governor's tick.
+            (None, true) => Interval::Fixed(tick),
+            (Some(ms), false) => Interval::Fixed(ms),
+            (None, false) if run => Interval::Widening,
+            (None, false) => Interval::Fixed(RECORD_INTERVAL_MS),
+        };
         Plan {
-            interval_ms: if jobserver {
-                interval_ms.min(headroom::govern::jobserver::TICK_MS)
-            } else {
-                interval_ms
-            },
+            interval,
             count,
             compat: self.a.compat,
         }
     }
 }
+
+/// `record`'s interval without `--interval`: the toolchain's 15 s.
+const RECORD_INTERVAL_MS: u64 = 15_000;
 
 /// The checks of [`Recording::check`] on plain values: the usage error's
 /// text, if any.
@@ -524,11 +536,15 @@ fn run_loop(
         disk_path: &r.disk,
     };
     let prom_path = r.a.prom.as_deref().unwrap_or("");
-    let mut warn = StderrWarn;
-    let mut tune = Governing(f.js.as_mut());
-    let mut status = StatusLine::new();
+    let status = RefCell::new(StatusLine::new());
+    let mut warn = LoopWarn(&status);
+    let mut tune = Governing {
+        js: f.js.as_mut(),
+        status: &status,
+    };
     let (prom, csv_name) = (&mut f.prom, f.csv_name.as_str());
     let mut on_row = |row: &Row, state, summary: &Summary| {
+        let mut status = status.borrow_mut();
         if let Some(p) = prom.as_mut() {
             update_prom(p, row, summary, labels, prom_path, &mut status);
         }
@@ -549,29 +565,62 @@ fn run_loop(
         &mut tune,
         &mut on_row,
     );
-    status.clear();
+    status.borrow_mut().clear();
     stop
 }
 
-/// `run --jobserver`'s part of the loop: the governor's tick on each row,
-/// and tokens kept as they come back while it withholds them.
-struct Governing<'j>(Option<&'j mut Js>);
+/// What the loop adds to each row and wait: `run --jobserver`'s governor
+/// tick on each row and tokens kept as they come back while it withholds
+/// them; the status line's clock each second between rows.
+struct Governing<'j, 's> {
+    js: Option<&'j mut Js>,
+    status: &'s RefCell<StatusLine>,
+}
 
-impl headroom::govern::record::Tune for Governing<'_> {
+impl headroom::govern::record::Tune for Governing<'_, '_> {
     fn row(&mut self, row: &mut Row) {
-        if let Some(j) = self.0.as_mut() {
+        if let Some(j) = self.js.as_mut() {
             j.tick(row);
         }
     }
 
     fn watch_fd(&self) -> Option<BorrowedFd<'_>> {
-        self.0.as_ref()?.watch_fd()
+        self.js.as_ref()?.watch_fd()
     }
 
     fn ready(&mut self) {
-        if let Some(j) = self.0.as_mut() {
+        if let Some(j) = self.js.as_mut() {
             j.reclaim();
         }
+    }
+
+    fn wants_seconds(&self) -> bool {
+        self.status.borrow().is_on()
+    }
+
+    fn second(&mut self, since_row_s: u64) {
+        self.status.borrow_mut().tick(since_row_s);
+    }
+}
+
+/// The sampler's warnings during the loop: the status line cleared first,
+/// so a warning never lands after it on its line.
+struct LoopWarn<'s>(&'s RefCell<StatusLine>);
+
+impl Warn for LoopWarn<'_> {
+    fn warn(&mut self, source: Source, why: &'static str) {
+        self.0.borrow_mut().clear();
+        StderrWarn.warn(source, why);
+    }
+
+    fn note(&mut self, source: Source, what: &'static str) {
+        self.0.borrow_mut().clear();
+        StderrWarn.note(source, what);
+    }
+
+    fn log(&mut self, option: &'static str, path: &str, what: &'static str) {
+        self.0.borrow_mut().clear();
+        StderrWarn.log(option, path, what);
     }
 }
 

@@ -5,19 +5,27 @@ use std::io::Write;
 
 use rustix::fd::BorrowedFd;
 
-/// The text of the live status line for `row`, with its `\r\x1b[K`
-/// prefix: elapsed time, MemAvailable, swap used, the zram RAM saving
-/// (stored / RAM used, the row's only zram figures), compilers, stage.
-pub fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
+/// The text of the live status line with its `\r\x1b[K` prefix: the
+/// clock at `elapsed_s` seconds, then `figures` ([`figures`]).
+fn line_at(elapsed_s: u64, figures: &str) -> heapless::String<256> {
     let mut line = heapless::String::<256>::new();
-    let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", row.elapsed_s / 60);
-    if row.elapsed_s % 60 < 10 {
+    let _ = ufmt::uwrite!(line, "\r\x1b[Kheadroom {}m", elapsed_s / 60);
+    if elapsed_s % 60 < 10 {
         let _ = line.push('0');
     }
+    let _ = ufmt::uwrite!(line, "{}s", elapsed_s % 60);
+    let _ = line.push_str(figures);
+    line
+}
+
+/// The line after its clock for `row`: MemAvailable, swap used, the zram
+/// RAM saving (stored / RAM used, the row's only zram figures),
+/// compilers, stage.
+fn figures(row: &headroom::tick::row::Row) -> heapless::String<256> {
+    let mut line = heapless::String::<256>::new();
     let _ = ufmt::uwrite!(
         line,
-        "{}s  avail {} MiB  swap {} MiB",
-        row.elapsed_s % 60,
+        "  avail {} MiB  swap {} MiB",
         row.mem_avail_mb,
         row.swap_used_mb
     );
@@ -40,13 +48,20 @@ pub fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
 }
 
 /// The live status line: rewritten in place on a terminal, never written
-/// to a pipe or file.
+/// to a pipe or file. Its clock ticks each second between rows
+/// ([`StatusLine::tick`]) with the last row's figures.
 pub struct StatusLine {
     on: bool,
     shown: bool,
     /// Terminal columns: a longer line would wrap, and `\r` would then
     /// rewrite only its last row.
     width: usize,
+    /// The last row's figures (empty before the first row).
+    figures: heapless::String<256>,
+    /// The last row's `elapsed_s`.
+    row_elapsed_s: u64,
+    /// The seconds the line shows now.
+    shown_s: u64,
 }
 
 impl StatusLine {
@@ -61,7 +76,15 @@ impl StatusLine {
             on: std::io::IsTerminal::is_terminal(&std::io::stderr()),
             shown: false,
             width: if width == 0 { 80 } else { width },
+            figures: heapless::String::new(),
+            row_elapsed_s: 0,
+            shown_s: 0,
         }
+    }
+
+    /// True when the line is drawn at all (stderr is a terminal).
+    pub fn is_on(&self) -> bool {
+        self.on
     }
 
     /// Shows the line for `row`, cut to the terminal's width.
@@ -69,7 +92,24 @@ impl StatusLine {
         if !self.on {
             return;
         }
-        let line = status_text(row);
+        self.figures = figures(row);
+        self.row_elapsed_s = row.elapsed_s;
+        self.draw(row.elapsed_s);
+    }
+
+    /// `since_row_s` whole seconds after the last row: the line again with
+    /// its clock moved on, when that changes what it shows. Nothing is
+    /// read: the figures are the last row's.
+    pub fn tick(&mut self, since_row_s: u64) {
+        let at = self.row_elapsed_s.saturating_add(since_row_s);
+        if self.on && !self.figures.is_empty() && (at != self.shown_s || !self.shown) {
+            self.draw(at);
+        }
+    }
+
+    /// Draws the line at `elapsed_s`, cut to the terminal's width.
+    fn draw(&mut self, elapsed_s: u64) {
+        let line = line_at(elapsed_s, &self.figures);
         // Keep one column free so the cursor never wraps.
         let keep = line
             .char_indices()
@@ -77,6 +117,7 @@ impl StatusLine {
             .map_or(line.len(), |(i, _)| i);
         let _ = std::io::stderr().write_all(&line.as_bytes()[..keep]);
         self.shown = true;
+        self.shown_s = elapsed_s;
     }
 
     /// Clears the line, if shown, before other text goes to stderr.
@@ -91,6 +132,10 @@ impl StatusLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn status_text(row: &headroom::tick::row::Row) -> heapless::String<256> {
+        line_at(row.elapsed_s, &figures(row))
+    }
 
     #[test]
     fn status_line_names_the_zram_ram_saving() {

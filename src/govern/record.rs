@@ -270,6 +270,17 @@ pub trait Tune {
     }
     /// Called after each wait between rows.
     fn ready(&mut self) {}
+    /// True when [`Tune::second`] is wanted: the loop then also wakes at
+    /// each whole second after a row until the next row.
+    fn wants_seconds(&self) -> bool {
+        false
+    }
+    /// Called after each wait between rows when [`Tune::wants_seconds`],
+    /// with the whole seconds since the last row was taken (the status
+    /// line's clock ticks on it without a sample).
+    fn second(&mut self, since_row_s: u64) {
+        let _ = since_row_s;
+    }
 }
 
 impl<F: FnMut(&mut Row)> Tune for F {
@@ -278,11 +289,66 @@ impl<F: FnMut(&mut Row)> Tune for F {
     }
 }
 
+/// `run`'s time between rows without `--interval`, in milliseconds, for a
+/// row due `elapsed_ms` after the first: 1 s for the first 2 minutes, 5 s
+/// until 30 minutes, then 15 s (the toolchain's interval).
+///
+/// A 20 s build gets 20 rows instead of 2; a 10-minute one 216 rows,
+/// enough to tell its compile steps apart at 5 s, a 2-hour one 816, about
+/// the 480 the toolchain's 15 s would give plus its first half hour at
+/// a finer grain. Each step's start is a multiple of the intervals on
+/// both sides of it (120 of 1 and 5, 1800 of 5 and 15), so the rows stay
+/// on one grid of whole seconds from the first row.
+///
+/// ```
+/// use headroom::govern::record::widening_interval_ms;
+/// assert_eq!(widening_interval_ms(0), 1000);
+/// assert_eq!(widening_interval_ms(120_000), 5000);
+/// assert_eq!(widening_interval_ms(1_800_000), 15_000);
+/// ```
+pub fn widening_interval_ms(elapsed_ms: u64) -> u64 {
+    match elapsed_ms {
+        0..120_000 => 1000,
+        120_000..1_800_000 => 5000,
+        _ => 15_000,
+    }
+}
+
+/// The time between rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interval {
+    /// Always this many milliseconds (`--interval`; 0: as fast as possible).
+    Fixed(u64),
+    /// [`widening_interval_ms`] of the time since the first row (`run`
+    /// without `--interval`).
+    Widening,
+}
+
+impl Interval {
+    /// The interval, in nanoseconds, after a row due `elapsed_ns` after
+    /// the first.
+    pub fn after_ns(self, elapsed_ns: u64) -> u64 {
+        let ms = match self {
+            Interval::Fixed(ms) => ms,
+            Interval::Widening => widening_interval_ms(elapsed_ns / 1_000_000),
+        };
+        ms.saturating_mul(1_000_000)
+    }
+
+    /// True when every interval is at least `ms` milliseconds.
+    pub fn at_least_ms(self, ms: u64) -> bool {
+        match self {
+            Interval::Fixed(i) => i >= ms,
+            Interval::Widening => widening_interval_ms(0) >= ms,
+        }
+    }
+}
+
 /// The recording's settings.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
-    /// Time between rows, in milliseconds (0: as fast as possible).
-    pub interval_ms: u64,
+    /// Time between rows.
+    pub interval: Interval,
     /// Stop after this many rows.
     pub count: Option<u64>,
     /// Write only the 14 compatible columns.
@@ -404,13 +470,14 @@ pub fn run(
     let mut line: heapless::Vec<u8, ROW_CAP> = heapless::Vec::new();
     let start_ns = clock::monotonic_ns();
     let mut rows: u64 = 0;
-    // The grid slot of the tick just taken (0: the first, at start).
+    // The grid slot of the tick just taken, in ns after the start (0: the
+    // first, at start).
     let mut slot: u64 = 0;
-    let interval_ns = plan.interval_ms.saturating_mul(1_000_000);
+    let interval = plan.interval;
     // Set when the watched process has exited: one last row shows the
     // state after the build's final step, then the loop ends.
     let mut last = false;
-    let distinct = plan.interval_ms >= DISTINCT_EPOCHS_FROM_MS;
+    let distinct = interval.at_least_ms(DISTINCT_EPOCHS_FROM_MS);
     let mut prev_epoch: Option<u64> = None;
     loop {
         if distinct
@@ -453,6 +520,7 @@ pub fn run(
         summary.mem_estimated |= sampler.mem_estimated;
         summary.observe(&row);
         on_row(&row, state, summary);
+        let row_ns = clock::monotonic_ns();
         rows += 1;
 
         if let Some(sig) = stop.signal() {
@@ -475,21 +543,29 @@ pub fn run(
         slot = next_slot(
             slot,
             clock::monotonic_ns().saturating_sub(start_ns),
-            interval_ns,
+            interval,
         );
-        let due = start_ns.saturating_add(slot.saturating_mul(interval_ns));
+        let due = start_ns.saturating_add(slot);
         loop {
             let now = clock::monotonic_ns();
             if now >= due {
                 break;
             }
+            let until = if tune.wants_seconds() {
+                due.min(next_second(row_ns, now))
+            } else {
+                due
+            };
             wait_also(
-                (due - now).div_ceil(1_000_000),
+                (until - now).div_ceil(1_000_000),
                 stop_fd,
                 watch,
                 tune.watch_fd(),
             );
             tune.ready();
+            if tune.wants_seconds() {
+                tune.second(clock::monotonic_ns().saturating_sub(row_ns) / NS_PER_S);
+            }
             if let Some(sig) = stop.signal() {
                 return Stop::Signal(sig);
             }
@@ -502,24 +578,40 @@ pub fn run(
         // it stands for the latest slot begun, so the next is in the future.
         slot = slot.max(slot_begun(
             clock::monotonic_ns().saturating_sub(start_ns),
-            interval_ns,
+            interval,
         ));
     }
 }
 
-/// The latest grid slot that has begun `elapsed_ns` after the start (0 for
-/// `--interval 0`).
-fn slot_begun(elapsed_ns: u64, interval_ns: u64) -> u64 {
-    elapsed_ns.checked_div(interval_ns).unwrap_or(0)
+/// Nanoseconds in a second.
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// The first whole second after `row_ns` that is later than `now` (both
+/// CLOCK_MONOTONIC nanoseconds; `now` not before `row_ns`).
+fn next_second(row_ns: u64, now: u64) -> u64 {
+    let seconds = now.saturating_sub(row_ns) / NS_PER_S + 1;
+    row_ns.saturating_add(seconds.saturating_mul(NS_PER_S))
 }
 
-/// The grid slot after `slot` for a tick interval of `interval_ns`, now
-/// that `elapsed_ns` have passed since the start: the next slot, or, when
-/// that one has already passed, the latest slot that has begun (taken at
-/// once; the ones before it are skipped).
-fn next_slot(slot: u64, elapsed_ns: u64, interval_ns: u64) -> u64 {
-    slot.saturating_add(1)
-        .max(slot_begun(elapsed_ns, interval_ns))
+/// The latest grid slot (ns after the start) that has begun `elapsed_ns`
+/// after the start (0 for `--interval 0`). With [`Interval::Widening`] the
+/// grid's step is the interval there: each step's start is on the grids
+/// on both sides of it.
+fn slot_begun(elapsed_ns: u64, interval: Interval) -> u64 {
+    let step = interval.after_ns(elapsed_ns);
+    elapsed_ns
+        .checked_div(step)
+        .unwrap_or(0)
+        .saturating_mul(step)
+}
+
+/// The grid slot (ns after the start) after `slot`, now that `elapsed_ns`
+/// have passed since the start: the next slot, or, when that one has
+/// already passed, the latest slot that has begun (taken at once; the ones
+/// before it are skipped).
+fn next_slot(slot: u64, elapsed_ns: u64, interval: Interval) -> u64 {
+    slot.saturating_add(interval.after_ns(slot))
+        .max(slot_begun(elapsed_ns, interval))
 }
 
 /// What happened to the row just sampled.
@@ -539,24 +631,67 @@ pub enum WriteState {
 
 #[cfg(test)]
 mod tests {
-    use super::{next_slot, slot_begun};
+    extern crate std;
+    use super::{Interval, next_second, next_slot, slot_begun, widening_interval_ms};
+
+    #[test]
+    fn seconds_after_a_row() {
+        const S: u64 = 1_000_000_000;
+        assert_eq!(next_second(7, 7), 7 + S);
+        assert_eq!(next_second(7, 7 + S - 1), 7 + S);
+        assert_eq!(next_second(7, 7 + S), 7 + 2 * S);
+        assert_eq!(next_second(7, 7 + 4 * S + 3), 7 + 5 * S);
+    }
 
     #[test]
     fn slots_follow_the_grid_and_skip_what_a_stall_missed() {
         const S: u64 = 1_000_000_000;
+        let i = Interval::Fixed(1000);
         // On time: the next slot.
-        assert_eq!(next_slot(0, S / 10, S), 1);
-        assert_eq!(next_slot(4, 4 * S + 3, S), 5);
+        assert_eq!(next_slot(0, S / 10, i), S);
+        assert_eq!(next_slot(4 * S, 4 * S + 3, i), 5 * S);
         // A slow tick that ran into the next slot: that slot, at once.
-        assert_eq!(next_slot(4, 5 * S + 1, S), 5);
+        assert_eq!(next_slot(4 * S, 5 * S + 1, i), 5 * S);
         // Stopped for 3.5 slots after slot 4: slot 8 (begun), 5–7 skipped.
-        assert_eq!(next_slot(4, 8 * S + S / 2, S), 8);
-        // --interval 0: every tick is the next slot, due at the start.
-        assert_eq!(next_slot(7, 123, 0), 8);
+        assert_eq!(next_slot(4 * S, 8 * S + S / 2, i), 8 * S);
+        // --interval 0: every tick is due at the start.
+        assert_eq!(next_slot(0, 123, Interval::Fixed(0)), 0);
         // Stopped while waiting for slot 5, resumed in slot 8: the late
         // tick is slot 8's, and the next is 9 (in the future), not 8 again.
-        let late = 5u64.max(slot_begun(8 * S + S / 3, S));
-        assert_eq!(late, 8);
-        assert_eq!(next_slot(late, 8 * S + S / 3 + 1000, S), 9);
+        let late = (5 * S).max(slot_begun(8 * S + S / 3, i));
+        assert_eq!(late, 8 * S);
+        assert_eq!(next_slot(late, 8 * S + S / 3 + 1000, i), 9 * S);
+    }
+
+    /// Issue 15: a 17 s build at 15 s gave 3 rows. `run` without
+    /// `--interval` widens from 1 s to 5 s to 15 s, on one grid.
+    #[test]
+    fn the_widening_interval_steps_on_whole_seconds() {
+        const S: u64 = 1_000_000_000;
+        assert_eq!(widening_interval_ms(0), 1000);
+        assert_eq!(widening_interval_ms(119_999), 1000);
+        assert_eq!(widening_interval_ms(120_000), 5000);
+        assert_eq!(widening_interval_ms(1_799_999), 5000);
+        assert_eq!(widening_interval_ms(1_800_000), 15_000);
+        assert_eq!(widening_interval_ms(u64::MAX), 15_000);
+        let w = Interval::Widening;
+        // The rows of the first 40 minutes, on time.
+        let mut slots = std::vec![0u64];
+        while *slots.last().unwrap() < 2400 * S {
+            let last = *slots.last().unwrap();
+            slots.push(next_slot(last, last + S / 100, w));
+        }
+        let secs: std::vec::Vec<u64> = slots.iter().map(|s| s / S).collect();
+        assert_eq!(&secs[..3], [0, 1, 2]);
+        assert_eq!(&secs[119..123], [119, 120, 125, 130]);
+        let at = secs.iter().position(|&s| s == 1800).unwrap();
+        assert_eq!(&secs[at - 1..at + 3], [1795, 1800, 1815, 1830]);
+        assert!(slots.iter().all(|s| s % S == 0));
+        // 120 rows of 1 s, 336 of 5 s, then 15 s.
+        assert_eq!(at, 120 + 336);
+        // A stall across a step lands on the grid there.
+        assert_eq!(next_slot(100 * S, 133 * S + 7, w), 130 * S);
+        assert_eq!(next_slot(1790 * S, 1822 * S, w), 1815 * S);
+        assert!(w.at_least_ms(1000) && !Interval::Fixed(250).at_least_ms(1000));
     }
 }

@@ -580,3 +580,133 @@ fn hundreds_of_processes_left_behind_are_all_moved_out() {
     );
     assert!(!own.join(format!("headroom-{pid}.build")).exists(), "{err}");
 }
+
+/// The `context` column of each row of the CSV at `csv` (quotes stripped).
+fn contexts(csv: &Path) -> Vec<String> {
+    let text = fs::read_to_string(csv).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(13)
+                .unwrap_or("")
+                .trim_matches('"')
+                .to_string()
+        })
+        .collect()
+}
+
+/// Issue 15: `--stage-log build.log` of a plain Makefile gave `?,""` on
+/// every row (make's echo lines have none of the toolchain's markers).
+/// Now each row's context names the file being compiled, as `a.c (cc -O2)`.
+#[test]
+fn a_plain_makefile_log_names_the_file_being_compiled() {
+    let d = scratch("makefile-context");
+    for n in ["a", "b", "c", "d"] {
+        fs::write(
+            d.join(format!("{n}.c")),
+            format!("int {n}(void) {{ return 1; }}\n"),
+        )
+        .unwrap();
+    }
+    // Each compile is followed by a sleep in its recipe, so the 1 s rows
+    // see its echo line as the log's last compiler command.
+    fs::write(
+        d.join("Makefile"),
+        "OBJ := a.o b.o c.o d.o\nall: $(OBJ)\n%.o: %.c\n\tcc -O2 -c $< -o $@ && sleep 2\n",
+    )
+    .unwrap();
+    let out = common::output_within(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--run-id",
+                "mk",
+                "--stage-log",
+                "build.log",
+                "--out-dir",
+                ".",
+            ])
+            .args(["--", "sh", "-c", "make -j2 2>&1 | tee build.log"])
+            .current_dir(&d)
+            .env_remove("MAKEFLAGS"),
+        120,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("--stage-log"), "no warning: {stderr}");
+    let ctx = contexts(&d.join("resources-mk.csv"));
+    let named: Vec<&String> = ctx.iter().filter(|c| !c.is_empty()).collect();
+    // make -j2 echoes two compiles at once: the later one is the log's
+    // last line while both run, so two files at least are named.
+    let files: std::collections::BTreeSet<&str> = named
+        .iter()
+        .filter_map(|c| c.strip_suffix(" (cc -O2)"))
+        .collect();
+    assert!(files.len() >= 2, "{ctx:?}");
+    for c in &named {
+        assert!(
+            ["a.c", "b.c", "c.c", "d.c"]
+                .iter()
+                .any(|f| **c == format!("{f} (cc -O2)")),
+            "every context names a compile: {c:?} in {ctx:?}"
+        );
+    }
+    // Rows during the 4 s of compiles name them.
+    assert!(named.len() >= 3, "{ctx:?}");
+    // --compat: the same column.
+    let out = common::output_within(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--compat",
+                "--run-id",
+                "mk14",
+                "--stage-log",
+                "build.log",
+                "--out-dir",
+                ".",
+            ])
+            .args(["--", "sh", "-c", "make -B -j2 2>&1 | tee build.log"])
+            .current_dir(&d)
+            .env_remove("MAKEFLAGS"),
+        120,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let ctx = contexts(&d.join("resources-mk14.csv"));
+    assert!(ctx.iter().any(|c| c.ends_with(".c (cc -O2)")), "{ctx:?}");
+}
+
+/// Issue 15: a `--stage-log` that does not exist warns once, not per row.
+#[test]
+fn a_missing_stage_log_warns_once() {
+    let d = scratch("missing-log");
+    let out = common::output_within(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--run-id",
+                "m",
+                "--stage-log",
+                "nothere.log",
+                "--out-dir",
+                ".",
+            ])
+            .args(["--", "sleep", "3"])
+            .current_dir(&d),
+        60,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("nothere.log"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "headroom: warning: --stage-log nothere.log: does not exist (yet); stage and context stay empty until it does"
+        ],
+        "{stderr}"
+    );
+}

@@ -406,3 +406,16 @@ fn in_a_400_mib_cgroup_ninja_under_the_jobserver_is_never_oom_killed() {
         "{summary}"
     );
 }
+
+/// Issue 15: `run` without `--interval` widens from 1 s; with the
+/// jobserver the rows stay at its 250 ms tick (the governor acts on each).
+#[test]
+fn without_interval_the_jobserver_rows_stay_at_its_tick() {
+    let d = scratch("tick-rows");
+    let out = run_jobserver(&d, &[], &["sleep", "2"]);
+    assert!(out.status.success(), "{out:?}");
+    let csv = fs::read_to_string(d.join("out/resources-j.csv")).unwrap();
+    let rows = csv.lines().skip(1).count();
+    // 2 s at 250 ms: about 9 (1 s rows would give 3 or 4).
+    assert!(rows >= 6, "{rows} rows:\n{csv}");
+}

@@ -50,9 +50,15 @@ fn exit_codes_are_the_commands() {
 
     let out = run(&d, &["/nonexistent/command"]);
     assert_eq!(out.status.code(), Some(127), "{out:?}");
+    // The earlier runs' CSV of the same run id is replaced (said before
+    // CMD starts); CMD not found is the only other line.
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "headroom: /nonexistent/command: command not found\n"
+        format!(
+            "headroom: replacing {}/resources-r.csv from an earlier run (use --run-id NAME to keep both)\n\
+             headroom: /nonexistent/command: command not found\n",
+            d.display()
+        )
     );
     let not_exec = d.join("not-exec");
     fs::write(&not_exec, "#!/bin/sh\n").unwrap();
@@ -366,9 +372,10 @@ fn status_line_on_a_terminal_and_none_on_a_pipe() {
     assert!(shown.contains("  compilers "), "{shown:?}");
     // Three rows shown, then cleared: nothing of the line is left at the end.
     assert_eq!(shown.matches("\r\x1b[Kheadroom ").count(), 3, "{shown:?}");
+    // After it, only the line naming the files written.
     let tail = shown.rsplit("\r\x1b[K").next().unwrap();
     assert!(
-        !tail.contains("headroom"),
+        tail.starts_with("headroom: wrote ") && !tail.contains("avail "),
         "status line not cleared: {shown:?}"
     );
 }
@@ -640,4 +647,133 @@ fn ctrl_backslash_is_reported_like_ctrl_c_and_an_ignoring_command_decides() {
     // CMD ignored both: it decides, headroom exits with its status.
     assert!(shown.contains("i-7-42"), "{shown:?}");
     assert!(d.join("resources-i.summary.txt").is_file());
+}
+
+/// The data rows of the CSV at `csv`.
+fn data_rows(csv: &Path) -> usize {
+    fs::read_to_string(csv).unwrap().lines().skip(1).count()
+}
+
+/// Issue 15: a 17 s build at the default 15 s interval gave 3 rows. `run`
+/// without `--interval` starts at 1 s.
+#[test]
+fn a_short_command_gets_a_row_a_second_without_options() {
+    let d = scratch("widening");
+    let out = Command::new(BIN)
+        .args(["run", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sleep", "6"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let rows = data_rows(&d.join("resources-run.csv"));
+    assert!(rows >= 5, "{rows} rows for 6 s");
+    // --interval given: fixed, as before.
+    let out = Command::new(BIN)
+        .args(["run", "--interval", "5", "--run-id", "fixed", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sleep", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The first row and the one after CMD ended.
+    assert_eq!(data_rows(&d.join("resources-fixed.csv")), 2);
+}
+
+/// Issue 15: on a terminal the status line's clock moves each second,
+/// however long the interval: more clocks are shown than rows written.
+#[test]
+fn the_status_line_clock_ticks_each_second_between_rows() {
+    let d = scratch("clock");
+    let cmd = format!(
+        "{BIN} run --interval 5 --run-id c --out-dir {} -- sleep 4",
+        d.display()
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(tty.status.success(), "{tty:?}");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    let clocks: Vec<u64> = shown
+        .split("\r\x1b[Kheadroom ")
+        .skip(1)
+        .filter_map(|l| {
+            let (m, rest) = l.split_once('m')?;
+            let s = rest.get(..2)?;
+            Some(m.parse::<u64>().ok()? * 60 + s.parse::<u64>().ok()?)
+        })
+        .collect();
+    let rows = data_rows(&d.join("resources-c.csv"));
+    assert_eq!(rows, 2, "{shown:?}");
+    assert!(clocks.windows(2).all(|w| w[0] < w[1]), "{clocks:?}");
+    assert!(clocks.len() >= 4, "{clocks:?} for {rows} rows: {shown:?}");
+}
+
+/// Issue 15: a new user ran twice and lost the first CSV. The second run
+/// says so before CMD starts; both end naming the files they wrote.
+#[test]
+fn a_run_says_where_its_files_went_and_what_it_replaces() {
+    let d = scratch("files");
+    let first = run(&d, &["true"]);
+    assert!(first.status.success(), "{first:?}");
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(!err.contains("replacing"), "{err}");
+    let (csv, summary) = (d.join("resources-r.csv"), d.join("resources-r.summary.txt"));
+    let wrote = format!(
+        "headroom: wrote {} and {}\n",
+        csv.display(),
+        summary.display()
+    );
+    assert!(err.ends_with(&wrote), "{err}");
+    assert!(csv.is_file() && summary.is_file());
+
+    let second = run(&d, &["sh", "-c", "echo started >&2"]);
+    assert!(second.status.success(), "{second:?}");
+    let err = String::from_utf8_lossy(&second.stderr);
+    let replacing = format!(
+        "headroom: replacing {} from an earlier run (use --run-id NAME to keep both)\n",
+        csv.display()
+    );
+    assert_eq!(err.matches(&replacing).count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("{replacing}started\n")),
+        "said before CMD: {err}"
+    );
+    assert!(err.ends_with(&wrote), "{err}");
+
+    // Another run id: nothing replaced. `record` rewrites without a word
+    // (the toolchain's contract) and names its files too, relative as given.
+    let other = Command::new(BIN)
+        .args(["run", "--interval", "0.2", "--run-id", "other", "--out-dir"])
+        .arg(&d)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&other.stderr).contains("replacing"));
+    for _ in 0..2 {
+        let rec = Command::new(BIN)
+            .args([
+                "record",
+                "--count",
+                "1",
+                "--interval",
+                "0",
+                "--run-id",
+                "rec",
+                "--out-dir",
+                ".",
+            ])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(rec.status.success(), "{rec:?}");
+        let err = String::from_utf8_lossy(&rec.stderr);
+        assert!(!err.contains("replacing"), "{err}");
+        assert!(
+            err.ends_with("headroom: wrote resources-rec.csv and resources-rec.summary.txt\n"),
+            "{err}"
+        );
+    }
+    assert!(d.join("resources-rec.summary.txt").is_file());
 }

@@ -457,6 +457,13 @@ impl Files {
             Some(j) => Some(Js::start(j, &r.root, dir.as_fd(), out_dir, &r.run_id)?),
             None => None,
         };
+        if child.is_some() && holds_rows(dir.as_fd(), &csv_name) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: replacing {} from an earlier run (use --run-id NAME to keep both)",
+                shown(&path_in(out_dir, &csv_name))
+            );
+        }
         let header = headroom::tick::row::header(r.a.compat, jobserver.is_some());
         let csv = CsvOut::create(dir.as_fd(), &csv_name, header).map_err(|e| match e {
             OpenError::Symlink => Fail(format!(
@@ -472,6 +479,37 @@ impl Files {
             js,
             csv,
         }))
+    }
+}
+
+/// True when `dir` holds a regular file `name` (not followed through a
+/// symlink) that is not empty: a CSV of an earlier run that rewriting
+/// would lose.
+fn holds_rows(dir: BorrowedFd<'_>, name: &str) -> bool {
+    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+            && st.st_size > 0
+    })
+}
+
+/// The path of `name` in the out dir `out_dir` as the user gave it, to
+/// paste into the same shell: the bare name for `.`, else
+/// `out_dir/name` (one `/` between them).
+pub fn path_in(out_dir: &str, name: &str) -> String {
+    match out_dir.trim_end_matches('/') {
+        "." => name.to_string(),
+        "" if out_dir.starts_with('/') => format!("/{name}"),
+        dir => format!("{dir}/{name}"),
+    }
+}
+
+/// The last line of `record` and `run`: where the CSV and, when it could
+/// be written, the summary went.
+pub fn wrote_line(out_dir: &str, csv: &str, summary: Option<&str>) -> String {
+    let csv = shown(&path_in(out_dir, csv));
+    match summary {
+        Some(s) => format!("headroom: wrote {csv} and {}", shown(&path_in(out_dir, s))),
+        None => format!("headroom: wrote {csv}"),
     }
 }
 
@@ -748,11 +786,13 @@ fn finish(
             let advice = measured_advice(&r.root, summary);
             // A summary that cannot be written is said, but the exit status
             // stays CMD's: that is what a build script checks.
-            if let Err(Fail(msg)) =
-                emit_record_summary(summary, dir, name, out_dir, Output::Stderr, &advice)
-            {
+            let written = emit_record_summary(summary, dir, name, out_dir, Output::Stderr, &advice);
+            if let Err(Fail(msg)) = &written {
                 let _ = writeln!(std::io::stderr(), "headroom: {msg}");
             }
+            let summary_name = written.is_ok().then_some(name);
+            let line = wrote_line(out_dir, &f.csv_name, summary_name);
+            let _ = writeln!(std::io::stderr(), "{line}");
             die_like(u.end);
             Ok(ExitCode::from(u.end.shell_status()))
         }
@@ -764,7 +804,10 @@ fn finish(
                 );
             }
             let advice = measured_advice(&r.root, summary);
-            emit_record_summary(summary, dir, name, out_dir, Output::Text, &advice)?;
+            let written = emit_record_summary(summary, dir, name, out_dir, Output::Text, &advice);
+            let line = wrote_line(out_dir, &f.csv_name, written.is_ok().then_some(name));
+            let _ = writeln!(std::io::stderr(), "{line}");
+            written?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -906,6 +949,24 @@ pub fn create_prom(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_as_given() {
+        assert_eq!(path_in(".", "resources-run.csv"), "resources-run.csv");
+        assert_eq!(path_in("./", "r.csv"), "r.csv");
+        assert_eq!(path_in("logs", "r.csv"), "logs/r.csv");
+        assert_eq!(path_in("logs//", "r.csv"), "logs/r.csv");
+        assert_eq!(path_in("/", "r.csv"), "/r.csv");
+        assert_eq!(path_in("/var/log/b", "r.csv"), "/var/log/b/r.csv");
+        assert_eq!(
+            wrote_line("out", "resources-a.csv", Some("resources-a.summary.txt")),
+            "headroom: wrote out/resources-a.csv and out/resources-a.summary.txt"
+        );
+        assert_eq!(
+            wrote_line(".", "resources-a.csv", None),
+            "headroom: wrote resources-a.csv"
+        );
+    }
 
     #[test]
     fn run_ids() {

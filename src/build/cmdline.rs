@@ -503,6 +503,25 @@ mod tests {
         );
     }
 
+    /// The table in README.md's "Stage and context".
+    #[test]
+    fn the_readme_examples() {
+        for (line, want) in [
+            ("cc -O2 -c a.c -o a.o", "a.c (cc -O2)"),
+            (
+                "libtool: compile:  gcc -DHAVE_CONFIG_H -I. -g -O2 -MT foo.lo -MD -c foo.c -fPIC -DPIC -o .libs/foo.o",
+                "foo.c (gcc -g -O2 -fPIC)",
+            ),
+            (
+                "cd /b/src && /usr/bin/c++ -DNDEBUG -O3 -o CMakeFiles/app.dir/main.cpp.o -c /src/main.cpp",
+                "/src/main.cpp (c++ -O3)",
+            ),
+            ("cc -o demo a.o b.o -lm", "demo (cc -lm)"),
+        ] {
+            assert_eq!(shown(line).as_deref(), Some(want), "{line}");
+        }
+    }
+
     #[test]
     fn near_misses_are_not_commands() {
         for line in [

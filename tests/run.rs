@@ -331,6 +331,17 @@ fn sigterm_is_forwarded_to_the_command() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("killed by signal TERM"));
 }
 
+/// What a terminal shows while the shell command `cmd` runs on it
+/// (script(1) gives it a pseudo-terminal); `cmd` must succeed.
+fn on_a_terminal(cmd: &str) -> String {
+    let tty = Command::new("script")
+        .args(["-qec", cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(tty.status.success(), "{tty:?}");
+    String::from_utf8_lossy(&tty.stdout).into_owned()
+}
+
 #[test]
 fn status_line_on_a_terminal_and_none_on_a_pipe() {
     let d = scratch("status");
@@ -359,12 +370,7 @@ fn status_line_on_a_terminal_and_none_on_a_pipe() {
         "{BIN} record --count 3 --interval 0.1 --run-id t --out-dir {} >/dev/null",
         d.display()
     );
-    let tty = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .output()
-        .unwrap();
-    assert!(tty.status.success(), "{tty:?}");
-    let shown = String::from_utf8_lossy(&tty.stdout);
+    let shown = on_a_terminal(&cmd);
     assert!(
         shown.contains("\r\x1b[Kheadroom 0m00s  avail "),
         "{shown:?}"
@@ -433,12 +439,7 @@ fn the_status_line_fits_a_narrow_terminal() {
         "stty cols 40; {BIN} record --count 3 --interval 0.1 --run-id n --label a-very-long-stage-name-that-would-wrap --out-dir {} >/dev/null",
         d.display()
     );
-    let tty = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .output()
-        .unwrap();
-    assert!(tty.status.success(), "{tty:?}");
-    let shown = String::from_utf8_lossy(&tty.stdout);
+    let shown = on_a_terminal(&cmd);
     let lines: Vec<&str> = shown
         .split("\r\x1b[K")
         .filter(|l| l.starts_with("headroom "))
@@ -689,12 +690,7 @@ fn the_status_line_clock_ticks_each_second_between_rows() {
         "{BIN} run --interval 5 --run-id c --out-dir {} -- sleep 4",
         d.display()
     );
-    let tty = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .output()
-        .unwrap();
-    assert!(tty.status.success(), "{tty:?}");
-    let shown = String::from_utf8_lossy(&tty.stdout);
+    let shown = on_a_terminal(&cmd);
     let clocks: Vec<u64> = shown
         .split("\r\x1b[Kheadroom ")
         .skip(1)

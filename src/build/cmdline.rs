@@ -554,23 +554,31 @@ mod tests {
         assert!(!is_driver(b"build"));
     }
 
-    #[test]
-    fn hostile_words_never_panic_or_escape() {
-        let mut seed: u64 = 11;
-        let alphabet = b"cgl+d-o. /ac&;|=\t\xe9,\"\x1bOS";
-        for _ in 0..5000 {
-            let mut v = [0u8; 40];
-            for b in v.iter_mut() {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                *b = alphabet[(seed >> 33) as usize % alphabet.len()];
-            }
+    /// Starts of the hostile lines below: none, or a command.
+    const HEADS: &[&[u8]] = &[
+        b"",
+        b"cc -c a.o ",
+        b"libtool: link: ld x.o ",
+        b"x && gcc a.c ",
+    ];
+
+    proptest::proptest! {
+        /// Any line of driver-ish bytes, separators, quotes, commas and
+        /// invalid UTF-8: no panic, and a CSV-safe context of 80 at most.
+        #[test]
+        fn hostile_words_never_panic_or_escape(
+            head in proptest::sample::select(HEADS),
+            tail in proptest::collection::vec(
+                proptest::sample::select(&b"cgl+d-o. /ac&;|=\t\xe9,\"\x1bOS"[..]),
+                0..120,
+            )
+        ) {
+            let v = [head, &tail[..]].concat();
             if let Some(c) = parse(&v) {
                 let mut out = Context::new();
                 c.context_into(&mut out);
-                assert!(!out.contains(',') && !out.contains('"'), "{out}");
-                assert!(out.chars().count() <= CONTEXT_CHARS);
+                proptest::prop_assert!(!out.contains(',') && !out.contains('"'));
+                proptest::prop_assert!(out.chars().count() <= CONTEXT_CHARS);
             }
         }
     }

@@ -225,33 +225,38 @@ fn is_assignment(word: &[u8]) -> bool {
         && name.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-/// The compiler command of one shell command (`b` starts at its first
-/// word): its tool is the first word after assignments, launchers
-/// (`ccache`, `distcc`, `env`…) and `set -x`'s `+`, or the word after a
-/// libtool `--mode=compile` / `--mode=link`.
-fn command_in(b: &[u8]) -> Option<Command<'_>> {
+/// The compiler command of the first shell command of `b`: its tool is
+/// the first word after assignments, launchers (`ccache`, `distcc`,
+/// `env`…) and `set -x`'s `+`, or the word after a libtool
+/// `--mode=compile` / `--mode=link`. `Err` with the line after that shell
+/// command's separator word (`None`: there is no more) when it is none.
+/// One pass over the words.
+fn command_in(b: &[u8]) -> Result<Command<'_>, Option<&[u8]>> {
     let mut rest = b;
     let mut first = true;
     while let Some((w, r)) = next_word(rest) {
+        rest = r;
         if SEPARATORS.contains(&w) {
-            return None;
+            return Err(Some(r));
         }
-        let skip = is_assignment(w) || LAUNCHERS.contains(&w) || w.iter().all(|&c| c == b'+');
         if w == b"--mode=compile" || w == b"--mode=link" {
             first = true;
-        } else if first && !skip {
-            if is_driver(w) {
-                return file_of(r).map(|file| Command {
+        } else if first
+            && !(is_assignment(w) || LAUNCHERS.contains(&w) || w.iter().all(|&c| c == b'+'))
+        {
+            first = false;
+            if is_driver(w)
+                && let Some(file) = file_of(r)
+            {
+                return Ok(Command {
                     tool: w,
                     file,
                     args: r,
                 });
             }
-            first = false;
         }
-        rest = r;
     }
-    None
+    Err(None)
 }
 
 /// The first compiler or linker command in a log line's visible text
@@ -278,19 +283,11 @@ pub fn parse(text: &[u8]) -> Option<Command<'_>> {
         .find_map(|p| text.strip_prefix(*p))
         .unwrap_or(text);
     loop {
-        if let Some(c) = command_in(rest) {
-            return Some(c);
+        match command_in(rest) {
+            Ok(c) => return Some(c),
+            Err(Some(next)) => rest = next,
+            Err(None) => return None,
         }
-        // On to the next shell command of the line, if any.
-        let mut r = rest;
-        loop {
-            let (w, after) = next_word(r)?;
-            r = after;
-            if SEPARATORS.contains(&w) {
-                break;
-            }
-        }
-        rest = r;
     }
 }
 

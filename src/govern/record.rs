@@ -493,29 +493,7 @@ pub fn run(
         let state = if row.format(plan.compat, &mut line).is_err() {
             WriteState::Lost(Errno::NOBUFS)
         } else {
-            match csv.append(&line) {
-                Ok(()) if csv.recreated => {
-                    csv.recreated = false;
-                    csv.failing = false;
-                    WriteState::Recreated
-                }
-                Ok(()) if csv.failing => {
-                    csv.failing = false;
-                    WriteState::Resumed
-                }
-                Ok(()) => WriteState::Written,
-                Err(e) => {
-                    csv.lost += 1;
-                    summary.lost += 1;
-                    let first = !csv.failing;
-                    csv.failing = true;
-                    if first {
-                        WriteState::Lost(e)
-                    } else {
-                        WriteState::StillLost
-                    }
-                }
-            }
+            append_row(csv, summary, &line)
         };
         summary.mem_estimated |= sampler.mem_estimated;
         summary.observe(&row);
@@ -580,6 +558,35 @@ pub fn run(
             clock::monotonic_ns().saturating_sub(start_ns),
             interval,
         ));
+    }
+}
+
+/// Appends one formatted row to the CSV with one write(2) and says how it
+/// went: a lost row is counted in `summary.lost` and `csv.lost`, and only
+/// the first of a run of lost rows is [`WriteState::Lost`] (warned once).
+fn append_row(csv: &mut CsvOut, summary: &mut Summary, line: &[u8]) -> WriteState {
+    match csv.append(line) {
+        Ok(()) if csv.recreated => {
+            csv.recreated = false;
+            csv.failing = false;
+            WriteState::Recreated
+        }
+        Ok(()) if csv.failing => {
+            csv.failing = false;
+            WriteState::Resumed
+        }
+        Ok(()) => WriteState::Written,
+        Err(e) => {
+            csv.lost += 1;
+            summary.lost += 1;
+            let first = !csv.failing;
+            csv.failing = true;
+            if first {
+                WriteState::Lost(e)
+            } else {
+                WriteState::StillLost
+            }
+        }
     }
 }
 

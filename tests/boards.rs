@@ -7,22 +7,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+mod common;
 
-/// The binary under test: this build's, or `$HEADROOM_BIN` (words split on
-/// spaces, e.g. `qemu-aarch64-static target/aarch64-…/headroom`) so that
-/// `ci/cross-test` checks the cross-built binaries against the same goldens.
-fn headroom() -> Command {
-    match std::env::var("HEADROOM_BIN") {
-        Ok(words) if !words.trim().is_empty() => {
-            let mut w = words.split_whitespace();
-            let mut cmd = Command::new(w.next().unwrap_or(BIN));
-            cmd.args(w);
-            cmd
-        }
-        _ => Command::new(BIN),
-    }
-}
+/// The binary under test (`$HEADROOM_BIN` in ci/cross-test).
+use common::headroom_under_test as headroom;
 
 /// Columns that depend on the machine running the test, not on the tree:
 /// epoch, iso, elapsed_s, and statvfs of the disk path and /tmp.
@@ -213,4 +201,31 @@ if missing: sys.exit("numbers of the screen not in the JSON: %s" % missing)
         seen += 1;
     }
     assert!(seen >= 2, "expected at least two boards, found {seen}");
+}
+
+/// Every directory under boards/ is a root the goldens cover (none skipped
+/// for want of a `proc/` tree), and the 32-bit Pi OS board is among them:
+/// its HighTotal/LowTotal meminfo and 32-bit process files run on every
+/// binary ci/cross-test checks.
+#[test]
+fn every_board_directory_is_a_covered_root() {
+    let boards = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
+    let roots: Vec<String> = board_roots().into_iter().map(|(name, _)| name).collect();
+    for e in fs::read_dir(&boards).unwrap() {
+        let dir = e.unwrap().path();
+        if dir.is_dir() {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(
+                roots.contains(&name),
+                "boards/{name} has no proc/: no golden covers it"
+            );
+            for (file, _) in PLANS {
+                assert!(
+                    dir.join("expected").join(file).is_file(),
+                    "boards/{name}/expected/{file} missing"
+                );
+            }
+        }
+    }
+    assert!(roots.iter().any(|n| n == "rpi3b-1g-armhf"), "{roots:?}");
 }

@@ -628,7 +628,12 @@ mod tests {
         assert_eq!(f.rss_and_locked_kib().0, 0);
         populate_by_mlock(&f.mapping()).unwrap();
         let page_kib = (rustix::param::page_size() / 1024) as u64;
-        assert_eq!(f.rss_and_locked_kib(), (16 * page_kib, 0));
+        // qemu-arm's /proc/self/smaps of a 32-bit guest shows every Rss as
+        // 0 (qemu-aarch64's shows the pages): residency is checked natively
+        // and on aarch64.
+        if std::env::var_os("HEADROOM_QEMU_USER").is_none() {
+            assert_eq!(f.rss_and_locked_kib(), (16 * page_kib, 0));
+        }
         assert!(f.bytes().iter().all(|&b| b == 0));
     }
 

@@ -209,6 +209,9 @@ if missing: sys.exit("numbers of the screen not in the JSON: %s" % missing)
 /// binary ci/cross-test checks.
 #[test]
 fn every_board_directory_is_a_covered_root() {
+    if std::env::var_os("BLESS").is_some() {
+        return; // the other tests are writing expected/ right now
+    }
     let boards = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards");
     let roots: Vec<String> = board_roots().into_iter().map(|(name, _)| name).collect();
     for e in fs::read_dir(&boards).unwrap() {

@@ -10,7 +10,7 @@ use std::process::Command;
 mod common;
 
 /// The binary under test (`$HEADROOM_BIN` in ci/cross-test).
-use common::headroom_under_test as headroom;
+use common::headroom;
 
 /// Columns that depend on the machine running the test, not on the tree:
 /// epoch, iso, elapsed_s, and statvfs of the disk path and /tmp.

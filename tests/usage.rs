@@ -1,7 +1,7 @@
 //! What CMD used, as `run` reports it, from the binary under test: this
 //! build's, or `$HEADROOM_BIN` (ci/cross-test runs it for every static
-//! binary under qemu-user, where 32-bit ARM's rusage has 64-bit timevals
-//! among 32-bit longs).
+//! binary under qemu-user: a 32-bit one reads the kernel's struct rusage
+//! of 32-bit longs, where a layout read wrong gives 0 or a time as a size).
 
 use std::fs;
 
@@ -13,7 +13,7 @@ mod common;
 fn actions_row_has_the_commands_max_rss_and_cpu() {
     let d = common::scratch("rss");
     let actions = d.join("a.csv");
-    let out = common::headroom_under_test()
+    let out = common::headroom()
         .args(["run", "--actions"])
         .arg(&actions)
         .args(["--", "sh", "-c", "head -c 200M /dev/zero | tail >/dev/null"])

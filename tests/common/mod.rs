@@ -156,22 +156,6 @@ pub fn mkfifo(path: &Path) {
     assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
 }
 
-/// The binary under test: this build's, or `$HEADROOM_BIN` (words split on
-/// spaces, e.g. `qemu-arm-static -cpu arm1176 target/zig/…/headroom`) so
-/// that `ci/cross-test` runs the same tests on the cross-built binaries.
-pub fn headroom_under_test() -> Command {
-    let bin = env!("CARGO_BIN_EXE_headroom");
-    match std::env::var("HEADROOM_BIN") {
-        Ok(words) if !words.trim().is_empty() => {
-            let mut w = words.split_whitespace();
-            let mut cmd = Command::new(w.next().unwrap_or(bin));
-            cmd.args(w);
-            cmd
-        }
-        _ => Command::new(bin),
-    }
-}
-
 /// A fresh, empty `<test binary>-<name>` (`pool-x`, `jobserver-x`) under
 /// Cargo's temporary directory for the tests.
 pub fn scratch(name: &str) -> PathBuf {

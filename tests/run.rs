@@ -773,3 +773,45 @@ fn a_run_says_where_its_files_went_and_what_it_replaces() {
     }
     assert!(d.join("resources-rec.summary.txt").is_file());
 }
+
+/// The RUN block's wall time is the command's: it ends when CMD exits, not
+/// after the final row, which at run's default 1 s interval waits for the
+/// next whole second (no two rows share an epoch). The run is started just
+/// after a second begins, so that final row waits about half a second
+/// after a 0.3 s command; compared with `/usr/bin/time`'s elapsed for the
+/// same command in the same run, headroom's wall is at least time's and
+/// short of that wait.
+#[test]
+fn run_wall_time_ends_when_the_command_exits_not_at_the_final_row() {
+    let time = Path::new("/usr/bin/time");
+    assert!(
+        time.exists(),
+        "/usr/bin/time is missing: apt-get install time (ci/test does)"
+    );
+    let d = scratch("wall");
+    let since = std::time::UNIX_EPOCH.elapsed().unwrap();
+    std::thread::sleep(std::time::Duration::from_nanos(
+        u64::from(1_050_000_000 - since.subsec_nanos()) % 1_000_000_000,
+    ));
+    let out = common::headroom()
+        .args(["run", "--run-id", "w", "--out-dir"])
+        .arg(&d)
+        .args(["--", "/usr/bin/time", "-f", "elapsed %e", "sleep", "0.3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let theirs: f64 = err
+        .split_once("elapsed ")
+        .and_then(|(_, t)| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no time elapsed in:\n{err}"));
+    let ours: f64 = err
+        .split_once("\n  wall ")
+        .and_then(|(_, t)| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no RUN wall in:\n{err}"));
+    // time prints whole hundredths; 0.25 s is far from the final row's wait.
+    assert!(
+        ours + 0.01 >= theirs && ours < theirs + 0.25,
+        "RUN wall {ours} s, time's elapsed {theirs} s:\n{err}"
+    );
+}

@@ -10,6 +10,7 @@ use rustix::fd::{AsRawFd, BorrowedFd};
 
 use headroom::build::usage::{Counts, End, Usage};
 use headroom::govern::record::{self, StopFlag, Watch};
+use headroom::tick::clock;
 
 use super::common::{SIG_DFL, SIGNAL, io_text, signal};
 
@@ -98,8 +99,9 @@ pub struct Started {
     pub pid: rustix::process::Pid,
     /// When it started, Unix seconds.
     pub start_epoch: u64,
-    /// When it started, for its wall time.
-    pub start: std::time::Instant,
+    /// When it started, CLOCK_MONOTONIC ns ([`clock::monotonic_ns`]), for
+    /// its wall time.
+    pub start_ns: u64,
 }
 
 /// Starts `argv` — in a process group of its own when `own_group` (see
@@ -119,8 +121,8 @@ pub fn spawn(
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
     let prog = prog_os.to_string_lossy();
-    let start_epoch = headroom::tick::clock::now_epoch();
-    let start = std::time::Instant::now();
+    let start_epoch = clock::now_epoch();
+    let start_ns = clock::monotonic_ns();
     let mut cmd = std::process::Command::new(prog_os);
     cmd.args(args);
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
@@ -161,7 +163,7 @@ pub fn spawn(
             Ok(Started {
                 pid,
                 start_epoch,
-                start,
+                start_ns,
             })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -288,8 +290,17 @@ impl Rusage {
 }
 
 /// Waits for the child to exit, forwarding stop signals meanwhile, then
-/// reaps it with wait4(2) for its status and rusage.
-pub fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group: bool) -> Usage {
+/// reaps it with wait4(2) for its status and rusage. Its wall time ends at
+/// `exited_ns` (CLOCK_MONOTONIC ns) when the recording saw the exit first
+/// ([`record::Stop::WatchedExited`]: the final row and its wait for a new
+/// second are headroom's, not the command's), else when this wait sees it.
+pub fn finish_child(
+    c: &Started,
+    watch: &Watch,
+    wake: BorrowedFd<'_>,
+    own_group: bool,
+    exited_ns: Option<u64>,
+) -> Usage {
     let fwd = Forward {
         pid: c.pid,
         own_group,
@@ -300,6 +311,7 @@ pub fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group:
         record::wait(1000, Some(wake), watch);
         fwd.signal();
     }
+    let end_ns = exited_ns.unwrap_or_else(clock::monotonic_ns);
     let mut status: c_int = 0;
     let mut ru = Rusage::default();
     loop {
@@ -310,7 +322,7 @@ pub fn finish_child(c: &Started, watch: &Watch, wake: BorrowedFd<'_>, own_group:
         fwd.signal();
     }
     Usage {
-        wall_ms: u64::try_from(c.start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        wall_ms: end_ns.saturating_sub(c.start_ns) / 1_000_000,
         user_ms: tv_ms(&ru.ru_utime),
         sys_ms: tv_ms(&ru.ru_stime),
         max_rss_kib: count(ru.ru_maxrss),

@@ -96,7 +96,7 @@ pub fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail>
         }
     };
     let watch = Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid));
-    let u = finish_child(&c, &watch, wake.as_fd(), own_group);
+    let u = finish_child(&c, &watch, wake.as_fd(), own_group, None);
     if let Some(path) = &spec.actions {
         append_action(path, label, &spec.argv, &c, &u);
     }
@@ -774,7 +774,11 @@ fn finish(
     let (dir, name, out_dir) = (f.dir.as_fd(), f.summary_name.as_str(), r.out_dir.as_str());
     match (e.started, e.child) {
         (Some(c), Some(spec)) => {
-            let u = finish_child(&c, &e.watch, wake, e.own_group);
+            let exited_ns = match stop {
+                Stop::WatchedExited { at_ns } => Some(at_ns),
+                Stop::Count | Stop::Signal(_) => None,
+            };
+            let u = finish_child(&c, &e.watch, wake, e.own_group, exited_ns);
             summary.run = Some((command_label(&spec.argv), u));
             if let Some(mut cg) = e.build_cg {
                 end_build_cgroup(&mut cg, summary);

@@ -179,8 +179,13 @@ pub fn reserve(fd: BorrowedFd<'_>, offset: u64, len: usize) -> Result<(), Errno>
 pub enum Stop {
     /// `--count N` rows were taken.
     Count,
-    /// The watched process exited.
-    WatchedExited,
+    /// The watched process exited: `at_ns` is when the loop first saw it
+    /// (CLOCK_MONOTONIC ns, [`clock::monotonic_ns`]), before the final row
+    /// and any wait for its second — a command's wall time ends there.
+    WatchedExited {
+        /// When the exit was first seen, CLOCK_MONOTONIC ns.
+        at_ns: u64,
+    },
     /// SIGINT, SIGTERM or SIGHUP (the number).
     Signal(i32),
 }
@@ -418,19 +423,27 @@ fn wait_past_second(
     stop_fd: Option<BorrowedFd<'_>>,
     watch: &Watch,
     stop: &impl StopFlag,
-    last: &mut bool,
+    exited: &mut Option<u64>,
 ) -> Option<i32> {
     loop {
         let ms = clock::ms_until_second(prev.saturating_add(1), clock::now_realtime());
         if ms == 0 || ms > MAX_SECOND_WAIT_MS {
             return None;
         }
-        wait(ms, stop_fd, if *last { &Watch::None } else { watch });
+        wait(
+            ms,
+            stop_fd,
+            if exited.is_some() {
+                &Watch::None
+            } else {
+                watch
+            },
+        );
         if let Some(sig) = stop.signal() {
             return Some(sig);
         }
-        if !*last && watch.exited() {
-            *last = true;
+        if exited.is_none() && watch.exited() {
+            *exited = Some(clock::monotonic_ns());
         }
     }
 }
@@ -474,15 +487,15 @@ pub fn run(
     // first, at start).
     let mut slot: u64 = 0;
     let interval = plan.interval;
-    // Set when the watched process has exited: one last row shows the
+    // When the watched process was seen to exit: one last row shows the
     // state after the build's final step, then the loop ends.
-    let mut last = false;
+    let mut exited_at: Option<u64> = None;
     let distinct = interval.at_least_ms(DISTINCT_EPOCHS_FROM_MS);
     let mut prev_epoch: Option<u64> = None;
     loop {
         if distinct
             && let Some(prev) = prev_epoch
-            && let Some(sig) = wait_past_second(prev, stop_fd, watch, stop, &mut last)
+            && let Some(sig) = wait_past_second(prev, stop_fd, watch, stop, &mut exited_at)
         {
             return Stop::Signal(sig);
         }
@@ -507,11 +520,11 @@ pub fn run(
         if plan.count.is_some_and(|c| rows >= c) {
             return Stop::Count;
         }
-        if last {
-            return Stop::WatchedExited;
+        if let Some(at_ns) = exited_at {
+            return Stop::WatchedExited { at_ns };
         }
         if watch.exited() {
-            last = true;
+            exited_at = Some(clock::monotonic_ns());
             continue;
         }
         // Next tick on a fixed grid from the start, so a slow tick does not
@@ -548,7 +561,7 @@ pub fn run(
                 return Stop::Signal(sig);
             }
             if watch.exited() {
-                last = true;
+                exited_at = Some(clock::monotonic_ns());
                 break;
             }
         }

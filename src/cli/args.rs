@@ -193,12 +193,12 @@ twin_args! {
     second_mid {}
     shared {
         [
-            /// near-OOM threshold in MB of MemAvailable (default 4096, scaled on small hosts)
+            /// near-OOM threshold in MiB of MemAvailable (default 4096, scaled on small hosts)
             #[argh(option)]
         ] [] []
         near_oom_mb: Option<u64>,
         [
-            /// low-disk threshold in GB free (default 20, scaled on small disks)
+            /// low-disk threshold in GiB available (default 20, scaled on small disks)
             #[argh(option)]
         ] [] []
         low_disk_gb: Option<u64>,
@@ -231,7 +231,8 @@ twin_args! {
     }
     second_end {
         [
-            /// append one row (id, start, wall, CPU, max RSS, signal, exit) to FILE
+            /// append one row (id, start, wall, CPU, max RSS, signal, exit, page
+            /// faults, context switches, file system blocks) to FILE
             #[argh(option)]
         ]
         actions: Option<String>,
@@ -312,10 +313,10 @@ pub struct SummarizeArgs {
     /// the CSV file
     #[argh(positional)]
     pub file: String,
-    /// near-OOM threshold in MB of MemAvailable (default 4096, scaled on small hosts)
+    /// near-OOM threshold in MiB of MemAvailable (default 4096, scaled on small hosts)
     #[argh(option)]
     pub near_oom_mb: Option<u64>,
-    /// low-disk threshold in GB free (default 20, scaled on small disks)
+    /// low-disk threshold in GiB available (default 20, scaled on small disks)
     #[argh(option)]
     pub low_disk_gb: Option<u64>,
     /// print the summary as JSON on stdout (the .summary.txt file stays text)
@@ -468,7 +469,7 @@ pub struct StatusArgs {
 }
 
 /// Draw a recorded CSV (headroom's or the toolchain's) as one self-contained
-/// SVG: RAM used and available, swap, zram, disk free, CPU % and compilers
+/// SVG: RAM used and available, swap, zram, disk available, CPU % and compilers
 /// over time, stage bands, the near-OOM line and a marker at each OOM kill.
 /// Prints the SVG's path on stdout (nothing else with -o -).
 #[derive(FromArgs, ArgsInfo)]

@@ -18,7 +18,7 @@
 //! Layout: a title (file name, samples, duration, time range), a legend,
 //! then three panels on one time axis — memory in MiB (RAM used and
 //! available, swap used, zram stored and zram RAM, the near-OOM line),
-//! disk free (with the low-disk line), CPU % with the compiler count on a
+//! disk available (with the low-disk line), CPU % with the compiler count on a
 //! right-hand axis. Stage bands run behind all three (a run without
 //! stages is one band named by its [`run_id`]), OOM kills are red lines
 //! across them; both carry `<title>` hover text. All text that comes from
@@ -122,7 +122,7 @@ impl Series {
             Series::SwapUsed => "swap used (MiB)",
             Series::ZramStored => "zram stored (MiB)",
             Series::ZramRam => "zram RAM (MiB)",
-            Series::DiskFree => "disk free",
+            Series::DiskFree => "disk available",
             Series::Cpu => "CPU %",
             Series::Compilers => "compilers (count)",
         }

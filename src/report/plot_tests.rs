@@ -339,7 +339,7 @@ fn toolchain_14_column_csv_omits_the_absent_series() {
     );
     assert!(svg.contains("18 samples, duration 18s"));
     assert!(svg.contains("<title>stage build: 0s to 18s after the start, 18 rows</title>"));
-    assert!(svg.contains("disk free (GiB)"));
+    assert!(svg.contains("disk available (GiB)"));
 }
 
 #[test]

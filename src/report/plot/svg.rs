@@ -45,9 +45,9 @@ impl Plot {
         let low_mb = self.low_disk.value();
         let disk_max = disk_peak.unwrap_or(0).max(low_mb);
         let (disk_div, disk_title) = if disk_max >= 10 * 1024 {
-            (1024, "disk free (GiB)")
+            (1024, "disk available (GiB)")
         } else {
-            (1, "disk free (MiB)")
+            (1, "disk available (MiB)")
         };
         let disk_axis = Axis::new(disk_max, disk_div);
         self.panel(w, DISK, disk_axis, disk_title)?;

@@ -710,3 +710,44 @@ fn a_missing_stage_log_warns_once() {
         "{stderr}"
     );
 }
+
+/// A second run's log still holds the first run's lines until CMD writes
+/// it: `run` gives no context from a log not modified since it started
+/// (a new user saw the last run's `error:` as this run's context).
+#[test]
+fn run_ignores_an_earlier_runs_build_log() {
+    let d = scratch("stale-log");
+    let log = d.join("build.log");
+    std::fs::write(&log, "a.c:1:1: error: from the run before\n").unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    let out = common::output_within(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--run-id",
+                "s",
+                "--stage-log",
+                "build.log",
+                "--out-dir",
+                ".",
+            ])
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "sleep 1.5; echo 'cc -O2 -c new.c -o new.o' >build.log; sleep 1.5",
+            ])
+            .current_dir(&d),
+        60,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let csv = std::fs::read_to_string(d.join("resources-s.csv")).unwrap();
+    assert!(!csv.contains("from the run before"), "{csv}");
+    assert!(csv.contains("\"new.c (cc -O2)\""), "{csv}");
+}

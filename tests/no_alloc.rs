@@ -72,6 +72,7 @@ fn ticks_after_start_up_allocate_nothing() {
         stage_log: StageLog::File(&log),
         label: None,
         compilers: &compilers,
+        log_since: None,
     };
     let mut sampler = Sampler::new(&root, opts, &mut bufs);
     let out = rustix::fs::open(

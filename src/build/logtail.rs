@@ -337,9 +337,28 @@ pub fn read_tail<'b>(
     file: BorrowedFd<'_>,
     buf: &'b mut [u8],
 ) -> Result<(&'b [u8], bool), ReadError> {
+    read_tail_since(file, buf, None)
+}
+
+/// [`read_tail`], but a log last modified before `not_before` (Unix
+/// seconds) reads as empty, from its start: its lines are an earlier
+/// build's (`run` following a log that CMD has not written yet: the last
+/// run's errors would be this one's context). The one fstat(2) serves both.
+///
+/// # Errors
+/// As [`read_tail`].
+pub fn read_tail_since<'b>(
+    file: BorrowedFd<'_>,
+    buf: &'b mut [u8],
+    not_before: Option<u64>,
+) -> Result<(&'b [u8], bool), ReadError> {
     let st = rustix::fs::fstat(file).map_err(ReadError::Read)?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
         return Err(ReadError::NotRegular);
+    }
+    let modified = u64::try_from(st.st_mtime).unwrap_or(0);
+    if not_before.is_some_and(|t| modified < t) {
+        return Ok((buf.get(..0).unwrap_or_default(), true));
     }
     let size = u64::try_from(st.st_size).unwrap_or(0);
     let cap = u64::try_from(buf.len()).unwrap_or(u64::MAX);
@@ -608,6 +627,35 @@ mod tests {
         }
         let f = scan(&bar[bar.len() - TAIL_BYTES..], false);
         assert_eq!(f.context, Some(&b"Building [199999/200000]"[..]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `run` ignores a log that its CMD has not written: one modified
+    /// before the run started reads as empty; written since, as it is.
+    #[test]
+    fn read_tail_since_skips_an_earlier_builds_log() {
+        let dir = temp_dir("since");
+        let path = dir.join("build.log");
+        std::fs::write(&path, b"a.c:1:1: error: old\n").unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        let now = std::time::UNIX_EPOCH.elapsed().unwrap().as_secs();
+        let file = open(&path);
+        let mut buf = [0u8; 64];
+        assert_eq!(
+            read_tail_since(file.as_fd(), &mut buf, Some(now)).unwrap(),
+            (&b""[..], true)
+        );
+        let (t, _) = read_tail_since(file.as_fd(), &mut buf, None).unwrap();
+        assert_eq!(t, b"a.c:1:1: error: old\n");
+        std::fs::write(&path, b"cc -c new.c\n").unwrap();
+        let (t, _) = read_tail_since(file.as_fd(), &mut buf, Some(now)).unwrap();
+        assert_eq!(t, b"cc -c new.c\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -143,7 +143,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         Some(_) => (None, "--no-cgroup"),
         None => (None, ""),
     };
-    let mut sampler = Sampler::new(&r.root, r.options(), &mut bufs);
+    let mut sampler = Sampler::new(&r.root, r.options(child.is_some()), &mut bufs);
     let mut summary = Box::new(Summary::new(r.a.near_oom_mb, r.a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
     // `run`: start the command now that the CSV is ready and the signal
@@ -290,8 +290,9 @@ impl Recording {
         }))
     }
 
-    /// The sampler's options.
-    fn options(&self) -> Options<'_> {
+    /// The sampler's options; `run` (`for_run`) ignores a log that CMD has
+    /// not written since it started.
+    fn options(&self, for_run: bool) -> Options<'_> {
         Options {
             disk_path: &self.disk,
             tmp_path: "/tmp",
@@ -302,6 +303,7 @@ impl Recording {
             },
             label: self.a.label.as_deref(),
             compilers: &self.compilers,
+            log_since: for_run.then(headroom::tick::clock::now_epoch),
         }
     }
 

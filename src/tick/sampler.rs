@@ -163,6 +163,11 @@ pub struct Options<'a> {
     pub stage_log: StageLog<'a>,
     /// Stage when the log names none (`--label`).
     pub label: Option<&'a str>,
+    /// `run`: when CMD starts, Unix seconds; a log not modified since then
+    /// is an earlier build's and gives no stage or context
+    /// ([`logtail::read_tail_since`]). `None` for `record`, which follows a
+    /// build already running, as the toolchain does.
+    pub log_since: Option<u64>,
     /// Which process names count as compilers.
     pub compilers: &'a CompilerList,
 }
@@ -670,7 +675,7 @@ impl<'a> Sampler<'a> {
                 return LogRead::Unread;
             }
         };
-        match logtail::read_tail(fd.as_fd(), &mut bufs.scratch) {
+        match logtail::read_tail_since(fd.as_fd(), &mut bufs.scratch, self.opts.log_since) {
             Ok((tail, from_start)) => {
                 let found = logtail::scan(tail, from_start);
                 let context = found.context_into(&mut row.context);
@@ -736,6 +741,7 @@ mod tests {
             stage_log: StageLog::None,
             label: None,
             compilers: list,
+            log_since: None,
         }
     }
 

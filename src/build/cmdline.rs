@@ -234,20 +234,24 @@ fn is_assignment(word: &[u8]) -> bool {
 fn command_in(b: &[u8]) -> Result<Command<'_>, Option<&[u8]>> {
     let mut rest = b;
     let mut first = true;
+    // One driver per command is looked at (its file searched for): the
+    // scan stays linear in the line, however many `--mode=` words and
+    // drivers a hostile line repeats.
+    let mut tried = false;
     while let Some((w, r)) = next_word(rest) {
         rest = r;
         if SEPARATORS.contains(&w) {
             return Err(Some(r));
         }
         if w == b"--mode=compile" || w == b"--mode=link" {
-            first = true;
+            first = !tried;
         } else if first
             && !(is_assignment(w) || LAUNCHERS.contains(&w) || w.iter().all(|&c| c == b'+'))
         {
             first = false;
-            if is_driver(w)
-                && let Some(file) = file_of(r)
-            {
+            let driver = is_driver(w);
+            tried |= driver;
+            if driver && let Some(file) = file_of(r) {
                 return Ok(Command {
                     tool: w,
                     file,
@@ -558,6 +562,19 @@ mod tests {
         b"libtool: link: ld x.o ",
         b"x && gcc a.c ",
     ];
+
+    /// A 64 KiB line of `--mode=compile cc ` repeated: each `--mode=` no
+    /// longer re-arms the driver search once a driver was tried, so the
+    /// line is scanned once (it took 12 s of CPU per row before), and a
+    /// driver after `--mode=` still counts the first time.
+    #[test]
+    fn repeated_mode_words_are_scanned_once() {
+        let line = b"--mode=compile cc ".repeat(3600);
+        assert_eq!(parse(&line), None);
+        let mut fine = b"--mode=compile cc -c a.c ".to_vec();
+        fine.extend_from_slice(&line);
+        assert_eq!(parse(&fine).map(|c| c.file), Some(&b"a.c"[..]));
+    }
 
     proptest::proptest! {
         /// Any line of driver-ish bytes, separators, quotes, commas and

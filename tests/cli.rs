@@ -112,3 +112,38 @@ fn status_says_a_disk_path_that_is_not_a_directory_fell_back_to_root() {
     let out = headroom(&["status", "--disk-path", "/"]);
     assert!(out.stderr.is_empty(), "{out:?}");
 }
+
+/// Output that cannot be written is lost: `> status.json` on a full disk
+/// (here /dev/full) exits 1 with one line; a reader that has gone
+/// (`| head`: here a pipe whose read end is closed, EPIPE) is no error.
+#[test]
+fn a_failed_write_to_stdout_exits_1_a_closed_pipe_does_not() {
+    let board = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/rpi4-4g-zram");
+    for args in [
+        &["status", "--json"][..],
+        &["jobs", "--explain"],
+        &["advise"],
+    ] {
+        let full = fs::File::options().write(true).open("/dev/full").unwrap();
+        let out = Command::new(BIN)
+            .args(["--root", board])
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("cannot write to stdout"), "{err}");
+
+        let (read, write) = std::io::pipe().unwrap();
+        drop(read);
+        let out = Command::new(BIN)
+            .args(["--root", board])
+            .args(args)
+            .stdout(std::process::Stdio::from(write))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    }
+}

@@ -308,9 +308,18 @@ pub fn stream<E>(
 }
 
 /// Prints `text` on stdout; a closed stdout (`| head`) is not an error.
-pub fn print_text(text: &str) {
+///
+/// # Errors
+/// Any other failed write (a full disk under `> status.json`, `/dev/full`):
+/// the output is lost, so the command must not exit 0.
+pub fn print_text(text: &str) -> Result<(), Fail> {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Fail(format!("cannot write to stdout: {}", io_text(&e))))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Makes sure fds 0, 1 and 2 are open (on /dev/null if closed), so that a

@@ -289,7 +289,7 @@ pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     } else {
         let _ = ufmt::uwrite!(text, "{}\n", plan.jobs);
     }
-    print_text(&text);
+    print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -322,7 +322,7 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let mut text = Box::new(Text::new());
     headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
         .map_err(|_| Fail("advice larger than its buffer".into()))?;
-    print_text(&text);
+    print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -343,7 +343,7 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     if a.json {
         headroom::plan::status::render_json(&root, &opts, &mut buf, &mut *text)
             .map_err(|_| Fail("status larger than its buffer".into()))?;
-        print_text(&text);
+        print_text(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
     // A pool that cannot be read is the error, before any of the screen.
@@ -360,9 +360,9 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     };
     headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;
-    print_text(&text);
+    print_text(&text)?;
     if let Some(block) = pool_block {
-        print_text(&block);
+        print_text(&block)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,7 +10,7 @@ use headroom::report::csvread::{CsvError, CsvRows};
 use headroom::report::summary::{Summary, Text};
 
 use super::args::{ActionsArgs, PlotArgs, SummarizeArgs};
-use super::common::{Fail, errtext, open_parent, open_regular, stream, usage};
+use super::common::{Fail, errtext, open_parent, open_regular, print_text, stream, usage};
 
 /// Where and how the summary is printed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -44,13 +44,14 @@ pub fn emit_summary(
         summary.render_json(&mut text).map_err(|_| full())?;
     }
     // A closed stdout (`| head`) is not an error worth reporting.
-    if output == Output::Stderr {
+    let printed = if output == Output::Stderr {
         let _ = std::io::stderr().write_all(text.as_bytes());
+        Ok(())
     } else {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    }
-    written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))
+        print_text(&text)
+    };
+    written.map_err(|e| Fail(format!("cannot write {dir_label}/{name}: {}", errtext(e))))?;
+    printed
 }
 
 /// [`emit_summary`] for `record` and `run`, whose CSV was rewritten at
@@ -184,8 +185,7 @@ pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
         table.render(&mut *text)
     };
     rendered.map_err(|_| Fail("the table is larger than its buffer".into()))?;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

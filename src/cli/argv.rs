@@ -61,9 +61,12 @@ pub fn prepare(args: &[String], top: &CommandInfoWithArgs) -> Result<Prepared, S
                 ));
             };
             match (takes_value(flag), value) {
+                // `--out-dir=$UNSET`: an empty value is a mistake, not a path.
+                (true, Some("")) => return Err(format!("option `--{name}=` has an empty value")),
                 (true, Some(v)) => out.extend([format!("--{name}"), v.to_string()]),
                 (true, None) => out.extend([a.clone()].into_iter().chain(it.next().cloned())),
-                (false, _) => out.push(a.clone()),
+                (false, Some(_)) => return Err(format!("option `--{name}` takes no value")),
+                (false, None) => out.push(a.clone()),
             }
         } else if a.len() > 1 && a.starts_with('-') {
             // A short option (`-o FILE`, `-h`): argh judges it; its value is not ours.
@@ -187,7 +190,16 @@ mod tests {
             ["jobs", "--profile", "heavy"]
         );
         assert_eq!(ok(&["--root=b/x", "status"]), ["--root", "b/x", "status"]);
-        assert_eq!(ok(&["jobs", "--profile="]), ["jobs", "--profile", ""]);
+        // An empty value (`--out-dir=$UNSET`) and a value for a switch are
+        // usage errors, said plainly (argh would say "Unrecognized").
+        assert_eq!(
+            prep(&["jobs", "--profile="]),
+            Err("option `--profile=` has an empty value".into())
+        );
+        assert_eq!(
+            prep(&["jobs", "--explain=yes"]),
+            Err("option `--explain` takes no value".into())
+        );
         // Only the first `=` splits.
         assert_eq!(ok(&["run", "--label=a=b"]), ["run", "--label", "a=b"]);
     }

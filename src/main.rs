@@ -27,11 +27,14 @@ fn main() -> ExitCode {
     // Arguments as the OS gave them: a Latin-1 file name must not panic.
     // argh sees a lossy UTF-8 copy; `run` passes CMD's raw bytes on.
     let raw: Vec<OsString> = std::env::args_os().collect();
-    let cli = match parse(&raw) {
+    let (cli, cmd_at) = match parse(&raw) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    match dispatch(cli, &raw) {
+    // CMD's own bytes, untouched (argh had a lossy copy): from where
+    // cli::argv found it to start.
+    let raw_cmd = cmd_at.and_then(|i| raw.get(1 + i..)).unwrap_or_default();
+    match dispatch(cli, raw_cmd) {
         Ok(code) => code,
         Err(Fail(msg)) => {
             let _ = writeln!(std::io::stderr(), "headroom: {msg}");
@@ -40,10 +43,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// The command line parsed, or the exit code when there is nothing to run:
-/// 0 after `--help` or `--version`, 2 (one line on stderr) for a usage
-/// error. [`cli::argv`] reads the arguments first.
-fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
+/// The command line parsed, with where CMD starts among the arguments
+/// after the program name ([`Prepared::Args`]), or the exit code when
+/// there is nothing to run: 0 after `--help` or `--version`, 2 (one line
+/// on stderr) for a usage error. [`cli::argv`] reads the arguments first.
+fn parse(raw: &[OsString]) -> Result<(Cli, Option<usize>), ExitCode> {
     let args: Vec<String> = raw
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -54,20 +58,9 @@ fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
         .and_then(|n| n.to_str())
         .unwrap_or("headroom")
         .to_string();
-    // Paths and options must be UTF-8 (a lossy copy would point at another
-    // file); only CMD, after `--`, may be any bytes.
-    let ours = raw.iter().skip(1).take_while(|a| *a != "--");
-    if let Some((i, bad)) = ours.enumerate().find(|(_, a)| a.to_str().is_none()) {
-        let _ = writeln!(
-            std::io::stderr(),
-            "headroom: argument {} ('{}') is not valid UTF-8: options and paths must be (see {name} --help)",
-            i + 1,
-            shown(&bad.to_string_lossy())
-        );
-        return Err(ExitCode::from(2));
-    }
-    let rest = match cli::argv::prepare(&args[1.min(args.len())..], &Cli::get_args_info()) {
-        Ok(Prepared::Args(rest)) => rest,
+    let (rest, cmd_at) = match cli::argv::prepare(&args[1.min(args.len())..], &Cli::get_args_info())
+    {
+        Ok(Prepared::Args(rest, cmd_at)) => (rest, cmd_at),
         Ok(Prepared::Version) => {
             let _ = writeln!(std::io::stdout(), "{}", cli::argv::version_line());
             return Err(ExitCode::SUCCESS);
@@ -77,8 +70,20 @@ fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
+    // Paths and options must be UTF-8 (a lossy copy would point at another
+    // file); only CMD may be any bytes.
+    let ours = raw.iter().skip(1).take(cmd_at.unwrap_or(usize::MAX));
+    if let Some((i, bad)) = ours.enumerate().find(|(_, a)| a.to_str().is_none()) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: argument {} ('{}') is not valid UTF-8: options and paths must be (see {name} --help)",
+            i + 1,
+            shown(&bad.to_string_lossy())
+        );
+        return Err(ExitCode::from(2));
+    }
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-    Cli::from_args(&[&name], &rest).map_err(|early| match early.status {
+    let cli = Cli::from_args(&[&name], &rest).map_err(|early| match early.status {
         Ok(()) => {
             let _ = writeln!(std::io::stdout(), "{}", early.output);
             ExitCode::SUCCESS
@@ -93,7 +98,8 @@ fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
             );
             ExitCode::from(2)
         }
-    })
+    })?;
+    Ok((cli, cmd_at))
 }
 
 /// Runs the command; `--root` before the subcommand applies to those that
@@ -104,7 +110,7 @@ fn parse(raw: &[OsString]) -> Result<Cli, ExitCode> {
 /// the largest of their buffers (168 KiB) for every command. Kept apart,
 /// a recording's anonymous memory is 268 KiB instead of 408 KiB
 /// (`RssAnon` of `record` on a board root, x86_64).
-fn dispatch(cli: Cli, raw: &[OsString]) -> Result<ExitCode, Fail> {
+fn dispatch(cli: Cli, raw_cmd: &[OsString]) -> Result<ExitCode, Fail> {
     if cli.version {
         // `cli::argv` answers `--version` before argh; this is its twin.
         let _ = writeln!(std::io::stdout(), "{}", cli::argv::version_line());
@@ -117,13 +123,10 @@ fn dispatch(cli: Cli, raw: &[OsString]) -> Result<ExitCode, Fail> {
         }
         Cmd::Run(mut a) => {
             a.root = a.root.or(cli.root);
-            // CMD's own bytes, untouched: everything after the first `--`.
-            let raw_cmd = raw
-                .iter()
-                .position(|x| x == "--")
-                .map(|i| raw[i + 1..].to_vec())
+            // CMD's own bytes, as long as argh's CMD is the same words.
+            let raw_cmd = Some(raw_cmd)
                 .filter(|c| c.len() == a.cmd.len())
-                .unwrap_or_else(|| a.cmd.iter().map(OsString::from).collect());
+                .map_or_else(|| a.cmd.iter().map(OsString::from).collect(), <[_]>::to_vec);
             cli::record::run_cmd(a, raw_cmd)
         }
         Cmd::Summarize(a) => cli::report::summarize_cmd(a),

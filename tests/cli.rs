@@ -147,3 +147,30 @@ fn a_failed_write_to_stdout_exits_1_a_closed_pipe_does_not() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
     }
 }
+
+/// CMD's words reach it as the bytes given, wherever CMD starts: after
+/// `--`, or at `run`'s first positional word with a `--` of its own later
+/// (argh sees a lossy UTF-8 copy; the raw words are passed on).
+#[test]
+fn run_passes_cmds_raw_bytes_wherever_cmd_starts() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = std::env::temp_dir().join(format!("headroom-rawcmd-{}", std::process::id()));
+    fs::create_dir_all(&d).unwrap();
+    let ff = std::ffi::OsStr::from_bytes(b"\xff");
+    let cases: [&[&std::ffi::OsStr]; 3] = [
+        &["--".as_ref(), "printf".as_ref(), "[%s]".as_ref(), ff],
+        &["printf".as_ref(), "[%s]".as_ref(), ff],
+        &["printf".as_ref(), "[%s]".as_ref(), "--".as_ref(), ff],
+    ];
+    for (case, want) in cases.iter().zip([&b"[\xff]"[..], b"[\xff]", b"[--][\xff]"]) {
+        let out = Command::new(BIN)
+            .args(["run", "--run-id", "r", "--out-dir"])
+            .arg(&d)
+            .args(*case)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{case:?}: {out:?}");
+        assert_eq!(out.stdout, want, "{case:?}");
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

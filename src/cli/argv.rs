@@ -19,8 +19,11 @@ use super::suggest::nearest;
 pub enum Prepared {
     /// `--version` or `-V` before the subcommand: print [`version_line`].
     Version,
-    /// The arguments for argh, each `--opt=value` as `--opt`, `value`.
-    Args(Vec<String>),
+    /// The arguments for argh, each `--opt=value` as `--opt`, `value`;
+    /// and where CMD (`run`'s words after `--`, or from its first
+    /// positional word) starts among the arguments given to [`prepare`],
+    /// so that its raw bytes can be passed on untouched.
+    Args(Vec<String>, Option<usize>),
 }
 
 /// Rewrites `args` (without the program name) for argh, as [`Prepared`].
@@ -33,10 +36,12 @@ pub fn prepare(args: &[String], top: &CommandInfoWithArgs) -> Result<Prepared, S
     let mut out = Vec::with_capacity(args.len() + 1);
     let mut cmd: Option<&CommandInfoWithArgs> = None;
     let mut it = args.iter();
+    let mut cmd_at = None;
     while let Some(a) = it.next() {
         let here = cmd.unwrap_or(top);
         if a == "--" {
             out.push(a.clone());
+            cmd_at = Some(args.len() - it.len());
             break;
         }
         if cmd.is_none() && (a == "--version" || a == "-V") {
@@ -96,12 +101,13 @@ pub fn prepare(args: &[String], top: &CommandInfoWithArgs) -> Result<Prepared, S
                 .iter()
                 .any(|p| p.optionality == Optionality::Greedy)
             {
+                cmd_at = Some(args.len() - it.len() - 1);
                 break;
             }
         }
     }
     out.extend(it.cloned());
-    Ok(Prepared::Args(out))
+    Ok(Prepared::Args(out, cmd_at))
 }
 
 fn takes_value(f: &FlagInfo) -> bool {
@@ -178,7 +184,7 @@ mod tests {
 
     fn ok(args: &[&str]) -> Vec<String> {
         match prep(args) {
-            Ok(Prepared::Args(a)) => a,
+            Ok(Prepared::Args(a, _)) => a,
             other => panic!("{args:?}: {other:?}"),
         }
     }

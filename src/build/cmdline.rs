@@ -109,15 +109,31 @@ fn next_word(b: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((b.get(..end)?, b.get(end..)?))
 }
 
-/// The words of `b` up to the end of its command (a separator word).
+/// The words of `b` up to the end of its command: a separator word, or a
+/// word that ends in `;` (`cd /b; cc …`, `cc -c a.c; echo`), which is
+/// the command's last word, given without its `;`.
 fn command_words(b: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = b;
+    let mut rest = Some(b);
     core::iter::from_fn(move || {
-        let (w, r) = next_word(rest)?;
-        rest = r;
-        Some(w)
+        let (w, r) = next_word(rest?)?;
+        rest = Some(r);
+        if SEPARATORS.contains(&w) {
+            return None;
+        }
+        match ends_command(w) {
+            Some(last) => {
+                rest = None;
+                Some(last)
+            }
+            None => Some(w),
+        }
     })
-    .take_while(|w| !SEPARATORS.contains(w))
+}
+
+/// A word that ends its shell command with a `;` of its own (`/b;`):
+/// the word without it. `None` for other words and a bare `;`.
+fn ends_command(word: &[u8]) -> Option<&[u8]> {
+    word.strip_suffix(b";").filter(|w| !w.is_empty())
 }
 
 /// The part of `name` after its last `/`.
@@ -243,8 +259,12 @@ fn command_in(b: &[u8]) -> Result<Command<'_>, Option<&[u8]>> {
         if SEPARATORS.contains(&w) {
             return Err(Some(r));
         }
+        let last = ends_command(w);
+        let w = last.unwrap_or(w);
         if w == b"--mode=compile" || w == b"--mode=link" {
             first = !tried;
+        } else if last.is_some() {
+            // `cd /b;`: this command ends here, with no file after its tool.
         } else if first
             && !(is_assignment(w) || LAUNCHERS.contains(&w) || w.iter().all(|&c| c == b'+'))
         {
@@ -258,6 +278,9 @@ fn command_in(b: &[u8]) -> Result<Command<'_>, Option<&[u8]>> {
                     args: r,
                 });
             }
+        }
+        if last.is_some() {
+            return Err(Some(r));
         }
     }
     Err(None)
@@ -562,6 +585,21 @@ mod tests {
         b"libtool: link: ld x.o ",
         b"x && gcc a.c ",
     ];
+
+    /// A `;` at the end of a word ends its command as a `;` word does.
+    #[test]
+    fn a_semicolon_at_a_words_end_ends_the_command() {
+        assert_eq!(
+            shown("cd /b; cc -O2 -c a.c").as_deref(),
+            Some("a.c (cc -O2)")
+        );
+        assert_eq!(
+            shown("cc -O2 -c a.c; echo done").as_deref(),
+            Some("a.c (cc -O2)")
+        );
+        assert_eq!(shown("cc -O2; echo a.c"), None);
+        assert_eq!(shown("cd /b; echo a.c"), None);
+    }
 
     /// A 64 KiB line of `--mode=compile cc ` repeated: each `--mode=` no
     /// longer re-arms the driver search once a driver was tried, so the

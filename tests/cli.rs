@@ -174,3 +174,23 @@ fn run_passes_cmds_raw_bytes_wherever_cmd_starts() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// A CMD that is not found is named as a shell would need it typed: one
+/// line, no raw newline or escape sequence, an empty word as `''`.
+#[test]
+fn a_command_not_found_is_named_quoted() {
+    let d = std::env::temp_dir().join(format!("headroom-notfound-{}", std::process::id()));
+    fs::create_dir_all(&d).unwrap();
+    let dir = d.to_str().unwrap();
+    for (word, shown) in [("a\nb\x1b[31m", r"$'a\nb\x1b[31m'"), ("", "''")] {
+        let out = headroom(&["run", "--run-id", "nf", "--out-dir", dir, "--", word]);
+        assert_eq!(out.status.code(), Some(127), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("headroom: {shown}: command not found\n")),
+            "{err:?}"
+        );
+        assert!(!err.contains('\x1b'), "{err:?}");
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -120,7 +120,9 @@ pub fn spawn(
 ) -> Result<Started, (u8, String)> {
     use std::os::unix::process::CommandExt;
     let (prog_os, args) = argv.split_first().ok_or((2, "no command".to_string()))?;
-    let prog = prog_os.to_string_lossy();
+    // As a shell would need it typed: control characters and an empty
+    // word are never printed raw.
+    let prog = super::shell::quote(&prog_os.to_string_lossy());
     let start_epoch = clock::now_epoch();
     let start_ns = clock::monotonic_ns();
     let mut cmd = std::process::Command::new(prog_os);

@@ -342,9 +342,32 @@ fn status_shows_the_builds_in_a_pool() {
         .arg(&pool)
         .output()
         .unwrap();
+    let json = Command::new(BIN)
+        .args(["status", "--json", "--pool"])
+        .arg(&pool)
+        .output()
+        .unwrap();
     for mut g in both {
         g.wait().unwrap();
     }
+    // The same builds, as the JSON's last key (python's parser checks it).
+    let check = "import json,sys; p=json.load(sys.stdin)['pool']; \
+        print(p['builds'], sorted(l['run'] for l in p['leases']), \
+        [l['peak_mib_per_job'] for l in p['leases']], p['not_counted'])";
+    let mut py = Command::new("python3")
+        .args(["-c", check])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut py.stdin.take().unwrap(), &json.stdout).unwrap();
+    let parsed = py.wait_with_output().unwrap();
+    assert!(json.status.success(), "{json:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&parsed.stdout),
+        "2 ['alpha', 'beta'] [50, 50] []\n",
+        "{json:?}"
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(

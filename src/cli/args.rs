@@ -462,8 +462,8 @@ pub struct StatusArgs {
     #[argh(option)]
     pub pool: Option<String>,
     /// print every figure of the screen as one JSON object instead (units
-    /// in the key names, null where the screen says not available; without
-    /// the pool's builds)
+    /// in the key names, null where the screen says not available; the
+    /// pool's builds under "pool")
     #[argh(switch)]
     pub json: bool,
 }

@@ -339,23 +339,34 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         tmp_path: "/tmp",
         memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
     };
-    let mut text = Box::new(Text::new());
-    if a.json {
-        headroom::plan::status::render_json(&root, &opts, &mut buf, &mut *text)
-            .map_err(|_| Fail("status larger than its buffer".into()))?;
-        print_text(&text)?;
-        return Ok(ExitCode::SUCCESS);
-    }
     // A pool that cannot be read is the error, before any of the screen.
     let pool = a
         .pool
         .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
-    let pool_block = match pool {
-        Some(dir) => {
-            let total_kib = headroom::plan::host::memory(&root, &mut buf)
-                .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
-            Some(super::pool::status_block(&dir, total_kib)?)
-        }
+    let total_kib = || {
+        headroom::plan::host::memory(&root, &mut vec![0u8; 64 * 1024])
+            .map_or(u64::MAX, |m| m.meminfo.mem_total_kib)
+    };
+    let mut text = Box::new(Text::new());
+    if a.json {
+        let pool_json = match &pool {
+            Some(dir) => Some(super::pool::status_json(dir, total_kib())?),
+            None => None,
+        };
+        headroom::plan::status::render_json(&root, &opts, &mut buf, &mut *text)
+            .map_err(|_| Fail("status larger than its buffer".into()))?;
+        return match pool_json {
+            // The pool's object as the last key of the status object.
+            Some(p) => {
+                let body = text.trim_end().strip_suffix('}').unwrap_or(&text);
+                print_text(&format!("{body},\"pool\":{p}}}\n"))?;
+                Ok(ExitCode::SUCCESS)
+            }
+            None => print_text(&text).map(|()| ExitCode::SUCCESS),
+        };
+    }
+    let pool_block = match &pool {
+        Some(dir) => Some(super::pool::status_block(dir, total_kib())?),
         None => None,
     };
     headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)

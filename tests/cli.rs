@@ -106,9 +106,15 @@ fn status_says_a_disk_path_that_is_not_a_directory_fell_back_to_root() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         text(&out.stderr),
-        "headroom: warning: disk path '/nonexistent/headroom' is not a directory: using / instead\n"
+        "headroom: warning: disk path '/nonexistent/headroom': No such file or directory: using / instead\n"
     );
     assert!(text(&out.stdout).contains("\ndisk        /: "), "{out:?}");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let out = headroom(&["status", "--disk-path", file]);
+    assert_eq!(
+        text(&out.stderr),
+        format!("headroom: warning: disk path '{file}': is not a directory: using / instead\n")
+    );
     let out = headroom(&["status", "--disk-path", "/"]);
     assert!(out.stderr.is_empty(), "{out:?}");
 }

@@ -81,16 +81,17 @@ pub fn disk_path(arg: Option<String>) -> String {
         .or_else(|| env_nonempty("BUILDKIT_CACHE_DIR"))
         .or_else(|| env_nonempty("HOME"))
         .unwrap_or_else(|| "/".into());
-    if std::path::Path::new(&p).is_dir() {
-        p
-    } else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "headroom: warning: disk path '{}' is not a directory: using / instead",
-            shown(&p)
-        );
-        "/".into()
-    }
+    let why = match std::fs::metadata(&p) {
+        Ok(m) if m.is_dir() => return p,
+        Ok(_) => "is not a directory".to_string(),
+        Err(e) => io_text(&e),
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "headroom: warning: disk path '{}': {why}: using / instead",
+        shown(&p)
+    );
+    "/".into()
 }
 
 /// The build-disk path for the planning commands: [`disk_path`] on the live

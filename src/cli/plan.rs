@@ -340,17 +340,19 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
     };
     // A pool that cannot be read is the error, before any of the screen.
+    // With its MemTotal, read only when there is a pool.
     let pool = a
         .pool
-        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
-    let total_kib = || {
-        headroom::plan::host::memory(&root, &mut vec![0u8; 64 * 1024])
-            .map_or(u64::MAX, |m| m.meminfo.mem_total_kib)
-    };
+        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten())
+        .map(|dir| {
+            let total_kib = headroom::plan::host::memory(&root, &mut buf)
+                .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
+            (dir, total_kib)
+        });
     let mut text = Box::new(Text::new());
     if a.json {
         let pool_json = match &pool {
-            Some(dir) => Some(super::pool::status_json(dir, total_kib())?),
+            Some((dir, total_kib)) => Some(super::pool::status_json(dir, *total_kib)?),
             None => None,
         };
         headroom::plan::status::render_json(&root, &opts, &mut buf, &mut *text)
@@ -366,7 +368,7 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         };
     }
     let pool_block = match &pool {
-        Some(dir) => Some(super::pool::status_block(dir, total_kib())?),
+        Some((dir, total_kib)) => Some(super::pool::status_block(dir, *total_kib)?),
         None => None,
     };
     headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)

@@ -1484,7 +1484,8 @@ proptest! {
     fn pid_status_matches_naive(text in pid_status_text()) {
         let found = colon_values(&text);
         let kib = |k: &str| found.get(k).and_then(|&(_, v)| naive_u64(v));
-        let want = Status { vm_rss_kib: kib("VmRSS"), vm_hwm_kib: kib("VmHWM") };
+        let state = found.get("State").and_then(|&(_, v)| v.bytes().next());
+        let want = Status { vm_rss_kib: kib("VmRSS"), vm_hwm_kib: kib("VmHWM"), state };
         prop_assert_eq!(pid::parse_status(text.as_bytes()), want);
     }
 }

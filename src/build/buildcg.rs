@@ -37,6 +37,7 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::kernel::cgroup::{self, MemCgroup, Version};
+use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::mountinfo::PATH_MAX;
 use crate::kernel::parse::{fields, lines, parse_u64, space_value};
 use crate::kernel::root::{Root, for_each_entry, join_num, read_at};
@@ -270,13 +271,14 @@ impl BuildCgroup {
 
     /// OOM kills in the build's cgroup so far: `oom_kill` of v1
     /// `memory.oom_control` / v2 `memory.events` (Linux ≥ 4.13); `None`
-    /// when unreadable. `buf`: [`BUF_LEN`].
-    pub fn oom_kills(&self, buf: &mut [u8]) -> Option<u64> {
+    /// when unreadable. Read through `kept` (kept open between ticks when
+    /// it keeps). `buf`: [`BUF_LEN`].
+    pub fn oom_kills(&self, kept: &mut Kept, buf: &mut [u8]) -> Option<u64> {
         let file = match self.version {
             Version::V1 => "memory.oom_control",
             Version::V2 => "memory.events",
         };
-        let b = read_at(self.dir.as_fd(), file, buf).ok()?;
+        let b = kept.read(self.dir.as_fd(), file, buf, Shape::Whole).ok()?;
         cgroup::parse_oom_kill(b).ok().flatten()
     }
 
@@ -295,9 +297,12 @@ impl BuildCgroup {
 
     /// The build's anonymous memory now, bytes: `anon` of v2 `memory.stat`,
     /// `total_rss` of v1's (anon and swap cache, the cgroup and its
-    /// children). `None` when unreadable. `buf`: [`BUF_LEN`].
-    pub fn anon_bytes(&self, buf: &mut [u8]) -> Option<u64> {
-        let b = read_at(self.dir.as_fd(), "memory.stat", buf).ok()?;
+    /// children). `None` when unreadable. Read through `kept`, as
+    /// [`BuildCgroup::oom_kills`]. `buf`: [`BUF_LEN`].
+    pub fn anon_bytes(&self, kept: &mut Kept, buf: &mut [u8]) -> Option<u64> {
+        let b = kept
+            .read(self.dir.as_fd(), "memory.stat", buf, Shape::Whole)
+            .ok()?;
         parse_anon(b, self.version)
     }
 
@@ -800,8 +805,10 @@ mod tests {
         )
         .unwrap();
         let mut small = [0u8; BUF_LEN];
-        assert_eq!(b.oom_kills(&mut small), Some(2));
+        let mut kept = Kept::new(true);
+        assert_eq!(b.oom_kills(&mut kept, &mut small), Some(2));
+        assert!(kept.is_open(), "read through its kept descriptor");
         assert_eq!(b.peak_bytes(&mut small), Some(73_400_320));
-        assert_eq!(b.anon_bytes(&mut small), None);
+        assert_eq!(b.anon_bytes(&mut Kept::new(false), &mut small), None);
     }
 }

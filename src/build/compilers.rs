@@ -18,12 +18,15 @@
 
 use core::mem::MaybeUninit;
 
-use rustix::fd::BorrowedFd;
+use rustix::fd::{BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 
 use crate::kernel::parse::{ParseError, ParseErrorKind, parse_u64, trim};
 use crate::kernel::pid::{parse_comm, parse_stat, parse_status};
-use crate::kernel::root::{ReadError, for_each_entry, join_num, read_once_at};
+use crate::kernel::root::{ReadError, for_each_entry, join_num, open_file_at, read_once_at};
+
+mod kept;
+pub use kept::{KEPT_COMPILERS, KeptCompilers};
 
 /// Longest name a pattern may have, in bytes: `comm` is at most 15 bytes.
 pub const NAME_MAX: usize = 15;
@@ -175,6 +178,13 @@ pub trait PidFiles {
     /// # Errors
     /// A [`ReadError`]; [`ReadError::is_gone`] when the process has exited.
     fn read<'b>(&mut self, pid: u32, file: &str, buf: &'b mut [u8]) -> Result<&'b [u8], ReadError>;
+
+    /// Opens `file` of process `pid` to keep it ([`KeptCompilers`]);
+    /// `None` where files cannot be kept (the default: test doubles).
+    fn open(&mut self, pid: u32, file: &str) -> Option<OwnedFd> {
+        let _ = (pid, file);
+        None
+    }
 }
 
 /// [`PidFiles`] over an open `proc/` directory; paths `<pid>/<file>` are
@@ -190,22 +200,24 @@ impl PidFiles for ProcDir<'_> {
     /// bytes.
     fn read<'b>(&mut self, pid: u32, file: &str, buf: &'b mut [u8]) -> Result<&'b [u8], ReadError> {
         let mut path = [0u8; 64];
-        let head = join_num(&mut path, "", u64::from(pid), "/")
-            .map(str::len)
-            .ok_or(ReadError::Open(Errno::NAMETOOLONG))?;
-        let end = head
-            .checked_add(file.len())
-            .ok_or(ReadError::Open(Errno::NAMETOOLONG))?;
-        path.get_mut(head..end)
-            .ok_or(ReadError::Open(Errno::NAMETOOLONG))?
-            .copy_from_slice(file.as_bytes());
-        let p = path
-            .get(..end)
-            .and_then(|p| core::str::from_utf8(p).ok())
-            .ok_or(ReadError::Open(Errno::NAMETOOLONG))?;
+        let p = pid_path(&mut path, pid, file).ok_or(ReadError::Open(Errno::NAMETOOLONG))?;
         // comm, stat and status are generated whole per read: one read(2).
         read_once_at(self.0, p, buf)
     }
+
+    /// Opens `<pid>/<file>` relative to the directory.
+    fn open(&mut self, pid: u32, file: &str) -> Option<OwnedFd> {
+        let mut path = [0u8; 64];
+        open_file_at(self.0, pid_path(&mut path, pid, file)?).ok()
+    }
+}
+
+/// `<pid>/<file>` formatted into `out`; `None` when it does not fit.
+fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o str> {
+    let head = join_num(out, "", u64::from(pid), "/").map(str::len)?;
+    let end = head.checked_add(file.len())?;
+    out.get_mut(head..end)?.copy_from_slice(file.as_bytes());
+    out.get(..end).and_then(|p| core::str::from_utf8(p).ok())
 }
 
 /// What one scan of the processes found.
@@ -398,12 +410,23 @@ impl<'l> Scan<'l> {
     /// the process. Any other `status` failure (EACCES, truncation) falls
     /// back to the rss of `stat`.
     pub fn visit(&mut self, pid: u32, files: &mut impl PidFiles, buf: &mut [u8]) {
+        self.visit_comm(pid, files, buf);
+    }
+
+    /// [`Scan::visit`]; returns the comm (16 bytes, its length) when `pid`
+    /// was counted as one of the build's compilers.
+    fn visit_comm(
+        &mut self,
+        pid: u32,
+        files: &mut impl PidFiles,
+        buf: &mut [u8],
+    ) -> Option<([u8; 16], usize)> {
         let mut comm = [0u8; 16];
         let comm_len = match files.read(pid, "comm", buf) {
             Ok(raw) => {
                 let c = parse_comm(raw);
                 if !self.list.matches(c) {
-                    return;
+                    return None;
                 }
                 let n = c.len().min(comm.len());
                 if let (Some(dst), Some(src)) = (comm.get_mut(..n), c.get(..n)) {
@@ -411,27 +434,38 @@ impl<'l> Scan<'l> {
                 }
                 n
             }
-            Err(_) => return,
+            Err(_) => return None,
         };
         let rss_pages = match files.read(pid, "stat", buf).map(parse_stat) {
             Ok(Ok(s)) if s.is_zombie() => {
                 self.result.zombies = self.result.zombies.saturating_add(1);
-                return;
+                return None;
             }
-            Ok(Ok(s)) if s.is_kernel_thread() => return,
+            Ok(Ok(s)) if s.is_kernel_thread() => return None,
             Ok(Ok(s)) => (s.rss_pages, s.ppid),
-            Ok(Err(_)) | Err(_) => return,
+            Ok(Err(_)) | Err(_) => return None,
         };
         let (rss_pages, ppid) = rss_pages;
         let own = self.in_build(pid, ppid, files, buf);
         let from_stat = rss_pages.saturating_mul(self.page_size_kib);
         let status = match files.read(pid, "status", buf) {
             Ok(raw) => parse_status(raw),
-            Err(e) if e.is_gone() => return,
+            Err(e) if e.is_gone() => return None,
             Err(_) => Default::default(),
         };
         let rss = status.vm_rss_kib.unwrap_or(from_stat);
         let size = status.vm_hwm_kib.unwrap_or(rss);
+        self.add(pid, comm.get(..comm_len)?, rss, size, own);
+        own.then_some((comm, comm_len))
+    }
+
+    /// Counts the live compiler `pid` named `comm`, of `rss` and `size`
+    /// KiB (see [`ScanResult`]), among the build's when `own`.
+    fn add(&mut self, pid: u32, comm: &[u8], rss: u64, size: u64, own: bool) {
+        let mut name = [0u8; 16];
+        let n = comm.len().min(name.len());
+        name[..n].copy_from_slice(&comm[..n]);
+        let len = u8::try_from(n).unwrap_or(16);
         let r = &mut self.result;
         r.compilers = r.compilers.saturating_add(1);
         r.rss_sum_kib = r.rss_sum_kib.saturating_add(rss);
@@ -439,16 +473,16 @@ impl<'l> Scan<'l> {
         // The first compiler is the peak even at 0 KiB, so it has a name.
         if r.compilers == 1 || size > r.peak_kib {
             r.peak_kib = size;
-            r.peak_comm = comm;
-            r.peak_comm_len = u8::try_from(comm_len).unwrap_or(16);
+            r.peak_comm = name;
+            r.peak_comm_len = len;
         }
         if own {
             r.build_compilers = r.build_compilers.saturating_add(1);
             r.build_rss_sum_kib = r.build_rss_sum_kib.saturating_add(rss);
             if r.build_compilers == 1 || size > r.build_peak_kib {
                 r.build_peak_kib = size;
-                r.build_peak_comm = comm;
-                r.build_peak_comm_len = u8::try_from(comm_len).unwrap_or(16);
+                r.build_peak_comm = name;
+                r.build_peak_comm_len = len;
             }
             if let Some(slot) = r.build_pids.get_mut(usize::from(r.build_pids_len)) {
                 *slot = pid;

@@ -222,10 +222,7 @@ pub fn no_mlock() -> bool {
 
 /// True when `root` is the machine's own `/`.
 pub fn root_is_live(root: &Root) -> bool {
-    let (Ok(a), Ok(b)) = (rustix::fs::fstat(root.fd()), rustix::fs::stat("/")) else {
-        return false;
-    };
-    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    root.is_live()
 }
 
 /// Opens `--root` (default `/`); `live` is true for the real machine.

@@ -858,7 +858,8 @@ pub fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
 pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
     let mut buf = vec![0u8; headroom::build::buildcg::BUF_LEN];
     if matches!(summary.build, Some(BuildScope::Cgroup(_))) {
-        summary.build_oom_final(cg.oom_kills(&mut buf));
+        summary
+            .build_oom_final(cg.oom_kills(&mut headroom::kernel::kept::Kept::new(false), &mut buf));
         summary.build_peak_charge_mb = cg.peak_bytes(&mut buf).map(|b| b >> 20);
     }
     let r = cg.remove(&mut buf);

@@ -31,6 +31,7 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::mountinfo::{self, PATH_MAX};
 use crate::kernel::parse::{
     ParseError, ParseErrorKind, fields, lines, parse_i64, parse_u64, space_value, trim,
@@ -365,6 +366,51 @@ pub struct Remaining {
     pub depth: u8,
 }
 
+/// Levels of the memory cgroup path (from the leaf) whose limit and usage
+/// files a recording keeps open between ticks: three covers a container's
+/// or a systemd session's path; farther levels are read by name.
+pub const KEPT_LEVELS: usize = 3;
+
+/// The kept limit and usage files of the first [`KEPT_LEVELS`] levels;
+/// see [`MemCgroup::remaining_kept`].
+#[derive(Debug)]
+pub struct KeptLevels {
+    levels: [KeptLevel; KEPT_LEVELS],
+}
+
+#[derive(Debug)]
+struct KeptLevel {
+    limit: Kept,
+    usage: Kept,
+    /// The limit file did not exist at the first read.
+    absent: bool,
+}
+
+impl KeptLevels {
+    /// Nothing open yet; kept from the first read when `keep` (the live
+    /// root).
+    pub const fn new(keep: bool) -> KeptLevels {
+        const fn level(keep: bool) -> KeptLevel {
+            KeptLevel {
+                limit: Kept::new(keep),
+                usage: Kept::new(keep),
+                absent: false,
+            }
+        }
+        KeptLevels {
+            levels: [level(keep), level(keep), level(keep)],
+        }
+    }
+
+    /// Descriptors held now.
+    pub fn open(&self) -> usize {
+        self.levels
+            .iter()
+            .map(|l| usize::from(l.limit.is_open()) + usize::from(l.usage.is_open()))
+            .sum()
+    }
+}
+
 /// One limiting level of a memory cgroup path; see [`MemCgroup::limits`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Level {
@@ -586,16 +632,46 @@ impl MemCgroup {
     /// v1 with `memory.use_hierarchy = 0` (deprecated; forced to 1 since Linux
     /// 5.11) would make an ancestor's limit not apply; it is not checked.
     pub fn remaining(&self, mem_total_kib: u64, buf: &mut [u8]) -> Option<Remaining> {
+        self.remaining_kept(&mut KeptLevels::new(false), mem_total_kib, buf)
+    }
+
+    /// [`MemCgroup::remaining`], reading the files of the first
+    /// [`KEPT_LEVELS`] levels through `kept` (descriptors kept between
+    /// ticks); a level whose limit file is found missing (the v2 root
+    /// cgroup has no `memory.max`; a removed cgroup) is not read again.
+    pub fn remaining_kept(
+        &self,
+        kept: &mut KeptLevels,
+        mem_total_kib: u64,
+        buf: &mut [u8],
+    ) -> Option<Remaining> {
         let total = mem_total_kib.saturating_mul(1024);
         let (limit_file, usage_file, _) = self.files();
         let mut best: Option<Remaining> = None;
         for (depth, dir) in self.dirs.iter().enumerate() {
-            let Some(limit) =
-                read_parse(dir, limit_file, buf, parse_limit).and_then(|l| l.effective(total))
-            else {
+            let mut once = (Kept::new(false), Kept::new(false));
+            let (limit_k, usage_k) = match kept.levels.get_mut(depth) {
+                Some(l) if l.absent => continue,
+                Some(l) => (&mut l.limit, &mut l.usage),
+                None => (&mut once.0, &mut once.1),
+            };
+            let limit = match limit_k.read(dir.as_fd(), limit_file, buf, Shape::Whole) {
+                Err(e) if e.is_gone() => {
+                    if let Some(l) = kept.levels.get_mut(depth) {
+                        l.absent = true;
+                    }
+                    continue;
+                }
+                r => r.ok().and_then(|b| parse_limit(b).ok()),
+            };
+            let Some(limit) = limit.and_then(|l| l.effective(total)) else {
                 continue;
             };
-            let Some(usage) = read_parse(dir, usage_file, buf, parse_bytes) else {
+            let Some(usage) = usage_k
+                .read(dir.as_fd(), usage_file, buf, Shape::Whole)
+                .ok()
+                .and_then(|b| parse_bytes(b).ok())
+            else {
                 continue;
             };
             let r = Remaining {

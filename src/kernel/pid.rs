@@ -163,6 +163,22 @@ pub struct Status {
     /// `VmHWM`: peak resident set size ("high water mark"), in KiB. `None`
     /// like [`Status::vm_rss_kib`].
     pub vm_hwm_kib: Option<u64>,
+    /// The letter of `State` (`R`, `S`, `D`, `Z`, …); `None` when absent.
+    pub state: Option<u8>,
+}
+
+impl Status {
+    /// True for a zombie or a dead task (`State:` Z or X).
+    pub fn is_zombie(&self) -> bool {
+        matches!(self.state, Some(b'Z' | b'X' | b'x'))
+    }
+}
+
+/// The `Name` of `/proc/PID/status` (its comm), up to the first blank:
+/// what a process kept open by its status is now called (an exec changes
+/// it); `None` when absent.
+pub fn status_name(b: &[u8]) -> Option<&[u8]> {
+    crate::kernel::parse::colon_value(b, b"Name")
 }
 
 /// Parses the contents of `/proc/PID/status`. Never fails: absent or
@@ -172,6 +188,7 @@ pub fn parse_status(b: &[u8]) -> Status {
     Status {
         vm_rss_kib: kib(b"VmRSS"),
         vm_hwm_kib: kib(b"VmHWM"),
+        state: colon_value(b, b"State").and_then(|v| v.first().copied()),
     }
 }
 
@@ -327,13 +344,23 @@ mod tests {
         }
         assert_eq!(parse_stat(f14!("17", "stat")).unwrap().state, b'I');
         assert_eq!(parse_comm(f14!("17", "comm")), b"kworker/0:1H");
-        assert_eq!(parse_status(f14!("2", "status")), Status::default());
-        assert_eq!(parse_status(f14!("17", "status")), Status::default());
+        for (raw, state) in [
+            (&f14!("2", "status")[..], b'S'),
+            (&f14!("17", "status")[..], b'I'),
+        ] {
+            let st = parse_status(raw);
+            assert_eq!(
+                (st.vm_rss_kib, st.vm_hwm_kib, st.state),
+                (None, None, Some(state))
+            );
+        }
 
         let z = parse_stat(f14!("5601", "stat")).unwrap();
         assert!(z.is_zombie() && !z.is_kernel_thread());
         assert_eq!((z.comm, z.rss_pages), (&b"cc1plus"[..], 0));
-        assert_eq!(parse_status(f14!("5601", "status")), Status::default());
+        let zs = parse_status(f14!("5601", "status"));
+        assert!(zs.is_zombie() && zs.vm_rss_kib.is_none() && zs.vm_hwm_kib.is_none());
+        assert_eq!(status_name(f14!("5601", "status")), Some(&b"cc1plus"[..]));
 
         let d = parse_stat(f14!("5605", "stat")).unwrap();
         assert_eq!((d.state, d.rss_pages), (b'D', 100_500));
@@ -342,7 +369,8 @@ mod tests {
             parse_status(f14!("5605", "status")),
             Status {
                 vm_rss_kib: Some(402_000),
-                vm_hwm_kib: Some(455_000)
+                vm_hwm_kib: Some(455_000),
+                state: Some(b'D'),
             }
         );
         // 5604's status is an empty placeholder (its read fails with ESRCH).
@@ -415,7 +443,8 @@ mod tests {
             parse_status(b),
             Status {
                 vm_rss_kib: Some(3),
-                vm_hwm_kib: None
+                vm_hwm_kib: None,
+                state: None,
             }
         );
         assert_eq!(parse_status(b""), Status::default());

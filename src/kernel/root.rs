@@ -94,6 +94,17 @@ impl Root {
         Ok(Root { fd })
     }
 
+    /// True when this root is the running system's `/` (same device and
+    /// inode): its /proc and /sys are the kernel's, whose files may be kept
+    /// open ([`crate::kernel::kept`]); any other root is a tree of ordinary
+    /// files.
+    pub fn is_live(&self) -> bool {
+        let (Ok(a), Ok(b)) = (rustix::fs::fstat(&self.fd), rustix::fs::stat("/")) else {
+            return false;
+        };
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    }
+
     /// The root directory's file descriptor.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
@@ -147,7 +158,10 @@ pub fn read_at<'b>(
 /// Opens `path` relative to `dir` for reading. O_NONBLOCK: a FIFO planted
 /// in a --root tree reads as empty instead of blocking the sampler; /proc
 /// and /sys files ignore the flag.
-fn open_file_at(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, ReadError> {
+///
+/// # Errors
+/// [`ReadError::Open`] with the errno of openat(2).
+pub fn open_file_at(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, ReadError> {
     rustix::fs::openat(
         dir,
         path,

@@ -28,6 +28,7 @@ use core::mem::MaybeUninit;
 use rustix::fd::BorrowedFd;
 use rustix::io::Errno;
 
+use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::parse::{ParseError, ParseErrorKind, fields, parse_u64, trim};
 use crate::kernel::root::{ReadError, for_each_entry, read_at};
 use crate::kernel::swaps::is_zram_name;
@@ -172,7 +173,8 @@ pub struct ZramTotals {
     /// Number of `zram<N>` devices whose `mm_stat` could be read and parsed.
     pub devices: u32,
     /// Sum of `disksize` over those devices, in bytes (a device whose
-    /// `disksize` is unreadable adds 0).
+    /// `disksize` is unreadable adds 0; 0 when not asked for, see
+    /// [`KeptDevices::totals`]).
     pub disksize: u64,
     /// Sum of `orig_data_size`: uncompressed data held, in bytes.
     pub orig_data_size: u64,
@@ -183,51 +185,128 @@ pub struct ZramTotals {
 }
 
 /// Sums `mm_stat` (and `disksize`) over every `zram<digits>` entry of the
-/// open `sys/block` directory `sys_block`.
-///
-/// `dir_scratch` is the getdents64(2) buffer (1 KiB is plenty: `/sys/block`
-/// holds a few dozen entries and any size works, it is only read in more
-/// calls); `buf` receives each attribute file ([`BUF_LEN`] bytes). A device
-/// whose `mm_stat` cannot be read or parsed (removed mid-scan, garbage) is
-/// skipped, not fatal. Sums saturate. No zram device gives all zeros.
+/// open `sys/block` directory `sys_block`: [`KeptDevices::totals`] with
+/// nothing kept, for a one-time look (`advise`, `status`).
 ///
 /// # Errors
 /// The errno of listing the directory.
-///
-/// # References
-/// `Documentation/admin-guide/blockdev/zram.rst`.
 pub fn totals(
     sys_block: BorrowedFd<'_>,
     dir_scratch: &mut [MaybeUninit<u8>],
     buf: &mut [u8],
 ) -> Result<ZramTotals, Errno> {
-    let mut t = ZramTotals::default();
-    for_each_entry(sys_block, dir_scratch, |name, _| {
-        if !is_zram_name(name) {
-            return true;
+    KeptDevices::new(false).totals(sys_block, dir_scratch, buf, true)
+}
+
+/// Most zram devices whose `mm_stat` a recording keeps open between ticks
+/// (zram-generator and zram-tools make one by default); more are read by
+/// name each tick.
+pub const KEPT_DEVICES: usize = 2;
+
+/// The `mm_stat` descriptors of the first [`KEPT_DEVICES`] zram devices,
+/// by device number, kept between ticks.
+#[derive(Debug)]
+pub struct KeptDevices {
+    devices: heapless::Vec<(u64, Kept), KEPT_DEVICES>,
+    keep: bool,
+}
+
+impl KeptDevices {
+    /// None kept yet; kept from their first read when `keep` (the live
+    /// root).
+    pub const fn new(keep: bool) -> KeptDevices {
+        KeptDevices {
+            devices: heapless::Vec::new(),
+            keep,
         }
-        let mut path = [0u8; 64];
-        let Some(p) = join(&mut path, name, "/mm_stat") else {
-            return true;
+    }
+
+    /// Descriptors held now.
+    pub fn open(&self) -> usize {
+        self.devices.iter().filter(|(_, k)| k.is_open()).count()
+    }
+
+    /// Sums `mm_stat` over every `zram<digits>` entry of the open
+    /// `sys/block` directory `sys_block`, listed anew on each call (a
+    /// device added or hot-removed is seen at once; a kept device that is
+    /// no longer listed is let go); `disksize` too when `with_disksize`,
+    /// else [`ZramTotals::disksize`] is 0.
+    ///
+    /// `dir_scratch` is the getdents64(2) buffer (any size works: it is
+    /// only read in more calls); `buf` receives each attribute file
+    /// ([`BUF_LEN`] bytes). A device whose `mm_stat` cannot be read or
+    /// parsed (removed mid-scan, garbage) is skipped, not fatal. Sums
+    /// saturate. No zram device gives all zeros.
+    ///
+    /// # Errors
+    /// The errno of listing the directory.
+    ///
+    /// # References
+    /// `Documentation/admin-guide/blockdev/zram.rst`.
+    pub fn totals(
+        &mut self,
+        sys_block: BorrowedFd<'_>,
+        dir_scratch: &mut [MaybeUninit<u8>],
+        buf: &mut [u8],
+        with_disksize: bool,
+    ) -> Result<ZramTotals, Errno> {
+        let mut t = ZramTotals::default();
+        let mut seen = [false; KEPT_DEVICES];
+        for_each_entry(sys_block, dir_scratch, |name, _| {
+            let (Some(n), true) = (name.get(4..).and_then(parse_u64), is_zram_name(name)) else {
+                return true;
+            };
+            let mut path = [0u8; 64];
+            let Some(p) = join(&mut path, name, "/mm_stat") else {
+                return true;
+            };
+            let Ok(Ok(mm)) = self.read_mm_stat(n, sys_block, p, buf, &mut seen) else {
+                return true;
+            };
+            let disksize = with_disksize
+                .then(|| join(&mut path, name, "/disksize"))
+                .flatten()
+                .and_then(|p| read_at(sys_block, p, buf).ok())
+                .and_then(|b| parse_disksize(b).ok())
+                .unwrap_or(0);
+            t.devices = t.devices.saturating_add(1);
+            t.disksize = t.disksize.saturating_add(disksize);
+            t.orig_data_size = t.orig_data_size.saturating_add(mm.orig_data_size);
+            t.compr_data_size = t.compr_data_size.saturating_add(mm.compr_data_size);
+            t.mem_used_total = t.mem_used_total.saturating_add(mm.mem_used_total);
+            true
+        })?;
+        let mut i = 0;
+        self.devices.retain(|_| {
+            i += 1;
+            seen[i - 1]
+        });
+        Ok(t)
+    }
+
+    /// Reads device `n`'s `mm_stat` (at `path` under `sys_block`) through
+    /// its kept descriptor, taking a free slot for a device not yet kept.
+    fn read_mm_stat(
+        &mut self,
+        n: u64,
+        sys_block: BorrowedFd<'_>,
+        path: &str,
+        buf: &mut [u8],
+        seen: &mut [bool; KEPT_DEVICES],
+    ) -> Result<Result<MmStat, ParseError>, ReadError> {
+        let mut slot = self.devices.iter().position(|(d, _)| *d == n);
+        if slot.is_none() && self.keep && self.devices.push((n, Kept::new(true))).is_ok() {
+            slot = Some(self.devices.len() - 1);
+        }
+        let raw = match slot.and_then(|i| Some((i, self.devices.get_mut(i)?))) {
+            Some((i, (_, kept))) => {
+                seen[i] = true;
+                kept.read(sys_block, path, buf, Shape::Whole)?
+            }
+            None => read_at(sys_block, path, buf)?,
         };
-        let Ok(mm) = read_at(sys_block, p, buf).map(parse_mm_stat) else {
-            return true;
-        };
-        let Ok(mm) = mm else {
-            return true;
-        };
-        let disksize = join(&mut path, name, "/disksize")
-            .and_then(|p| read_at(sys_block, p, buf).ok())
-            .and_then(|b| parse_disksize(b).ok())
-            .unwrap_or(0);
-        t.devices = t.devices.saturating_add(1);
-        t.disksize = t.disksize.saturating_add(disksize);
-        t.orig_data_size = t.orig_data_size.saturating_add(mm.orig_data_size);
-        t.compr_data_size = t.compr_data_size.saturating_add(mm.compr_data_size);
-        t.mem_used_total = t.mem_used_total.saturating_add(mm.mem_used_total);
-        true
-    })?;
-    Ok(t)
+        Ok(parse_mm_stat(raw))
+    }
 }
 
 /// One zram device, for status screens.

@@ -15,11 +15,14 @@ use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 
 use crate::build::buildcg::BuildCgroup;
-use crate::build::compilers::{BUILD_PIDS, CompilerList, ProcDir, Scan, Scope};
+use crate::build::compilers::{
+    BUILD_PIDS, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, Scope,
+};
 use crate::build::logtail;
 use crate::build::text::{STAGE_CAP, sanitize_into};
 use crate::kernel::cgroup::{self, MemCgroup};
 use crate::kernel::fsstat::FsStat;
+use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::root::{ReadError, Root};
 use crate::kernel::stat::{self, CpuTimes};
 use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
@@ -47,6 +50,70 @@ const LOG_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::CLOEXEC)
     .union(OFlags::NONBLOCK)
     .union(OFlags::NOCTTY);
+
+/// Most descriptors a recording keeps open between ticks, all readers
+/// together ([`crate::kernel::kept`]): loadavg, stat, meminfo, vmstat and
+/// psi, [`zram::KEPT_DEVICES`] zram devices, two files at each of
+/// [`cgroup::KEPT_LEVELS`] cgroup levels, the build cgroup's two and
+/// [`KEPT_COMPILERS`] compilers' `status`. Each holds a seq_file buffer in
+/// the kernel, a page at least: at 4 KiB pages this bounds that memory to
+/// 92 KiB whatever the host runs (368 KiB at 16 KiB pages).
+pub const MAX_KEPT: usize = 5 + zram::KEPT_DEVICES + 2 * cgroup::KEPT_LEVELS + 2 + KEPT_COMPILERS;
+
+const _: () = assert!(
+    MAX_KEPT * 4 <= 96,
+    "kept descriptors: at most 96 KiB at 4 KiB pages"
+);
+
+/// The files every tick reads, through descriptors kept open on the live
+/// root and opened by name under any other `--root`.
+struct KeptFiles {
+    loadavg: Kept,
+    stat: Kept,
+    meminfo: Kept,
+    vmstat: Kept,
+    psi: Kept,
+    zram: zram::KeptDevices,
+    cgroup: cgroup::KeptLevels,
+    build_oom: Kept,
+    build_anon: Kept,
+    compilers: KeptCompilers,
+}
+
+impl KeptFiles {
+    const fn new(keep: bool) -> KeptFiles {
+        KeptFiles {
+            loadavg: Kept::new(keep),
+            stat: Kept::new(keep),
+            meminfo: Kept::new(keep),
+            vmstat: Kept::new(keep),
+            psi: Kept::new(keep),
+            zram: zram::KeptDevices::new(keep),
+            cgroup: cgroup::KeptLevels::new(keep),
+            build_oom: Kept::new(keep),
+            build_anon: Kept::new(keep),
+            compilers: KeptCompilers::new(keep),
+        }
+    }
+
+    fn open(&self) -> usize {
+        [
+            &self.loadavg,
+            &self.stat,
+            &self.meminfo,
+            &self.vmstat,
+            &self.psi,
+            &self.build_oom,
+            &self.build_anon,
+        ]
+        .iter()
+        .filter(|k| k.is_open())
+        .count()
+            + self.zram.open()
+            + self.cgroup.open()
+            + self.compilers.open()
+    }
+}
 
 /// A source that may warn once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +296,7 @@ pub struct Sampler<'a> {
     disk: Option<OwnedFd>,
     tmp: Option<OwnedFd>,
     log_dir: Option<OwnedFd>,
+    kept: KeptFiles,
     page_size_kib: u64,
     prev_cpu: Option<CpuTimes>,
     first_oom: Option<u64>,
@@ -312,6 +380,7 @@ impl<'a> Sampler<'a> {
             disk: open_host_path(opts.disk_path),
             tmp: open_host_path(opts.tmp_path),
             log_dir,
+            kept: KeptFiles::new(root.is_live()),
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
             first_oom: None,
@@ -329,6 +398,11 @@ impl<'a> Sampler<'a> {
             rise_age: 0,
             tmp_is_tmpfs,
         }
+    }
+
+    /// Descriptors kept open between ticks now (at most [`MAX_KEPT`]).
+    pub fn kept_open(&self) -> usize {
+        self.kept.open()
     }
 
     /// True the first time it is asked for `s`.
@@ -368,7 +442,11 @@ impl<'a> Sampler<'a> {
 
     /// /proc/loadavg: load1 verbatim.
     fn read_load(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
-        match loadavg::read(self.root, &mut bufs.file) {
+        match self
+            .kept
+            .loadavg
+            .read(self.root.fd(), loadavg::PATH, &mut bufs.file, Shape::Whole)
+        {
             Ok(b) => match loadavg::parse(b) {
                 Ok(l) => row.load1 = Decimal::parse(l.load1_text).unwrap_or_default(),
                 Err(_) => self.warn_once(w, Source::LoadAvg, "unexpected format"),
@@ -379,7 +457,11 @@ impl<'a> Sampler<'a> {
 
     /// /proc/stat: busy % since the previous tick.
     fn read_cpu(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
-        match stat::read(self.root, &mut bufs.scratch) {
+        match self
+            .kept
+            .stat
+            .read(self.root.fd(), stat::PATH, &mut bufs.scratch, Shape::Whole)
+        {
             Ok(b) => match stat::aggregate(b) {
                 Ok(cur) => {
                     if let Some(prev) = &self.prev_cpu {
@@ -396,7 +478,11 @@ impl<'a> Sampler<'a> {
     /// /proc/meminfo; MemTotal (KiB) for the cgroup step.
     fn read_memory(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> Option<u64> {
         let mut mem_total_kib = None;
-        match meminfo::read(self.root, &mut bufs.file) {
+        match self
+            .kept
+            .meminfo
+            .read(self.root.fd(), meminfo::PATH, &mut bufs.file, Shape::Whole)
+        {
             Ok(b) => match meminfo::parse(b) {
                 Ok(m) => {
                     mem_total_kib = Some(m.mem_total_kib);
@@ -436,7 +522,11 @@ impl<'a> Sampler<'a> {
         w: &mut impl Warn,
     ) -> Option<u64> {
         let mut host_oom = None;
-        match vmstat::read(self.root, &mut bufs.file) {
+        match self
+            .kept
+            .vmstat
+            .read(self.root.fd(), vmstat::PATH, &mut bufs.file, Shape::Records)
+        {
             Ok(b) => {
                 if let Ok(vmstat::VmStat {
                     oom_kill: Some(k), ..
@@ -455,7 +545,12 @@ impl<'a> Sampler<'a> {
     /// /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.
     fn read_pressure(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         if !self.psi_off {
-            match psi::read(self.root, &mut bufs.file) {
+            match self.kept.psi.read(
+                self.root.fd(),
+                psi::PATH_MEMORY,
+                &mut bufs.file,
+                Shape::Whole,
+            ) {
                 Ok(b) => match psi::parse(b) {
                     Ok(p) => row.ext.psi_mem_some_avg10 = Decimal::parse(p.some.avg10_text),
                     Err(_) => self.warn_once(w, Source::Psi, "unexpected format"),
@@ -477,7 +572,11 @@ impl<'a> Sampler<'a> {
     /// zram devices.
     fn read_zram(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         if let Some(sb) = &self.sys_block {
-            match zram::totals(sb.as_fd(), &mut bufs.dir, &mut bufs.file) {
+            match self
+                .kept
+                .zram
+                .totals(sb.as_fd(), &mut bufs.dir, &mut bufs.file, false)
+            {
                 Ok(t) if t.devices > 0 => {
                     row.ext.zram_stored_mb = Some(t.orig_data_size >> 20);
                     row.ext.zram_ram_mb = Some(t.mem_used_total >> 20);
@@ -489,9 +588,9 @@ impl<'a> Sampler<'a> {
     }
 
     /// The tightest cgroup memory limit on our path.
-    fn read_cgroup(&self, row: &mut Row, bufs: &mut Buffers, mem_total_kib: Option<u64>) {
+    fn read_cgroup(&mut self, row: &mut Row, bufs: &mut Buffers, mem_total_kib: Option<u64>) {
         if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib)
-            && let Some(r) = cg.remaining(total, &mut bufs.file)
+            && let Some(r) = cg.remaining_kept(&mut self.kept.cgroup, total, &mut bufs.file)
         {
             row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
         }
@@ -541,15 +640,17 @@ impl<'a> Sampler<'a> {
             let mut scan = Scan::new(self.opts.compilers, self.page_size_kib).within(scope);
             let mut files = ProcDir(pd.as_fd());
             let file = &mut bufs.file;
+            let kept = &mut self.kept.compilers;
             let listed =
                 crate::kernel::root::for_each_entry(pd.as_fd(), &mut bufs.dir, |name, _| {
                     if let Some(pid) =
                         crate::kernel::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok())
                     {
-                        scan.visit(pid, &mut files, file);
+                        kept.visit(&mut scan, pid, &mut files, file);
                     }
                     true
                 });
+            kept.sweep();
             if listed.is_err() {
                 self.warn_once(w, Source::Procs, "cannot list");
             }
@@ -616,15 +717,17 @@ impl<'a> Sampler<'a> {
     }
 
     /// The build's own OOM kills and, with a cgroup, its anonymous memory.
-    fn build_figures(&self, row: &mut Row, bufs: &mut Buffers) {
+    fn build_figures(&mut self, row: &mut Row, bufs: &mut Buffers) {
         match self.build {
             Build::None => {}
             // Without the host counter there is nothing to estimate from.
             Build::Tree(_) => row.build_oom_kills = self.prev_oom.map(|_| self.build_oom_estimate),
             Build::Cgroup(cg) => {
                 let buf = &mut bufs.file[..crate::build::buildcg::BUF_LEN];
-                row.build_oom_kills = cg.oom_kills(buf);
-                row.build_anon_mb = cg.anon_bytes(buf).map(|b| b >> 20);
+                row.build_oom_kills = cg.oom_kills(&mut self.kept.build_oom, buf);
+                row.build_anon_mb = cg
+                    .anon_bytes(&mut self.kept.build_anon, buf)
+                    .map(|b| b >> 20);
             }
         }
     }

@@ -1,0 +1,145 @@
+//! The build's compilers whose `/proc/PID/status` is kept open between
+//! ticks.
+//!
+//! A compiler of the build is read every tick for as long as it runs, and
+//! by name that is comm, stat (and its cgroup or parent chain) and status:
+//! a dozen syscalls. Kept, it is one pread(2) of `status`, which has all
+//! the scan needs: `Name` (an exec changes it), `State` (a zombie) and
+//! `VmRSS`/`VmHWM`. A kept descriptor refers to the process, not to its
+//! number: once it has exited, the read fails with ESRCH even if the PID
+//! is reused, so a new process is never taken for the old one. Each
+//! descriptor holds a seq_file page in the kernel, so only
+//! [`KEPT_COMPILERS`] are kept; the others are read by name as before.
+//!
+//! # References
+//! proc(5) (`/proc/pid/status`), pread(2).
+
+use crate::build::compilers::{PidFiles, Scan};
+use crate::kernel::kept::{Kept, Shape};
+use crate::kernel::pid::{parse_status, status_name};
+
+/// Most of the build's compilers kept open: a small board's `-j` (4–8).
+pub const KEPT_COMPILERS: usize = 8;
+
+/// One kept compiler.
+#[derive(Debug)]
+struct Entry {
+    pid: u32,
+    status: Kept,
+    comm: [u8; 16],
+    comm_len: usize,
+    /// Listed at this tick.
+    seen: bool,
+}
+
+/// The kept compilers of the build; see the module.
+#[derive(Debug)]
+pub struct KeptCompilers {
+    entries: heapless::Vec<Entry, KEPT_COMPILERS>,
+    keep: bool,
+}
+
+impl KeptCompilers {
+    /// None kept yet; the build's compilers are kept from their first
+    /// tick when `keep` (the live root), never otherwise.
+    pub const fn new(keep: bool) -> KeptCompilers {
+        KeptCompilers {
+            entries: heapless::Vec::new(),
+            keep,
+        }
+    }
+
+    /// Descriptors held now.
+    pub fn open(&self) -> usize {
+        self.entries.iter().filter(|e| e.status.is_open()).count()
+    }
+
+    /// [`Scan::visit`] of `pid`, through its kept `status` when it is
+    /// kept; a build compiler found by name is kept while there is room.
+    /// A kept one that has exited, become a zombie or exec'd into another
+    /// name is let go (the last is then visited by name).
+    pub fn visit(
+        &mut self,
+        scan: &mut Scan<'_>,
+        pid: u32,
+        files: &mut impl PidFiles,
+        buf: &mut [u8],
+    ) {
+        if let Some(i) = self.entries.iter().position(|e| e.pid == pid) {
+            match self.reread(i, scan, buf) {
+                Reread::Counted => return,
+                Reread::Gone => {
+                    self.entries.swap_remove(i);
+                    return;
+                }
+                Reread::Renamed => {
+                    self.entries.swap_remove(i);
+                }
+            }
+        }
+        let Some((comm, comm_len)) = scan.visit_comm(pid, files, buf) else {
+            return;
+        };
+        if self.keep
+            && !self.entries.is_full()
+            && let Some(fd) = files.open(pid, "status")
+        {
+            let mut status = Kept::new(true);
+            status.adopt(fd);
+            let _ = self.entries.push(Entry {
+                pid,
+                status,
+                comm,
+                comm_len,
+                seen: true,
+            });
+        }
+    }
+
+    /// Reads entry `i`'s status and counts it in `scan`.
+    fn reread(&mut self, i: usize, scan: &mut Scan<'_>, buf: &mut [u8]) -> Reread {
+        let Some(e) = self.entries.get_mut(i) else {
+            return Reread::Gone;
+        };
+        let raw = match e.status.reread(buf, Shape::Whole) {
+            Some(Ok(raw)) => raw,
+            Some(Err(err)) if err.is_gone() => return Reread::Gone,
+            _ => return Reread::Renamed,
+        };
+        let comm = e.comm.get(..e.comm_len).unwrap_or(&e.comm);
+        // status shows the comm as `Name` (the first 15 bytes of it).
+        if status_name(raw) != Some(comm) {
+            return Reread::Renamed;
+        }
+        let st = parse_status(raw);
+        if st.is_zombie() {
+            scan.result.zombies = scan.result.zombies.saturating_add(1);
+            return Reread::Gone;
+        }
+        e.seen = true;
+        let rss = st.vm_rss_kib.unwrap_or(0);
+        let size = st.vm_hwm_kib.unwrap_or(rss);
+        scan.add(e.pid, comm, rss, size, true);
+        Reread::Counted
+    }
+
+    /// After a listing: the kept compilers it did not list have exited and
+    /// are let go.
+    pub fn sweep(&mut self) {
+        self.entries.retain(|e| e.seen);
+        for e in &mut self.entries {
+            e.seen = false;
+        }
+    }
+}
+
+/// What re-reading a kept compiler found.
+enum Reread {
+    /// Alive, still the compiler: counted.
+    Counted,
+    /// Exited (ESRCH) or a zombie: let go, not counted.
+    Gone,
+    /// Another name now (exec), or unreadable otherwise: let go and
+    /// visited by name.
+    Renamed,
+}

@@ -968,6 +968,33 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
     }
 
+    /// Issue 16: on the live root the fixed files are kept open (and no
+    /// more than [`MAX_KEPT`]); under a `--root` tree nothing is kept, so a
+    /// file replaced by rename is read anew at the next tick.
+    #[test]
+    fn the_live_root_keeps_its_files_open_and_a_tree_follows_names() {
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let live = Root::open("/").unwrap();
+        let mut s = Sampler::new(&live, plain(&list), &mut bufs);
+        s.tick(1, &mut bufs, &mut Quiet);
+        let open = s.kept_open();
+        assert!((3..=MAX_KEPT).contains(&open), "{open} kept");
+        s.tick(2, &mut bufs, &mut Quiet);
+        assert_eq!(s.kept_open(), open);
+
+        let d = tmp("follow");
+        fs::write(d.join("proc/loadavg"), "1.00 0.50 0.25 1/100 42\n").unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.tick(1, &mut bufs, &mut Quiet).load1.centi, 100);
+        fs::write(d.join("proc/new"), "2.50 0.50 0.25 1/100 42\n").unwrap();
+        fs::rename(d.join("proc/new"), d.join("proc/loadavg")).unwrap();
+        assert_eq!(s.tick(2, &mut bufs, &mut Quiet).load1.centi, 250);
+        assert_eq!(s.kept_open(), 0);
+        let _ = fs::remove_dir_all(&d);
+    }
+
     /// Keeps what [`Warn::log`] is told.
     #[derive(Default)]
     struct LogWarns(std::vec::Vec<std::string::String>);

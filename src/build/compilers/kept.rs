@@ -143,3 +143,67 @@ enum Reread {
     /// visited by name.
     Renamed,
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::build::compilers::{CompilerList, ProcDir, Scope};
+    use crate::kernel::root::Root;
+    use rustix::fd::AsFd;
+
+    /// A live compiler of the build (a `sleep` run under the name `cc1`):
+    /// kept from its first tick, then read with one pread a tick; a zombie
+    /// and an exited one are let go, never counted.
+    #[test]
+    fn a_build_compiler_is_kept_until_it_exits() {
+        let d = std::env::temp_dir().join(std::format!("headroom-keptcc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::os::unix::fs::symlink("/bin/sleep", d.join("cc1")).unwrap();
+        let mut child = std::process::Command::new(d.join("cc1"))
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let root = Root::open("/").unwrap();
+        let proc_dir = root.open_dir("proc").unwrap();
+        let list = CompilerList::default_list();
+        let mut kept = KeptCompilers::new(true);
+        let mut buf = [0u8; 4096];
+        let mut tick = |kept: &mut KeptCompilers| {
+            let mut scan = Scan::new(&list, 4).within(Scope::Tree(std::process::id()));
+            kept.visit(&mut scan, pid, &mut ProcDir(proc_dir.as_fd()), &mut buf);
+            kept.sweep();
+            scan.finish()
+        };
+        // exec may not have happened yet: wait until the comm is cc1.
+        let mut r = tick(&mut kept);
+        for _ in 0..200 {
+            if r.build_compilers == 1 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            r = tick(&mut kept);
+        }
+        assert_eq!((r.build_compilers, kept.open()), (1, 1), "{r:?}");
+        let again = tick(&mut kept);
+        assert_eq!((again.build_compilers, again.build_pids()), (1, &[pid][..]));
+        assert!(again.build_rss_sum_kib > 0 && again.build_peak_comm() == b"cc1");
+        assert_eq!(kept.open(), 1);
+        // Killed, not yet reaped: a zombie, let go.
+        child.kill().unwrap();
+        let mut z = tick(&mut kept);
+        for _ in 0..200 {
+            if z.zombies == 1 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            z = tick(&mut kept);
+        }
+        assert_eq!((z.zombies, z.build_compilers, kept.open()), (1, 0, 0));
+        child.wait().unwrap();
+        assert_eq!(tick(&mut kept).compilers, 0);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -25,7 +25,9 @@ use crate::kernel::parse::{ParseError, ParseErrorKind, parse_u64, trim};
 use crate::kernel::pid::{parse_comm, parse_stat, parse_status};
 use crate::kernel::root::{ReadError, for_each_entry, join_num, open_file_at, read_once_at};
 
+mod classes;
 mod kept;
+pub use classes::{CLASSIFIED, Classes, Known};
 pub use kept::{KEPT_COMPILERS, KeptCompilers};
 
 /// Longest name a pattern may have, in bytes: `comm` is at most 15 bytes.
@@ -220,6 +222,27 @@ fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o str> 
     out.get(..end).and_then(|p| core::str::from_utf8(p).ok())
 }
 
+/// What [`Scan::visit_comm`] learnt of a process.
+#[derive(Clone, Copy, Debug, Default)]
+struct Visit {
+    /// Whether it is a kernel thread; `None` when not learnt (not asked,
+    /// or its files could not be read).
+    kernel_thread: Option<bool>,
+    /// Its comm (16 bytes, the length) when it was counted as one of the
+    /// build's compilers.
+    own: Option<([u8; 16], usize)>,
+}
+
+impl Visit {
+    /// A user process, nothing else to say.
+    fn user() -> Visit {
+        Visit {
+            kernel_thread: Some(false),
+            own: None,
+        }
+    }
+}
+
 /// What one scan of the processes found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanResult {
@@ -410,23 +433,32 @@ impl<'l> Scan<'l> {
     /// the process. Any other `status` failure (EACCES, truncation) falls
     /// back to the rss of `stat`.
     pub fn visit(&mut self, pid: u32, files: &mut impl PidFiles, buf: &mut [u8]) {
-        self.visit_comm(pid, files, buf);
+        self.visit_comm(pid, files, buf, false);
     }
 
-    /// [`Scan::visit`]; returns the comm (16 bytes, its length) when `pid`
-    /// was counted as one of the build's compilers.
+    /// [`Scan::visit`], saying what it learnt of `pid`; when `classify`, a
+    /// process whose name is not a compiler's has its `stat` read too, to
+    /// learn whether it is a kernel thread ([`Classes`]).
     fn visit_comm(
         &mut self,
         pid: u32,
         files: &mut impl PidFiles,
         buf: &mut [u8],
-    ) -> Option<([u8; 16], usize)> {
+        classify: bool,
+    ) -> Visit {
         let mut comm = [0u8; 16];
         let comm_len = match files.read(pid, "comm", buf) {
             Ok(raw) => {
                 let c = parse_comm(raw);
                 if !self.list.matches(c) {
-                    return None;
+                    let stat = classify.then(|| files.read(pid, "stat", buf).map(parse_stat));
+                    return Visit {
+                        kernel_thread: match stat {
+                            Some(Ok(Ok(s))) => Some(s.is_kernel_thread()),
+                            _ => None,
+                        },
+                        own: None,
+                    };
                 }
                 let n = c.len().min(comm.len());
                 if let (Some(dst), Some(src)) = (comm.get_mut(..n), c.get(..n)) {
@@ -434,29 +466,37 @@ impl<'l> Scan<'l> {
                 }
                 n
             }
-            Err(_) => return None,
+            Err(_) => return Visit::default(),
         };
-        let rss_pages = match files.read(pid, "stat", buf).map(parse_stat) {
+        let (rss_pages, ppid) = match files.read(pid, "stat", buf).map(parse_stat) {
             Ok(Ok(s)) if s.is_zombie() => {
                 self.result.zombies = self.result.zombies.saturating_add(1);
-                return None;
+                return Visit::user();
             }
-            Ok(Ok(s)) if s.is_kernel_thread() => return None,
+            Ok(Ok(s)) if s.is_kernel_thread() => {
+                return Visit {
+                    kernel_thread: Some(true),
+                    own: None,
+                };
+            }
             Ok(Ok(s)) => (s.rss_pages, s.ppid),
-            Ok(Err(_)) | Err(_) => return None,
+            Ok(Err(_)) | Err(_) => return Visit::default(),
         };
-        let (rss_pages, ppid) = rss_pages;
         let own = self.in_build(pid, ppid, files, buf);
         let from_stat = rss_pages.saturating_mul(self.page_size_kib);
         let status = match files.read(pid, "status", buf) {
             Ok(raw) => parse_status(raw),
-            Err(e) if e.is_gone() => return None,
+            Err(e) if e.is_gone() => return Visit::default(),
             Err(_) => Default::default(),
         };
         let rss = status.vm_rss_kib.unwrap_or(from_stat);
         let size = status.vm_hwm_kib.unwrap_or(rss);
-        self.add(pid, comm.get(..comm_len)?, rss, size, own);
-        own.then_some((comm, comm_len))
+        let name = comm.get(..comm_len).unwrap_or(&comm);
+        self.add(pid, name, rss, size, own);
+        Visit {
+            kernel_thread: Some(false),
+            own: own.then_some((comm, comm_len)),
+        }
     }
 
     /// Counts the live compiler `pid` named `comm`, of `rss` and `size`

@@ -244,6 +244,18 @@ pub fn for_each_entry(
     scratch: &mut [MaybeUninit<u8>],
     mut f: impl FnMut(&[u8], rustix::fs::FileType) -> bool,
 ) -> Result<(), Errno> {
+    for_each_entry_ino(dir, scratch, |name, kind, _| f(name, kind))
+}
+
+/// [`for_each_entry`], also passing each entry's inode number (`d_ino`).
+///
+/// # Errors
+/// The errno of lseek(2) or getdents64(2).
+pub fn for_each_entry_ino(
+    dir: BorrowedFd<'_>,
+    scratch: &mut [MaybeUninit<u8>],
+    mut f: impl FnMut(&[u8], rustix::fs::FileType, u64) -> bool,
+) -> Result<(), Errno> {
     rustix::fs::seek(dir, rustix::fs::SeekFrom::Start(0))?;
     let mut it = RawDir::new(dir, scratch);
     while let Some(entry) = it.next() {
@@ -252,7 +264,7 @@ pub fn for_each_entry(
         if name == b"." || name == b".." {
             continue;
         }
-        if !f(name, entry.file_type()) {
+        if !f(name, entry.file_type(), entry.ino()) {
             break;
         }
     }

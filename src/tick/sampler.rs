@@ -16,7 +16,7 @@ use rustix::fs::{Mode, OFlags};
 
 use crate::build::buildcg::BuildCgroup;
 use crate::build::compilers::{
-    BUILD_PIDS, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, Scope,
+    BUILD_PIDS, Classes, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, Scope,
 };
 use crate::build::logtail;
 use crate::build::text::{STAGE_CAP, sanitize_into};
@@ -297,6 +297,8 @@ pub struct Sampler<'a> {
     tmp: Option<OwnedFd>,
     log_dir: Option<OwnedFd>,
     kept: KeptFiles,
+    /// The kernel threads of the last listing, skipped (live root only).
+    classes: Classes,
     page_size_kib: u64,
     prev_cpu: Option<CpuTimes>,
     first_oom: Option<u64>,
@@ -381,6 +383,7 @@ impl<'a> Sampler<'a> {
             tmp: open_host_path(opts.tmp_path),
             log_dir,
             kept: KeptFiles::new(root.is_live()),
+            classes: Classes::new(root.is_live()),
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
             first_oom: None,
@@ -641,15 +644,21 @@ impl<'a> Sampler<'a> {
             let mut files = ProcDir(pd.as_fd());
             let file = &mut bufs.file;
             let kept = &mut self.kept.compilers;
-            let listed =
-                crate::kernel::root::for_each_entry(pd.as_fd(), &mut bufs.dir, |name, _| {
+            let classes = &mut self.classes;
+            classes.begin();
+            let listed = crate::kernel::root::for_each_entry_ino(
+                pd.as_fd(),
+                &mut bufs.dir,
+                |name, _, ino| {
                     if let Some(pid) =
                         crate::kernel::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok())
                     {
-                        kept.visit(&mut scan, pid, &mut files, file);
+                        kept.visit(&mut scan, (pid, ino), classes, &mut files, file);
                     }
                     true
-                });
+                },
+            );
+            classes.end();
             kept.sweep();
             if listed.is_err() {
                 self.warn_once(w, Source::Procs, "cannot list");
@@ -982,6 +991,11 @@ mod tests {
         assert!((3..=MAX_KEPT).contains(&open), "{open} kept");
         s.tick(2, &mut bufs, &mut Quiet);
         assert_eq!(s.kept_open(), open);
+        // kthreadd (PID 2) is listed unless /proc is a PID namespace's: the
+        // kernel threads are known, and skipped at the next tick.
+        if fs::read_to_string("/proc/2/comm").is_ok_and(|c| c == "kthreadd\n") {
+            assert!(s.classes.kernel_threads() > 0);
+        }
 
         let d = tmp("follow");
         fs::write(d.join("proc/loadavg"), "1.00 0.50 0.25 1/100 42\n").unwrap();

@@ -14,7 +14,7 @@
 //! # References
 //! proc(5) (`/proc/pid/status`), pread(2).
 
-use crate::build::compilers::{PidFiles, Scan};
+use crate::build::compilers::{Classes, Known, PidFiles, Scan};
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::pid::{parse_status, status_name};
 
@@ -54,17 +54,24 @@ impl KeptCompilers {
         self.entries.iter().filter(|e| e.status.is_open()).count()
     }
 
-    /// [`Scan::visit`] of `pid`, through its kept `status` when it is
-    /// kept; a build compiler found by name is kept while there is room.
-    /// A kept one that has exited, become a zombie or exec'd into another
-    /// name is let go (the last is then visited by name).
+    /// [`Scan::visit`] of `pid`, listed with /proc inode `ino`: nothing
+    /// read when `classes` knows it for a kernel thread; through its kept
+    /// `status` when it is kept; a build compiler found by name is kept
+    /// while there is room. A kept one that has exited, become a zombie
+    /// or exec'd into another name is let go (the last is then visited by
+    /// name).
     pub fn visit(
         &mut self,
         scan: &mut Scan<'_>,
-        pid: u32,
+        (pid, ino): (u32, u64),
+        classes: &mut Classes,
         files: &mut impl PidFiles,
         buf: &mut [u8],
     ) {
+        let known = classes.lookup(pid, ino);
+        if known == Known::KernelThread {
+            return;
+        }
         if let Some(i) = self.entries.iter().position(|e| e.pid == pid) {
             match self.reread(i, scan, buf) {
                 Reread::Counted => return,
@@ -77,7 +84,12 @@ impl KeptCompilers {
                 }
             }
         }
-        let Some((comm, comm_len)) = scan.visit_comm(pid, files, buf) else {
+        let learn = known == Known::Unknown && classes.has_room();
+        let visit = scan.visit_comm(pid, files, buf, learn);
+        if let (true, Some(k)) = (learn, visit.kernel_thread) {
+            classes.learn(pid, ino, k);
+        }
+        let Some((comm, comm_len)) = visit.own else {
             return;
         };
         if self.keep
@@ -170,10 +182,21 @@ mod tests {
         let proc_dir = root.open_dir("proc").unwrap();
         let list = CompilerList::default_list();
         let mut kept = KeptCompilers::new(true);
+        let mut classes = Classes::new(true);
         let mut buf = [0u8; 4096];
         let mut tick = |kept: &mut KeptCompilers| {
             let mut scan = Scan::new(&list, 4).within(Scope::Tree(std::process::id()));
-            kept.visit(&mut scan, pid, &mut ProcDir(proc_dir.as_fd()), &mut buf);
+            classes.begin();
+            let ino = std::fs::metadata(std::format!("/proc/{pid}"))
+                .map_or(0, |m| std::os::unix::fs::MetadataExt::ino(&m));
+            kept.visit(
+                &mut scan,
+                (pid, ino),
+                &mut classes,
+                &mut ProcDir(proc_dir.as_fd()),
+                &mut buf,
+            );
+            classes.end();
             kept.sweep();
             scan.finish()
         };

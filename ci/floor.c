@@ -20,8 +20,8 @@
  *     headroom's default compiler list, PID/stat and PID/status the same way
  *     (a PID gone meanwhile is skipped);
  *   - a 200-byte row: fstat(CSV), fallocate(KEEP_SIZE) at its end, write.
- * Buffers are headroom's: 64 KiB for the fixed files, 16 KiB for a
- * process's files, 8 KiB for a listing. Exit 0, or 1 with one line on
+ * Buffers: 64 KiB for the fixed files (headroom's largest, /proc/stat's),
+ * 16 KiB for a process's files and 8 KiB for a listing (headroom's). Exit 0, or 1 with one line on
  * stderr when a file cannot be opened or read; 2 on a usage error.
  *
  * Built by ci/bench: cc -O2 [-static] -o floor ci/floor.c

@@ -18,7 +18,13 @@
  *   - the --proc directory: lseek(0) and getdents64 until 0, and for each
  *     numeric entry openat(PID/comm) + read + close; for a comm on
  *     headroom's default compiler list, PID/stat and PID/status the same way
- *     (a PID gone meanwhile is skipped);
+ *     (a PID gone meanwhile is skipped). As headroom does on the live root
+ *     (build::compilers::Classes), a process is remembered by PID and the
+ *     inode getdents64 gives its directory, in two tables of 512 in listing
+ *     order walked side by side: a kernel thread of the last listing is
+ *     skipped (nothing read), a user process has its comm read; one not
+ *     in the last listing (new, or its PID reused) has its stat read too
+ *     to learn which it is (PF_KTHREAD in field 9), while there is room;
  *   - a 200-byte row: fstat(CSV), fallocate(KEEP_SIZE) at its end, write.
  * Buffers: 64 KiB for the fixed files (headroom's largest, /proc/stat's),
  * 16 KiB for a process's files and 8 KiB for a listing (headroom's). Exit 0, or 1 with one line on
@@ -41,11 +47,23 @@
 
 #define MAX_FILES 256
 #define RDFLAGS (O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+#define CLASSIFIED 512
+#define PF_KTHREAD 0x00200000UL
 
 struct list {
 	int fd[MAX_FILES];
 	int n;
 };
+
+/* A process of a listing: PID, the low 32 bits of its inode, its class. */
+struct seen {
+	unsigned pid, ino;
+	int kernel_thread;
+};
+
+/* The last listing's table and this one's, by turns; the walk's cursor. */
+static struct seen tables[2][CLASSIFIED];
+static int counts[2], last, cursor;
 
 static char fixed_buf[64 * 1024];
 static char proc_buf[16 * 1024];
@@ -122,19 +140,72 @@ static ssize_t read_pid_file(int dir, const char *pid, const char *name)
 	return n;
 }
 
-static void scan_process(int dir, const char *pid)
+/* Appends to this listing's table while it keeps PID order and has room. */
+static void push(struct seen s)
 {
-	ssize_t n = read_pid_file(dir, pid, "comm");
+	int next = 1 - last;
 
+	if (counts[next] < CLASSIFIED &&
+	    (counts[next] == 0 || tables[next][counts[next] - 1].pid < s.pid))
+		tables[next][counts[next]++] = s;
+}
+
+/* The last listing's entry for pid and ino (carried into this one's), or
+ * NULL. */
+static const struct seen *lookup(unsigned pid, unsigned ino)
+{
+	const struct seen *t = tables[last];
+
+	while (cursor < counts[last] && t[cursor].pid < pid)
+		cursor++;
+	if (cursor == counts[last] || t[cursor].pid != pid || t[cursor].ino != ino)
+		return NULL;
+	push(t[cursor]);
+	return &t[cursor];
+}
+
+/* Reads PID/stat into proc_buf; 1 for a kernel thread, 0 for not, -1 when
+ * it cannot be read. Only when a process is learnt, not every tick. */
+static int stat_kernel_thread(int dir, const char *pid)
+{
+	ssize_t n = read_pid_file(dir, pid, "stat");
+	char *p;
+	int field;
+
+	if (n <= 0)
+		return -1;
+	proc_buf[n] = '\0';
+	p = strrchr(proc_buf, ')');
+	for (field = 2; p != NULL && field < 9; field++)
+		p = strchr(p + 1, ' ');
+	return p != NULL && (strtoul(p + 1, NULL, 10) & PF_KTHREAD) != 0;
+}
+
+static void scan_process(int dir, const char *pid, unsigned ino)
+{
+	unsigned id = (unsigned)strtoul(pid, NULL, 10);
+	const struct seen *known = lookup(id, ino);
+	int learn = known == NULL && counts[1 - last] < CLASSIFIED, k = -1;
+	ssize_t n;
+
+	if (known != NULL && known->kernel_thread)
+		return;
+	n = read_pid_file(dir, pid, "comm");
 	if (n <= 0)
 		return;
 	if (proc_buf[n - 1] == '\n')
 		n--;
 	proc_buf[n] = '\0';
-	if (!is_compiler(proc_buf))
-		return;
-	if (read_pid_file(dir, pid, "stat") > 0)
-		read_pid_file(dir, pid, "status");
+	if (!is_compiler(proc_buf)) {
+		if (learn)
+			k = stat_kernel_thread(dir, pid);
+	} else {
+		k = stat_kernel_thread(dir, pid);
+		if (k == 0)
+			read_pid_file(dir, pid, "status");
+	}
+	if (learn && k >= 0)
+		push((struct seen){ .pid = id, .ino = ino, .kernel_thread = k });
 }
 
 /* lseek(0) + getdents64 until 0; each numeric entry scanned when `procs`. */
@@ -142,6 +213,10 @@ static void list_dir(int dir, int procs)
 {
 	long n;
 
+	if (procs) {
+		cursor = 0;
+		counts[1 - last] = 0;
+	}
 	lseek(dir, 0, SEEK_SET);
 	while ((n = syscall(SYS_getdents64, dir, dents, sizeof dents)) > 0) {
 		long off = 0;
@@ -151,9 +226,11 @@ static void list_dir(int dir, int procs)
 
 			off += d->d_reclen;
 			if (procs && isdigit((unsigned char)d->d_name[0]))
-				scan_process(dir, d->d_name);
+				scan_process(dir, d->d_name, (unsigned)d->d_ino);
 		}
 	}
+	if (procs)
+		last = 1 - last;
 }
 
 int main(int argc, char **argv)

@@ -18,7 +18,7 @@
 //! proc(5) `/proc/meminfo`; `Documentation/filesystems/proc.rst`;
 //! `Documentation/admin-guide/mm/hugetlbpage.rst`.
 
-use crate::kernel::parse::{ParseError, ParseErrorKind, colon_value, parse_u64};
+use crate::kernel::parse::{ParseError, ParseErrorKind, colon_values, parse_u64};
 use crate::kernel::root::{ReadError, Root};
 
 /// Path of the file, relative to the root.
@@ -71,6 +71,24 @@ pub struct MemInfo {
     pub hugetlb_kib: Option<u64>,
 }
 
+/// The keys [`parse`] reads, found in one pass ([`colon_values`]).
+const KEYS: [&[u8]; 14] = [
+    b"MemTotal",
+    b"MemFree",
+    b"Buffers",
+    b"Cached",
+    b"Shmem",
+    b"MemAvailable",
+    b"SwapTotal",
+    b"SwapFree",
+    b"HugePages_Total",
+    b"HugePages_Free",
+    b"HugePages_Rsvd",
+    b"HugePages_Surp",
+    b"Hugepagesize",
+    b"Hugetlb",
+];
+
 /// Parses `/proc/meminfo`.
 ///
 /// Only `MemTotal` is required. A key that is present must have a decimal
@@ -82,8 +100,10 @@ pub struct MemInfo {
 /// - `BadNumber` at the line of any used key whose value is not a decimal
 ///   that fits `u64`.
 pub fn parse(b: &[u8]) -> Result<MemInfo, ParseError> {
+    let values = colon_values(b, KEYS);
     let get = |key: &[u8]| -> Result<Option<u64>, ParseError> {
-        match colon_value(b, key) {
+        let at = KEYS.iter().position(|k| *k == key);
+        match at.and_then(|i| values.get(i).copied().flatten()) {
             None => Ok(None),
             Some(v) => parse_u64(v).map(Some).ok_or_else(|| {
                 ParseError::at(

@@ -11,7 +11,9 @@
 //! proc(5) (`/proc/pid/stat`, `/proc/pid/status`, `/proc/pid/comm`), kernel
 //! `fs/proc/array.c`.
 
-use crate::kernel::parse::{ParseError, ParseErrorKind, colon_value, fields, parse_u64};
+use crate::kernel::parse::{
+    ParseError, ParseErrorKind, colon_value, colon_values, fields, parse_u64,
+};
 
 /// `PF_KTHREAD` in the `flags` field of `stat`: the task is a kernel thread
 /// (`include/linux/sched.h`).
@@ -178,17 +180,17 @@ impl Status {
 /// what a process kept open by its status is now called (an exec changes
 /// it); `None` when absent.
 pub fn status_name(b: &[u8]) -> Option<&[u8]> {
-    crate::kernel::parse::colon_value(b, b"Name")
+    colon_value(b, b"Name")
 }
 
 /// Parses the contents of `/proc/PID/status`. Never fails: absent or
 /// unparsable lines give `None`. Keys are anchored at the start of a line.
 pub fn parse_status(b: &[u8]) -> Status {
-    let kib = |key: &[u8]| colon_value(b, key).and_then(parse_u64);
+    let [rss, hwm, state] = colon_values(b, [b"VmRSS", b"VmHWM", b"State"]);
     Status {
-        vm_rss_kib: kib(b"VmRSS"),
-        vm_hwm_kib: kib(b"VmHWM"),
-        state: colon_value(b, b"State").and_then(|v| v.first().copied()),
+        vm_rss_kib: rss.and_then(parse_u64),
+        vm_hwm_kib: hwm.and_then(parse_u64),
+        state: state.and_then(|v| v.first().copied()),
     }
 }
 

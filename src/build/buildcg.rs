@@ -306,6 +306,36 @@ impl BuildCgroup {
         parse_anon(b, self.version)
     }
 
+    /// Calls `f` with the pid of each process in the build's cgroup and
+    /// in its child cgroups (to [`CHILD_DEPTH`] levels, as far as `list`
+    /// reaches: half of it per level, 8 KiB for 4), from their
+    /// `cgroup.procs` (pids in headroom's pid namespace, cgroups(7)), with
+    /// no listing of `/proc`. `list`: the getdents64(2) buffer for the
+    /// child cgroups; `buf`: the pieces `cgroup.procs` is read in (any
+    /// size; [`BUF_LEN`]).
+    ///
+    /// # Errors
+    /// The errno of opening or reading the build cgroup's own
+    /// `cgroup.procs`, or of listing its directory (the cgroup removed).
+    pub fn for_each_member(
+        &self,
+        list: &mut [MaybeUninit<u8>],
+        buf: &mut [u8],
+        f: &mut dyn FnMut(u32),
+    ) -> Result<(), Errno> {
+        members_of(self.dir.as_fd(), list, buf, CHILD_DEPTH, f)
+    }
+
+    /// The cgroup's directory, opened again, to list its processes from
+    /// where the [`BuildCgroup`] cannot be borrowed (the pausing of
+    /// `run --jobserver`).
+    ///
+    /// # Errors
+    /// The errno of fcntl(2) `F_DUPFD_CLOEXEC`.
+    pub fn members(&self) -> Result<Members, Errno> {
+        rustix::io::fcntl_dupfd_cloexec(&self.dir, 0).map(Members)
+    }
+
     /// Moves the processes left in the build's cgroup out (v1: to the
     /// parent; v2: to headroom's own leaf), removes the cgroup, and on v2
     /// returns headroom to the cgroup it started in. Done once; dropping a
@@ -386,6 +416,39 @@ fn leave_own_leaf(parent: BorrowedFd<'_>, leaf: (OwnedFd, Name, bool), buf: &mut
     rmdir(parent, &name);
 }
 
+/// The pids of a `cgroup.procs` text (one decimal pid a line,
+/// cgroups(7)), read in pieces: [`ProcsParser::feed`] each piece in turn,
+/// then [`ProcsParser::end`]. A pid cut between two pieces is joined.
+/// Pure: no I/O.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcsParser {
+    /// The digits of a pid not yet ended by a newline.
+    cur: Option<u32>,
+}
+
+impl ProcsParser {
+    /// Calls `f` with each pid that `piece` ends (a run of digits
+    /// followed by any other byte); a pid of more than 10 digits gives
+    /// `u32::MAX`.
+    pub fn feed(&mut self, piece: &[u8], f: &mut impl FnMut(u32)) {
+        for &b in piece {
+            if b.is_ascii_digit() {
+                let d = u32::from(b - b'0');
+                self.cur = Some(self.cur.unwrap_or(0).saturating_mul(10).saturating_add(d));
+            } else if let Some(p) = self.cur.take() {
+                f(p);
+            }
+        }
+    }
+
+    /// The end of the text: the last pid when no newline ended it.
+    pub fn end(self, f: &mut impl FnMut(u32)) {
+        if let Some(p) = self.cur {
+            f(p);
+        }
+    }
+}
+
 /// Calls `f` with each pid of `cgroup.procs` in `dir`, read in pieces of
 /// `buf`'s size (a cgroup of thousands of processes lists more than any
 /// fixed buffer holds). `Err` when the file cannot be opened or read.
@@ -396,7 +459,7 @@ fn for_each_pid(dir: BorrowedFd<'_>, buf: &mut [u8], mut f: impl FnMut(u32)) -> 
         OFlags::RDONLY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
-    let mut cur: Option<u32> = None;
+    let mut parser = ProcsParser::default();
     loop {
         let n = match rustix::io::read(&fd, &mut *buf) {
             Ok(0) => break,
@@ -404,19 +467,65 @@ fn for_each_pid(dir: BorrowedFd<'_>, buf: &mut [u8], mut f: impl FnMut(u32)) -> 
             Err(Errno::INTR) => continue,
             Err(e) => return Err(e),
         };
-        for &b in buf.get(..n).unwrap_or(&[]) {
-            if b.is_ascii_digit() {
-                let d = u32::from(b - b'0');
-                cur = Some(cur.unwrap_or(0).saturating_mul(10).saturating_add(d));
-            } else if let Some(p) = cur.take() {
-                f(p);
-            }
-        }
+        parser.feed(buf.get(..n).unwrap_or(&[]), &mut f);
     }
-    if let Some(p) = cur {
-        f(p);
-    }
+    parser.end(&mut f);
     Ok(())
+}
+
+/// Least getdents64(2) buffer a level of [`members_of`] lists child
+/// cgroups with: a cgroup directory's ~60 control files take a few calls.
+const MEMBERS_LIST_MIN: usize = 512;
+
+/// Calls `f` with each pid of the cgroup `dir` and of its child cgroups,
+/// to `depth` levels: each level lists its directory with the first half
+/// of `list` and hands the rest to the level below, which is not listed
+/// once that is under [`MEMBERS_LIST_MIN`]. A child that cannot be read
+/// (removed meanwhile) is passed over.
+///
+/// # Errors
+/// The errno of reading `cgroup.procs` of `dir` itself, or of listing it.
+fn members_of(
+    dir: BorrowedFd<'_>,
+    list: &mut [MaybeUninit<u8>],
+    buf: &mut [u8],
+    depth: u32,
+    f: &mut dyn FnMut(u32),
+) -> Result<(), Errno> {
+    for_each_pid(dir, buf, &mut *f)?;
+    let (mine, below) = list.split_at_mut(list.len() / 2);
+    if depth == 0 || mine.len() < MEMBERS_LIST_MIN {
+        return Ok(());
+    }
+    for_each_entry(dir, mine, |name, kind| {
+        if kind == rustix::fs::FileType::Directory
+            && let Ok(name) = core::str::from_utf8(name)
+            && let Ok(child) = crate::kernel::root::open_dir_at(dir, name)
+        {
+            let _ = members_of(child.as_fd(), below, buf, depth - 1, f);
+        }
+        true
+    })
+}
+
+/// The build cgroup's directory, kept open to list its processes
+/// ([`Members::for_each`]) apart from the [`BuildCgroup`] that owns it.
+#[derive(Debug)]
+pub struct Members(OwnedFd);
+
+impl Members {
+    /// As [`BuildCgroup::for_each_member`].
+    ///
+    /// # Errors
+    /// As [`BuildCgroup::for_each_member`].
+    pub fn for_each(
+        &self,
+        list: &mut [MaybeUninit<u8>],
+        buf: &mut [u8],
+        f: &mut dyn FnMut(u32),
+    ) -> Result<(), Errno> {
+        members_of(self.0.as_fd(), list, buf, CHILD_DEPTH, f)
+    }
 }
 
 /// Moves every process of the cgroup `from` to `to`, reading again until
@@ -623,6 +732,73 @@ mod tests {
         assert_eq!(parse_anon(b"anon_thp 5\n", Version::V2), None);
         assert_eq!(parse_anon(v1, Version::V2), None);
         assert_eq!(parse_anon(b"total_rss x\n", Version::V1), None);
+    }
+
+    /// `cgroup.procs` read in pieces of every size gives its pids whole.
+    #[test]
+    fn cgroup_procs_pids_in_any_pieces() {
+        let text = b"1\n4242\n123456789\n99999999999\n\n7";
+        let want = [1, 4242, 123_456_789, u32::MAX, 7];
+        for size in 1..=text.len() {
+            let mut got = std::vec::Vec::new();
+            let mut p = ProcsParser::default();
+            for piece in text.chunks(size) {
+                p.feed(piece, &mut |pid| got.push(pid));
+            }
+            p.end(&mut |pid| got.push(pid));
+            assert_eq!(got, want, "pieces of {size}");
+        }
+        let mut none = std::vec::Vec::new();
+        let mut p = ProcsParser::default();
+        p.feed(b"", &mut |pid| none.push(pid));
+        p.feed(b"\n\n", &mut |pid| none.push(pid));
+        p.end(&mut |pid| none.push(pid));
+        assert!(none.is_empty());
+    }
+
+    /// The build's members: its `cgroup.procs` and those of its child
+    /// cgroups (a nested build's), the control files passed over; the
+    /// same through [`BuildCgroup::members`]; an error once it is gone.
+    #[test]
+    fn members_are_the_build_cgroup_s_and_its_children_s_processes() {
+        let d = v2_tree("members", "cpu\n");
+        let cg = d.join("sys/fs/cgroup/user.slice/app.scope");
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let mut buf = [0u8; cgroup::OPEN_BUF_LEN];
+        let own = cgroup::open_memory(&root, &mut buf).unwrap().unwrap();
+        let mut b = BuildCgroup::create(&root, &own, 4242, &mut buf).unwrap();
+        let build = cg.join("headroom-4242.build");
+        fs::write(build.join("cgroup.procs"), "10\n11\n").unwrap();
+        fs::write(build.join("memory.current"), "5\n").unwrap();
+        let inner = build.join("headroom-11.build");
+        fs::create_dir_all(inner.join("deeper")).unwrap();
+        fs::write(inner.join("cgroup.procs"), "20\n").unwrap();
+        fs::write(inner.join("deeper/cgroup.procs"), "30\n31").unwrap();
+        let mut list = [MaybeUninit::uninit(); 8192];
+        let mut small = [0u8; 3];
+        let mut got = std::vec::Vec::new();
+        b.for_each_member(&mut list, &mut small, &mut |p| got.push(p))
+            .unwrap();
+        got.sort_unstable();
+        assert_eq!(got, [10, 11, 20, 30, 31]);
+        let m = b.members().unwrap();
+        let mut again = std::vec::Vec::new();
+        m.for_each(&mut list, &mut small, &mut |p| again.push(p))
+            .unwrap();
+        again.sort_unstable();
+        assert_eq!(again, got);
+        // A list too small to go below: only the build's own.
+        let mut own_only = std::vec::Vec::new();
+        b.for_each_member(&mut list[..600], &mut small, &mut |p| own_only.push(p))
+            .unwrap();
+        assert_eq!(own_only, [10, 11]);
+        let _ = fs::remove_dir_all(&inner);
+        fs::remove_file(build.join("cgroup.procs")).unwrap();
+        fs::remove_file(build.join("memory.current")).unwrap();
+        fs::remove_file(cg.join("headroom-4242.self/cgroup.procs")).unwrap();
+        b.remove(&mut [0u8; BUF_LEN]);
+        assert!(m.for_each(&mut list, &mut small, &mut |_| {}).is_err());
+        let _ = fs::remove_dir_all(&d);
     }
 
     /// A fresh directory of this test process's own.

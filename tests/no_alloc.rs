@@ -1,7 +1,8 @@
 //! After start-up, ticks of the recording loop allocate nothing: a counting
 //! global allocator watches N ticks of the sampler, the row formatting, the
 //! CSV write, the summary, the `--prom` file, `--jobserver`'s governor and
-//! the choice of the active log in a `--stage-log-dir`.
+//! its glances between rows, and the choice of the active log in a
+//! `--stage-log-dir`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,7 +34,7 @@ static GLOBAL: Counting = Counting;
 
 use headroom::build::compilers::CompilerList;
 use headroom::govern::jobserver::{Governor, Inputs, Pool};
-use headroom::govern::record::{CsvOut, Interval, Plan, StopFlag, Watch, run};
+use headroom::govern::record::{CsvOut, Interval, Plan, StopFlag, Tune, Watch, run};
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::Summary;
@@ -49,6 +50,15 @@ struct Never;
 impl StopFlag for Never {
     fn signal(&self) -> Option<i32> {
         None
+    }
+}
+
+/// Counts the glances the loop hands it.
+struct Glancing<'a>(&'a mut u32);
+impl Tune for Glancing<'_> {
+    fn row(&mut self, _: &mut headroom::tick::row::Row) {}
+    fn glance(&mut self, _: headroom::tick::sampler::glance::Glance) {
+        *self.0 += 1;
     }
 }
 
@@ -128,6 +138,7 @@ fn ticks_after_start_up_allocate_nothing() {
         interval: Interval::Fixed(0),
         count: Some(1),
         compat: false,
+        govern_ms: None,
     };
     // One warm-up tick (first-use paths), then count.
     run(
@@ -149,6 +160,7 @@ fn ticks_after_start_up_allocate_nothing() {
         interval: Interval::Fixed(0),
         count: Some(50),
         compat: false,
+        govern_ms: None,
     };
     run(
         &mut sampler,
@@ -177,6 +189,41 @@ fn ticks_after_start_up_allocate_nothing() {
         after - before
     );
     assert_eq!(summary.samples(), 51);
+
+    // run --jobserver's pace: glances for the governor between rows
+    // (this process's tree as the build) allocate nothing either.
+    sampler.build = headroom::tick::sampler::Build::Tree(me);
+    let mut glances = 0u32;
+    let mut glancing = Glancing(&mut glances);
+    let mut own_summary = Box::new(Summary::new(None, None));
+    let before = ALLOCS.load(Ordering::SeqCst);
+    let plan = Plan {
+        interval: Interval::Fixed(40),
+        count: Some(5),
+        compat: false,
+        govern_ms: Some(10),
+    };
+    run(
+        &mut sampler,
+        &mut bufs,
+        &mut csv,
+        &mut own_summary,
+        plan,
+        &Watch::None,
+        &Never,
+        None,
+        &mut warn,
+        &mut glancing,
+        &mut |_, _, _| {},
+    );
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert!(glances > 0);
+    assert_eq!(
+        after - before,
+        0,
+        "{} allocations with glances",
+        after - before
+    );
 
     // --stage-log-dir: choosing the active log (the `.log.run` marker
     // looked up beside each candidate) allocates nothing either.

@@ -1,11 +1,13 @@
-//! `run --jobserver`: the FIFO made and sized, one governor tick per row,
-//! and the MAKEFLAGS CMD is given.
+//! `run --jobserver`: the FIFO made and sized, the governor's ticks (at
+//! each row and each glance between rows), and the MAKEFLAGS CMD is given.
 
 use std::io::Write;
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 
+use headroom::build::buildcg::BuildCgroup;
 use headroom::kernel::root::Root;
+use headroom::tick::sampler::glance::Glance;
 
 use super::args::RunOnly;
 use super::common::{Fail, env_nonempty, errtext, io_text, root_is_live, shown};
@@ -119,6 +121,41 @@ pub struct Js {
     pause_on: bool,
     /// The pausing of CMD's jobs, once CMD runs ([`Js::follow`]).
     pausing: Option<Box<Pausing>>,
+    /// The jobs columns of the next row, tick by tick.
+    columns: JobsColumns,
+}
+
+/// The jobs columns of a row from the governor's ticks since the
+/// previous row (it ticks between rows too): `jobs_running` and
+/// `jobs_allowed` as decided at the row's own tick, `jobs_paused` the most
+/// jobs paused at once since the previous row's tick, so that a job paused
+/// and continued between two rows still shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobsColumns {
+    /// The last tick's (running, allowed); `None` when it decided nothing.
+    decided: Option<(u32, u32)>,
+    /// Jobs paused at the last tick.
+    paused_now: u32,
+    /// The most jobs paused at once at the ticks since the last row.
+    paused_most: u32,
+}
+
+impl JobsColumns {
+    /// A governor tick decided `decided` (running, allowed), if anything,
+    /// with `paused` jobs paused.
+    pub fn ticked(&mut self, decided: Option<(u32, u32)>, paused: u32) {
+        self.decided = decided;
+        self.paused_now = paused;
+        self.paused_most = self.paused_most.max(paused);
+    }
+
+    /// The row's (jobs_running, jobs_allowed, jobs_paused) after its tick;
+    /// the next row's paused count starts from those paused now.
+    pub fn row(&mut self) -> Option<(u32, u32, u32)> {
+        let most = core::mem::replace(&mut self.paused_most, self.paused_now);
+        self.decided
+            .map(|(running, allowed)| (running, allowed, most))
+    }
 }
 
 impl Js {
@@ -200,15 +237,18 @@ impl Js {
             said: None,
             pause_on: j.pause,
             pausing: None,
+            columns: JobsColumns::default(),
         })
     }
 
-    /// Follows CMD, just started as `pid`, to pause its jobs (on the live
-    /// host, unless `--no-pause`). Never inlined, as [`Pausing::follow`].
+    /// Follows CMD, just started as `pid` (in the build cgroup `cg` when
+    /// it joined one), to pause its jobs (on the live host, unless
+    /// `--no-pause`). Never inlined, as [`Pausing::follow`].
     #[inline(never)]
-    pub fn follow(&mut self, root: &Root, pid: u32) {
+    pub fn follow(&mut self, root: &Root, pid: u32, cg: Option<&BuildCgroup>) {
         if self.pause_on && root_is_live(root) {
-            self.pausing = Pausing::follow(root, pid, self.explain);
+            let members = cg.and_then(|cg| cg.members().ok());
+            self.pausing = Pausing::follow(root, pid, self.explain, members);
         }
     }
 
@@ -220,30 +260,30 @@ impl Js {
         Some(p.counts())
     }
 
-    /// One governor tick: decide from `row` (and, with `--pool`, from what
-    /// the pool admits), act on the FIFO, and fill the row's jobs columns.
-    pub fn tick(&mut self, row: &mut headroom::tick::row::Row) {
-        let usable = row.mem_known.then(|| {
-            row.ext
-                .cg_mem_avail_mb
-                .map_or(row.mem_avail_mb, |cg| cg.min(row.mem_avail_mb))
+    /// One governor tick, at a row or a glance between rows: decide from
+    /// `g` (and, with `--pool`, from what the pool admits) and act on the
+    /// FIFO; the next row's jobs columns follow ([`Js::fill_row`]).
+    pub fn tick(&mut self, g: Glance) {
+        let usable = g.mem_known.then(|| {
+            g.cg_mem_avail_mb
+                .map_or(g.mem_avail_mb, |cg| cg.min(g.mem_avail_mb))
         });
         let paused = self.pause(usable);
         let in_pipe = self.pool.in_pipe().unwrap_or(0);
         let mut inp = headroom::govern::jobserver::Inputs {
             usable_mb: usable,
-            compiler_rss_mb: row.build_rss_mb,
-            compiler_peak_mb: row.ext.build_peak_rss_mb,
+            compiler_rss_mb: g.build_rss_mb,
+            compiler_peak_mb: g.build_peak_rss_mb,
             in_pipe,
             now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
             pool_allowed: None,
         };
         let own = headroom::govern::admit::Own {
-            available_mb: row.mem_avail_mb,
+            available_mb: g.mem_avail_mb,
             running: self.gov.running(in_pipe),
             cap: self.gov.cap,
-            peak_mb: self.gov.peak_mb.max(row.ext.build_peak_rss_mb.unwrap_or(0)),
-            held_mb: row.build_rss_mb,
+            peak_mb: self.gov.peak_mb.max(g.build_peak_rss_mb.unwrap_or(0)),
+            held_mb: g.build_rss_mb,
         };
         let (gov, fifo) = (&mut self.gov, &mut self.pool);
         let mut d = None;
@@ -261,23 +301,31 @@ impl Js {
                 in_pipe == 0 && dec.running < gov.cap,
             )
         };
-        let admitted = match (self.shared.as_mut(), row.mem_known) {
+        let admitted = match (self.shared.as_mut(), g.mem_known) {
             (Some(sh), true) => sh.tick(own, |a| step(Some(a))),
             _ => {
                 step(None);
                 None
             }
         };
+        self.columns
+            .ticked(d.map(|d| (d.running, d.allowed)), paused);
         let Some(d) = d else { return };
-        row.jobs = Some((d.running, d.allowed, paused));
-        row.pauses = self.pausing.as_ref().map(|p| p.counts());
-        row.pool = self.shared.as_ref().map(|sh| sh.figures());
         let yielded = admitted.map_or(0, |a| a.yielded);
         let now = (d.allowed, d.memory_bound, yielded);
         if self.explain && self.said != Some(now) {
             self.said = Some(now);
             self.say(&d, usable, admitted);
         }
+    }
+
+    /// Fills the jobs columns of `row`, whose tick was the last
+    /// ([`JobsColumns`]), the pauses so far and, with `--pool`, the pool's
+    /// figures.
+    pub fn fill_row(&mut self, row: &mut headroom::tick::row::Row) {
+        row.jobs = self.columns.row();
+        row.pauses = self.pausing.as_ref().map(|p| p.counts());
+        row.pool = self.shared.as_ref().map(|sh| sh.figures());
     }
 
     /// The FIFO to watch between ticks while tokens are withheld (see
@@ -446,6 +494,34 @@ pub fn own_jobs_flag(argv: &[String]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16: a pause between two rows is in the next row's
+    /// jobs_paused; running and allowed are those of the row's own tick.
+    #[test]
+    fn a_row_s_jobs_paused_is_the_most_since_the_previous_row() {
+        let mut c = JobsColumns::default();
+        assert_eq!(c.row(), None, "nothing decided yet");
+        c.ticked(Some((2, 4)), 0);
+        assert_eq!(c.row(), Some((2, 4, 0)));
+        // Between rows: one paused, then two, then continued.
+        c.ticked(Some((3, 4)), 1);
+        c.ticked(Some((3, 3)), 2);
+        c.ticked(Some((2, 3)), 0);
+        c.ticked(Some((2, 4)), 0);
+        assert_eq!(c.row(), Some((2, 4, 2)));
+        // Still paused at a row: the next row starts from it.
+        c.ticked(Some((1, 2)), 1);
+        assert_eq!(c.row(), Some((1, 2, 1)));
+        c.ticked(Some((1, 2)), 1);
+        assert_eq!(c.row(), Some((1, 2, 1)));
+        c.ticked(Some((1, 2)), 0);
+        assert_eq!(c.row(), Some((1, 2, 1)));
+        c.ticked(Some((1, 2)), 0);
+        assert_eq!(c.row(), Some((1, 2, 0)));
+        // A tick that decided nothing leaves the row's columns empty.
+        c.ticked(None, 0);
+        assert_eq!(c.row(), None);
+    }
 
     #[test]
     fn makeflags_keep_the_callers_flags_and_variables() {

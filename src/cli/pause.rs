@@ -1,6 +1,8 @@
 //! `run --jobserver`: the build's jobs paused (SIGSTOP) when their growth
 //! would outrun the memory left, and continued (SIGCONT) when it returns;
-//! the rule is `govern::pause`, the jobs `build::jobtree`.
+//! the rule is `govern::pause`, the jobs `build::jobtree`, read at each
+//! governor tick from the `stat` of the build cgroup's members when it
+//! has a cgroup (no listing of `/proc`), else by a scan of `/proc`.
 
 use std::io::Write;
 use std::mem::MaybeUninit;
@@ -8,7 +10,9 @@ use std::mem::MaybeUninit;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::process::{Pid, Signal};
 
-use headroom::build::jobtree::JobTree;
+use headroom::build::buildcg::Members;
+use headroom::build::compilers::ProcDir;
+use headroom::build::jobtree::{JobTree, PROCS_CAP};
 use headroom::govern::lease::Paused;
 use headroom::govern::pause::{Act, Pauser};
 use headroom::kernel::root::Root;
@@ -16,6 +20,11 @@ use headroom::kernel::root::Root;
 /// Pausing while CMD runs.
 pub struct Pausing {
     tree: JobTree,
+    /// The build cgroup's directory when CMD is in one: its jobs are then
+    /// found among its members, not by a scan of all of `/proc`.
+    members: Option<Members>,
+    /// The members' pids, read each tick ([`PROCS_CAP`] at most).
+    pids: Vec<u32>,
     pauser: Pauser,
     /// CMD's pid and start time (clock ticks after boot).
     cmd: (u32, u64),
@@ -29,19 +38,27 @@ pub struct Pausing {
 }
 
 impl Pausing {
-    /// Follows CMD (`pid`, just started) in the live `root`'s `proc/`;
-    /// `None` when its `stat` cannot be read (CMD already gone).
+    /// Follows CMD (`pid`, just started) in the live `root`'s `proc/`,
+    /// among the `members` of its build cgroup when it has one; `None`
+    /// when its `stat` cannot be read (CMD already gone).
     ///
     /// Never inlined: the job table (about 40 KiB) may be built on its
     /// frame before it is boxed, which inlined into `record_job` every
     /// recording would carry and make resident, `--jobserver` or not.
     #[inline(never)]
-    pub fn follow(root: &Root, pid: u32, explain: bool) -> Option<Box<Pausing>> {
+    pub fn follow(
+        root: &Root,
+        pid: u32,
+        explain: bool,
+        members: Option<Members>,
+    ) -> Option<Box<Pausing>> {
         let proc_dir = root.open_dir("proc").ok()?;
         let mut buf = vec![0u8; headroom::kernel::pid::BUF_LEN];
         let start = stat_start(&proc_dir, pid, &mut buf)?;
         Some(Box::new(Pausing {
             tree: JobTree::new(),
+            pids: Vec::with_capacity(if members.is_some() { PROCS_CAP } else { 0 }),
+            members,
             pauser: Pauser::new(),
             cmd: (pid, start),
             proc_dir,
@@ -53,18 +70,12 @@ impl Pausing {
         }))
     }
 
-    /// One tick: the jobs scanned, the rule applied with `peak_mb` per job
-    /// and `room_mb` (usable memory less the other builds' growth and the
-    /// reserve), the signal sent. Returns the jobs paused now.
+    /// One tick: the jobs found ([`Pausing::find_jobs`]), the rule
+    /// applied with `peak_mb` per job and `room_mb` (usable memory less
+    /// the other builds' growth and the reserve), the signal sent. Returns
+    /// the jobs paused now.
     pub fn tick(&mut self, peak_mb: u64, room_mb: i64, now_ms: u64) -> u32 {
-        let scanned = self.tree.scan(
-            self.proc_dir.as_fd(),
-            self.cmd,
-            self.page_kib,
-            &mut self.scratch,
-            &mut self.buf,
-        );
-        if scanned.is_err() {
+        if self.find_jobs().is_err() {
             return self.paused_now();
         }
         let act = self.pauser.tick(self.tree.jobs(), peak_mb, room_mb, now_ms);
@@ -121,6 +132,42 @@ impl Pausing {
         }
         self.since.retain(|(p, _)| self.pauser.paused().contains(p));
         self.paused_now()
+    }
+
+    /// The build's jobs into the tree: from the `stat` of its cgroup's
+    /// members when it has a cgroup (no listing of `/proc`), else by a
+    /// scan of all of `/proc`.
+    ///
+    /// # Errors
+    /// The errno of reading the cgroup's `cgroup.procs` or of listing
+    /// `/proc`.
+    fn find_jobs(&mut self) -> Result<(), rustix::io::Errno> {
+        let Some(m) = &self.members else {
+            return self.tree.scan(
+                self.proc_dir.as_fd(),
+                self.cmd,
+                self.page_kib,
+                &mut self.scratch,
+                &mut self.buf,
+            );
+        };
+        let pids = &mut self.pids;
+        pids.clear();
+        m.for_each(&mut self.scratch, &mut self.buf, &mut |pid| {
+            // Kept within the capacity: no allocation per tick.
+            if pids.len() < pids.capacity() {
+                pids.push(pid);
+            }
+        })?;
+        let mut files = ProcDir(self.proc_dir.as_fd());
+        self.tree.fill(
+            self.pids.iter().copied(),
+            self.cmd,
+            self.page_kib,
+            &mut files,
+            &mut self.buf,
+        );
+        Ok(())
     }
 
     /// Jobs paused now.
@@ -206,7 +253,7 @@ pub fn continue_jobs(jobs: &[Paused]) -> u32 {
 
 /// The start time (`stat` field 22) of `pid`, read from `proc_dir`.
 fn stat_start(proc_dir: &OwnedFd, pid: u32, buf: &mut [u8]) -> Option<u64> {
-    use headroom::build::compilers::{PidFiles, ProcDir};
+    use headroom::build::compilers::PidFiles;
     let raw = ProcDir(proc_dir.as_fd()).read(pid, "stat", buf).ok()?;
     headroom::kernel::pid::parse_stat(raw)
         .ok()

@@ -17,6 +17,7 @@ use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::{BuildScope, Summary};
 use headroom::tick::row::Row;
+use headroom::tick::sampler::glance::Glance;
 use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
 
 use super::action_row::append_action;
@@ -156,7 +157,11 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         },
     };
     if let (Some(j), Some(c)) = (f.js.as_mut(), started.as_ref()) {
-        j.follow(&r.root, c.pid.as_raw_nonzero().get().unsigned_abs());
+        j.follow(
+            &r.root,
+            c.pid.as_raw_nonzero().get().unsigned_abs(),
+            cg.0.as_ref(),
+        );
     }
     let (build_cg, cg_why) = cg;
     let watch = r.follow(
@@ -347,28 +352,25 @@ impl Recording {
     }
 
     /// The loop's plan: the interval (`--interval`, else 15 s for
-    /// `record` and the widening one for `run`; with the jobserver, its
-    /// tick at most), the row count (one row when `--watch-pid`'s process
-    /// is gone).
+    /// `record` and the widening one for `run`), the row count (one row
+    /// when `--watch-pid`'s process is gone), and with the jobserver its
+    /// governor's tick between rows.
     fn plan(&self, run: bool, jobserver: bool, watch: &Watch) -> Plan {
         let count = if matches!(watch, Watch::None) && self.a.watch_pid.is_some() {
             Some(1)
         } else {
             self.a.count
         };
-        let tick = headroom::govern::jobserver::TICK_MS;
-        let interval = match (self.a.interval, jobserver) {
-            (Some(ms), true) => Interval::Fixed(ms.min(tick)),
-            // Every widening step is longer than the governor's tick.
-            (None, true) => Interval::Fixed(tick),
-            (Some(ms), false) => Interval::Fixed(ms),
-            (None, false) if run => Interval::Widening,
-            (None, false) => Interval::Fixed(RECORD_INTERVAL_MS),
+        let interval = match self.a.interval {
+            Some(ms) => Interval::Fixed(ms),
+            None if run => Interval::Widening,
+            None => Interval::Fixed(RECORD_INTERVAL_MS),
         };
         Plan {
             interval,
             count,
             compat: self.a.compat,
+            govern_ms: jobserver.then_some(headroom::govern::jobserver::TICK_MS),
         }
     }
 }
@@ -610,8 +612,9 @@ fn run_loop(
 }
 
 /// What the loop adds to each row and wait: `run --jobserver`'s governor
-/// tick on each row and tokens kept as they come back while it withholds
-/// them; the status line's clock each second between rows.
+/// tick on each row (which fills its columns) and on each glance between
+/// rows, and tokens kept as they come back while it withholds them; the
+/// status line's clock each second between rows.
 struct Governing<'j, 's> {
     js: Option<&'j mut Js>,
     status: &'s RefCell<StatusLine>,
@@ -620,7 +623,14 @@ struct Governing<'j, 's> {
 impl headroom::govern::record::Tune for Governing<'_, '_> {
     fn row(&mut self, row: &mut Row) {
         if let Some(j) = self.js.as_mut() {
-            j.tick(row);
+            j.tick(Glance::of_row(row));
+            j.fill_row(row);
+        }
+    }
+
+    fn glance(&mut self, glance: Glance) {
+        if let Some(j) = self.js.as_mut() {
+            j.tick(glance);
         }
     }
 

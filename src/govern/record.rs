@@ -15,6 +15,7 @@ use rustix::io::Errno;
 use crate::report::summary::Summary;
 use crate::tick::clock;
 use crate::tick::row::{ROW_CAP, Row};
+use crate::tick::sampler::glance::Glance;
 use crate::tick::sampler::{Buffers, Sampler, Warn};
 
 /// Why the CSV could not be opened.
@@ -261,12 +262,18 @@ impl Watch {
 }
 
 /// What a recording's owner adds to the loop (`run --jobserver`: the
-/// governor): a hook on each row, and a descriptor to watch between rows.
-/// Any `FnMut(&mut Row)` is one that watches nothing.
+/// governor): a hook on each row, one on each glance between rows
+/// ([`Plan::govern_ms`]), and a descriptor to watch between rows.
+/// Any `FnMut(&mut Row)` is one that watches nothing and ignores glances.
 pub trait Tune {
     /// Acts on the row just sampled and fills what the sampler does not
     /// know (the jobserver's columns).
     fn row(&mut self, row: &mut Row);
+    /// Acts on a glance taken between rows ([`Sampler::glance`]), at each
+    /// slot of [`Plan::govern_ms`] that is not a row's.
+    fn glance(&mut self, glance: Glance) {
+        let _ = glance;
+    }
     /// A descriptor whose readability between rows calls
     /// [`Tune::ready`] (the jobserver's FIFO while it withholds tokens);
     /// `None`: nothing to watch now.
@@ -358,6 +365,12 @@ pub struct Plan {
     pub count: Option<u64>,
     /// Write only the 14 compatible columns.
     pub compat: bool,
+    /// `run --jobserver`: the governor's pace, ms. Between two rows the
+    /// loop takes a [`Sampler::glance`] for [`Tune::glance`] every this
+    /// many ms after the row's slot, skipping the slots a stall missed;
+    /// a slot at or after the next row's is that row's (so an interval of
+    /// at most this gives no glances). `None`: rows only.
+    pub govern_ms: Option<u64>,
 }
 
 /// Waits up to `ms` milliseconds for the stop fd or the watched process's
@@ -466,6 +479,10 @@ fn wait_past_second(
 /// that cannot be written is counted in `summary.lost` and in `csv.lost`;
 /// the loop warns once and keeps sampling, writing again when space
 /// returns.
+///
+/// With [`Plan::govern_ms`] the governor keeps its own pace between rows:
+/// a [`Sampler::glance`] for [`Tune::glance`] at each of its slots after a
+/// row's until the next row (see [`until_row`]); rows keep their grid.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     sampler: &mut Sampler<'_>,
@@ -492,6 +509,11 @@ pub fn run(
     let mut exited_at: Option<u64> = None;
     let distinct = interval.at_least_ms(DISTINCT_EPOCHS_FROM_MS);
     let mut prev_epoch: Option<u64> = None;
+    let wake = Wake {
+        stop_fd,
+        watch,
+        stop,
+    };
     loop {
         if distinct
             && let Some(prev) = prev_epoch
@@ -531,39 +553,24 @@ pub fn run(
         // drift the series; after a stall (SIGSTOP, a host thrashing in
         // swap) the missed slots are skipped, as sar does, not made up in
         // a burst of rows with the same time stamp.
+        let row_slot = slot;
         slot = next_slot(
             slot,
             clock::monotonic_ns().saturating_sub(start_ns),
             interval,
         );
         let due = start_ns.saturating_add(slot);
-        loop {
-            let now = clock::monotonic_ns();
-            if now >= due {
-                break;
-            }
-            let until = if tune.wants_seconds() {
-                due.min(next_second(row_ns, now))
-            } else {
-                due
-            };
-            wait_also(
-                (until - now).div_ceil(1_000_000),
-                stop_fd,
-                watch,
-                tune.watch_fd(),
-            );
-            tune.ready();
-            if tune.wants_seconds() {
-                tune.second(clock::monotonic_ns().saturating_sub(row_ns) / NS_PER_S);
-            }
-            if let Some(sig) = stop.signal() {
-                return Stop::Signal(sig);
-            }
-            if watch.exited() {
-                exited_at = Some(clock::monotonic_ns());
-                break;
-            }
+        let glances = plan.govern_ms.map(|ms| {
+            (
+                start_ns.saturating_add(row_slot),
+                ms.saturating_mul(1_000_000),
+            )
+        });
+        let look = &mut || sampler.glance(bufs, warn);
+        match until_row(&wake, tune, look, row_ns, due, glances) {
+            Waited::Due => {}
+            Waited::Exited(at_ns) => exited_at = Some(at_ns),
+            Waited::Signal(sig) => return Stop::Signal(sig),
         }
         // A stall during the wait (stopped, starved) made this tick late:
         // it stands for the latest slot begun, so the next is in the future.
@@ -572,6 +579,87 @@ pub fn run(
             interval,
         ));
     }
+}
+
+/// What ends a wait between rows: a stop signal (the flag, woken by its
+/// descriptor) or the watched process's exit.
+struct Wake<'a, 'fd, S> {
+    stop_fd: Option<BorrowedFd<'fd>>,
+    watch: &'a Watch,
+    stop: &'a S,
+}
+
+/// How a wait between rows ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Waited {
+    /// The next row is due.
+    Due,
+    /// The watched process exited, seen at this CLOCK_MONOTONIC ns.
+    Exited(u64),
+    /// A stop signal arrived.
+    Signal(i32),
+}
+
+/// Waits for the row due at `due` (CLOCK_MONOTONIC ns; the last row was
+/// taken by `row_ns`). Meanwhile: tokens kept as they come back
+/// ([`Tune::ready`]), the status line's seconds ([`Tune::second`]), and,
+/// with `glances` (the last row's slot and the governor's step, ns), a
+/// glance from `look` for [`Tune::glance`] at each of the governor's slots
+/// ([`next_glance`]).
+fn until_row(
+    wake: &Wake<'_, '_, impl StopFlag>,
+    tune: &mut impl Tune,
+    look: &mut impl FnMut() -> Glance,
+    row_ns: u64,
+    due: u64,
+    glances: Option<(u64, u64)>,
+) -> Waited {
+    let glance_after = |now| glances.and_then(|(at, step)| next_glance(at, step, now, due));
+    let mut glance = glance_after(row_ns);
+    loop {
+        let now = clock::monotonic_ns();
+        if now >= due {
+            return Waited::Due;
+        }
+        if let Some(g) = glance
+            && now >= g
+        {
+            tune.glance(look());
+            glance = glance_after(clock::monotonic_ns());
+            continue;
+        }
+        let mut until = glance.map_or(due, |g| g.min(due));
+        if tune.wants_seconds() {
+            until = until.min(next_second(row_ns, now));
+        }
+        wait_also(
+            (until - now).div_ceil(1_000_000),
+            wake.stop_fd,
+            wake.watch,
+            tune.watch_fd(),
+        );
+        tune.ready();
+        if tune.wants_seconds() {
+            tune.second(clock::monotonic_ns().saturating_sub(row_ns) / NS_PER_S);
+        }
+        if let Some(sig) = wake.stop.signal() {
+            return Waited::Signal(sig);
+        }
+        if wake.watch.exited() {
+            return Waited::Exited(clock::monotonic_ns());
+        }
+    }
+}
+
+/// The governor's next slot after `now` on the grid of `step` ns from a
+/// row's slot `at` (all CLOCK_MONOTONIC ns): the first `at + k × step`,
+/// k ≥ 1, later than `now`, so the slots a stall missed are skipped, not
+/// made up; `None` when it is not before `due` (the next row's, which
+/// stands for it) or `step` is 0.
+fn next_glance(at: u64, step: u64, now: u64, due: u64) -> Option<u64> {
+    let k = now.saturating_sub(at).checked_div(step)?.saturating_add(1);
+    let slot = at.saturating_add(k.saturating_mul(step));
+    (slot < due).then_some(slot)
 }
 
 /// Appends one formatted row to the CSV with one write(2) and says how it
@@ -652,7 +740,7 @@ pub enum WriteState {
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::{Interval, next_second, next_slot, slot_begun, widening_interval_ms};
+    use super::{Interval, next_glance, next_second, next_slot, slot_begun, widening_interval_ms};
 
     #[test]
     fn seconds_after_a_row() {
@@ -681,6 +769,147 @@ mod tests {
         let late = (5 * S).max(slot_begun(8 * S + S / 3, i));
         assert_eq!(late, 8 * S);
         assert_eq!(next_slot(late, 8 * S + S / 3 + 1000, i), 9 * S);
+    }
+
+    /// Issue 16: the governor's slots between two rows, every 250 ms
+    /// after the row's slot, none at or after the next row's, the ones a
+    /// stall missed skipped.
+    #[test]
+    fn the_governor_glances_between_rows_on_its_own_grid() {
+        const MS: u64 = 1_000_000;
+        let at = 7_000 * MS;
+        let step = 250 * MS;
+        let due = at + 1_000 * MS;
+        // After a row taken 3 ms into its slot: 250, 500, 750, then the row.
+        let mut slots = std::vec::Vec::new();
+        let mut now = at + 3 * MS;
+        while let Some(g) = next_glance(at, step, now, due) {
+            slots.push((g - at) / MS);
+            now = g + 2 * MS;
+        }
+        assert_eq!(slots, [250, 500, 750]);
+        // A row that took 300 ms: the first glance is the 500 ms slot's.
+        assert_eq!(
+            next_glance(at, step, at + 300 * MS, due),
+            Some(at + 500 * MS)
+        );
+        // Stopped from 260 ms to 720 ms: one glance then (the 500 ms slot
+        // is skipped), the next at 750.
+        assert_eq!(
+            next_glance(at, step, at + 720 * MS, due),
+            Some(at + 750 * MS)
+        );
+        // Past the last slot before the row: none; the row stands for it.
+        assert_eq!(next_glance(at, step, at + 750 * MS, due), None);
+        // Rows every 250 ms (or less): every tick is a row.
+        assert_eq!(next_glance(at, step, at, at + step), None);
+        assert_eq!(next_glance(at, step, at, at + 100 * MS), None);
+        // --interval 0.7: 250 and 500, then the row at 700.
+        assert_eq!(next_glance(at, step, at + 500 * MS, at + 700 * MS), None);
+        assert_eq!(next_glance(at, 0, at, due), None);
+    }
+
+    /// Counts what the loop hands it: `R` for a row, `G` for a glance.
+    #[derive(Default)]
+    struct Paces(std::string::String, u64);
+    impl super::Tune for Paces {
+        fn row(&mut self, _: &mut crate::tick::row::Row) {
+            self.0.push('R');
+        }
+        fn glance(&mut self, g: crate::tick::sampler::glance::Glance) {
+            self.0.push('G');
+            self.1 = g.mem_avail_mb;
+        }
+    }
+
+    struct Never;
+    impl super::StopFlag for Never {
+        fn signal(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    struct Quiet;
+    impl crate::tick::sampler::Warn for Quiet {
+        fn warn(&mut self, _: crate::tick::sampler::Source, _: &'static str) {}
+        fn note(&mut self, _: crate::tick::sampler::Source, _: &'static str) {}
+    }
+
+    /// Runs the loop for `count` rows at `interval` ms with the governor
+    /// at `govern_ms` over a root whose MemAvailable is 3 GiB; what the
+    /// tune saw.
+    fn paces(tag: &str, interval: u64, govern_ms: Option<u64>, count: u64) -> Paces {
+        use crate::build::compilers::CompilerList;
+        use crate::kernel::root::Root;
+        use crate::tick::sampler::{Buffers, Options, Sampler, StageLog};
+        use rustix::fd::AsFd;
+        let d =
+            std::env::temp_dir().join(std::format!("headroom-record-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("proc")).unwrap();
+        std::fs::write(
+            d.join("proc/meminfo"),
+            "MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n",
+        )
+        .unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let opts = Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: StageLog::None,
+            label: None,
+            compilers: &list,
+            log_since: None,
+        };
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut sampler = Sampler::new(&root, opts, &mut bufs);
+        let out = crate::kernel::root::open_dir_at(root.fd(), ".").unwrap();
+        let mut csv =
+            super::CsvOut::create(out.as_fd(), "r.csv", crate::tick::row::HEADER_JOBS).unwrap();
+        let mut summary = std::boxed::Box::new(crate::report::summary::Summary::new(None, None));
+        let plan = super::Plan {
+            interval: Interval::Fixed(interval),
+            count: Some(count),
+            compat: false,
+            govern_ms,
+        };
+        let mut tune = Paces::default();
+        let stop = super::run(
+            &mut sampler,
+            &mut bufs,
+            &mut csv,
+            &mut summary,
+            plan,
+            &super::Watch::None,
+            &Never,
+            None,
+            &mut Quiet,
+            &mut tune,
+            &mut |_, _, _| {},
+        );
+        assert_eq!(stop, super::Stop::Count);
+        let csv = std::fs::read_to_string(d.join("r.csv")).unwrap();
+        assert_eq!(csv.lines().count() as u64, count + 1, "a row each, no more");
+        let _ = std::fs::remove_dir_all(&d);
+        tune
+    }
+
+    /// Issue 16: rows at the interval, glances for the governor between
+    /// them at its own pace, never more than its slots between two rows.
+    #[test]
+    fn the_loop_keeps_two_paces() {
+        let p = paces("two", 600, Some(100), 3);
+        assert!(p.0.starts_with('R') && p.0.ends_with('R'), "{}", p.0);
+        assert_eq!(p.0.matches('R').count(), 3, "{}", p.0);
+        // Five slots between two rows (100 … 500 ms after the row's).
+        assert!(p.0.split('R').all(|gap| gap.len() <= 5), "{}", p.0);
+        assert!(p.0.contains('G'), "{}", p.0);
+        // The glance read the root's meminfo.
+        assert_eq!(p.1, 3072);
+        // Without the governor, or with rows at its pace: rows only.
+        assert_eq!(paces("rows", 300, None, 3).0, "RRR");
+        assert_eq!(paces("fast", 100, Some(250), 3).0, "RRR");
     }
 
     /// Issue 15: a 17 s build at 15 s gave 3 rows. `run` without

@@ -29,6 +29,8 @@ use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
 use crate::tick::logwatch::{LogRead, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
+pub mod glance;
+
 /// Size of the shared scratch buffer: the log tail (SPEC: at most 64 KiB
 /// per tick) and /proc/stat (about 150 bytes per CPU plus an `intr` line
 /// of a few KiB: 64 KiB holds ~300 CPUs) both fit.

@@ -1,0 +1,284 @@
+//! A glance: the few facts `run --jobserver`'s governor decides from,
+//! read between rows at its own pace instead of a whole tick.
+//!
+//! Usable memory and the tightest cgroup's remaining come from the same
+//! readers as a row's ([`Sampler::tick`]); the build's compilers from the
+//! same [`Scan`], fed, for a build in a cgroup of its own, only the pids
+//! of its `cgroup.procs` ([`BuildCgroup::for_each_member`]), so that a
+//! glance reads `comm` (and `stat`, `status` and `cgroup` for a compiler)
+//! of the build's processes only and never lists `/proc`. A process-tree
+//! build has no such list: its compilers are found by the full scan of
+//! `/proc` a row makes. Nothing else is read: no CPU, load, swap, zram,
+//! disk, log; no OOM estimate is advanced (that is a row's).
+//!
+//! # References
+//! proc(5) (`/proc/meminfo`, `/proc/PID/comm`, `stat`, `status`,
+//! `cgroup`), cgroups(7) (`cgroup.procs`).
+
+use rustix::fd::AsFd;
+
+use super::{Buffers, Build, Sampler, Warn};
+use crate::build::buildcg::BuildCgroup;
+use crate::build::compilers::{ProcDir, Scan, ScanResult, Scope};
+use crate::tick::row::Row;
+
+/// What the governor decides from, as a row or a glance read it: the
+/// fields of [`Row`] of the same names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Glance {
+    /// /proc/meminfo was read ([`Row::mem_known`]).
+    pub mem_known: bool,
+    /// MemAvailable, MiB ([`Row::mem_avail_mb`]).
+    pub mem_avail_mb: u64,
+    /// What the tightest memory cgroup on headroom's path leaves, MiB
+    /// ([`crate::tick::row::Ext::cg_mem_avail_mb`]); `None` without a
+    /// limit.
+    pub cg_mem_avail_mb: Option<u64>,
+    /// The build's compilers' VmRSS summed, MiB ([`Row::build_rss_mb`]).
+    pub build_rss_mb: u64,
+    /// The build's largest compiler's VmHWM, MiB
+    /// ([`crate::tick::row::Ext::build_peak_rss_mb`]); `None` while none
+    /// runs.
+    pub build_peak_rss_mb: Option<u64>,
+}
+
+impl Glance {
+    /// The governor's facts of a row just sampled.
+    pub fn of_row(row: &Row) -> Glance {
+        Glance {
+            mem_known: row.mem_known,
+            mem_avail_mb: row.mem_avail_mb,
+            cg_mem_avail_mb: row.ext.cg_mem_avail_mb,
+            build_rss_mb: row.build_rss_mb,
+            build_peak_rss_mb: row.ext.build_peak_rss_mb,
+        }
+    }
+}
+
+impl<'a> Build<'a> {
+    /// The processes [`Scan`] totals as the build's.
+    fn scope(self) -> Scope<'a> {
+        match self {
+            Build::None => Scope::None,
+            Build::Tree(pid) => Scope::Tree(pid),
+            Build::Cgroup(cg) => Scope::Cgroup(cg.path()),
+        }
+    }
+}
+
+impl Sampler<'_> {
+    /// Reads what the governor needs now (see the module documentation);
+    /// a source that cannot be read warns once, as at a row, and gives
+    /// what a row would (`mem_known` false, no cgroup figure, no
+    /// compilers).
+    pub fn glance(&mut self, bufs: &mut Buffers, w: &mut impl Warn) -> Glance {
+        let mut row = Row::empty(0);
+        let mem_total_kib = self.read_memory(&mut row, bufs, w);
+        self.read_cgroup(&mut row, bufs, mem_total_kib);
+        if let Some(s) = self.glance_compilers(bufs) {
+            row.build_rss_mb = s.build_rss_sum_kib / 1024;
+            row.ext.build_peak_rss_mb = (s.build_compilers > 0).then_some(s.build_peak_kib / 1024);
+        }
+        Glance::of_row(&row)
+    }
+
+    /// The build's compilers: those among its cgroup's members, else by a
+    /// scan of all of `proc/`; `None` when `proc/` or the cgroup cannot be
+    /// read.
+    fn glance_compilers(&self, bufs: &mut Buffers) -> Option<ScanResult> {
+        let pd = self.proc_dir.as_ref()?;
+        let mut scan =
+            Scan::new(self.opts.compilers, self.page_size_kib).within(self.build.scope());
+        match self.build {
+            Build::Cgroup(cg) => members_scan(cg, &mut scan, pd.as_fd(), bufs).ok()?,
+            Build::Tree(_) | Build::None => {
+                scan.visit_dir(pd.as_fd(), &mut bufs.dir, &mut bufs.file)
+                    .ok()?;
+            }
+        }
+        Some(scan.finish())
+    }
+}
+
+/// Visits with `scan` each member of the build cgroup `cg`, reading its
+/// files in `proc_dir`.
+///
+/// # Errors
+/// As [`BuildCgroup::for_each_member`].
+fn members_scan(
+    cg: &BuildCgroup,
+    scan: &mut Scan<'_>,
+    proc_dir: rustix::fd::BorrowedFd<'_>,
+    bufs: &mut Buffers,
+) -> Result<(), rustix::io::Errno> {
+    let mut files = ProcDir(proc_dir);
+    let (procs, _) = bufs
+        .scratch
+        .split_at_mut(crate::build::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
+    let file = &mut bufs.file;
+    cg.for_each_member(&mut bufs.dir, procs, &mut |pid| {
+        scan.visit(pid, &mut files, file)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::{Options, StageLog};
+    use super::*;
+    use crate::build::compilers::CompilerList;
+    use crate::kernel::root::Root;
+    use std::fs;
+    use std::path::{Path, PathBuf};
+
+    struct Quiet;
+    impl Warn for Quiet {
+        fn warn(&mut self, _: super::super::Source, _: &'static str) {}
+        fn note(&mut self, _: super::super::Source, _: &'static str) {}
+    }
+
+    fn tmp(tag: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(std::format!("headroom-glance-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(d.join("proc")).unwrap();
+        d
+    }
+
+    fn process(root: &Path, pid: u32, comm: &str, ppid: u32, rss_mib: u64, hwm_mib: u64) {
+        let d = root.join(std::format!("proc/{pid}"));
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("comm"), std::format!("{comm}\n")).unwrap();
+        fs::write(
+            d.join("stat"),
+            std::format!("{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"),
+        )
+        .unwrap();
+        fs::write(
+            d.join("status"),
+            std::format!(
+                "VmHWM:\t{} kB\nVmRSS:\t{} kB\n",
+                hwm_mib * 1024,
+                rss_mib * 1024
+            ),
+        )
+        .unwrap();
+    }
+
+    fn options(list: &CompilerList) -> Options<'_> {
+        Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: StageLog::None,
+            label: None,
+            compilers: list,
+            log_since: None,
+        }
+    }
+
+    /// A process-tree build: the glance gives the row's figures.
+    #[test]
+    fn a_glance_gives_the_governor_s_figures_of_a_row() {
+        let d = tmp("tree");
+        fs::write(
+            d.join("proc/meminfo"),
+            "MemTotal: 8388608 kB\nMemFree: 1048576 kB\nMemAvailable: 3145728 kB\n",
+        )
+        .unwrap();
+        process(&d, 10, "make", 1, 1, 1);
+        process(&d, 12, "cc1", 10, 50, 70);
+        process(&d, 13, "cc1plus", 10, 40, 90);
+        process(&d, 20, "cc1plus", 1, 300, 300);
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, options(&list), &mut bufs);
+        s.build = Build::Tree(10);
+        let g = s.glance(&mut bufs, &mut Quiet);
+        assert_eq!(
+            g,
+            Glance {
+                mem_known: true,
+                mem_avail_mb: 3072,
+                cg_mem_avail_mb: None,
+                build_rss_mb: 90,
+                build_peak_rss_mb: Some(90),
+            }
+        );
+        assert_eq!(Glance::of_row(&s.tick(1, &mut bufs, &mut Quiet)), g);
+        // No meminfo, no build compiler: what a row would say.
+        fs::remove_file(d.join("proc/meminfo")).unwrap();
+        s.build = Build::Tree(20);
+        let g = s.glance(&mut bufs, &mut Quiet);
+        assert!(!g.mem_known);
+        assert_eq!((g.build_rss_mb, g.build_peak_rss_mb), (300, Some(300)));
+        s.build = Build::Tree(99);
+        assert_eq!(s.glance(&mut bufs, &mut Quiet).build_peak_rss_mb, None);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// A build in its own cgroup: only its `cgroup.procs` members are
+    /// looked at, never the listing of `proc/` (a compiler of the build
+    /// that a listing would find but `cgroup.procs` does not name is not
+    /// counted: the glance did not list).
+    #[test]
+    fn a_cgroup_build_s_glance_reads_only_its_members() {
+        let d = tmp("cgroup");
+        let cg = d.join("sys/fs/cgroup/memory/build");
+        fs::create_dir_all(&cg).unwrap();
+        fs::create_dir_all(d.join("proc/self")).unwrap();
+        fs::write(d.join("proc/self/cgroup"), "4:memory:/build\n").unwrap();
+        fs::write(
+            d.join("proc/self/mountinfo"),
+            "30 1 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+        )
+        .unwrap();
+        fs::write(
+            d.join("proc/meminfo"),
+            "MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n",
+        )
+        .unwrap();
+        fs::write(cg.join("memory.limit_in_bytes"), "1073741824\n").unwrap();
+        fs::write(cg.join("memory.usage_in_bytes"), "268435456\n").unwrap();
+        fs::write(cg.join("cgroup.procs"), "").unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let mut buf = [0u8; crate::kernel::cgroup::OPEN_BUF_LEN];
+        let own = crate::kernel::cgroup::open_memory(&root, &mut buf)
+            .unwrap()
+            .unwrap();
+        let b = BuildCgroup::create(&root, &own, 4242, &mut buf).unwrap();
+        let build = cg.join("headroom-4242.build");
+        for (pid, comm, rss, hwm) in [
+            (10, "make", 1, 1),
+            (12, "cc1", 50, 70),
+            (13, "cc1", 40, 60),
+            (20, "cc1plus", 300, 300),
+        ] {
+            process(&d, pid, comm, 1, rss, hwm);
+            let path = if pid == 20 {
+                "/other"
+            } else {
+                "/build/headroom-4242.build"
+            };
+            fs::write(
+                d.join(std::format!("proc/{pid}/cgroup")),
+                std::format!("4:memory:{path}\n"),
+            )
+            .unwrap();
+        }
+        // 13 is the build's by its cgroup file, but not among the members.
+        fs::write(build.join("cgroup.procs"), "10\n12\n20\n").unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, options(&list), &mut bufs);
+        s.build = Build::Cgroup(&b);
+        let g = s.glance(&mut bufs, &mut Quiet);
+        // 20 is listed but in another cgroup: not the build's.
+        assert_eq!((g.build_rss_mb, g.build_peak_rss_mb), (50, Some(70)));
+        assert_eq!((g.mem_avail_mb, g.cg_mem_avail_mb), (3072, Some(768)));
+        // The row's full scan finds 13 too.
+        let r = s.tick(1, &mut bufs, &mut Quiet);
+        assert_eq!((r.build_rss_mb, r.ext.build_peak_rss_mb), (90, Some(70)));
+        let _ = fs::remove_dir_all(&d);
+    }
+}

@@ -98,14 +98,21 @@ fn the_fifo_style_names_a_fifo_that_is_gone_afterwards() {
 fn make_runs_as_many_jobs_as_the_slots_and_no_more() {
     let d = scratch("make");
     makefile(&d, 6, "sleep 0.6");
+    let began = Instant::now();
     let out = run_jobserver(&d, &["--max-jobs", "3"], &["make"]);
+    let took = began.elapsed();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(overlap(&[&d]), (3, 6));
     let cols = jobs_columns(&d.join("out/resources-j.csv"));
     assert!(cols.iter().all(|&(r, a)| r <= 3 && a == 3), "{cols:?}");
     assert!(cols.iter().any(|&(r, _)| r == 3), "{cols:?}");
-    // Rows every 0.25 s at most while it runs (the default is 15 s).
-    assert!(cols.len() >= 6, "{} rows", cols.len());
+    // Rows at the sampling interval, 1 s (the governor ticks every 0.25 s
+    // between them): at its tick there were 4 a second.
+    assert!(
+        cols.len() as f64 <= took.as_secs_f64() + 2.0,
+        "{} rows in {took:?}",
+        cols.len()
+    );
     no_fifo_left(&d);
     // summarize --json of the CSV says what its jobs columns say.
     let out = Command::new(BIN)
@@ -407,15 +414,27 @@ fn in_a_400_mib_cgroup_ninja_under_the_jobserver_is_never_oom_killed() {
     );
 }
 
-/// Issue 15: `run` without `--interval` widens from 1 s; with the
-/// jobserver the rows stay at its 250 ms tick (the governor acts on each).
+/// Issue 16: `run` without `--interval` widens from 1 s, with the
+/// jobserver too: its governor ticks every 250 ms between the rows, which
+/// stay at the sampling interval (they were at its tick: a six-hour build
+/// left 86,000 rows).
 #[test]
-fn without_interval_the_jobserver_rows_stay_at_its_tick() {
+fn without_interval_the_jobserver_rows_are_the_sampling_interval_s() {
     let d = scratch("tick-rows");
-    let out = run_jobserver(&d, &[], &["sleep", "2"]);
+    let out = run_jobserver(&d, &[], &["sleep", "3"]);
     assert!(out.status.success(), "{out:?}");
     let csv = fs::read_to_string(d.join("out/resources-j.csv")).unwrap();
     let rows = csv.lines().skip(1).count();
-    // 2 s at 250 ms: about 9 (1 s rows would give 3 or 4).
-    assert!(rows >= 6, "{rows} rows:\n{csv}");
+    // 3 s at 1 s: 0, 1, 2, (3,) the final one; at 250 ms it was about 13.
+    assert!((3..=5).contains(&rows), "{rows} rows:\n{csv}");
+    // Each row has the governor's figures all the same.
+    let cols = jobs_columns(&d.join("out/resources-j.csv"));
+    assert_eq!(cols.len(), rows);
+    assert!(cols.iter().all(|&(r, a)| r == 1 && a >= 1), "{cols:?}");
+    // --interval still sets the rows, not the governor's tick.
+    let d = scratch("tick-rows-2s");
+    let out = run_jobserver(&d, &["--interval", "2"], &["sleep", "3"]);
+    assert!(out.status.success(), "{out:?}");
+    let rows = jobs_columns(&d.join("out/resources-j.csv")).len();
+    assert!((2..=3).contains(&rows), "{rows} rows");
 }

@@ -145,8 +145,8 @@ twin_args! {
             /// seconds between rows, e.g. 15, 0.5 or 0 (default 15)
         ] [
             /// seconds between rows, e.g. 15, 0.5 or 0 (default: 1 for the
-            /// first 2 minutes, then 5 until 30 minutes, then 15; with
-            /// --jobserver 0.25 at most)
+            /// first 2 minutes, then 5 until 30 minutes, then 15; the
+            /// --jobserver governor ticks every 0.25 s between them)
         ]
         interval: Option<u64>,
         [
@@ -238,7 +238,7 @@ twin_args! {
         actions: Option<String>,
         [
             /// be CMD's GNU make jobserver (MAKEFLAGS, CARGO_MAKEFLAGS), handing
-            /// out job slots only while memory allows; rows every 0.25 s at most
+            /// out job slots only while memory allows, every 0.25 s
             #[argh(switch)]
         ]
         jobserver: bool,

@@ -412,8 +412,8 @@ pub fn wait_also(
 }
 
 /// Intervals from which two rows never share an epoch (SPEC.md: a
-/// dashboard keys rows on it). Below this (`--interval 0.5`, the
-/// jobserver's 250 ms ticks) rows share epochs by nature.
+/// dashboard keys rows on it). Below this (`--interval 0.5`) rows share
+/// epochs by nature.
 pub const DISTINCT_EPOCHS_FROM_MS: u64 = 1000;
 
 /// Longest wait for the wall clock to leave the previous row's second:

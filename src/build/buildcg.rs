@@ -306,24 +306,9 @@ impl BuildCgroup {
         parse_anon(b, self.version)
     }
 
-    /// Calls `f` with the pid of each process in the build's cgroup and
-    /// in its child cgroups (to [`CHILD_DEPTH`] levels, as far as `list`
-    /// reaches: half of it per level, 8 KiB for 4), from their
-    /// `cgroup.procs` (pids in headroom's pid namespace, cgroups(7)), with
-    /// no listing of `/proc`. `list`: the getdents64(2) buffer for the
-    /// child cgroups; `buf`: the pieces `cgroup.procs` is read in (any
-    /// size; [`BUF_LEN`]).
-    ///
-    /// # Errors
-    /// The errno of opening or reading the build cgroup's own
-    /// `cgroup.procs`, or of listing its directory (the cgroup removed).
-    pub fn for_each_member(
-        &self,
-        list: &mut [MaybeUninit<u8>],
-        buf: &mut [u8],
-        f: &mut dyn FnMut(u32),
-    ) -> Result<(), Errno> {
-        members_of(self.dir.as_fd(), list, buf, CHILD_DEPTH, f)
+    /// Its processes, listed through its own directory.
+    pub fn members_here(&self) -> Members<BorrowedFd<'_>> {
+        Members(self.dir.as_fd())
     }
 
     /// The cgroup's directory, opened again, to list its processes from
@@ -332,7 +317,7 @@ impl BuildCgroup {
     ///
     /// # Errors
     /// The errno of fcntl(2) `F_DUPFD_CLOEXEC`.
-    pub fn members(&self) -> Result<Members, Errno> {
+    pub fn members(&self) -> Result<Members<OwnedFd>, Errno> {
         rustix::io::fcntl_dupfd_cloexec(&self.dir, 0).map(Members)
     }
 
@@ -508,16 +493,25 @@ fn members_of(
     })
 }
 
-/// The build cgroup's directory, kept open to list its processes
-/// ([`Members::for_each`]) apart from the [`BuildCgroup`] that owns it.
+/// The build cgroup's directory, to list its processes
+/// ([`Members::for_each`]): borrowed from its [`BuildCgroup`]
+/// ([`BuildCgroup::members_here`]) or kept open apart from it
+/// ([`BuildCgroup::members`]).
 #[derive(Debug)]
-pub struct Members(OwnedFd);
+pub struct Members<F>(F);
 
-impl Members {
-    /// As [`BuildCgroup::for_each_member`].
+impl<F: AsFd> Members<F> {
+    /// Calls `f` with the pid of each process in the build's cgroup and
+    /// in its child cgroups (to [`CHILD_DEPTH`] levels, as far as `list`
+    /// reaches: half of it per level, 8 KiB for 4), from their
+    /// `cgroup.procs` (pids in headroom's pid namespace, cgroups(7)), with
+    /// no listing of `/proc`. `list`: the getdents64(2) buffer for the
+    /// child cgroups; `buf`: the pieces `cgroup.procs` is read in (any
+    /// size; [`BUF_LEN`]).
     ///
     /// # Errors
-    /// As [`BuildCgroup::for_each_member`].
+    /// The errno of opening or reading the build cgroup's own
+    /// `cgroup.procs`, or of listing its directory (the cgroup removed).
     pub fn for_each(
         &self,
         list: &mut [MaybeUninit<u8>],
@@ -761,12 +755,7 @@ mod tests {
     /// same through [`BuildCgroup::members`]; an error once it is gone.
     #[test]
     fn members_are_the_build_cgroup_s_and_its_children_s_processes() {
-        let d = v2_tree("members", "cpu\n");
-        let cg = d.join("sys/fs/cgroup/user.slice/app.scope");
-        let root = Root::open(d.to_str().unwrap()).unwrap();
-        let mut buf = [0u8; cgroup::OPEN_BUF_LEN];
-        let own = cgroup::open_memory(&root, &mut buf).unwrap().unwrap();
-        let mut b = BuildCgroup::create(&root, &own, 4242, &mut buf).unwrap();
+        let (d, cg, mut b) = v2_build("members");
         let build = cg.join("headroom-4242.build");
         fs::write(build.join("cgroup.procs"), "10\n11\n").unwrap();
         fs::write(build.join("memory.current"), "5\n").unwrap();
@@ -777,7 +766,8 @@ mod tests {
         let mut list = [MaybeUninit::uninit(); 8192];
         let mut small = [0u8; 3];
         let mut got = std::vec::Vec::new();
-        b.for_each_member(&mut list, &mut small, &mut |p| got.push(p))
+        b.members_here()
+            .for_each(&mut list, &mut small, &mut |p| got.push(p))
             .unwrap();
         got.sort_unstable();
         assert_eq!(got, [10, 11, 20, 30, 31]);
@@ -789,7 +779,8 @@ mod tests {
         assert_eq!(again, got);
         // A list too small to go below: only the build's own.
         let mut own_only = std::vec::Vec::new();
-        b.for_each_member(&mut list[..600], &mut small, &mut |p| own_only.push(p))
+        b.members_here()
+            .for_each(&mut list[..600], &mut small, &mut |p| own_only.push(p))
             .unwrap();
         assert_eq!(own_only, [10, 11]);
         let _ = fs::remove_dir_all(&inner);
@@ -831,14 +822,21 @@ mod tests {
         d
     }
 
-    #[test]
-    fn v2_headroom_moves_to_its_own_leaf_and_enables_memory_for_the_build() {
-        let d = v2_tree("v2", "cpu\n");
+    /// [`v2_tree`] with memory available, and the build cgroup of pid
+    /// 4242 made in it: the tree, the scope's directory, the cgroup.
+    fn v2_build(tag: &str) -> (PathBuf, PathBuf, BuildCgroup) {
+        let d = v2_tree(tag, "cpu\n");
         let cg = d.join("sys/fs/cgroup/user.slice/app.scope");
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let mut buf = [0u8; cgroup::OPEN_BUF_LEN];
         let own = cgroup::open_memory(&root, &mut buf).unwrap().unwrap();
         let b = BuildCgroup::create(&root, &own, 4242, &mut buf).unwrap();
+        (d, cg, b)
+    }
+
+    #[test]
+    fn v2_headroom_moves_to_its_own_leaf_and_enables_memory_for_the_build() {
+        let (_d, cg, b) = v2_build("v2");
         assert_eq!(b.version, Version::V2);
         assert_eq!(b.path(), b"/user.slice/app.scope/headroom-4242.build");
         // headroom went first into its own leaf, then memory was enabled.

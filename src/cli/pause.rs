@@ -22,7 +22,7 @@ pub struct Pausing {
     tree: JobTree,
     /// The build cgroup's directory when CMD is in one: its jobs are then
     /// found among its members, not by a scan of all of `/proc`.
-    members: Option<Members>,
+    members: Option<Members<OwnedFd>>,
     /// The members' pids, read each tick ([`PROCS_CAP`] at most).
     pids: Vec<u32>,
     pauser: Pauser,
@@ -50,7 +50,7 @@ impl Pausing {
         root: &Root,
         pid: u32,
         explain: bool,
-        members: Option<Members>,
+        members: Option<Members<OwnedFd>>,
     ) -> Option<Box<Pausing>> {
         let proc_dir = root.open_dir("proc").ok()?;
         let mut buf = vec![0u8; headroom::kernel::pid::BUF_LEN];

@@ -841,7 +841,7 @@ mod tests {
     fn paces(tag: &str, interval: u64, govern_ms: Option<u64>, count: u64) -> Paces {
         use crate::build::compilers::CompilerList;
         use crate::kernel::root::Root;
-        use crate::tick::sampler::{Buffers, Options, Sampler, StageLog};
+        use crate::tick::sampler::{Buffers, Options, Sampler};
         use rustix::fd::AsFd;
         let d =
             std::env::temp_dir().join(std::format!("headroom-record-{tag}-{}", std::process::id()));
@@ -854,14 +854,7 @@ mod tests {
         .unwrap();
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let list = CompilerList::default_list();
-        let opts = Options {
-            disk_path: "/",
-            tmp_path: "/tmp",
-            stage_log: StageLog::None,
-            label: None,
-            compilers: &list,
-            log_since: None,
-        };
+        let opts = Options::for_tests(&list);
         let mut bufs = std::boxed::Box::new(Buffers::new());
         let mut sampler = Sampler::new(&root, opts, &mut bufs);
         let out = crate::kernel::root::open_dir_at(root.fd(), ".").unwrap();

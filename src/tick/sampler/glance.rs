@@ -4,7 +4,7 @@
 //! Usable memory and the tightest cgroup's remaining come from the same
 //! readers as a row's ([`Sampler::tick`]); the build's compilers from the
 //! same [`Scan`], fed, for a build in a cgroup of its own, only the pids
-//! of its `cgroup.procs` ([`BuildCgroup::for_each_member`]), so that a
+//! of its `cgroup.procs` ([`crate::build::buildcg::Members::for_each`]), so that a
 //! glance reads `comm` (and `stat`, `status` and `cgroup` for a compiler)
 //! of the build's processes only and never lists `/proc`. A process-tree
 //! build has no such list: its compilers are found by the full scan of
@@ -66,6 +66,21 @@ impl<'a> Build<'a> {
     }
 }
 
+#[cfg(test)]
+impl<'a> super::Options<'a> {
+    /// Tests' options: no log, the live / and /tmp, `compilers`.
+    pub(crate) fn for_tests(compilers: &'a crate::build::compilers::CompilerList) -> Self {
+        super::Options {
+            disk_path: "/",
+            tmp_path: "/tmp",
+            stage_log: super::StageLog::None,
+            label: None,
+            compilers,
+            log_since: None,
+        }
+    }
+}
+
 impl Sampler<'_> {
     /// Reads what the governor needs now (see the module documentation);
     /// a source that cannot be read warns once, as at a row, and gives
@@ -104,7 +119,7 @@ impl Sampler<'_> {
 /// files in `proc_dir`.
 ///
 /// # Errors
-/// As [`BuildCgroup::for_each_member`].
+/// As [`crate::build::buildcg::Members::for_each`].
 fn members_scan(
     cg: &BuildCgroup,
     scan: &mut Scan<'_>,
@@ -116,15 +131,16 @@ fn members_scan(
         .scratch
         .split_at_mut(crate::build::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
     let file = &mut bufs.file;
-    cg.for_each_member(&mut bufs.dir, procs, &mut |pid| {
-        scan.visit(pid, &mut files, file)
-    })
+    cg.members_here()
+        .for_each(&mut bufs.dir, procs, &mut |pid| {
+            scan.visit(pid, &mut files, file)
+        })
 }
 
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::super::{Options, StageLog};
+    use super::super::Options;
     use super::*;
     use crate::build::compilers::CompilerList;
     use crate::kernel::root::Root;
@@ -145,34 +161,24 @@ mod tests {
         d
     }
 
+    /// Process `pid` of `root`: its comm, stat (parent `ppid`) and
+    /// status (VmRSS `rss_mib`, VmHWM `hwm_mib`).
     fn process(root: &Path, pid: u32, comm: &str, ppid: u32, rss_mib: u64, hwm_mib: u64) {
         let d = root.join(std::format!("proc/{pid}"));
         fs::create_dir_all(&d).unwrap();
-        fs::write(d.join("comm"), std::format!("{comm}\n")).unwrap();
-        fs::write(
-            d.join("stat"),
-            std::format!("{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"),
-        )
-        .unwrap();
-        fs::write(
-            d.join("status"),
-            std::format!(
-                "VmHWM:\t{} kB\nVmRSS:\t{} kB\n",
-                hwm_mib * 1024,
-                rss_mib * 1024
+        let (rss, hwm) = (rss_mib * 1024, hwm_mib * 1024);
+        for (file, text) in [
+            ("comm", std::format!("{comm}\n")),
+            (
+                "stat",
+                std::format!("{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 9 0 0\n"),
             ),
-        )
-        .unwrap();
-    }
-
-    fn options(list: &CompilerList) -> Options<'_> {
-        Options {
-            disk_path: "/",
-            tmp_path: "/tmp",
-            stage_log: StageLog::None,
-            label: None,
-            compilers: list,
-            log_since: None,
+            (
+                "status",
+                std::format!("VmHWM:\t{hwm} kB\nVmRSS:\t{rss} kB\n"),
+            ),
+        ] {
+            fs::write(d.join(file), text).unwrap();
         }
     }
 
@@ -192,7 +198,7 @@ mod tests {
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let list = CompilerList::default_list();
         let mut bufs = std::boxed::Box::new(Buffers::new());
-        let mut s = Sampler::new(&root, options(&list), &mut bufs);
+        let mut s = Sampler::new(&root, Options::for_tests(&list), &mut bufs);
         s.build = Build::Tree(10);
         let g = s.glance(&mut bufs, &mut Quiet);
         assert_eq!(
@@ -270,7 +276,7 @@ mod tests {
         fs::write(build.join("cgroup.procs"), "10\n12\n20\n").unwrap();
         let list = CompilerList::default_list();
         let mut bufs = std::boxed::Box::new(Buffers::new());
-        let mut s = Sampler::new(&root, options(&list), &mut bufs);
+        let mut s = Sampler::new(&root, Options::for_tests(&list), &mut bufs);
         s.build = Build::Cgroup(&b);
         let g = s.glance(&mut bufs, &mut Quiet);
         // 20 is listed but in another cgroup: not the build's.

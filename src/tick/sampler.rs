@@ -16,7 +16,8 @@ use rustix::fs::{Mode, OFlags};
 
 use crate::build::buildcg::BuildCgroup;
 use crate::build::compilers::{
-    BUILD_PIDS, Classes, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, Scope,
+    BUILD_PIDS, Classes, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, ScanResult,
+    Scope,
 };
 use crate::build::logtail;
 use crate::build::text::{STAGE_CAP, sanitize_into};
@@ -214,10 +215,19 @@ pub enum Build<'a> {
     Cgroup(&'a BuildCgroup),
 }
 
-impl Build<'_> {
+impl<'a> Build<'a> {
     /// Whether a build is followed at all.
     pub fn is_some(&self) -> bool {
         !matches!(self, Build::None)
+    }
+
+    /// The processes [`Scan`] totals as the build's.
+    fn scope(self) -> Scope<'a> {
+        match self {
+            Build::None => Scope::None,
+            Build::Tree(pid) => Scope::Tree(pid),
+            Build::Cgroup(cg) => Scope::Cgroup(cg.path()),
+        }
     }
 }
 
@@ -636,36 +646,10 @@ impl<'a> Sampler<'a> {
         w: &mut impl Warn,
         host_oom: Option<u64>,
     ) {
-        if let Some(pd) = &self.proc_dir {
-            let scope = match self.build {
-                Build::None => Scope::None,
-                Build::Tree(pid) => Scope::Tree(pid),
-                Build::Cgroup(cg) => Scope::Cgroup(cg.path()),
-            };
-            let mut scan = Scan::new(self.opts.compilers, self.page_size_kib).within(scope);
-            let mut files = ProcDir(pd.as_fd());
-            let file = &mut bufs.file;
-            let kept = &mut self.kept.compilers;
-            let classes = &mut self.classes;
-            classes.begin();
-            let listed = crate::kernel::root::for_each_entry_ino(
-                pd.as_fd(),
-                &mut bufs.dir,
-                |name, _, ino| {
-                    if let Some(pid) =
-                        crate::kernel::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok())
-                    {
-                        kept.visit(&mut scan, (pid, ino), classes, &mut files, file);
-                    }
-                    true
-                },
-            );
-            classes.end();
-            kept.sweep();
+        if let Some((s, listed)) = self.list_compilers(bufs) {
             if listed.is_err() {
                 self.warn_once(w, Source::Procs, "cannot list");
             }
-            let s = scan.finish();
             row.compilers = u64::from(s.compilers);
             row.build_rss_mb = s.build_rss_sum_kib / 1024;
             row.build_compilers = self.build.is_some().then_some(u64::from(s.build_compilers));
@@ -683,6 +667,35 @@ impl<'a> Sampler<'a> {
         } else {
             self.warn_once(w, Source::Procs, "cannot open proc/");
         }
+    }
+
+    /// The compilers of one pass over /proc (the build's told apart; kernel
+    /// threads known from the last pass skipped, the build's kept ones
+    /// re-read), and how listing it went; `None` without `proc/`.
+    fn list_compilers(
+        &mut self,
+        bufs: &mut Buffers,
+    ) -> Option<(ScanResult, Result<(), rustix::io::Errno>)> {
+        let pd = self.proc_dir.as_ref()?;
+        let mut scan =
+            Scan::new(self.opts.compilers, self.page_size_kib).within(self.build.scope());
+        let mut files = ProcDir(pd.as_fd());
+        let file = &mut bufs.file;
+        let kept = &mut self.kept.compilers;
+        let classes = &mut self.classes;
+        classes.begin();
+        let listed =
+            crate::kernel::root::for_each_entry_ino(pd.as_fd(), &mut bufs.dir, |name, _, ino| {
+                if let Some(pid) =
+                    crate::kernel::parse::parse_u64(name).and_then(|p| u32::try_from(p).ok())
+                {
+                    kept.visit(&mut scan, (pid, ino), classes, &mut files, file);
+                }
+                true
+            });
+        classes.end();
+        kept.sweep();
+        Some((scan.finish(), listed))
     }
 
     /// The `--label` stage (else `?`) when the log named none.

@@ -72,25 +72,53 @@ impl KeptCompilers {
         if known == Known::KernelThread {
             return;
         }
+        let learn = known == Known::Unknown && classes.has_room();
+        if let (true, Some(k)) = (learn, self.visit_process(scan, pid, learn, files, buf)) {
+            classes.learn(pid, ino, k);
+        }
+    }
+
+    /// [`KeptCompilers::visit`] of `pid`, a member of the build's cgroup
+    /// (never a kernel thread), known from its `cgroup.procs` rather than
+    /// a listing: no class to look up or learn. After all the members,
+    /// [`KeptCompilers::sweep`].
+    pub fn visit_member(
+        &mut self,
+        scan: &mut Scan<'_>,
+        pid: u32,
+        files: &mut impl PidFiles,
+        buf: &mut [u8],
+    ) {
+        let _ = self.visit_process(scan, pid, false, files, buf);
+    }
+
+    /// The visit of `pid` once it is known not to be a kernel thread
+    /// already: through its kept `status`, else by name (reading `stat`
+    /// when `learn`), kept when it is a build compiler and there is room.
+    /// Returns whether it is a kernel thread, when that was read.
+    fn visit_process(
+        &mut self,
+        scan: &mut Scan<'_>,
+        pid: u32,
+        learn: bool,
+        files: &mut impl PidFiles,
+        buf: &mut [u8],
+    ) -> Option<bool> {
         if let Some(i) = self.entries.iter().position(|e| e.pid == pid) {
             match self.reread(i, scan, buf) {
-                Reread::Counted => return,
+                Reread::Counted => return None,
                 Reread::Gone => {
                     self.entries.swap_remove(i);
-                    return;
+                    return None;
                 }
                 Reread::Renamed => {
                     self.entries.swap_remove(i);
                 }
             }
         }
-        let learn = known == Known::Unknown && classes.has_room();
         let visit = scan.visit_comm(pid, files, buf, learn);
-        if let (true, Some(k)) = (learn, visit.kernel_thread) {
-            classes.learn(pid, ino, k);
-        }
         let Some((comm, comm_len)) = visit.own else {
-            return;
+            return visit.kernel_thread;
         };
         if self.keep
             && !self.entries.is_full()
@@ -106,6 +134,7 @@ impl KeptCompilers {
                 seen: true,
             });
         }
+        visit.kernel_thread
     }
 
     /// Reads entry `i`'s status and counts it in `scan`.
@@ -167,16 +196,21 @@ mod tests {
     /// A live compiler of the build (a `sleep` run under the name `cc1`):
     /// kept from its first tick, then read with one pread a tick; a zombie
     /// and an exited one are let go, never counted.
+    /// A `sleep 30` run as `cc1` from directory `d` (made for it).
+    fn a_cc1(d: &std::path::Path) -> std::process::Child {
+        let _ = std::fs::remove_dir_all(d);
+        std::fs::create_dir_all(d).unwrap();
+        std::os::unix::fs::symlink("/bin/sleep", d.join("cc1")).unwrap();
+        std::process::Command::new(d.join("cc1"))
+            .arg("30")
+            .spawn()
+            .unwrap()
+    }
+
     #[test]
     fn a_build_compiler_is_kept_until_it_exits() {
         let d = std::env::temp_dir().join(std::format!("headroom-keptcc-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        std::os::unix::fs::symlink("/bin/sleep", d.join("cc1")).unwrap();
-        let mut child = std::process::Command::new(d.join("cc1"))
-            .arg("30")
-            .spawn()
-            .unwrap();
+        let mut child = a_cc1(&d);
         let pid = child.id();
         let root = Root::open("/").unwrap();
         let proc_dir = root.open_dir("proc").unwrap();
@@ -227,6 +261,42 @@ mod tests {
         assert_eq!((z.zombies, z.build_compilers, kept.open()), (1, 0, 0));
         child.wait().unwrap();
         assert_eq!(tick(&mut kept).compilers, 0);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A member of the build's cgroup (`run --jobserver`'s glance) is
+    /// kept as from a listing, and let go by the sweep once it is gone.
+    #[test]
+    fn a_cgroup_member_compiler_is_kept_and_let_go() {
+        let d =
+            std::env::temp_dir().join(std::format!("headroom-keptmember-{}", std::process::id()));
+        let mut child = a_cc1(&d);
+        let pid = child.id();
+        let proc_dir = Root::open("/").unwrap().open_dir("proc").unwrap();
+        let list = CompilerList::default_list();
+        let mut kept = KeptCompilers::new(true);
+        let mut buf = [0u8; 4096];
+        let mut glance = |kept: &mut KeptCompilers| {
+            // As a tree build: no cgroup file to read in a test.
+            let mut scan = Scan::new(&list, 4).within(Scope::Tree(std::process::id()));
+            kept.visit_member(&mut scan, pid, &mut ProcDir(proc_dir.as_fd()), &mut buf);
+            kept.sweep();
+            scan.finish()
+        };
+        let mut r = glance(&mut kept);
+        for _ in 0..200 {
+            if r.build_compilers == 1 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            r = glance(&mut kept);
+        }
+        assert_eq!((r.build_compilers, kept.open()), (1, 1), "{r:?}");
+        let again = glance(&mut kept);
+        assert_eq!((again.build_pids(), kept.open()), (&[pid][..], 1));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!((glance(&mut kept).build_compilers, kept.open()), (0, 0));
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -2,14 +2,17 @@
 //! read between rows at its own pace instead of a whole tick.
 //!
 //! Usable memory and the tightest cgroup's remaining come from the same
-//! readers as a row's ([`Sampler::tick`]); the build's compilers from the
-//! same [`Scan`], fed, for a build in a cgroup of its own, only the pids
-//! of its `cgroup.procs` ([`crate::build::buildcg::Members::for_each`]), so that a
-//! glance reads `comm` (and `stat`, `status` and `cgroup` for a compiler)
-//! of the build's processes only and never lists `/proc`. A process-tree
-//! build has no such list: its compilers are found by the full scan of
-//! `/proc` a row makes. Nothing else is read: no CPU, load, swap, zram,
-//! disk, log; no OOM estimate is advanced (that is a row's).
+//! readers as a row's ([`Sampler::tick`], through the same kept
+//! descriptors); the build's compilers from the same [`Scan`] and the
+//! same table of kept compilers. For a build in a cgroup of its own, only
+//! the pids of its `cgroup.procs` are visited
+//! ([`crate::build::buildcg::Members::for_each`]): a kept compiler is one
+//! pread(2) of its `status`, another member its `comm` (and for a new
+//! compiler `stat`, `cgroup`, `status`), and `/proc` is never listed. A
+//! process-tree build has no such list: its compilers are found by the
+//! same pass over `/proc` a row makes. Nothing else is read: no CPU,
+//! load, swap, zram, disk, log; no OOM estimate is advanced (that is a
+//! row's).
 //!
 //! # References
 //! proc(5) (`/proc/meminfo`, `/proc/PID/comm`, `stat`, `status`,
@@ -18,8 +21,7 @@
 use rustix::fd::AsFd;
 
 use super::{Buffers, Build, Sampler, Warn};
-use crate::build::buildcg::BuildCgroup;
-use crate::build::compilers::{ProcDir, Scan, ScanResult, Scope};
+use crate::build::compilers::{ProcDir, Scan, ScanResult};
 use crate::tick::row::Row;
 
 /// What the governor decides from, as a row or a glance read it: the
@@ -55,17 +57,6 @@ impl Glance {
     }
 }
 
-impl<'a> Build<'a> {
-    /// The processes [`Scan`] totals as the build's.
-    fn scope(self) -> Scope<'a> {
-        match self {
-            Build::None => Scope::None,
-            Build::Tree(pid) => Scope::Tree(pid),
-            Build::Cgroup(cg) => Scope::Cgroup(cg.path()),
-        }
-    }
-}
-
 #[cfg(test)]
 impl<'a> super::Options<'a> {
     /// Tests' options: no log, the live / and /tmp, `compilers`.
@@ -97,60 +88,50 @@ impl Sampler<'_> {
         Glance::of_row(&row)
     }
 
-    /// The build's compilers: those among its cgroup's members, else by a
-    /// scan of all of `proc/`; `None` when `proc/` or the cgroup cannot be
-    /// read.
-    fn glance_compilers(&self, bufs: &mut Buffers) -> Option<ScanResult> {
+    /// The build's compilers: those among its cgroup's members (the kept
+    /// ones re-read), else those of the pass over all of `proc/` a row
+    /// makes; `None` when `proc/` or the cgroup cannot be read.
+    fn glance_compilers(&mut self, bufs: &mut Buffers) -> Option<ScanResult> {
+        let Build::Cgroup(cg) = self.build else {
+            let (s, listed) = self.list_compilers(bufs)?;
+            return listed.ok().map(|()| s);
+        };
         let pd = self.proc_dir.as_ref()?;
         let mut scan =
             Scan::new(self.opts.compilers, self.page_size_kib).within(self.build.scope());
-        match self.build {
-            Build::Cgroup(cg) => members_scan(cg, &mut scan, pd.as_fd(), bufs).ok()?,
-            Build::Tree(_) | Build::None => {
-                scan.visit_dir(pd.as_fd(), &mut bufs.dir, &mut bufs.file)
-                    .ok()?;
-            }
-        }
+        let mut files = ProcDir(pd.as_fd());
+        let (procs, _) = bufs
+            .scratch
+            .split_at_mut(crate::build::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
+        let file = &mut bufs.file;
+        let kept = &mut self.kept.compilers;
+        cg.members_here()
+            .for_each(&mut bufs.dir, procs, &mut |pid| {
+                kept.visit_member(&mut scan, pid, &mut files, file)
+            })
+            .ok()?;
+        // Every kept compiler is the build's: one not among its members
+        // has exited.
+        kept.sweep();
         Some(scan.finish())
     }
-}
-
-/// Visits with `scan` each member of the build cgroup `cg`, reading its
-/// files in `proc_dir`.
-///
-/// # Errors
-/// As [`crate::build::buildcg::Members::for_each`].
-fn members_scan(
-    cg: &BuildCgroup,
-    scan: &mut Scan<'_>,
-    proc_dir: rustix::fd::BorrowedFd<'_>,
-    bufs: &mut Buffers,
-) -> Result<(), rustix::io::Errno> {
-    let mut files = ProcDir(proc_dir);
-    let (procs, _) = bufs
-        .scratch
-        .split_at_mut(crate::build::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
-    let file = &mut bufs.file;
-    cg.members_here()
-        .for_each(&mut bufs.dir, procs, &mut |pid| {
-            scan.visit(pid, &mut files, file)
-        })
 }
 
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::super::Options;
     use super::*;
+    use crate::build::buildcg::BuildCgroup;
     use crate::build::compilers::CompilerList;
     use crate::kernel::root::Root;
+    use crate::tick::sampler::Options;
     use std::fs;
     use std::path::{Path, PathBuf};
 
     struct Quiet;
     impl Warn for Quiet {
-        fn warn(&mut self, _: super::super::Source, _: &'static str) {}
-        fn note(&mut self, _: super::super::Source, _: &'static str) {}
+        fn warn(&mut self, _: crate::tick::sampler::Source, _: &'static str) {}
+        fn note(&mut self, _: crate::tick::sampler::Source, _: &'static str) {}
     }
 
     fn tmp(tag: &str) -> PathBuf {

@@ -189,13 +189,30 @@ enum Reread {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::build::compilers::{CompilerList, ProcDir, Scope};
+    use crate::build::compilers::{CompilerList, ProcDir, ScanResult, Scope};
     use crate::kernel::root::Root;
     use rustix::fd::AsFd;
 
     /// A live compiler of the build (a `sleep` run under the name `cc1`):
     /// kept from its first tick, then read with one pread a tick; a zombie
     /// and an exited one are let go, never counted.
+    /// `pass()` again every 10 ms until `done` says so (an exec or an
+    /// exit may take a moment), at most 200 times: the last result.
+    fn until(
+        mut pass: impl FnMut() -> ScanResult,
+        done: impl Fn(&ScanResult) -> bool,
+    ) -> ScanResult {
+        let mut r = pass();
+        for _ in 0..200 {
+            if done(&r) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            r = pass();
+        }
+        r
+    }
+
     /// A `sleep 30` run as `cc1` from directory `d` (made for it).
     fn a_cc1(d: &std::path::Path) -> std::process::Child {
         let _ = std::fs::remove_dir_all(d);
@@ -235,14 +252,7 @@ mod tests {
             scan.finish()
         };
         // exec may not have happened yet: wait until the comm is cc1.
-        let mut r = tick(&mut kept);
-        for _ in 0..200 {
-            if r.build_compilers == 1 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            r = tick(&mut kept);
-        }
+        let r = until(|| tick(&mut kept), |r| r.build_compilers == 1);
         assert_eq!((r.build_compilers, kept.open()), (1, 1), "{r:?}");
         let again = tick(&mut kept);
         assert_eq!((again.build_compilers, again.build_pids()), (1, &[pid][..]));
@@ -250,14 +260,7 @@ mod tests {
         assert_eq!(kept.open(), 1);
         // Killed, not yet reaped: a zombie, let go.
         child.kill().unwrap();
-        let mut z = tick(&mut kept);
-        for _ in 0..200 {
-            if z.zombies == 1 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            z = tick(&mut kept);
-        }
+        let z = until(|| tick(&mut kept), |r| r.zombies == 1);
         assert_eq!((z.zombies, z.build_compilers, kept.open()), (1, 0, 0));
         child.wait().unwrap();
         assert_eq!(tick(&mut kept).compilers, 0);
@@ -283,14 +286,7 @@ mod tests {
             kept.sweep();
             scan.finish()
         };
-        let mut r = glance(&mut kept);
-        for _ in 0..200 {
-            if r.build_compilers == 1 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            r = glance(&mut kept);
-        }
+        let r = until(|| glance(&mut kept), |r| r.build_compilers == 1);
         assert_eq!((r.build_compilers, kept.open()), (1, 1), "{r:?}");
         let again = glance(&mut kept);
         assert_eq!((again.build_pids(), kept.open()), (&[pid][..], 1));

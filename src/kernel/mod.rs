@@ -3,9 +3,9 @@
 //! The lowest layer: pure parsers over `&[u8]` and the reads that feed them.
 //! Nothing here knows of a build, a row or a report.
 
-pub mod kept;
+pub mod kept; // descriptors kept open between ticks, re-read with pread(2)
 pub mod parse; // byte-level number and field parsing shared by every parser
-pub mod root; // openat(2) under `--root`, reads into the caller's buffer // descriptors kept open between ticks, re-read with pread(2)
+pub mod root; // openat(2) under `--root`, reads into the caller's buffer
 
 pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it

@@ -464,12 +464,13 @@ fn wait_past_second(
 /// Runs the loop until `--count`, the watched process or a signal stops it.
 /// When the watched process exits, one final row is taken (the state after
 /// the build's last step) before the loop ends: at once, or, at intervals
-/// of [`DISTINCT_EPOCHS_FROM_MS`] or more, as soon as the wall clock has
-/// left the previous row's second.
+/// of [`DISTINCT_EPOCHS_FROM_MS`] or more, only when the wall clock has
+/// left the previous row's second (else the previous row, under a second
+/// old, is the last: the caller is not kept waiting for a new second).
 ///
-/// At those intervals no two rows share an epoch: a row that would fall in
-/// the previous row's second (the final row, or a tick after a late one)
-/// waits for the next second; the epoch is never made up. Only a wall
+/// At those intervals no two rows share an epoch: a tick that would fall
+/// in the previous row's second (after a late one) waits for the next
+/// second; the epoch is never made up. Only a wall
 /// clock stepped back by more than a second can repeat one.
 ///
 /// Each tick: sample, let `tune` act on the row and fill what the sampler
@@ -515,6 +516,16 @@ pub fn run(
         stop,
     };
     loop {
+        // The final row would share the previous row's second: that row,
+        // under a second old, is the state after the build's last step.
+        // Waiting for the next second would keep CMD's caller waiting up
+        // to a second after CMD has exited (a 2 s make took 3 s).
+        if distinct
+            && let (Some(at_ns), Some(prev)) = (exited_at, prev_epoch)
+            && clock::now_epoch() <= prev
+        {
+            return Stop::WatchedExited { at_ns };
+        }
         if distinct
             && let Some(prev) = prev_epoch
             && let Some(sig) = wait_past_second(prev, stop_fd, watch, stop, &mut exited_at)

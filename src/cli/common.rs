@@ -220,16 +220,11 @@ pub fn no_mlock() -> bool {
     env_nonempty("HEADROOM_NO_MLOCK").is_some_and(|v| v != "0")
 }
 
-/// True when `root` is the machine's own `/`.
-pub fn root_is_live(root: &Root) -> bool {
-    root.is_live()
-}
-
 /// Opens `--root` (default `/`); `live` is true for the real machine.
 pub fn open_root(root: &Option<String>) -> Result<(Root, bool), Fail> {
     let path = root.as_deref().unwrap_or("/");
     let r = Root::open(path).map_err(|e| Fail(format!("--root {path}: {}", errtext(e))))?;
-    let live = root_is_live(&r);
+    let live = r.is_live();
     Ok((r, live))
 }
 

@@ -10,7 +10,7 @@ use headroom::kernel::root::Root;
 use headroom::tick::sampler::glance::Glance;
 
 use super::args::RunOnly;
-use super::common::{Fail, env_nonempty, errtext, io_text, root_is_live, shown};
+use super::common::{Fail, env_nonempty, errtext, io_text, shown};
 use super::pause::Pausing;
 use super::pool::Shared;
 
@@ -179,7 +179,7 @@ impl Js {
             Some(n) => n,
             None => {
                 let mut buf = vec![0u8; 64 * 1024];
-                headroom::plan::host::cores(root, root_is_live(root), &mut buf).usable
+                headroom::plan::host::cores(root, root.is_live(), &mut buf).usable
             }
         };
         let from_env = env_nonempty(j.profile.env_var()).and_then(|v| v.parse::<u64>().ok());
@@ -246,7 +246,7 @@ impl Js {
     /// `--no-pause`). Never inlined, as [`Pausing::follow`].
     #[inline(never)]
     pub fn follow(&mut self, root: &Root, pid: u32, cg: Option<&BuildCgroup>) {
-        if self.pause_on && root_is_live(root) {
+        if self.pause_on && root.is_live() {
             let members = cg.and_then(|cg| cg.members().ok());
             self.pausing = Pausing::follow(root, pid, self.explain, members);
         }

@@ -10,8 +10,8 @@ use headroom::report::summary::{Summary, Text};
 
 use super::args::{AdviseArgs, JobsArgs, StatusArgs};
 use super::common::{
-    Fail, disk_for, disk_path, env_nonempty, no_mlock, open_regular, open_root, print_text,
-    root_is_live, stream, usage,
+    Fail, disk_for, disk_path, env_nonempty, no_mlock, open_regular, open_root, print_text, stream,
+    usage,
 };
 
 /// The advice of `advise` for the largest compiler this recording measured
@@ -21,7 +21,7 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
     let Some((peak, whose)) = summary.sizing_peak().filter(|&(p, _)| p > 0) else {
         return String::new();
     };
-    let live = root_is_live(root);
+    let live = root.is_live();
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
     let cores = headroom::plan::host::cores(root, live, &mut buf);

@@ -27,7 +27,7 @@ use super::child::{
 };
 use super::common::{
     Fail, Signals, StderrWarn, disk_path, env_nonempty, errtext, install_signals, io_text,
-    no_mlock, open_parent, open_root, root_is_live, same_file, shown, usage,
+    no_mlock, open_parent, open_root, same_file, shown, usage,
 };
 use super::jobserver::{JobserverArgs, Js};
 use super::plan::measured_advice;
@@ -139,7 +139,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // `run`: the build's own memory cgroup, where permitted, before CMD
     // starts (it joins it before it execs).
     let mut cg = match &child {
-        Some(spec) if spec.cgroup && root_is_live(&r.root) => make_build_cgroup(&r.root),
+        Some(spec) if spec.cgroup && r.root.is_live() => make_build_cgroup(&r.root),
         Some(spec) if spec.cgroup => (None, "--root is not this host"),
         Some(_) => (None, "--no-cgroup"),
         None => (None, ""),

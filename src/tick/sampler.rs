@@ -374,6 +374,7 @@ impl<'a> Sampler<'a> {
     /// such and warned about on the first tick, not here.
     pub fn new(root: &'a Root, opts: Options<'a>, bufs: &mut Buffers) -> Sampler<'a> {
         bufs.commit();
+        let live = root.is_live();
         let mem_cg = cgroup::open_memory(root, &mut bufs.scratch).ok().flatten();
         let tmp_is_tmpfs = root
             .read(crate::kernel::mountinfo::PATH, &mut bufs.scratch)
@@ -394,8 +395,8 @@ impl<'a> Sampler<'a> {
             disk: open_host_path(opts.disk_path),
             tmp: open_host_path(opts.tmp_path),
             log_dir,
-            kept: KeptFiles::new(root.is_live()),
-            classes: Classes::new(root.is_live()),
+            kept: KeptFiles::new(live),
+            classes: Classes::new(live),
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
             first_oom: None,

@@ -5,6 +5,10 @@
 //! tmpfs; a PID namespace and ns_last_pid): `#[ignore]`d in a plain
 //! `cargo test`, run by `ci/test` as root, reported skipped otherwise.
 
+/// Fields of a full row (no jobserver columns).
+const FULL_WIDTH: usize =
+    headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +23,7 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// Every line is a whole row: 27 fields, context quoted, newline-terminated.
+/// Every line is a whole row: all its fields, context quoted, newline-terminated.
 fn assert_whole_rows(csv: &str) {
     assert!(
         csv.is_empty() || csv.ends_with('\n'),
@@ -27,7 +31,7 @@ fn assert_whole_rows(csv: &str) {
     );
     for (i, l) in csv.lines().enumerate() {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 27, "line {i}: {l:?}");
+        assert_eq!(f.len(), FULL_WIDTH, "line {i}: {l:?}");
         if i > 0 {
             assert!(
                 f[13].starts_with('"') && f[13].ends_with('"'),

@@ -6,6 +6,10 @@
 //! compatible 0) field where a source failed, at most one warning per
 //! source, and no crash.
 
+/// Fields of a full row (no jobserver columns).
+const FULL_WIDTH: usize =
+    headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
+
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-const WIDTH: usize = 27;
+const WIDTH: usize = FULL_WIDTH;
 
 fn scratch(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hostile-{name}"));
@@ -345,7 +349,7 @@ fn a_log_dir_of_10000_files_takes_the_newest() {
 /// A full-format row for `summarize`: epoch, a mem_avail_mb, a mem_used_mb.
 fn synthetic_row(epoch: u64, used: u64, avail: u64) -> String {
     format!(
-        "{epoch},2026-11-30T00:00:00Z,{e},1.50,90,{used},{avail},50,0,70,22,4,build,\"[ 50%] Building CXX object x.o\",0,,,70000,1,70000,0,,0.00,900,cc1plus,900,cc1plus\n",
+        "{epoch},2026-11-30T00:00:00Z,{e},1.50,90,{used},{avail},50,0,70,22,4,build,\"[ 50%] Building CXX object x.o\",0,,,70000,1,70000,0,,0.00,900,cc1plus,900,cc1plus,0.00,0.00,0,0,1.00,2.00,10,55.0,80,\n",
         e = epoch - 1_700_000_000,
     )
 }

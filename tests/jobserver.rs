@@ -291,7 +291,10 @@ fn without_jobserver_run_is_as_before() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(fs::read_to_string(d.join("mf")).unwrap(), "unset\n");
     let csv = fs::read_to_string(d.join("out/resources-j.csv")).unwrap();
-    assert_eq!(csv.lines().next().unwrap().split(',').count(), 27);
+    assert_eq!(
+        csv.lines().next().unwrap().split(',').count(),
+        common::FULL_WIDTH
+    );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("JOBSERVER"));
     // Its options alone are a usage error.
     for opt in [

@@ -234,7 +234,7 @@ fn a_run_recorded_from_a_board_root() {
     assert!(svg.contains("(scaled from "), "{svg}");
 }
 
-/// A headroom CSV (27 columns) with OOM kills; the context is CSV-quoted.
+/// A headroom CSV (the 27 columns of before the slow ones) with OOM kills; the context is CSV-quoted.
 fn oom_csv(rows: usize) -> String {
     let mut t = String::from(headroom::tick::row::HEADER_FULL);
     let mut kills = 0;

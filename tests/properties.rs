@@ -856,6 +856,10 @@ const VMSTAT_NAMES: &[&str] = &[
     "oom_kills",
     "oom_kil",
     "swap_ra",
+    "workingset_refault",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_refaults",
 ];
 
 fn vmstat_text() -> BoxedStrategy<String> {
@@ -882,16 +886,43 @@ fn naive_vmstat(s: &str) -> Result<VmStat, Vec<ParseError>> {
     if s.trim().is_empty() {
         return Err(vec![missing("vmstat")]);
     }
-    for (i, line) in s.lines().enumerate() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if let ["oom_kill", value, ..] = f[..] {
-            return match naive_u64(value) {
-                Some(n) => Ok(VmStat { oom_kill: Some(n) }),
-                None => Err(vec![at(BAD, i + 1)]),
-            };
+    let keys = [
+        "oom_kill",
+        "pswpin",
+        "pswpout",
+        "pgmajfault",
+        "workingset_refault_anon",
+        "workingset_refault_file",
+        "workingset_refault",
+    ];
+    let mut v = [None; 7];
+    for (slot, key) in v.iter_mut().zip(keys) {
+        for (i, line) in s.lines().enumerate() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() >= 2 && f[0] == key {
+                *slot = Some(naive_u64(f[1]).ok_or_else(|| vec![at(BAD, i + 1)])?);
+                break;
+            }
         }
     }
-    Ok(VmStat { oom_kill: None })
+    let [
+        oom_kill,
+        pswpin,
+        pswpout,
+        pgmajfault,
+        refault_anon,
+        refault_file,
+        refault_total,
+    ] = v;
+    Ok(VmStat {
+        oom_kill,
+        pswpin,
+        pswpout,
+        pgmajfault,
+        refault_anon,
+        refault_file,
+        refault_total,
+    })
 }
 
 proptest! {

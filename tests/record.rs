@@ -84,7 +84,7 @@ fn record_three_rows_full_and_compat() {
     assert_eq!(lines.len(), 4, "{csv}");
     assert!(csv.ends_with('\n'));
     for l in &lines[1..] {
-        check_row(l, 27);
+        check_row(l, common::FULL_WIDTH);
     }
     let summary = fs::read_to_string(d.join("D/resources-t.summary.txt")).unwrap();
     assert_headings_in_order(&summary);
@@ -251,7 +251,7 @@ fn sigterm_writes_the_summary_and_exits_zero() {
         let n = csv.lines().count() - 1;
         assert!(n >= 2, "{csv}");
         for l in csv.lines().skip(1) {
-            check_row(l, 27);
+            check_row(l, common::FULL_WIDTH);
         }
         let summary = fs::read_to_string(d.join("resources-s.summary.txt")).unwrap();
         assert_headings_in_order(&summary);
@@ -460,7 +460,7 @@ fn closed_stdout_never_sends_the_summary_into_the_csv() {
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(!csv.contains("summary"));
     for l in csv.lines().skip(1) {
-        check_row(l, 27);
+        check_row(l, common::FULL_WIDTH);
     }
     let piped = Command::new("sh")
         .arg("-c")

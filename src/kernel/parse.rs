@@ -284,6 +284,32 @@ pub fn space_value<'a>(b: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     })
 }
 
+/// [`space_value`] of each of `keys`, in one pass over the lines (the
+/// counters headroom takes from /proc/vmstat's ~190 lines). Each result is
+/// exactly `space_value(b, key)`: the second field of the first line whose
+/// first field is the key.
+pub fn space_values<'a, const N: usize>(b: &'a [u8], keys: [&[u8]; N]) -> [Option<&'a [u8]>; N] {
+    let mut out = [None; N];
+    let mut left = N;
+    for line in lines(b) {
+        if left == 0 {
+            break;
+        }
+        let mut f = fields(line);
+        let (Some(key), Some(v)) = (f.next(), f.next()) else {
+            continue;
+        };
+        let Some(i) = keys.iter().position(|k| *k == key) else {
+            continue;
+        };
+        if let Some(slot) = out.get_mut(i).filter(|v| v.is_none()) {
+            *slot = Some(v);
+            left -= 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,6 +368,18 @@ mod tests {
         let f = b"oom_kill_x 9\noom_kill 4\n";
         assert_eq!(space_value(f, b"oom_kill"), Some(&b"4"[..]));
         assert_eq!(space_value(f, b"oom"), None);
+    }
+
+    #[test]
+    fn space_values_is_space_value_of_each_key_in_one_pass() {
+        let f = b"oom_kill_x 9\n\noom_kill 4\npswpin\npswpin 7\n pswpout  8 \noom_kill 5\n";
+        let keys: [&[u8]; 4] = [b"oom_kill", b"pswpin", b"pswpout", b"pgmajfault"];
+        let one = space_values(f, keys);
+        for (k, v) in keys.iter().zip(one) {
+            assert_eq!(v, space_value(f, k), "{k:?}");
+        }
+        assert_eq!(one[0], Some(&b"4"[..]));
+        assert_eq!(one[3], None);
     }
 
     #[test]

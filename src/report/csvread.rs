@@ -1,5 +1,5 @@
 //! Streaming reader of recorded CSVs: the toolchain's 14 columns or
-//! headroom's 27, found by header name.
+//! headroom's 37 (40 with the jobserver's), found by header name.
 //!
 //! Input is fed in chunks of any size; memory use is fixed whatever the file
 //! size. A record that does not parse (or a final one cut short with no
@@ -15,16 +15,18 @@ use csv_core::{ReadRecordResult, Reader};
 use crate::build::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
 use crate::kernel::parse::parse_u64;
 use crate::tick::clock::Iso;
-use crate::tick::row::{CORE_COLUMNS, Decimal, EXT_COLUMNS, JOBS_COLUMNS, Row};
+use crate::tick::row::{
+    CORE_COLUMNS, Decimal, EXT_COLUMNS, Ext, JOBS_COLUMNS, Row, Tenths, parse_flags,
+};
 
 /// Bytes of unquoted field data one record may hold. A headroom row is
 /// under 1 KiB ([`crate::tick::row::ROW_CAP`]); 4 KiB leaves room for hand-edited
 /// files. A longer record is skipped as malformed.
 pub const FIELD_BUF: usize = 4096;
 
-/// Fields one record may have: 27 known columns plus room for extras that a
+/// Fields one record may have: 40 known columns plus room for extras that a
 /// newer writer may append.
-pub const MAX_FIELDS: usize = 48;
+pub const MAX_FIELDS: usize = 64;
 
 const ALL_COLUMNS: usize = CORE_COLUMNS.len() + EXT_COLUMNS.len() + JOBS_COLUMNS.len();
 
@@ -261,6 +263,7 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
     if let Some(comm) = get(14 + 12) {
         sanitize_into(comm, 15, &mut e.build_peak_rss_comm);
     }
+    slow_columns(e, |i| get(14 + i))?;
     // run --jobserver's columns (jobs_paused since this version).
     let jobs = |i: usize| -> Result<Option<u32>, ()> {
         ext(EXT_COLUMNS.len() + i)?
@@ -272,6 +275,28 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
         _ => None,
     };
     Some(row)
+}
+
+/// The "why it was slow" columns (extension columns 13–22): absent column
+/// or empty field = `None`; garbage = `None` returned (malformed row).
+fn slow_columns<'f>(e: &mut Ext, get: impl Fn(usize) -> Option<&'f [u8]>) -> Option<()> {
+    fn opt<T>(f: Option<&[u8]>, parse: impl Fn(&[u8]) -> Option<T>) -> Option<Option<T>> {
+        match f {
+            None | Some(b"") => Some(None),
+            Some(f) => parse(f).map(Some),
+        }
+    }
+    e.swap_in_mibps = opt(get(13), Decimal::parse)?;
+    e.swap_out_mibps = opt(get(14), Decimal::parse)?;
+    e.majflt_ps = opt(get(15), parse_u64)?;
+    e.refaults_ps = opt(get(16), parse_u64)?;
+    e.disk_read_mibps = opt(get(17), Decimal::parse)?;
+    e.disk_write_mibps = opt(get(18), Decimal::parse)?;
+    e.disk_util_pct = opt(get(19), parse_u64)?;
+    e.cpu_temp_c = opt(get(20), Tenths::parse)?;
+    e.cpu_freq_pct = opt(get(21), parse_u64)?;
+    e.throttled = opt(get(22), parse_flags)?;
+    Some(())
 }
 
 #[cfg(test)]
@@ -370,7 +395,7 @@ mod tests {
 
     #[test]
     fn empty_memory_and_disk_extension_fields_mark_the_sources_unknown() {
-        let mut data = Vec::from(crate::tick::row::HEADER_FULL.as_bytes());
+        let mut data = Vec::from(std::format!("{}\n", crate::tick::row::header_27()).as_bytes());
         data.extend_from_slice(b"1,2026-11-30T01:03:06Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         data.extend_from_slice(
             b"2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,,,\n",
@@ -386,7 +411,7 @@ mod tests {
 
     #[test]
     fn full_width_rows_keep_extension_columns() {
-        let mut data = Vec::from(crate::tick::row::HEADER_FULL.as_bytes());
+        let mut data = Vec::from(std::format!("{}\n", crate::tick::row::header_27()).as_bytes());
         data.extend_from_slice(b"1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling x\",2048,10,3,900,12,77900,,512,1.21,773,cc1plus,52,cc1\n");
         let (res, rows, skipped) = read_all(&data, 9);
         assert_eq!((res, skipped), (Ok(()), 0));
@@ -401,15 +426,53 @@ mod tests {
     }
 
     #[test]
+    fn the_slow_columns_read_back_what_the_row_writes() {
+        let mut r = Row::empty(1_796_000_586);
+        r.ext.swap_total_mb = Some(100);
+        r.ext.disk_avail_mb = Some(1000);
+        r.ext.swap_in_mibps = Some(Decimal::from_centi(150));
+        r.ext.majflt_ps = Some(120);
+        r.ext.disk_write_mibps = Some(Decimal::from_centi(2250));
+        r.ext.disk_util_pct = Some(97);
+        r.ext.cpu_temp_c = Some(Tenths(823));
+        r.ext.cpu_freq_pct = Some(33);
+        r.ext.throttled = Some(0b0101);
+        let mut line = heapless::Vec::new();
+        r.format(false, &mut line).unwrap();
+        let mut data = Vec::from(crate::tick::row::HEADER_FULL.as_bytes());
+        data.extend_from_slice(&line);
+        let (res, rows, skipped) = read_all(&data, 7);
+        assert_eq!((res, skipped), (Ok(()), 0));
+        assert_eq!(rows[0].ext, r.ext);
+        // Garbage in a slow column makes the row malformed, not a zero.
+        let bad = std::string::String::from_utf8(line.to_vec())
+            .unwrap()
+            .replace("82.3", "hot");
+        data.truncate(crate::tick::row::HEADER_FULL.len());
+        data.extend_from_slice(bad.as_bytes());
+        let (_, rows, skipped) = read_all(&data, 7);
+        assert_eq!((rows.len(), skipped), (0, 1));
+    }
+
+    #[test]
     fn the_jobserver_columns_are_read_with_or_without_jobs_paused() {
         let row = "2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,,,";
-        let mut data = Vec::from(crate::tick::row::HEADER_JOBS.as_bytes());
+        let mut data = Vec::from(
+            std::format!(
+                "{},jobs_running,jobs_allowed,jobs_paused\n",
+                crate::tick::row::header_27()
+            )
+            .as_bytes(),
+        );
         data.extend_from_slice(std::format!("{row},3,4,1\n{row},,,\n").as_bytes());
         let (res, rows, skipped) = read_all(&data, 64);
         assert_eq!((res, skipped), (Ok(()), 0));
         assert_eq!((rows[0].jobs, rows[1].jobs), (Some((3, 4, 1)), None));
         // A CSV of before jobs_paused: 0 paused.
-        let old = crate::tick::row::HEADER_JOBS.replace(",jobs_paused", "");
+        let old = std::format!(
+            "{},jobs_running,jobs_allowed\n",
+            crate::tick::row::header_27()
+        );
         let mut data = Vec::from(old.as_bytes());
         data.extend_from_slice(std::format!("{row},2,2\n{row},x,2\n").as_bytes());
         let (_, rows, skipped) = read_all(&data, 64);

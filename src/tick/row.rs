@@ -30,7 +30,7 @@ pub const CORE_COLUMNS: [&str; 14] = [
 ];
 
 /// headroom's extension column names, in order, after `context`.
-pub const EXT_COLUMNS: [&str; 13] = [
+pub const EXT_COLUMNS: [&str; 23] = [
     "swap_total_mb",
     "zram_stored_mb",
     "zram_ram_mb",
@@ -44,22 +44,47 @@ pub const EXT_COLUMNS: [&str; 13] = [
     "peak_rss_comm",
     "build_peak_rss_mb",
     "build_peak_rss_comm",
+    "swap_in_mibps",
+    "swap_out_mibps",
+    "majflt_ps",
+    "refaults_ps",
+    "disk_read_mibps",
+    "disk_write_mibps",
+    "disk_util_pct",
+    "cpu_temp_c",
+    "cpu_freq_pct",
+    "throttled",
 ];
 
 /// The header line of the compatible CSV (14 columns), with its newline.
 pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
 
-/// The full header line (14 + 13 columns), with its newline.
-pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm\n";
+/// The full header line (14 + 23 columns), with its newline.
+pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled\n";
+
+/// The full header of CSVs written before the "why it was slow" columns
+/// (14 + 13 columns, no newline): tests read such files to check that old
+/// recordings still summarize.
+#[cfg(test)]
+pub(crate) fn header_27() -> String<512> {
+    let mut h = String::new();
+    for (i, c) in CORE_COLUMNS.iter().chain(&EXT_COLUMNS[..13]).enumerate() {
+        if i > 0 {
+            let _ = h.push(',');
+        }
+        let _ = h.push_str(c);
+    }
+    h
+}
 
 /// The three columns `run --jobserver` adds after the extension columns.
 pub const JOBS_COLUMNS: [&str; 3] = ["jobs_running", "jobs_allowed", "jobs_paused"];
 
 /// The full header with the jobserver's three columns, with its newline.
-pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,jobs_running,jobs_allowed,jobs_paused\n";
+pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,jobs_running,jobs_allowed,jobs_paused\n";
 
-/// The header a recording writes: 14 columns with `compat`, else 27, else
-/// 30 with the jobserver's (`jobs`).
+/// The header a recording writes: 14 columns with `compat`, else 37, else
+/// 40 with the jobserver's (`jobs`).
 pub fn header(compat: bool, jobs: bool) -> &'static str {
     match (compat, jobs) {
         (true, _) => HEADER_COMPAT,
@@ -68,12 +93,12 @@ pub fn header(compat: bool, jobs: bool) -> &'static str {
     }
 }
 
-/// Capacity of one formatted row in bytes: 23 numeric fields of at most 20
-/// digits (460), the iso time (20), stage (64), quoted context (322), two
-/// decimal texts (2 × 12) and two comms (30), plus 26 commas and a
-/// newline: 947 bytes at most; the jobserver's three counts add 33 (980).
-/// 1 KiB leaves room.
-pub const ROW_CAP: usize = 1024;
+/// Capacity of one formatted row in bytes: 27 numeric fields of at most 20
+/// digits (540), the iso time (20), stage (64), quoted context (322), six
+/// decimal texts (6 × 12), a temperature (12), two comms (30) and the
+/// throttle flags (48), plus 36 commas and a newline: 1145 bytes at most;
+/// the jobserver's three counts add 33 (1178). 1280 bytes leave room.
+pub const ROW_CAP: usize = 1280;
 
 /// A shared memory pool at one tick (`run --jobserver --pool`), MiB.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -114,6 +139,56 @@ impl Decimal {
         text.push_str(s).ok()?;
         Some(Decimal { text, centi })
     }
+
+    /// The value `centi` / 100 written with two decimals (`12.05`, `0.00`),
+    /// for a rate headroom computes; saturates at `999999999.99`, the most
+    /// the text holds.
+    pub fn from_centi(centi: u64) -> Decimal {
+        let centi = centi.min(99_999_999_999);
+        let mut text = String::new();
+        let frac = centi % 100;
+        let pad = if frac < 10 { "0" } else { "" };
+        // 12 bytes hold every value up to the saturation above.
+        let _ = ufmt::uwrite!(text, "{}.{}{}", centi / 100, pad, frac);
+        Decimal { text, centi }
+    }
+}
+
+/// A signed value in tenths, written with one decimal (`54.5`, `-3.0`):
+/// the CPU temperature, °C.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Tenths(pub i32);
+
+impl Tenths {
+    /// Writes the value with one decimal.
+    fn write(self, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
+        let v = i64::from(self.0);
+        let sign = if v < 0 { "-" } else { "" };
+        let a = v.unsigned_abs();
+        ufmt::uwrite!(out, "{}{}.{}", sign, a / 10, a % 10).map_err(|_| BufferFull)
+    }
+
+    /// Parses `[-]<digits>[.<digit>]` (what [`Tenths::write`] writes, or a
+    /// bare integer); `None` for anything else or a value beyond `i32`.
+    pub fn parse(b: &[u8]) -> Option<Tenths> {
+        let (neg, b) = match b.strip_prefix(b"-") {
+            Some(rest) => (true, rest),
+            None => (false, b),
+        };
+        let (int, frac) = match b.iter().position(|&c| c == b'.') {
+            Some(i) => (&b[..i], &b[i + 1..]),
+            None => (b, &b"0"[..]),
+        };
+        let [d] = frac else { return None };
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let v = crate::kernel::parse::parse_u64(int)?
+            .checked_mul(10)?
+            .checked_add(u64::from(d - b'0'))?;
+        let v = i32::try_from(v).ok()?;
+        Some(Tenths(if neg { -v } else { v }))
+    }
 }
 
 /// headroom's extension columns; `None` is an empty field (source missing,
@@ -150,6 +225,33 @@ pub struct Ext {
     pub build_peak_rss_mb: Option<u64>,
     /// comm of that process.
     pub build_peak_rss_comm: String<16>,
+    /// Swap-in since the previous tick, MiB/s (/proc/vmstat `pswpin` ×
+    /// the running kernel's page size).
+    pub swap_in_mibps: Option<Decimal>,
+    /// Swap-out since the previous tick, MiB/s (`pswpout`).
+    pub swap_out_mibps: Option<Decimal>,
+    /// Major page faults per second since the previous tick, host-wide
+    /// (`pgmajfault`).
+    pub majflt_ps: Option<u64>,
+    /// Refaults per second (`workingset_refault*`): pages read back soon
+    /// after their eviction.
+    pub refaults_ps: Option<u64>,
+    /// The build disk's reads, MiB/s (sectors × 512).
+    pub disk_read_mibps: Option<Decimal>,
+    /// The build disk's writes, MiB/s (discards are not writes).
+    pub disk_write_mibps: Option<Decimal>,
+    /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100.
+    pub disk_util_pct: Option<u64>,
+    /// The hottest CPU sensor, °C in tenths.
+    pub cpu_temp_c: Option<Tenths>,
+    /// Mean `scaling_cur_freq` / `cpuinfo_max_freq` × 100 (the governor's
+    /// request: on a Raspberry Pi not the clock the firmware allowed).
+    pub cpu_freq_pct: Option<u64>,
+    /// The Raspberry Pi firmware's throttle flags active now (bits 0–3 of
+    /// `get_throttled`: under-voltage, freq-capped, throttled,
+    /// soft-temp-limit), or begun since the previous tick; `None` where the
+    /// board has no such word.
+    pub throttled: Option<u8>,
 }
 
 /// One sample, in the CSV's units.
@@ -323,12 +425,73 @@ impl Row {
             out.push(b',').map_err(|_| BufferFull)?;
             out.extend_from_slice(e.build_peak_rss_comm.as_bytes())
                 .map_err(|_| BufferFull)?;
+            put_decimal(out, e.swap_in_mibps.as_ref())?;
+            put_decimal(out, e.swap_out_mibps.as_ref())?;
+            put_opt(out, e.majflt_ps)?;
+            put_opt(out, e.refaults_ps)?;
+            put_decimal(out, e.disk_read_mibps.as_ref())?;
+            put_decimal(out, e.disk_write_mibps.as_ref())?;
+            put_opt(out, e.disk_util_pct)?;
+            out.push(b',').map_err(|_| BufferFull)?;
+            if let Some(t) = e.cpu_temp_c {
+                t.write(out)?;
+            }
+            put_opt(out, e.cpu_freq_pct)?;
+            out.push(b',').map_err(|_| BufferFull)?;
+            if let Some(flags) = e.throttled {
+                write_flags(flags, out)?;
+            }
             if let Some((running, allowed, paused)) = self.jobs {
                 ufmt::uwrite!(out, ",{},{},{}", running, allowed, paused)
                     .map_err(|_| BufferFull)?;
             }
         }
         out.push(b'\n').map_err(|_| BufferFull)
+    }
+}
+
+/// The names of the throttle flags, by bit (SPEC "CSV": `throttled`).
+pub const THROTTLE_NAMES: [&str; 4] = [
+    "under-voltage",
+    "freq-capped",
+    "throttled",
+    "soft-temp-limit",
+];
+
+/// Writes the set flags' names joined by `|` (nothing for none).
+fn write_flags(flags: u8, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
+    let mut first = true;
+    for (bit, name) in THROTTLE_NAMES.iter().enumerate() {
+        if flags & (1 << bit) != 0 {
+            if !first {
+                out.push(b'|').map_err(|_| BufferFull)?;
+            }
+            out.extend_from_slice(name.as_bytes())
+                .map_err(|_| BufferFull)?;
+            first = false;
+        }
+    }
+    Ok(())
+}
+
+/// Parses what [`write_flags`] writes; `None` for an unknown name.
+pub fn parse_flags(b: &[u8]) -> Option<u8> {
+    let mut flags = 0;
+    for name in b.split(|&c| c == b'|').filter(|n| !n.is_empty()) {
+        let bit = THROTTLE_NAMES.iter().position(|t| t.as_bytes() == name)?;
+        flags |= 1 << bit;
+    }
+    Some(flags)
+}
+
+/// Appends `,` and the decimal's text, or just `,` for an empty field.
+fn put_decimal(out: &mut Vec<u8, ROW_CAP>, v: Option<&Decimal>) -> Result<(), BufferFull> {
+    out.push(b',').map_err(|_| BufferFull)?;
+    match v {
+        Some(d) => out
+            .extend_from_slice(d.text.as_bytes())
+            .map_err(|_| BufferFull),
+        None => Ok(()),
     }
 }
 
@@ -375,7 +538,32 @@ mod tests {
     }
 
     #[test]
-    fn full_row_has_27_fields_and_empty_means_missing() {
+    fn slow_columns_format_and_read_back() {
+        assert_eq!(Decimal::from_centi(1205).text.as_str(), "12.05");
+        assert_eq!(Decimal::from_centi(7).text.as_str(), "0.07");
+        assert_eq!(Decimal::from_centi(0).text.as_str(), "0.00");
+        assert_eq!(Decimal::parse(b"12.05").map(|d| d.centi), Some(1205));
+        let mut out = Vec::new();
+        for (t, text) in [(545, "54.5"), (-30, "-3.0"), (5, "0.5"), (0, "0.0")] {
+            out.clear();
+            Tenths(t).write(&mut out).unwrap();
+            assert_eq!(&out[..], text.as_bytes());
+            assert_eq!(Tenths::parse(text.as_bytes()), Some(Tenths(t)));
+        }
+        assert_eq!(Tenths::parse(b"54"), Some(Tenths(540)));
+        for bad in [&b"5.45"[..], b"", b"-", b"x.5", b"5.", b"99999999999"] {
+            assert_eq!(Tenths::parse(bad), None, "{bad:?}");
+        }
+        out.clear();
+        write_flags(0b0101, &mut out).unwrap();
+        assert_eq!(&out[..], b"under-voltage|throttled");
+        assert_eq!(parse_flags(b"under-voltage|throttled"), Some(0b0101));
+        assert_eq!(parse_flags(b""), Some(0));
+        assert_eq!(parse_flags(b"hot"), None);
+    }
+
+    #[test]
+    fn full_row_has_37_fields_and_empty_means_missing() {
         let mut r = sample_row();
         r.ext.swap_total_mb = Some(0);
         r.ext.oom_kills = Some(3);
@@ -385,14 +573,27 @@ mod tests {
         let mut out = Vec::new();
         r.format(false, &mut out).unwrap();
         let s = std::str::from_utf8(&out).unwrap();
-        assert_eq!(s.trim_end().split(',').count(), 27);
-        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 27);
-        assert!(s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,\n"), "{s}");
+        assert_eq!(s.trim_end().split(',').count(), 37);
+        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 37);
+        assert!(
+            s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,,,,,,,,,,,\n"),
+            "{s}"
+        );
         r.ext.build_peak_rss_mb = Some(52);
         r.ext.build_peak_rss_comm.push_str("cc1").unwrap();
+        r.ext.swap_in_mibps = Some(Decimal::from_centi(150));
+        r.ext.majflt_ps = Some(120);
+        r.ext.disk_write_mibps = Some(Decimal::from_centi(2250));
+        r.ext.disk_util_pct = Some(97);
+        r.ext.cpu_temp_c = Some(Tenths(823));
+        r.ext.cpu_freq_pct = Some(33);
+        r.ext.throttled = Some(0b0100);
         r.format(false, &mut out).unwrap();
         let s = std::str::from_utf8(&out).unwrap();
-        assert!(s.ends_with(",773,cc1plus,52,cc1\n"), "{s}");
+        assert!(
+            s.ends_with(",773,cc1plus,52,cc1,1.50,,120,,,22.50,97,82.3,33,throttled\n"),
+            "{s}"
+        );
     }
 
     #[test]
@@ -432,6 +633,16 @@ mod tests {
             peak_rss_comm: String::try_from("123456789012345").unwrap(),
             build_peak_rss_mb: m,
             build_peak_rss_comm: String::try_from("123456789012345").unwrap(),
+            swap_in_mibps: Some(Decimal::from_centi(u64::MAX)),
+            swap_out_mibps: Some(Decimal::from_centi(u64::MAX)),
+            majflt_ps: m,
+            refaults_ps: m,
+            disk_read_mibps: Some(Decimal::from_centi(u64::MAX)),
+            disk_write_mibps: Some(Decimal::from_centi(u64::MAX)),
+            disk_util_pct: m,
+            cpu_temp_c: Some(Tenths(i32::MIN)),
+            cpu_freq_pct: m,
+            throttled: Some(0xff),
         };
         let mut out = Vec::new();
         assert_eq!(r.format(false, &mut out), Ok(()));

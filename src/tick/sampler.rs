@@ -31,6 +31,7 @@ use crate::tick::logwatch::{LogRead, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
 pub mod glance;
+mod slow;
 
 /// Size of the shared scratch buffer: the log tail (SPEC: at most 64 KiB
 /// per tick) and /proc/stat (about 150 bytes per CPU plus an `intr` line
@@ -309,6 +310,8 @@ pub struct Sampler<'a> {
     tmp: Option<OwnedFd>,
     log_dir: Option<OwnedFd>,
     kept: KeptFiles,
+    /// The previous tick's counters, for the rates of "why it was slow".
+    slow: slow::Slow,
     /// The kernel threads of the last listing, skipped (live root only).
     classes: Classes,
     page_size_kib: u64,
@@ -396,6 +399,7 @@ impl<'a> Sampler<'a> {
             tmp: open_host_path(opts.tmp_path),
             log_dir,
             kept: KeptFiles::new(live),
+            slow: slow::Slow::new(),
             classes: Classes::new(live),
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
@@ -443,7 +447,7 @@ impl<'a> Sampler<'a> {
         self.read_load(&mut row, bufs, w);
         self.read_cpu(&mut row, bufs, w);
         let mem_total_kib = self.read_memory(&mut row, bufs, w);
-        let host_oom = self.read_oom_kill(&mut row, bufs, w);
+        let host_oom = self.read_vmstat(&mut row, bufs, w);
         self.read_pressure(&mut row, bufs, w);
         self.read_zram(&mut row, bufs, w);
         self.read_cgroup(&mut row, bufs, mem_total_kib);
@@ -530,13 +534,9 @@ impl<'a> Sampler<'a> {
         mem_total_kib
     }
 
-    /// /proc/vmstat oom_kill (Linux >= 4.13): delta since the first tick; the counter itself.
-    fn read_oom_kill(
-        &mut self,
-        row: &mut Row,
-        bufs: &mut Buffers,
-        w: &mut impl Warn,
-    ) -> Option<u64> {
+    /// /proc/vmstat: oom_kill (Linux >= 4.13) as the delta since the first
+    /// tick, and the swap and fault rates; returns the OOM counter itself.
+    fn read_vmstat(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> Option<u64> {
         let mut host_oom = None;
         match self
             .kept
@@ -544,13 +544,15 @@ impl<'a> Sampler<'a> {
             .read(self.root.fd(), vmstat::PATH, &mut bufs.file, Shape::Records)
         {
             Ok(b) => {
-                if let Ok(vmstat::VmStat {
-                    oom_kill: Some(k), ..
-                }) = vmstat::parse(b)
-                {
-                    let base = *self.first_oom.get_or_insert(k);
-                    row.ext.oom_kills = Some(k.saturating_sub(base));
-                    host_oom = Some(k);
+                if let Ok(vm) = vmstat::parse(b) {
+                    if let Some(k) = vm.oom_kill {
+                        let base = *self.first_oom.get_or_insert(k);
+                        row.ext.oom_kills = Some(k.saturating_sub(base));
+                        host_oom = Some(k);
+                    }
+                    let now = crate::tick::clock::monotonic_ns();
+                    self.slow
+                        .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
                 }
             }
             Err(e) => self.warn_once(w, Source::VmStat, e.describe()),

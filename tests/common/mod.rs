@@ -211,22 +211,27 @@ pub fn overlap(dirs: &[impl AsRef<Path>]) -> (usize, usize) {
     (max as usize, events.iter().filter(|(_, d)| *d < 0).count())
 }
 
+/// Fields of a full (not `--compat`) row without the jobserver's columns.
+pub const FULL_WIDTH: usize =
+    headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
+
 /// A recording's jobs columns (`run --jobserver`'s CSV): (jobs_running,
 /// jobs_allowed) per row.
 pub fn jobs_columns(csv: &Path) -> Vec<(u32, u32)> {
     let csv = fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(header.len(), 30);
+    let w = FULL_WIDTH;
+    assert_eq!(header.len(), w + 3);
     assert_eq!(
-        &header[27..],
+        &header[w..],
         ["jobs_running", "jobs_allowed", "jobs_paused"]
     );
     lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 30, "{l}");
-            (f[27].parse().unwrap(), f[28].parse().unwrap())
+            assert_eq!(f.len(), w + 3, "{l}");
+            (f[w].parse().unwrap(), f[w + 1].parse().unwrap())
         })
         .collect()
 }

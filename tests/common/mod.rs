@@ -23,6 +23,17 @@ impl Cgroup {
     /// Creates `headroom-<tag>-<pid>` with memory limit `limit` bytes (and
     /// no swap), or says why it cannot.
     pub fn create(tag: &str, limit: u64) -> Result<Cgroup, String> {
+        Cgroup::make(tag, limit, false)
+    }
+
+    /// Like [`Cgroup::create`], but the cgroup may swap: only its memory
+    /// is limited (memsw and `memory.swap.max` left unlimited), so what
+    /// exceeds `limit` is pushed into swap instead of OOM-killed.
+    pub fn create_swapping(tag: &str, limit: u64) -> Result<Cgroup, String> {
+        Cgroup::make(tag, limit, true)
+    }
+
+    fn make(tag: &str, limit: u64, swap: bool) -> Result<Cgroup, String> {
         let name = format!("headroom-{tag}-{}", std::process::id());
         let v1 = Path::new("/sys/fs/cgroup/memory");
         let v2 = Path::new("/sys/fs/cgroup");
@@ -41,6 +52,9 @@ impl Cgroup {
         let cg = Cgroup { dir };
         fs::write(cg.dir.join(limit_file), limit.to_string())
             .map_err(|e| format!("cannot set {limit_file}: {e}"))?;
+        if swap {
+            return Ok(cg);
+        }
         // Without swap accounting the limit alone applies; with it, cap both.
         let _ = fs::write(
             cg.dir.join("memory.memsw.limit_in_bytes"),

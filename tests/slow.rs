@@ -1,0 +1,240 @@
+//! "Why it was slow", end to end on this machine, against the kernel's own
+//! counters read directly: the build disk's writes (a 500 MiB `dd
+//! oflag=direct` to the `--disk-path` filesystem) against the
+//! /proc/diskstats delta of its whole disk, and swap-out (a process pushed
+//! into swap in a small memory cgroup) against the /proc/vmstat `pswpout`
+//! delta.
+//!
+//! Both counters are host-wide and other writers share the disk, so the
+//! totals are compared, not rows: the recording spans the measured
+//! command, the command reads the counters just before and after its own
+//! work, and what others write in the second around it is the slack.
+//! The swap test needs root (a swapfile, a memory cgroup): `#[ignore]`d in
+//! a plain `cargo test`, run alone by `ci/test` as root, with the swapfile
+//! turned off and removed whatever happens.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Cgroup, headroom, output_within, scratch};
+
+/// Fields of a CSV by header name.
+struct Csv {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    fn read(path: &Path) -> Csv {
+        let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut lines = text
+            .lines()
+            .map(|l| l.split(',').map(String::from).collect());
+        Csv {
+            header: lines.next().expect("a header"),
+            rows: lines.collect(),
+        }
+    }
+
+    fn col(&self, name: &str) -> usize {
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}: {:?}", self.header))
+    }
+
+    /// Σ rate × the row's own seconds (elapsed_s − the previous row's):
+    /// MiB the column's rate adds up to over the recording.
+    fn total_mib(&self, name: &str) -> f64 {
+        let (c, e) = (self.col(name), self.col("elapsed_s"));
+        let mut prev: Option<f64> = None;
+        let mut sum = 0.0;
+        for r in &self.rows {
+            let t: f64 = r[e].parse().unwrap();
+            if let (Some(p), Ok(rate)) = (prev, r[c].parse::<f64>()) {
+                sum += rate * (t - p);
+            }
+            prev = Some(t);
+        }
+        sum
+    }
+}
+
+/// The whole disk under `dir`, as lsblk names it (a partition's parent).
+fn whole_disk(dir: &Path) -> String {
+    let out = Command::new("findmnt")
+        .args(["-no", "MAJ:MIN", "--target"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let majmin = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let out = Command::new("lsblk")
+        .args(["-rno", "MAJ:MIN,KNAME,PKNAME"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8(out.stdout).unwrap();
+    let line = list
+        .lines()
+        .find(|l| l.split(' ').next() == Some(majmin.as_str()))
+        .unwrap_or_else(|| panic!("{majmin} not in lsblk:\n{list}"));
+    let f: Vec<&str> = line.split(' ').collect();
+    match f.get(2) {
+        Some(parent) if !parent.is_empty() => parent.to_string(),
+        _ => f[1].to_string(),
+    }
+}
+
+/// Sectors written (column 10) of `disk`'s line in a saved /proc/diskstats.
+fn sectors_written(diskstats: &Path, disk: &str) -> u64 {
+    let text = fs::read_to_string(diskstats).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(disk))
+        .unwrap_or_else(|| panic!("{disk} not in {text}"));
+    line.split_whitespace().nth(9).unwrap().parse().unwrap()
+}
+
+/// A counter of a saved /proc/vmstat.
+fn vmstat(path: &Path, key: &str) -> u64 {
+    let text = fs::read_to_string(path).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {key}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `headroom run` at 1 s rows of `script` in `d`, with `d` as the disk.
+fn run_recorded(d: &Path, script: &str) -> Csv {
+    let out = output_within(
+        headroom()
+            .args(["run", "--interval", "1", "--no-cgroup", "--disk-path"])
+            .arg(d)
+            .arg("--out-dir")
+            .arg(d)
+            .args(["--", "sh", "-c", script])
+            .current_dir(d),
+        240,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    Csv::read(&d.join("resources-run.csv"))
+}
+
+#[test]
+fn direct_writes_to_the_disk_path_add_up_to_the_diskstats_delta() {
+    let d = scratch("dd");
+    let disk = whole_disk(&d);
+    // Sleeps around dd: the rows on both sides see the counter still.
+    let csv = run_recorded(
+        &d,
+        "sleep 1.2; cat /proc/diskstats > a; \
+         dd if=/dev/zero of=f bs=1M count=500 oflag=direct status=none; \
+         cat /proc/diskstats > b; rm -f f; sleep 1.2",
+    );
+    let direct = (sectors_written(&d.join("b"), &disk) - sectors_written(&d.join("a"), &disk))
+        as f64
+        * 512.0
+        / f64::from(1 << 20);
+    let recorded = csv.total_mib("disk_write_mibps");
+    assert!(
+        direct >= 500.0,
+        "dd's 500 MiB not in {disk}'s delta: {direct:.1} MiB"
+    );
+    // Others write to the same disk in the second around dd: slack above.
+    assert!(
+        recorded >= direct * 0.97 && recorded <= direct * 1.10 + 64.0,
+        "disk_write_mibps sums to {recorded:.1} MiB, /proc/diskstats {disk} says {direct:.1} MiB"
+    );
+    let util = csv.col("disk_util_pct");
+    assert!(
+        csv.rows
+            .iter()
+            .any(|r| r[util].parse::<u64>().is_ok_and(|u| u > 0)),
+        "no busy row while dd wrote"
+    );
+}
+
+/// A swapfile in use while it lives: turned off and removed on drop, even
+/// when the test fails.
+struct Swapfile(PathBuf);
+
+impl Swapfile {
+    fn on(path: PathBuf, mib: u64) -> Result<Swapfile, String> {
+        let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+        if !ok(Command::new("fallocate")
+            .args(["-l", &format!("{mib}M")])
+            .arg(&path))
+        {
+            return Err("fallocate failed".into());
+        }
+        let swap = Swapfile(path);
+        let _ = Command::new("chmod").arg("600").arg(&swap.0).status();
+        if !ok(Command::new("mkswap").arg("-q").arg(&swap.0)) {
+            return Err("mkswap failed".into());
+        }
+        if !ok(Command::new("swapon").arg(&swap.0)) {
+            return Err("swapon failed (a filesystem without swapfile support?)".into());
+        }
+        Ok(swap)
+    }
+}
+
+impl Drop for Swapfile {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(&self.0).status();
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+#[ignore = "needs root: a swapfile and a memory cgroup (ci/test runs it alone)"]
+fn a_process_pushed_into_swap_shows_in_swap_out_mibps() {
+    let d = scratch("swap");
+    let swap = Swapfile::on(d.join("headroom-test.swap"), 512).expect("swap on");
+    let cg = Cgroup::create_swapping("swap", 64 << 20).expect("a memory cgroup");
+    // 192 MiB written in a 64 MiB cgroup: ~128 MiB go to swap; read again,
+    // some come back in.
+    fs::write(
+        d.join("hog.py"),
+        "b = bytearray(192 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint(sum(b[::4096]))\n",
+    )
+    .unwrap();
+    let script = format!(
+        "sleep 1.2; cat /proc/vmstat > a; \
+         sh -c 'echo $$ > {}/cgroup.procs; exec python3 hog.py' > /dev/null; \
+         cat /proc/vmstat > b; sleep 1.2",
+        cg.dir.display()
+    );
+    let csv = run_recorded(&d, &script);
+    drop(swap);
+    let page: f64 = String::from_utf8(
+        Command::new("getconf")
+            .arg("PAGESIZE")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    let direct = (vmstat(&d.join("b"), "pswpout") - vmstat(&d.join("a"), "pswpout")) as f64 * page
+        / f64::from(1 << 20);
+    assert!(direct >= 64.0, "the hog did not swap: {direct:.1} MiB out");
+    let recorded = csv.total_mib("swap_out_mibps");
+    assert!(
+        recorded >= direct * 0.97 && recorded <= direct * 1.10 + 16.0,
+        "swap_out_mibps sums to {recorded:.1} MiB, /proc/vmstat pswpout {direct:.1} MiB"
+    );
+    let out = csv.col("swap_out_mibps");
+    let rising = csv
+        .rows
+        .iter()
+        .filter(|r| r[out].parse::<f64>().is_ok_and(|v| v > 0.0))
+        .count();
+    assert!(rising >= 1, "no row with swap_out_mibps > 0");
+}

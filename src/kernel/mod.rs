@@ -8,6 +8,7 @@ pub mod parse; // byte-level number and field parsing shared by every parser
 pub mod root; // openat(2) under `--root`, reads into the caller's buffer
 
 pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
+pub mod diskstats; // /proc/diskstats and /sys/dev/block/MAJ:MIN/stat: block-device I/O counters
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it
 pub mod loadavg; // /proc/loadavg
 pub mod maps; // /proc/self/maps: headroom's own mappings

@@ -1,0 +1,373 @@
+//! Block-device I/O counters: one line of `/proc/diskstats`, or a device's
+//! own `/sys/dev/block/MAJ:MIN/stat` (`/sys/block/NAME/stat`).
+//!
+//! A diskstats line is `major minor name` then the counters; a `stat` file
+//! is the counters alone. Fields are separated by runs of spaces (the
+//! kernel right-aligns with `%4d %7d`, `stat` pads each value to width 8;
+//! copies lose the alignment), so a line is split on white space, never on
+//! columns. The counters, in `Documentation/admin-guide/iostats.rst`'s
+//! numbering:
+//!
+//! | # | field | unit | since |
+//! |---|---|---|---|
+//! | 1–4 | reads completed, merged, sectors read, ms reading | –, –, sectors, ms | |
+//! | 5–8 | writes completed, merged, sectors written, ms writing | –, –, sectors, ms | |
+//! | 9 | I/Os in flight | – | |
+//! | 10 | ms doing I/O (`io_ticks`) | ms | |
+//! | 11 | weighted ms doing I/O | ms | |
+//! | 12–15 | discards completed, merged, sectors discarded, ms | –, –, sectors, ms | 4.18 |
+//! | 16–17 | flushes completed, ms flushing | –, ms | 5.5 |
+//!
+//! So a diskstats line has 14, 18 or 20 columns and a `stat` file 11, 15 or
+//! 17 values. Kernels before 2.6.25 printed partitions with four counters
+//! only (`3 1 hda1 35486 38030 38030 38030`: reads, sectors read, writes,
+//! sectors written): such a line is [`Stats::Partition`], never read as the
+//! first four of eleven.
+//!
+//! A sector here is 512 bytes whatever the device's logical block size
+//! (the block layer counts in `SECTOR_SHIFT` 9 units). The time fields are
+//! printed as `unsigned int` (32 bits: they wrap after 49.7 days of busy
+//! time); the counts are `unsigned long` (64 bits on 64-bit kernels).
+//! Flush counters are not kept for partitions (always 0 there).
+//!
+//! # References
+//! `Documentation/admin-guide/iostats.rst`, `Documentation/ABI/stable/sysfs-block`
+//! (`/sys/block/<disk>/stat`), proc(5) (`/proc/diskstats`), kernel
+//! `block/genhd.c` (`diskstats_show`, `part_stat_show`).
+
+use crate::kernel::parse::{ParseError, ParseErrorKind, fields, lines, parse_u64};
+
+/// Path of the all-devices table, relative to the root.
+pub const PATH: &str = "proc/diskstats";
+
+/// Bytes in one sector of these counters: always 512 (`SECTOR_SHIFT`).
+pub const SECTOR_BYTES: u64 = 512;
+
+/// Read buffer for one device's `stat` file, in bytes.
+///
+/// 17 values of at most 20 digits, each padded to width 8 and followed by a
+/// space, and a newline: at most 358 bytes; a fresh disk's file is 17 × 9 =
+/// 153 bytes. 512 leaves room for two more fields.
+pub const STAT_BUF_LEN: usize = 512;
+
+/// The discard counters (iostats fields 12–15, since Linux 4.18).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Discards {
+    /// Discards completed successfully.
+    pub discards: u64,
+    /// Adjacent discards merged into one.
+    pub discards_merged: u64,
+    /// Sectors discarded, 512 bytes each. Not writes.
+    pub sectors_discarded: u64,
+    /// Time spent discarding, in ms.
+    pub discard_ms: u64,
+}
+
+/// The flush counters (iostats fields 16–17, since Linux 5.5; 0 for
+/// partitions, which do not track them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flushes {
+    /// Flush requests completed successfully.
+    pub flushes: u64,
+    /// Time spent flushing, in ms.
+    pub flush_ms: u64,
+}
+
+/// A device's counters (iostats fields 1–17), each as the kernel printed it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskCounters {
+    /// Field 1: reads completed.
+    pub reads: u64,
+    /// Field 2: adjacent reads merged.
+    pub reads_merged: u64,
+    /// Field 3: sectors read, 512 bytes each ([`Self::read_bytes`]).
+    pub sectors_read: u64,
+    /// Field 4: time spent reading, in ms (32 bits in the kernel).
+    pub read_ms: u64,
+    /// Field 5: writes completed.
+    pub writes: u64,
+    /// Field 6: adjacent writes merged.
+    pub writes_merged: u64,
+    /// Field 7: sectors written, 512 bytes each ([`Self::write_bytes`]).
+    pub sectors_written: u64,
+    /// Field 8: time spent writing, in ms (32 bits in the kernel).
+    pub write_ms: u64,
+    /// Field 9: I/Os issued to the driver and not yet completed (a gauge).
+    pub in_flight: u64,
+    /// Field 10: time the device had I/O in flight, in ms (`io_ticks`; 32
+    /// bits in the kernel, so it wraps). Its rise over a wall interval is
+    /// the utilisation.
+    pub io_ticks_ms: u64,
+    /// Field 11: weighted time doing I/O, in ms. Its meaning has changed
+    /// across kernels (on 5.x+ the sum of the per-direction times): never
+    /// checked against the other fields.
+    pub weighted_ms: u64,
+    /// Fields 12–15; `None` when the kernel does not print them (before
+    /// 4.18), not zeros.
+    pub discard: Option<Discards>,
+    /// Fields 16–17; `None` when the kernel does not print them (before
+    /// 5.5), not zeros.
+    pub flush: Option<Flushes>,
+}
+
+impl DiskCounters {
+    /// Bytes read: sectors read × 512 (saturating).
+    pub fn read_bytes(&self) -> u64 {
+        self.sectors_read.saturating_mul(SECTOR_BYTES)
+    }
+
+    /// Bytes written: sectors written × 512 (saturating); discarded sectors
+    /// are not included.
+    pub fn write_bytes(&self) -> u64 {
+        self.sectors_written.saturating_mul(SECTOR_BYTES)
+    }
+}
+
+/// The four counters a partition line had before Linux 2.6.25.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionCounters {
+    /// Reads issued to the partition.
+    pub reads: u64,
+    /// Sectors read, 512 bytes each.
+    pub sectors_read: u64,
+    /// Writes issued to the partition.
+    pub writes: u64,
+    /// Sectors written, 512 bytes each.
+    pub sectors_written: u64,
+}
+
+/// What a diskstats line carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stats {
+    /// The 11, 15 or 17 counters of every current line.
+    Full(DiskCounters),
+    /// A partition line of a kernel before 2.6.25: four counters only.
+    Partition(PartitionCounters),
+}
+
+/// One line of `/proc/diskstats`, the name borrowed from the caller's
+/// buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// Column 1: the device's major number (0 for hidden devices such as
+    /// NVMe multipath paths `nvmeXcYnZ`, which are no block device number).
+    pub major: u32,
+    /// Column 2: the device's minor number.
+    pub minor: u32,
+    /// Column 3: the kernel's name (`sda`, `mmcblk0p1`, `dm-0`).
+    pub name: &'a [u8],
+    /// Columns 4 and on.
+    pub stats: Stats,
+}
+
+/// Most values read: fields past the 17th (a future kernel's) are ignored
+/// unparsed, as new fields are appended.
+const MAX_VALUES: usize = 17;
+
+/// The counters from the values of a line, `n` of them read (more may have
+/// been ignored): 11, 15 or 17 (or more) make a [`DiskCounters`].
+fn counters(v: &[u64; MAX_VALUES], n: usize) -> Option<DiskCounters> {
+    if !matches!(n, 11 | 15 | 17) {
+        return None;
+    }
+    Some(DiskCounters {
+        reads: v[0],
+        reads_merged: v[1],
+        sectors_read: v[2],
+        read_ms: v[3],
+        writes: v[4],
+        writes_merged: v[5],
+        sectors_written: v[6],
+        write_ms: v[7],
+        in_flight: v[8],
+        io_ticks_ms: v[9],
+        weighted_ms: v[10],
+        discard: (n >= 15).then(|| Discards {
+            discards: v[11],
+            discards_merged: v[12],
+            sectors_discarded: v[13],
+            discard_ms: v[14],
+        }),
+        flush: (n >= 17).then(|| Flushes {
+            flushes: v[15],
+            flush_ms: v[16],
+        }),
+    })
+}
+
+/// Parses the values of `f` (what follows the name, or a `stat` file) into
+/// `v`; returns how many were read, at most [`MAX_VALUES`] (the rest are
+/// left unparsed).
+fn values<'a>(
+    f: impl Iterator<Item = &'a [u8]>,
+    v: &mut [u64; MAX_VALUES],
+) -> Result<usize, ParseError> {
+    let mut n = 0;
+    for (slot, x) in v.iter_mut().zip(f) {
+        *slot = parse_u64(x).ok_or(ParseError::at(ParseErrorKind::BadNumber, 1))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Parses one `/sys/dev/block/MAJ:MIN/stat` (or `/sys/block/NAME/stat`)
+/// file: 11, 15 or 17 values, leading and repeated white space accepted,
+/// values past the 17th ignored.
+///
+/// # Errors
+/// [`ParseErrorKind::BadNumber`] for a value that is not a decimal u64;
+/// [`ParseErrorKind::Malformed`] for any other count of values (the four
+/// of a pre-2.6.25 partition included). Errors carry line 1.
+///
+/// ```
+/// use headroom::kernel::diskstats::parse_stat;
+/// let c = parse_stat(b"  137  183  8619  360  0  0  0  0  0  160  360\n").unwrap();
+/// assert_eq!((c.read_bytes(), c.io_ticks_ms, c.discard), (4_412_928, 160, None));
+/// assert!(parse_stat(b"1 2 3 4\n").is_err());
+/// ```
+pub fn parse_stat(b: &[u8]) -> Result<DiskCounters, ParseError> {
+    let mut v = [0u64; MAX_VALUES];
+    let n = values(fields(b), &mut v)?;
+    counters(&v, n).ok_or(ParseError::at(ParseErrorKind::Malformed, 1))
+}
+
+/// Parses one line of `/proc/diskstats`: major, minor, name, then 11, 15 or
+/// 17 counters (14, 18 or 20 columns; more are ignored), or the 4 of a
+/// pre-2.6.25 partition (7 columns).
+///
+/// # Errors
+/// [`ParseErrorKind::Missing`] for an absent major, minor or name;
+/// [`ParseErrorKind::BadNumber`] for a non-decimal number (a major or minor
+/// past u32 included); [`ParseErrorKind::Malformed`] for another column
+/// count. Errors carry line 1; [`find`] gives the real line.
+pub fn parse_line(line: &[u8]) -> Result<Line<'_>, ParseError> {
+    let bad = ParseError::at(ParseErrorKind::BadNumber, 1);
+    let mut f = fields(line);
+    let major = f.next().ok_or(ParseError::missing("major"))?;
+    let minor = f.next().ok_or(ParseError::missing("minor"))?;
+    let name = f.next().ok_or(ParseError::missing("name"))?;
+    let number = |x| parse_u64(x).and_then(|v| u32::try_from(v).ok()).ok_or(bad);
+    let (major, minor) = (number(major)?, number(minor)?);
+    let mut v = [0u64; MAX_VALUES];
+    let n = values(f, &mut v)?;
+    let stats = match (n, counters(&v, n)) {
+        (_, Some(c)) => Stats::Full(c),
+        (4, None) => Stats::Partition(PartitionCounters {
+            reads: v[0],
+            sectors_read: v[1],
+            writes: v[2],
+            sectors_written: v[3],
+        }),
+        _ => return Err(ParseError::at(ParseErrorKind::Malformed, 1)),
+    };
+    Ok(Line {
+        major,
+        minor,
+        name,
+        stats,
+    })
+}
+
+/// The line of `/proc/diskstats` for the device named `name` (exactly, as
+/// the kernel names it: `mmcblk0`, not `/dev/mmcblk0`), parsed; `None`
+/// when no line has that name. An error carries the line's number.
+pub fn find<'a>(b: &'a [u8], name: &[u8]) -> Option<Result<Line<'a>, ParseError>> {
+    find_where(b, |line| fields(line).nth(2) == Some(name))
+}
+
+/// The line for device number `major:minor`; `None` when absent and always
+/// for major 0 (hidden devices such as NVMe multipath paths are printed as
+/// `0 0`, which is no device number). An error carries the line's number.
+pub fn find_dev(b: &[u8], major: u32, minor: u32) -> Option<Result<Line<'_>, ParseError>> {
+    if major == 0 {
+        return None;
+    }
+    let is = |x: Option<&[u8]>, want: u32| x.and_then(parse_u64) == Some(u64::from(want));
+    find_where(b, |line| {
+        let mut f = fields(line);
+        is(f.next(), major) && is(f.next(), minor)
+    })
+}
+
+/// The first line whose fields satisfy `pick`, parsed, its error carrying
+/// its 1-based line number.
+fn find_where(b: &[u8], pick: impl Fn(&[u8]) -> bool) -> Option<Result<Line<'_>, ParseError>> {
+    let (i, line) = lines(b).enumerate().find(|(_, line)| pick(line))?;
+    Some(parse_line(line).map_err(|e| ParseError::at(e.kind, i + 1)))
+}
+
+/// What a device did over one interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiskDelta {
+    /// Bytes read in the interval (Δ sectors read × 512).
+    pub read_bytes: u64,
+    /// Bytes written in the interval (Δ sectors written × 512; discards
+    /// are not writes).
+    pub write_bytes: u64,
+    /// Rise of `io_ticks` in the interval, in ms (across a 32-bit wrap).
+    pub busy_ms: u64,
+    /// The wall-clock interval, in ms (> 0).
+    pub wall_ms: u64,
+}
+
+impl DiskDelta {
+    /// Utilisation in per-mille: `busy_ms × 1000 / wall_ms`, rounded half
+    /// up, at most 1000 (`io_ticks` is kept in jiffies and can run a tick
+    /// ahead of the wall clock).
+    pub fn util_permille(&self) -> u16 {
+        let w = u128::from(self.wall_ms.max(1));
+        let p = (u128::from(self.busy_ms) * 2000 + w) / (w * 2);
+        u16::try_from(p.min(1000)).unwrap_or(1000)
+    }
+}
+
+/// The interval from `prev` to `cur`, `wall_ms` apart; `None` when there
+/// is no honest rate for it:
+/// - `wall_ms` is 0;
+/// - a count (reads, writes, sectors read or written) went backwards: the
+///   device was re-created (or, on a 32-bit kernel, a count wrapped):
+///   the interval is lost rather than reported as a huge rate;
+/// - `io_ticks` went backwards and it is no 32-bit wrap: `prev` above
+///   2^32 − 1, or a wrapped rise larger than twice `wall_ms` plus a second
+///   (a device busy all the time cannot gain more than the wall time).
+///
+/// A `io_ticks` lower than before with `prev` < 2^32 is a wrap: its rise
+/// is `cur + 2^32 − prev`.
+///
+/// ```
+/// use headroom::kernel::diskstats::{DiskCounters, delta};
+/// let a = DiskCounters { sectors_written: 2048, io_ticks_ms: u32::MAX as u64 - 99, ..Default::default() };
+/// let b = DiskCounters { sectors_written: 4096, io_ticks_ms: 400, ..a };
+/// let d = delta(&a, &b, 1000).unwrap();
+/// assert_eq!((d.write_bytes, d.busy_ms, d.util_permille()), (1_048_576, 500, 500));
+/// assert_eq!(delta(&b, &a, 1000), None); // sectors went backwards: a reset
+/// ```
+pub fn delta(prev: &DiskCounters, cur: &DiskCounters, wall_ms: u64) -> Option<DiskDelta> {
+    if wall_ms == 0 {
+        return None;
+    }
+    let read = cur.sectors_read.checked_sub(prev.sectors_read)?;
+    let written = cur.sectors_written.checked_sub(prev.sectors_written)?;
+    cur.reads.checked_sub(prev.reads)?;
+    cur.writes.checked_sub(prev.writes)?;
+    let busy = match cur.io_ticks_ms.checked_sub(prev.io_ticks_ms) {
+        Some(d) => d,
+        None => {
+            let wrap = 1u64 << 32;
+            let d = (prev.io_ticks_ms < wrap && cur.io_ticks_ms < wrap)
+                .then(|| cur.io_ticks_ms + wrap - prev.io_ticks_ms)?;
+            let most = wall_ms.saturating_mul(2).saturating_add(1000);
+            (d <= most).then_some(d)?
+        }
+    };
+    Some(DiskDelta {
+        read_bytes: read.saturating_mul(SECTOR_BYTES),
+        write_bytes: written.saturating_mul(SECTOR_BYTES),
+        busy_ms: busy,
+        wall_ms,
+    })
+}
+
+#[cfg(test)]
+#[path = "diskstats_tests.rs"]
+mod tests;

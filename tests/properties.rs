@@ -1644,6 +1644,7 @@ fn naive_mountinfo(s: &str) -> Vec<Result<Mount<'_>, ParseError>> {
                 return None;
             }
             Some(Mount {
+                dev: f[2].as_bytes(),
                 root: f[3].as_bytes(),
                 mount_point: f[4].as_bytes(),
                 fs_type: fs_type.as_bytes(),

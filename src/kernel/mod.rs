@@ -7,6 +7,7 @@ pub mod kept; // descriptors kept open between ticks, re-read with pread(2)
 pub mod parse; // byte-level number and field parsing shared by every parser
 pub mod root; // openat(2) under `--root`, reads into the caller's buffer
 
+pub mod blockdev; // the build disk: mount → /sys/dev/block/MAJ:MIN → whole disk, its stat file
 pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
 pub mod diskstats; // /proc/diskstats and /sys/dev/block/MAJ:MIN/stat: block-device I/O counters
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it

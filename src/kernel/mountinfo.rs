@@ -46,6 +46,10 @@ pub const PATH_MAX: usize = 4096;
 /// use [`unescape`] to get the real bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mount<'a> {
+    /// Field 3: the file system's device number as `major:minor` (its
+    /// `st_dev`: `179:2` for a partition, `0:33` for an anonymous device
+    /// of btrfs, overlay, tmpfs or NFS), unparsed.
+    pub dev: &'a [u8],
     /// Field 4: the directory of the file system that is the root of this
     /// mount (`/` for a whole file system; `/docker/<id>` for a cgroup v1
     /// hierarchy seen from inside a container). Escaped.
@@ -92,7 +96,7 @@ fn parse_line(line: &[u8]) -> Option<Mount<'_>> {
     let mut f = line.split(|&c| c == b' ');
     let _mount_id = f.next().filter(|x| !x.is_empty())?;
     let _parent_id = f.next().filter(|x| !x.is_empty())?;
-    let _dev = f.next().filter(|x| !x.is_empty())?;
+    let dev = f.next().filter(|x| !x.is_empty())?;
     let root = f.next().filter(|x| !x.is_empty())?;
     let mount_point = f.next().filter(|x| !x.is_empty())?;
     let _options = f.next().filter(|x| !x.is_empty())?;
@@ -106,6 +110,7 @@ fn parse_line(line: &[u8]) -> Option<Mount<'_>> {
         return None;
     }
     Some(Mount {
+        dev,
         root,
         mount_point,
         fs_type,
@@ -247,6 +252,7 @@ mod tests {
         assert_eq!(
             m,
             [Mount {
+                dev: b"98:0",
                 root: b"/mnt1",
                 mount_point: b"/mnt2",
                 fs_type: b"ext3",

@@ -1,0 +1,533 @@
+//! The build disk: the block device that holds a directory, and the `stat`
+//! file to read its I/O from each tick.
+//!
+//! The chain (`Documentation/ABI/stable/sysfs-block`): the directory's
+//! mount in `/proc/self/mountinfo` gives the device number `major:minor`
+//! (field 3; on the live root `stat(2)`'s `st_dev` of the directory, which
+//! also sees through symbolic links in the path); `/sys/dev/block/MAJ:MIN`
+//! is a symbolic link to the device's directory, whose last component is
+//! its kernel name; a directory with a `partition` file is a partition,
+//! and its disk is the parent directory. The disk's own `stat` is read,
+//! never the disk plus its partitions (that counts the I/O twice). Names
+//! are never cut (`mmcblk0p2` is no `mmcblk0p` plus 2) and minors are
+//! never masked (`minor & ~7`: mmc cards have 8 or 32 minors each).
+//!
+//! Major 0 is an anonymous device (btrfs, overlay, tmpfs, NFS): no
+//! `/sys/dev/block/0:N` exists. Then the mount's type says there is no disk
+//! (RAM, overlay, network) or its source names one: `/dev/mapper/NAME`,
+//! the device-mapper device whose `dm/name` is NAME, or `/dev/X`, found as
+//! `/sys/class/block/X`. `/dev/root` names no device (there is no
+//! `/sys/class/block/root`): the Pi's root is found by its number. A
+//! device-mapper device has its own `stat` (its I/O once, whatever is under
+//! it); its `slaves/` are named. Nothing is ever guessed ("the first disk
+//! in diskstats").
+//!
+//! Under `--root`, a copied tree often holds each symbolic link as a
+//! regular file whose text is the link's target (git and shared copies
+//! keep no links): when readlinkat(2) says EINVAL (not a link) on a root
+//! that is not the live one, the file's text is taken as the target.
+//! Resolution is done once, at start; [`KeptStat`] then reads the one file.
+//!
+//! # References
+//! `Documentation/ABI/stable/sysfs-block`, `Documentation/admin-guide/iostats.rst`,
+//! proc(5) (`/proc/pid/mountinfo`), readlinkat(2), stat(2),
+//! `Documentation/admin-guide/device-mapper/` (`dm/name`).
+
+use core::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, BorrowedFd};
+use rustix::fs::{Access, AtFlags};
+use rustix::io::Errno;
+
+use crate::kernel::diskstats::{DiskCounters, parse_stat};
+use crate::kernel::kept::{Kept, Shape};
+use crate::kernel::mountinfo::{self, Mount, mount_of, unescape};
+use crate::kernel::parse::{ParseError, parse_u64, trim};
+use crate::kernel::root::{ReadError, Root, for_each_entry, open_dir_at, read_at};
+use crate::kernel::swaps::is_zram_name;
+
+/// Longest kernel block-device name kept, in bytes (`DISK_NAME_LEN`, 32,
+/// in `include/linux/blkdev.h`).
+pub const NAME_LEN: usize = 32;
+
+/// Longest path under the root kept, in bytes: the paths handed to
+/// openat(2) stay on the stack below 256 bytes (see [`crate::kernel::root`]).
+/// A sysfs device directory is 40–120 bytes (`sys/devices/pci0000:00/…/
+/// block/nvme0n1`).
+pub const PATH_LEN: usize = 255;
+
+/// Longest device-mapper name, in bytes (`DM_NAME_LEN`, 128, in
+/// `include/uapi/linux/dm-ioctl.h`).
+pub const DM_NAME_LEN: usize = 128;
+
+/// Most slaves of a device-mapper device named; more are counted.
+pub const MAX_SLAVES: usize = 4;
+
+/// A kernel block-device name (`mmcblk0`, `dm-0`, `nvme0n1p2`).
+pub type Name = heapless::String<NAME_LEN>;
+
+/// A path relative to the root (`sys/block/mmcblk0/stat`).
+pub type SysPath = heapless::String<PATH_LEN>;
+
+/// What the build disk is.
+#[allow(clippy::large_enum_variant)] // no heap to box into: found once at start, on the stack
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiskKind {
+    /// The mount's device is the whole disk.
+    Whole,
+    /// The mount is on this partition (`mmcblk0p2`) of the disk.
+    PartitionOf(Name),
+    /// A device-mapper device (LVM, LUKS): its own I/O counters.
+    DeviceMapper {
+        /// Its `dm/name` (`vg0-root`, the `/dev/mapper/` name); empty when
+        /// unreadable.
+        dm_name: heapless::String<DM_NAME_LEN>,
+        /// The first [`MAX_SLAVES`] devices under it (`sda3`, `nvme0n1p3`,
+        /// `dm-0`), as listed (unsorted).
+        slaves: heapless::Vec<Name, MAX_SLAVES>,
+        /// How many slaves there are in all.
+        slave_count: u32,
+    },
+}
+
+/// The block device under the build directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildDisk {
+    /// Its kernel name: a whole disk's or a dm device's (`mmcblk0`,
+    /// `dm-0`), never a partition's; the name of its `/proc/diskstats`
+    /// line.
+    pub name: Name,
+    /// Its device directory under the root (`sys/devices/…/mmcblk0`).
+    pub dir: SysPath,
+    /// The `stat` file to read each tick, relative to the root:
+    /// `sys/block/NAME/stat` when that opens, else `DIR/stat`.
+    pub stat_path: SysPath,
+    /// Whole disk, a partition's disk, or device-mapper.
+    pub kind: DiskKind,
+}
+
+/// Why the build directory has no disk to report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoDisk {
+    /// The mount table could not be read.
+    MountTable(ReadError),
+    /// No mount holds the path (not absolute, or an empty table).
+    NoMount,
+    /// Field 3 of the mount's line is no `major:minor`.
+    BadDevice,
+    /// tmpfs or ramfs: the files are in RAM.
+    Ram,
+    /// A zram device (or a `ram` disk): RAM-backed, compressed.
+    Zram,
+    /// overlay (a container's root): no single device.
+    Overlay,
+    /// NFS, CIFS/SMB, 9p, sshfs, Ceph…: the disk is on another machine.
+    Network,
+    /// An anonymous device (`0:N`) whose mount source names no device of
+    /// `/sys` (btrfs on a device not found, FUSE, …).
+    Unknown {
+        /// Major number (0).
+        major: u32,
+        /// Minor number.
+        minor: u32,
+    },
+    /// `sys/dev/block/MAJ:MIN` is absent or unreadable.
+    NotInSysfs {
+        /// Major number.
+        major: u32,
+        /// Minor number.
+        minor: u32,
+    },
+}
+
+impl NoDisk {
+    /// A short reason for a one-line message.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NoDisk::MountTable(_) => "mount table unreadable",
+            NoDisk::NoMount => "no mount holds the path",
+            NoDisk::BadDevice => "mount table has no device number",
+            NoDisk::Ram => "in RAM (tmpfs): no disk",
+            NoDisk::Zram => "on zram: RAM-backed, no disk",
+            NoDisk::Overlay => "on overlay: no single disk",
+            NoDisk::Network => "on a network file system: no local disk",
+            NoDisk::Unknown { .. } => "anonymous device: disk unknown",
+            NoDisk::NotInSysfs { .. } => "device not in /sys/dev/block",
+        }
+    }
+}
+
+/// Parses mountinfo's `major:minor` (`179:2`).
+pub fn parse_dev(b: &[u8]) -> Option<(u32, u32)> {
+    let colon = b.iter().position(|&c| c == b':')?;
+    let num = |x: &[u8]| parse_u64(x).and_then(|v| u32::try_from(v).ok());
+    Some((num(&b[..colon])?, num(&b[colon + 1..])?))
+}
+
+/// What a mount's file system type says when its device is anonymous:
+/// `Some` reason for no disk, `None` to look at its source.
+pub fn no_disk_for_type(fs_type: &[u8]) -> Option<NoDisk> {
+    const NETWORK: &[&[u8]] = &[
+        b"nfs",
+        b"nfs4",
+        b"cifs",
+        b"smb3",
+        b"smbfs",
+        b"9p",
+        b"ceph",
+        b"afs",
+        b"glusterfs",
+        b"fuse.sshfs",
+        b"fuse.glusterfs",
+        b"virtiofs",
+    ];
+    match fs_type {
+        b"tmpfs" | b"ramfs" => Some(NoDisk::Ram),
+        b"overlay" | b"aufs" => Some(NoDisk::Overlay),
+        t if NETWORK.contains(&t) => Some(NoDisk::Network),
+        _ => None,
+    }
+}
+
+/// A mount source that may name a block device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source<'a> {
+    /// `/dev/mapper/NAME`: the dm device whose `dm/name` is NAME.
+    Mapper(&'a [u8]),
+    /// `/dev/X`: the device `X` of `/sys/class/block` (which has no
+    /// `root`: `/dev/root` names nothing).
+    Dev(&'a [u8]),
+}
+
+/// The device a mount source (unescaped) names, if it has that shape.
+pub fn parse_source(source: &[u8]) -> Option<Source<'_>> {
+    let plain = |n: &[u8]| !n.is_empty() && !n.contains(&b'/') && n != b"." && n != b"..";
+    if let Some(name) = source.strip_prefix(b"/dev/mapper/") {
+        return plain(name).then_some(Source::Mapper(name));
+    }
+    let name = source.strip_prefix(b"/dev/")?;
+    plain(name).then_some(Source::Dev(name))
+}
+
+/// The path a symbolic link at `link` (relative to the root) points to,
+/// relative to the root and without `.` or `..`, into `out`: a relative
+/// `target` is taken from the link's directory, an absolute one from the
+/// root. `None` when it climbs above the root, is not UTF-8 or does not
+/// fit.
+///
+/// ```
+/// use headroom::kernel::blockdev::{SysPath, resolve_link};
+/// let mut out = SysPath::new();
+/// assert_eq!(
+///     resolve_link("sys/dev/block/179:2", b"../../devices/mmc0/block/mmcblk0/mmcblk0p2", &mut out),
+///     Some("sys/devices/mmc0/block/mmcblk0/mmcblk0p2")
+/// );
+/// assert_eq!(resolve_link("sys/block/x", b"../../../..", &mut out), None);
+/// ```
+pub fn resolve_link<'o>(link: &str, target: &[u8], out: &'o mut SysPath) -> Option<&'o str> {
+    out.clear();
+    let target = trim(target);
+    if !target.starts_with(b"/") {
+        out.push_str(parent(link)).ok()?;
+    }
+    for part in target.split(|&c| c == b'/') {
+        match part {
+            b"" | b"." => {}
+            b".." => {
+                if out.is_empty() {
+                    return None;
+                }
+                let keep = parent(out).len();
+                out.truncate(keep);
+            }
+            _ => {
+                let part = core::str::from_utf8(part).ok()?;
+                if !out.is_empty() {
+                    out.push('/').ok()?;
+                }
+                out.push_str(part).ok()?;
+            }
+        }
+    }
+    Some(out.as_str())
+}
+
+/// The last component of `path` (`mmcblk0p2` of `…/mmcblk0/mmcblk0p2`).
+pub fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `path` without its last component (`""` for a single one).
+pub fn parent(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+/// The disk's directory for a device directory `dev_dir`: its parent when
+/// it is a partition (`partition` says it has a `partition` file), else
+/// itself. Never derived from the name.
+pub fn disk_dir(dev_dir: &str, partition: bool) -> &str {
+    if partition { parent(dev_dir) } else { dev_dir }
+}
+
+/// Finds the build disk of the absolute directory `dir` under `root`,
+/// reading the mount table into `mountinfo_buf` ([`mountinfo::BUF_LEN`]
+/// bytes). Symbolic links in `dir` are not followed by the table lookup;
+/// on the live root `stat(2)` of `dir` gives the real device when it has a
+/// major number.
+///
+/// # Errors
+/// A [`NoDisk`] saying why there is no disk to read.
+pub fn resolve(root: &Root, dir: &[u8], mountinfo_buf: &mut [u8]) -> Result<BuildDisk, NoDisk> {
+    let live = root.is_live();
+    let table = read_at(root.fd(), mountinfo::PATH, mountinfo_buf).map_err(NoDisk::MountTable)?;
+    let mount = mount_of(table, dir).ok_or(NoDisk::NoMount)?;
+    let mut dev = parse_dev(mount.dev).ok_or(NoDisk::BadDevice)?;
+    if live
+        && let Ok(st) = rustix::fs::stat(dir)
+        && rustix::fs::major(st.st_dev) != 0
+    {
+        dev = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+    }
+    let sys = Sys {
+        fd: root.fd(),
+        live,
+    };
+    let mut dev_dir = SysPath::new();
+    sys.device_dir(dev, &mount, &mut dev_dir)?;
+    sys.disk(&dev_dir)
+}
+
+/// The root's `sys/` as [`resolve`] reads it.
+struct Sys<'f> {
+    fd: BorrowedFd<'f>,
+    live: bool,
+}
+
+impl Sys<'_> {
+    /// The device directory of `dev` (or, for an anonymous device, of what
+    /// the mount's type and source say) into `out`.
+    fn device_dir(
+        &self,
+        dev: (u32, u32),
+        mount: &Mount<'_>,
+        out: &mut SysPath,
+    ) -> Result<(), NoDisk> {
+        let (major, minor) = dev;
+        if major != 0 {
+            let missing = NoDisk::NotInSysfs { major, minor };
+            let mut link = SysPath::new();
+            ufmt::uwrite!(link, "sys/dev/block/{}:{}", major, minor).map_err(|_| missing)?;
+            return self.follow(&link, out).ok_or(missing);
+        }
+        if let Some(why) = no_disk_for_type(mount.fs_type) {
+            return Err(why);
+        }
+        let unknown = NoDisk::Unknown { major, minor };
+        let mut raw = [0u8; mountinfo::PATH_MAX];
+        let source = unescape(mount.source, &mut raw).and_then(parse_source);
+        match source.ok_or(unknown)? {
+            Source::Dev(name) => {
+                let mut p = SysPath::new();
+                push_all(&mut p, &[b"sys/class/block/", name]).ok_or(unknown)?;
+                self.follow(&p, out).ok_or(unknown)
+            }
+            Source::Mapper(name) => self.mapper(name, out).ok_or(unknown),
+        }
+    }
+
+    /// The directory of the dm device whose `dm/name` is `name`, by listing
+    /// `sys/block` for `dm-*`.
+    fn mapper(&self, name: &[u8], out: &mut SysPath) -> Option<()> {
+        let dir = open_dir_at(self.fd, "sys/block").ok()?;
+        let mut scratch = [MaybeUninit::<u8>::uninit(); 2048];
+        let mut found = false;
+        let _ = for_each_entry(dir.as_fd(), &mut scratch, |entry, _| {
+            let mut link = SysPath::new();
+            if !entry.starts_with(b"dm-") || push_all(&mut link, &[b"sys/block/", entry]).is_none()
+            {
+                return true;
+            }
+            let mut buf = [0u8; DM_NAME_LEN + 2];
+            found = self.follow(&link, out).is_some() && self.dm_name(out, &mut buf) == Some(name);
+            !found
+        });
+        found.then_some(())
+    }
+
+    /// The `dm/name` of the device directory `dev_dir`, trimmed.
+    fn dm_name<'b>(&self, dev_dir: &str, buf: &'b mut [u8]) -> Option<&'b [u8]> {
+        let mut p = SysPath::new();
+        push_all(&mut p, &[dev_dir.as_bytes(), b"/dm/name"])?;
+        read_at(self.fd, &p, buf).ok().map(trim)
+    }
+
+    /// Resolves the symbolic link `link` into `out` (see [`resolve_link`]).
+    /// Off the live root, where a copy keeps no links, a regular file's
+    /// text stands for its target and a real directory for itself.
+    fn follow(&self, link: &str, out: &mut SysPath) -> Option<()> {
+        let mut buf = [0u8; PATH_LEN + 1];
+        let n = match rustix::fs::readlinkat_raw(self.fd, link, &mut buf[..]) {
+            Ok(n) => n,
+            Err(Errno::INVAL) if !self.live => match read_at(self.fd, link, &mut buf) {
+                Ok(text) => text.len(),
+                Err(ReadError::Read(Errno::ISDIR)) => {
+                    out.clear();
+                    return out.push_str(link).ok();
+                }
+                Err(_) => return None,
+            },
+            Err(_) => return None,
+        };
+        if n > PATH_LEN {
+            return None;
+        }
+        resolve_link(link, &buf[..n], out).map(|_| ())
+    }
+
+    /// True when `path` (relative to the root) exists.
+    fn exists(&self, path: &str) -> bool {
+        rustix::fs::accessat(self.fd, path, Access::EXISTS, AtFlags::empty()).is_ok()
+    }
+
+    /// The build disk of the device directory `dev_dir`.
+    fn disk(&self, dev_dir: &str) -> Result<BuildDisk, NoDisk> {
+        let mut p = SysPath::new();
+        let too_long = NoDisk::NotInSysfs { major: 0, minor: 0 };
+        push_all(&mut p, &[dev_dir.as_bytes(), b"/partition"]).ok_or(too_long)?;
+        let partition = self.exists(&p);
+        let dir = disk_dir(dev_dir, partition);
+        let name = basename(dir);
+        if is_zram_name(name.as_bytes()) || is_ram_name(name.as_bytes()) {
+            return Err(NoDisk::Zram);
+        }
+        let kind = if partition {
+            DiskKind::PartitionOf(Name::try_from(basename(dev_dir)).map_err(|_| too_long)?)
+        } else if name.starts_with("dm-") {
+            self.device_mapper(dir)
+        } else {
+            DiskKind::Whole
+        };
+        let mut stat_path = SysPath::new();
+        push_all(&mut stat_path, &[b"sys/block/", name.as_bytes(), b"/stat"]).ok_or(too_long)?;
+        if !self.exists(&stat_path) {
+            stat_path.clear();
+            push_all(&mut stat_path, &[dir.as_bytes(), b"/stat"]).ok_or(too_long)?;
+        }
+        Ok(BuildDisk {
+            name: Name::try_from(name).map_err(|_| too_long)?,
+            dir: SysPath::try_from(dir).map_err(|_| too_long)?,
+            stat_path,
+            kind,
+        })
+    }
+
+    /// The dm name and slaves of the dm device directory `dir`.
+    fn device_mapper(&self, dir: &str) -> DiskKind {
+        let mut buf = [0u8; DM_NAME_LEN + 2];
+        let dm_name = self
+            .dm_name(dir, &mut buf)
+            .and_then(|n| core::str::from_utf8(n).ok())
+            .and_then(|n| heapless::String::try_from(n).ok())
+            .unwrap_or_default();
+        let mut slaves = heapless::Vec::new();
+        let mut slave_count = 0u32;
+        let mut p = SysPath::new();
+        if push_all(&mut p, &[dir.as_bytes(), b"/slaves"]).is_some()
+            && let Ok(d) = open_dir_at(self.fd, &p)
+        {
+            let mut scratch = [MaybeUninit::<u8>::uninit(); 1024];
+            let _ = for_each_entry(d.as_fd(), &mut scratch, |entry, _| {
+                slave_count = slave_count.saturating_add(1);
+                if let Some(n) = core::str::from_utf8(entry)
+                    .ok()
+                    .and_then(|n| Name::try_from(n).ok())
+                {
+                    let _ = slaves.push(n);
+                }
+                true
+            });
+        }
+        DiskKind::DeviceMapper {
+            dm_name,
+            slaves,
+            slave_count,
+        }
+    }
+}
+
+/// True for `ram<digits>` (the brd RAM disk).
+fn is_ram_name(name: &[u8]) -> bool {
+    name.strip_prefix(b"ram")
+        .is_some_and(|n| !n.is_empty() && n.iter().all(u8::is_ascii_digit))
+}
+
+/// Appends each of `parts` to `out`; `None` when one does not fit or is not
+/// UTF-8.
+fn push_all(out: &mut SysPath, parts: &[&[u8]]) -> Option<()> {
+    for p in parts {
+        out.push_str(core::str::from_utf8(p).ok()?).ok()?;
+    }
+    Some(())
+}
+
+/// A disk's `stat` file, kept open between ticks on the live root: one
+/// pread(2) per tick, one descriptor.
+#[derive(Debug)]
+pub struct KeptStat {
+    stat: Kept,
+    path: SysPath,
+}
+
+/// Why [`KeptStat::read`] gave no counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatError {
+    /// The file could not be opened or read (the device was removed:
+    /// ENOENT, ENODEV).
+    Read(ReadError),
+    /// Its text is no `stat` line.
+    Parse(ParseError),
+}
+
+impl KeptStat {
+    /// The `stat` of `disk`, not yet opened; kept open from its first read
+    /// when `keep` (`Root::is_live`).
+    pub fn new(disk: &BuildDisk, keep: bool) -> KeptStat {
+        KeptStat {
+            stat: Kept::new(keep),
+            path: disk.stat_path.clone(),
+        }
+    }
+
+    /// The path read, relative to the root.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// True while its descriptor is held (at most one).
+    pub fn is_open(&self) -> bool {
+        self.stat.is_open()
+    }
+
+    /// Reads and parses the counters, with `buf` of
+    /// [`crate::kernel::diskstats::STAT_BUF_LEN`] bytes: one pread(2) of
+    /// the kept descriptor, or an open by name when none is kept (a failed
+    /// read opens it once more by name: a re-created device is found).
+    ///
+    /// # Errors
+    /// [`StatError::Read`] or [`StatError::Parse`].
+    pub fn read(
+        &mut self,
+        root: BorrowedFd<'_>,
+        buf: &mut [u8],
+    ) -> Result<DiskCounters, StatError> {
+        let raw = self
+            .stat
+            .read(root, &self.path, buf, Shape::Whole)
+            .map_err(StatError::Read)?;
+        parse_stat(raw).map_err(StatError::Parse)
+    }
+}
+
+#[cfg(test)]
+#[path = "blockdev_tests.rs"]
+mod tests;

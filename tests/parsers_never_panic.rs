@@ -4,7 +4,9 @@
 
 use headroom::build::text::{Context, Stage};
 use headroom::build::{logtail, text};
-use headroom::kernel::{cgroup, loadavg, meminfo, mountinfo, pid, psi, stat, swaps, vmstat, zram};
+use headroom::kernel::{
+    blockdev, cgroup, diskstats, loadavg, meminfo, mountinfo, pid, psi, stat, swaps, vmstat, zram,
+};
 use headroom::report::csvread;
 
 /// xorshift64*: small, deterministic, good enough to mutate inputs.
@@ -93,6 +95,7 @@ fn run_all(input: &[u8]) {
         let _ = mountinfo::unescape(m.mount_point, &mut name);
     }
     let _ = mountinfo::fs_type_of(input, b"/tmp");
+    disks(input);
     let _ = cgroup::path_for(input, b"memory");
     let _ = cgroup::parse_limit(input).map(|l| l.effective(1 << 32));
     let _ = cgroup::parse_cpu_max(input).map(|c| c.millicpus());
@@ -122,6 +125,33 @@ fn run_all(input: &[u8]) {
     let _ = rows.feed(&[], &mut |_| {});
 }
 
+/// diskstats and blockdev: every line, the lookups, the delta both ways
+/// and the link and source parsers.
+fn disks(input: &[u8]) {
+    let zero = diskstats::DiskCounters::default();
+    if let Ok(c) = diskstats::parse_stat(input) {
+        let _ = (c.read_bytes(), c.write_bytes());
+        let _ = diskstats::delta(&zero, &c, 1000).map(|d| d.util_permille());
+        let _ = diskstats::delta(&c, &zero, 1).map(|d| d.util_permille());
+    }
+    for line in input.split(|&c| c == b'\n') {
+        if let Ok(diskstats::Line {
+            stats: diskstats::Stats::Full(c),
+            ..
+        }) = diskstats::parse_line(line)
+        {
+            let _ = diskstats::delta(&c, &c, u64::MAX).map(|d| d.util_permille());
+        }
+    }
+    let _ = diskstats::find(input, b"sda");
+    let _ = diskstats::find_dev(input, 259, 1);
+    let _ = blockdev::parse_dev(input);
+    let _ = blockdev::parse_source(input);
+    let _ = blockdev::no_disk_for_type(input);
+    let mut out = blockdev::SysPath::new();
+    let _ = blockdev::resolve_link("sys/dev/block/8:0", input, &mut out);
+}
+
 #[test]
 fn mutated_fixtures_and_random_bytes_never_panic() {
     let seeds: Vec<Vec<u8>> = [
@@ -144,6 +174,14 @@ fn mutated_fixtures_and_random_bytes_never_panic() {
         "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/cpuset.cpus.effective",
         "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/memory.events",
         "23-build-log-hostile-bytes/build.log",
+        "31-diskstats-pre-4.18-layouts/proc/diskstats",
+        "31-diskstats-pre-4.18-layouts/hosts/kernel-pre-2.6.25/proc/diskstats",
+        "31-diskstats-pre-4.18-layouts/hosts/kernel-pre-2.6.25/sys/block/sda/stat",
+        "32-diskstats-18-fields-nvme-hidden-paths/proc/diskstats",
+        "33-diskstats-20-fields-partition-double-count/proc/diskstats",
+        "35-mount-to-diskstats-pi-root/sys/dev/block/179:2",
+        "35-mount-to-diskstats-pi-root/sys/devices/platform/soc/3f202000.mmc/mmc_host/mmc0/mmc0:59b4/block/mmcblk0/stat",
+        "35-mount-to-diskstats-pi-root/hosts/btrfs-on-lvm/proc/self/mountinfo",
     ]
     .iter()
     .map(|p| fixture(p))

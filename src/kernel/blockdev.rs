@@ -271,22 +271,26 @@ pub fn disk_dir(dev_dir: &str, partition: bool) -> &str {
 
 /// Finds the build disk of the absolute directory `dir` under `root`,
 /// reading the mount table into `mountinfo_buf` ([`mountinfo::BUF_LEN`]
-/// bytes). Symbolic links in `dir` are not followed by the table lookup;
-/// on the live root `stat(2)` of `dir` gives the real device when it has a
-/// major number.
+/// bytes). The table is searched by path, which does not follow symbolic
+/// links in `dir`; on the live root `stat(2)` of `dir` says the real
+/// device, and the mount with that number is taken when there is one
+/// (`/home/me/build` a link to a tmpfs `/tmp/build`), its number alone
+/// when there is none (a btrfs subvolume's own anonymous number).
 ///
 /// # Errors
 /// A [`NoDisk`] saying why there is no disk to read.
 pub fn resolve(root: &Root, dir: &[u8], mountinfo_buf: &mut [u8]) -> Result<BuildDisk, NoDisk> {
     let live = root.is_live();
     let table = read_at(root.fd(), mountinfo::PATH, mountinfo_buf).map_err(NoDisk::MountTable)?;
-    let mount = mount_of(table, dir).ok_or(NoDisk::NoMount)?;
+    let mut mount = mount_of(table, dir).ok_or(NoDisk::NoMount)?;
     let mut dev = parse_dev(mount.dev).ok_or(NoDisk::BadDevice)?;
-    if live
-        && let Ok(st) = rustix::fs::stat(dir)
-        && rustix::fs::major(st.st_dev) != 0
-    {
-        dev = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+    if live && let Ok(st) = rustix::fs::stat(dir) {
+        let real = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+        if let Some(m) = mount_by_dev(table, real) {
+            (mount, dev) = (m, real);
+        } else if real.0 != 0 {
+            dev = real;
+        }
     }
     let sys = Sys {
         fd: root.fd(),
@@ -295,6 +299,14 @@ pub fn resolve(root: &Root, dir: &[u8], mountinfo_buf: &mut [u8]) -> Result<Buil
     let mut dev_dir = SysPath::new();
     sys.device_dir(dev, &mount, &mut dev_dir)?;
     sys.disk(&dev_dir)
+}
+
+/// The last mount of the table `b` whose field 3 is `dev`.
+pub fn mount_by_dev(b: &[u8], dev: (u32, u32)) -> Option<Mount<'_>> {
+    mountinfo::entries(b)
+        .flatten()
+        .filter(|m| parse_dev(m.dev) == Some(dev))
+        .last()
 }
 
 /// The root's `sys/` as [`resolve`] reads it.

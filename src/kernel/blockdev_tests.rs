@@ -362,3 +362,33 @@ fn live_root_disk_is_read_through_one_kept_descriptor() {
     assert!(a.sectors_written <= c.sectors_written && c.sectors_written <= b.sectors_written);
     assert!(diskstats::delta(&a, &b, 1).is_some());
 }
+
+#[test]
+fn mount_by_dev_takes_the_last_with_that_number() {
+    let t = b"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 0:41 / /tmp rw - tmpfs tmpfs rw\n\
+              3 1 8:1 /home /home rw - ext4 /dev/sda1 rw\n";
+    assert_eq!(mount_by_dev(t, (0, 41)).unwrap().fs_type, b"tmpfs");
+    assert_eq!(mount_by_dev(t, (8, 1)).unwrap().mount_point, b"/home");
+    assert_eq!(mount_by_dev(t, (8, 2)), None);
+}
+
+/// On the live root a path through a symbolic link is judged by where it
+/// lands: a link under / to /dev/shm (a tmpfs here) is in RAM.
+#[test]
+fn live_root_follows_a_symlinked_build_dir() {
+    let shm = Path::new("/dev/shm");
+    let root = Root::open("/").unwrap();
+    let mut buf = vec![0u8; mountinfo::BUF_LEN];
+    if resolve(&root, b"/dev/shm", &mut buf) != Err(NoDisk::Ram) || !shm.is_dir() {
+        return;
+    }
+    let d = tree("live-link");
+    let target = shm.join(format!("headroom-blockdev-{}", std::process::id()));
+    fs::create_dir_all(&target).unwrap();
+    symlink(&target, d.join("build")).unwrap();
+    let via = d.join("build");
+    let got = resolve(&root, via.to_str().unwrap().as_bytes(), &mut buf);
+    let _ = fs::remove_dir_all(&d);
+    let _ = fs::remove_dir_all(&target);
+    assert_eq!(got, Err(NoDisk::Ram));
+}

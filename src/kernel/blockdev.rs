@@ -131,6 +131,9 @@ pub enum NoDisk {
         /// Minor number.
         minor: u32,
     },
+    /// A sysfs path or name is longer than its fixed buffer ([`PATH_LEN`],
+    /// [`NAME_LEN`]).
+    TooLong,
     /// `sys/dev/block/MAJ:MIN` is absent or unreadable.
     NotInSysfs {
         /// Major number.
@@ -152,6 +155,7 @@ impl NoDisk {
             NoDisk::Overlay => "on overlay: no single disk",
             NoDisk::Network => "on a network file system: no local disk",
             NoDisk::Unknown { .. } => "anonymous device: disk unknown",
+            NoDisk::TooLong => "sysfs path longer than its buffer",
             NoDisk::NotInSysfs { .. } => "device not in /sys/dev/block",
         }
     }
@@ -404,7 +408,7 @@ impl Sys<'_> {
     /// The build disk of the device directory `dev_dir`.
     fn disk(&self, dev_dir: &str) -> Result<BuildDisk, NoDisk> {
         let mut p = SysPath::new();
-        let too_long = NoDisk::NotInSysfs { major: 0, minor: 0 };
+        let too_long = NoDisk::TooLong;
         push_all(&mut p, &[dev_dir.as_bytes(), b"/partition"]).ok_or(too_long)?;
         let partition = self.exists(&p);
         let dir = disk_dir(dev_dir, partition);

@@ -234,7 +234,8 @@ fn no_disk_says_why() {
          6 1 0:44 / /c rw - btrfs /dev/sdz9 rw\n\
          7 1 8:5 / /d rw - ext4 /dev/sda5 rw\n\
          8 1 x / /e rw - ext4 /dev/sda6 rw\n\
-         9 1 0:45 / /f rw - fuse.rclone remote: rw\n",
+         9 1 0:45 / /f rw - fuse.rclone remote: rw\n\
+         10 1 8:7 / /g rw - ext4 /dev/sdg rw\n",
     );
     link(
         &d,
@@ -242,7 +243,10 @@ fn no_disk_says_why() {
         "../../devices/virtual/block/zram1",
     );
     fs::create_dir_all(d.join("sys/devices/virtual/block/zram1")).unwrap();
+    let long = "x".repeat(NAME_LEN + 1);
+    link(&d, "sys/dev/block/8:7", &format!("../../devices/{long}"));
     let dir = d.to_str().unwrap();
+    assert_eq!(find_disk(dir, "/g"), Err(NoDisk::TooLong));
     assert_eq!(find_disk(dir, "/src"), Err(NoDisk::Overlay));
     assert_eq!(find_disk(dir, "/tmp/x"), Err(NoDisk::Ram));
     assert_eq!(find_disk(dir, "/mnt/nfs"), Err(NoDisk::Network));

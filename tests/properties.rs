@@ -1959,7 +1959,7 @@ const CSV_NUMBERS: [&str; 10] = [
 ];
 
 /// The extension columns holding a number or nothing.
-const CSV_EXT_NUMBERS: [&str; 10] = [
+const CSV_EXT_NUMBERS: [&str; 14] = [
     "swap_total_mb",
     "zram_stored_mb",
     "zram_ram_mb",
@@ -1970,6 +1970,21 @@ const CSV_EXT_NUMBERS: [&str; 10] = [
     "cg_mem_avail_mb",
     "peak_rss_mb",
     "build_peak_rss_mb",
+    "majflt_ps",
+    "refaults_ps",
+    "disk_util_pct",
+    "cpu_freq_pct",
+];
+
+/// The slow columns that are decimals or text, and a value of each that
+/// the reader must keep (checked in [`row_values`]).
+const CSV_EXT_TEXTS: [(&str, &str); 6] = [
+    ("swap_in_mibps", "1.50"),
+    ("swap_out_mibps", "0.00"),
+    ("disk_read_mibps", "12.05"),
+    ("disk_write_mibps", ""),
+    ("cpu_temp_c", "-3.5"),
+    ("throttled", "under-voltage|throttled"),
 ];
 
 /// Characters of a build-log line: commas, quotes, tabs, runs of spaces,
@@ -2003,7 +2018,7 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
             text_from(CONTEXT_CHARS, 0..100),
         ),
         (
-            prop::collection::vec(prop::option::weighted(0.7, num()), 10),
+            prop::collection::vec(prop::option::weighted(0.7, num()), 14),
             prop::option::weighted(0.7, (0u64..100, 0u64..100)),
             text_from(&['c', 'l', '1', '+', '.', '_', '-'], 0..20),
             prop::option::weighted(0.1, (select(&CSV_NUMBERS[..]), junk())),
@@ -2045,6 +2060,9 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
                 );
                 f.insert("build_peak_rss_comm", comm.chars().rev().collect());
                 f.insert("peak_rss_comm", comm);
+                for (k, v) in CSV_EXT_TEXTS {
+                    f.insert(k, v.to_string());
+                }
                 f.insert("future_a", "7".to_string());
                 f.insert("future_b", "\"x,\"\"y\"\"\"".to_string());
                 if let Some((k, j)) = spoil {
@@ -2067,11 +2085,16 @@ struct CsvFile {
     chunk: usize,
 }
 
+/// Columns a generated file may have: all known ones and two a newer
+/// writer added.
+const MAX_COLUMNS: usize = CORE_COLUMNS.len() + EXT_COLUMNS.len() + 2;
+
 fn csv_file() -> BoxedStrategy<CsvFile> {
     (
         any::<bool>(),
         prop::collection::vec(select(&["future_a", "future_b"][..]), 0..3),
-        prop::option::of(prop::collection::vec(any::<u16>(), 32)),
+        // One key per column (a shorter list would drop the last ones).
+        prop::option::of(prop::collection::vec(any::<u16>(), MAX_COLUMNS)),
         prop::collection::vec(csv_row(), 0..8),
         any::<bool>(),
         1usize..100,
@@ -2134,6 +2157,9 @@ struct RowValues {
     stage: String,
     context: String,
     ext: Vec<Option<u64>>,
+    /// The slow columns of [`CSV_EXT_TEXTS`]: MiB/s in hundredths, °C in
+    /// tenths, the throttle flag bits.
+    slow: Vec<Option<i64>>,
     psi: Option<(String, u64)>,
     comm: String,
     build_comm: String,
@@ -2171,6 +2197,18 @@ fn row_values(r: &Row) -> RowValues {
             e.cg_mem_avail_mb,
             e.peak_rss_mb,
             e.build_peak_rss_mb,
+            e.majflt_ps,
+            e.refaults_ps,
+            e.disk_util_pct,
+            e.cpu_freq_pct,
+        ],
+        slow: vec![
+            e.swap_in_mibps.as_ref().map(|d| d.centi as i64),
+            e.swap_out_mibps.as_ref().map(|d| d.centi as i64),
+            e.disk_read_mibps.as_ref().map(|d| d.centi as i64),
+            e.disk_write_mibps.as_ref().map(|d| d.centi as i64),
+            e.cpu_temp_c.map(|t| i64::from(t.0)),
+            e.throttled.map(i64::from),
         ],
         psi: e
             .psi_mem_some_avg10
@@ -2233,7 +2271,7 @@ fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
             })
             .collect::<Option<Vec<Option<u64>>>>()?
     } else {
-        vec![None; 10]
+        vec![None; 14]
     };
     let psi = match f("psi_mem_some_avg10") {
         _ if !full => None,
@@ -2249,6 +2287,18 @@ fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
         mem_known: !full || ext[0].is_some(),
         disk_known: !full || ext[5].is_some(),
         ext,
+        slow: if full {
+            vec![
+                Some(150),
+                Some(0),
+                Some(1205),
+                None,
+                Some(-35),
+                Some(0b0101),
+            ]
+        } else {
+            vec![None; CSV_EXT_TEXTS.len()]
+        },
         psi,
         comm: if full {
             naive_display(f("peak_rss_comm"), 15)

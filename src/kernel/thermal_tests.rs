@@ -407,3 +407,32 @@ fn temperature_text() {
         assert_eq!(parse_temp(bad), Err(TempError::Malformed), "{bad:?}");
     }
 }
+
+/// The live root (this VM: no thermal zone, no hwmon, no cpufreq, no Pi
+/// firmware): discovery of all three readers returns without error and
+/// keeps within its bounds; found nothing reads as nothing, never 0.
+#[test]
+fn the_live_root_discovers_within_bounds() {
+    use crate::kernel::{cpufreq::KeptPolicies, throttled::KeptPower};
+    let r = Root::open("/").unwrap();
+    let mut scratch = [MaybeUninit::uninit(); 4096];
+    let mut buf = [0u8; 4096];
+    let mut t = KeptSensors::discover(&r, true, &mut scratch, &mut buf);
+    let mut f = KeptPolicies::discover(&r, true, &mut scratch, &mut buf);
+    let mut p = KeptPower::discover(&r, true, &mut scratch, &mut buf);
+    let (temp, pct, power) = (
+        t.read(&r, &mut buf),
+        f.read(&r, 0, &mut buf),
+        p.read(&r, &mut buf),
+    );
+    std::eprintln!(
+        "live: sensors {:?} -> {temp:?}; policies {} -> {pct:?}; power {:?} -> {power:?}",
+        t.sensors().collect::<std::vec::Vec<_>>(),
+        f.len(),
+        p.source()
+    );
+    assert!(!t.is_empty() || temp.is_none());
+    assert!(!f.is_empty() || pct.is_none());
+    assert!(t.open() <= KEPT_SENSORS && f.open() <= crate::kernel::cpufreq::KEPT_POLICIES);
+    assert!(t.open() + f.open() + p.open() <= 7);
+}

@@ -5,7 +5,8 @@
 use headroom::build::text::{Context, Stage};
 use headroom::build::{logtail, text};
 use headroom::kernel::{
-    blockdev, cgroup, diskstats, loadavg, meminfo, mountinfo, pid, psi, stat, swaps, vmstat, zram,
+    blockdev, cgroup, cpufreq, diskstats, loadavg, meminfo, mountinfo, pid, psi, stat, swaps,
+    thermal, throttled, vmstat, zram,
 };
 use headroom::report::csvread;
 
@@ -88,6 +89,7 @@ fn run_all(input: &[u8]) {
     let _ = zram::parse_mm_stat(input);
     let _ = zram::parse_disksize(input);
     let _ = zram::parse_comp_algorithm(input);
+    heat_and_power(input);
     let _ = pid::parse_stat(input).map(|p| (p.is_zombie(), p.is_kernel_thread()));
     let _ = pid::parse_status(input);
     let _ = pid::parse_comm(input);
@@ -152,6 +154,27 @@ fn disks(input: &[u8]) {
     let _ = blockdev::resolve_link("sys/dev/block/8:0", input, &mut out);
 }
 
+/// Temperature, throttle word and flags text, cpufreq: and the flags
+/// text that parses formats back to itself.
+fn heat_and_power(input: &[u8]) {
+    if let Ok(t) = thermal::parse_temp(input) {
+        assert!(t.tenths().abs() <= 1500);
+    }
+    let _ = thermal::sample(Ok(input));
+    let _ = (thermal::is_cpu_zone(input), thermal::is_cpu_hwmon(input));
+    if let Ok(w) = throttled::parse_throttled(input) {
+        let _ = throttled::sticky_turned_on(throttled::Throttled(0), w);
+    }
+    let _ = throttled::parse_alarm(input);
+    if let Ok(f) = throttled::parse_flags(input) {
+        let mut out = [0u8; throttled::FLAGS_TEXT_LEN];
+        let text = throttled::format_flags(f, &mut out).unwrap();
+        assert_eq!(throttled::parse_flags(text.as_bytes()), Ok(f));
+    }
+    let _ = cpufreq::parse_khz(input);
+    let _ = cpufreq::parse_cpu_count(input);
+}
+
 #[test]
 fn mutated_fixtures_and_random_bytes_never_panic() {
     let seeds: Vec<Vec<u8>> = [
@@ -182,6 +205,11 @@ fn mutated_fixtures_and_random_bytes_never_panic() {
         "35-mount-to-diskstats-pi-root/sys/dev/block/179:2",
         "35-mount-to-diskstats-pi-root/sys/devices/platform/soc/3f202000.mmc/mmc_host/mmc0/mmc0:59b4/block/mmcblk0/stat",
         "35-mount-to-diskstats-pi-root/hosts/btrfs-on-lvm/proc/self/mountinfo",
+        "36-rpi-get-throttled-50005/sys/devices/platform/soc/soc:firmware/get_throttled",
+        "36-rpi-get-throttled-50005/cmd/vcgencmd.txt",
+        "38-rpi4-hwmon-rpi_volt-cpu_thermal/sys/class/hwmon/hwmon0/temp1_input",
+        "40-riscv-starfive-thermal/hosts/beaglev-vendor-sfc_temp_sensor/sys/bus/platform/drivers/sfc_temp_sensor/124a0000.tmpsensor/temp1_input",
+        "43-cpufreq-absent-or-above-max/hosts/dell-fedora-6.6/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
     ]
     .iter()
     .map(|p| fixture(p))

@@ -6,9 +6,11 @@
 pub mod kept; // descriptors kept open between ticks, re-read with pread(2)
 pub mod parse; // byte-level number and field parsing shared by every parser
 pub mod root; // openat(2) under `--root`, reads into the caller's buffer
+pub mod sysfs; // numbered sysfs entries (hwmon<N>, policy<N>) and their paths on the stack
 
 pub mod blockdev; // the build disk: mount → /sys/dev/block/MAJ:MIN → whole disk, its stat file
 pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
+pub mod cpufreq; // /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq: share of the maximum
 pub mod diskstats; // /proc/diskstats and /sys/dev/block/MAJ:MIN/stat: block-device I/O counters
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it
 pub mod loadavg; // /proc/loadavg
@@ -20,5 +22,7 @@ pub mod pid; // /proc/PID/stat, status, comm
 pub mod psi; // /proc/pressure/*
 pub mod stat; // /proc/stat
 pub mod swaps; // /proc/swaps
+pub mod thermal; // /sys/class/thermal and hwmon: the CPU temperature, by type or name
+pub mod throttled; // the Raspberry Pi firmware's get_throttled word and rpi_volt's alarm
 pub mod vmstat; // /proc/vmstat
 pub mod zram; // /sys/block/zram*/ mm_stat, disksize, comp_algorithm

@@ -1,0 +1,402 @@
+//! CPU temperature: thermal zones (`/sys/class/thermal/thermal_zone<N>/`)
+//! and hwmon sensors (`/sys/class/hwmon/hwmon<N>/`), chosen at start by
+//! their `type` or `name`, never by their number.
+//!
+//! Both print millidegrees Celsius as a signed decimal integer (`54500` is
+//! 54.5 °C). A zone's `type` is its device-tree node name (`cpu-thermal`)
+//! or the driver's (`x86_pkg_temp`); a zone's own hwmon twin, made by
+//! `drivers/thermal/thermal_hwmon.c`, is named after that type with `-`
+//! turned into `_` (`cpu_thermal`: hwmon names cannot hold `-`) and reads
+//! the same sensor, so it is never kept beside its zone.
+//!
+//! Which names are the CPU (anything else, `acpitz` above all — the ACPI
+//! zone of the board or chassis — is not):
+//!
+//! | name | where | source |
+//! |---|---|---|
+//! | `cpu-thermal`, `cpu_thermal` | Raspberry Pi (BCM2711/2712), Allwinner, Amlogic, i.MX8, StarFive JH7110; RK3288's `cpu_thermal` node | device trees' `thermal-zones` |
+//! | `cpu<N>-thermal` | Exynos, Qualcomm: one zone per core | device trees |
+//! | `soc-thermal`, `soc_thermal` | RK3328: its only zone, on the CPU die | `rk3328.dtsi` |
+//! | `bcm2835_thermal` | Raspberry Pi kernels before the device-tree zone | raspberrypi/linux `bcm2835-thermal.c` |
+//! | `x86_pkg_temp` | Intel package sensor (a zone without hwmon twin) | `x86_pkg_temp_thermal.c` |
+//! | hwmon `coretemp`, `k10temp` | Intel, AMD: `temp1_input` is the package / Tctl | `Documentation/hwmon/coretemp.rst`, `k10temp.rst` |
+//! | hwmon `sfctemp` | StarFive JH7100/JH7110 | `drivers/hwmon/sfctemp.c` |
+//! | `sfc_temp_sensor` | StarFive's vendor driver, not a hwmon: `temp1_input` under `/sys/bus/platform/drivers/sfc_temp_sensor/<device>/`, printed as decimal °C (`40.84`) | starfive-tech/freelight-u-sdk#16 |
+//!
+//! Reads fail in the field: EINVAL from a Pi 3B+ zone on a 5.10 arm64
+//! kernel and from a BeagleV zone whose hwmon works, ETIMEDOUT now and
+//! then on a VisionFive 2, ENODATA and EAGAIN from sensors not ready. A
+//! failed read drops that sensor's sample for that tick, never reads as
+//! 0 °C; a value outside −40…150 °C (`-650788984` from old Pi firmware,
+//! `-273000` from an unset emulated zone) is dropped too. Trip points
+//! (`trip_point_<N>_temp`, same unit, [`parse_temp`] reads them) drive
+//! fans and the critical shutdown: crossing one is not throttling.
+//!
+//! # References
+//! `Documentation/driver-api/thermal/sysfs-api.rst`,
+//! `Documentation/hwmon/sysfs-interface.rst` (`temp[1-*]_input`:
+//! millidegree Celsius).
+
+use core::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, BorrowedFd};
+
+use crate::kernel::kept::{Kept, Shape};
+use crate::kernel::parse::{parse_u64, trim};
+use crate::kernel::root::{ReadError, Root, for_each_entry, open_dir_at, read_at};
+use crate::kernel::sysfs::{self, Path, entry_path, for_each_numbered, insert_lowest};
+
+/// The thermal zone class directory, relative to the root.
+pub const THERMAL_DIR: &str = "sys/class/thermal";
+
+/// The hwmon class directory, relative to the root.
+pub const HWMON_DIR: &str = "sys/class/hwmon";
+
+/// The StarFive vendor driver's directory, holding one link per device.
+pub const SFC_VENDOR_DIR: &str = "sys/bus/platform/drivers/sfc_temp_sensor";
+
+/// Most CPU sensors kept (one descriptor each): two packages, or a zone
+/// and the hwmon it may fail without (BeagleV).
+pub const KEPT_SENSORS: usize = 2;
+
+/// Buffer for one temperature, `type` or `name` file, in bytes: the
+/// longest value is a zone type of `THERMAL_NAME_LENGTH` (20) bytes;
+/// a temperature is at most 12.
+pub const BUF_LEN: usize = 64;
+
+/// Lowest temperature believed, in millidegrees Celsius (−40 °C: the
+/// industrial grade's floor).
+pub const MIN_MILLI_C: i64 = -40_000;
+
+/// Highest temperature believed, in millidegrees Celsius (150 °C: above
+/// every CPU's critical trip, 110 °C on a Pi 5).
+pub const MAX_MILLI_C: i64 = 150_000;
+
+/// One temperature reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Temp {
+    /// The temperature in millidegrees Celsius, within
+    /// [`MIN_MILLI_C`]…[`MAX_MILLI_C`].
+    pub milli_c: i32,
+    /// The text was decimal degrees (`40.84`, StarFive's vendor driver),
+    /// not the ABI's integer millidegrees: worth a once-only note.
+    pub non_standard: bool,
+}
+
+impl Temp {
+    /// The temperature in tenths of a degree Celsius, rounded half away
+    /// from zero (54 550 m°C → 546, −1 250 → −13): the row's one decimal.
+    pub const fn tenths(self) -> i32 {
+        let q = (self.milli_c.abs() + 50) / 100;
+        if self.milli_c < 0 { -q } else { q }
+    }
+}
+
+/// Why a temperature text was not believed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TempError {
+    /// Not a signed decimal integer or a decimal with a point.
+    Malformed,
+    /// A number outside −40…150 °C, in millidegrees Celsius (saturated).
+    OutOfRange {
+        /// The value read, in millidegrees Celsius.
+        milli_c: i64,
+    },
+}
+
+/// Parses a temperature: a signed decimal integer of millidegrees Celsius
+/// (`54500\n` → 54.5 °C, the ABI), or a decimal with a point as degrees
+/// Celsius (`40.84` → 40.84 °C, flagged [`Temp::non_standard`]; digits past
+/// the third decimal are cut).
+///
+/// # Errors
+/// [`TempError::Malformed`] for anything else (empty, `+5`, `1e3`, a
+/// number past `u64`); [`TempError::OutOfRange`] outside −40…150 °C.
+///
+/// ```
+/// use headroom::kernel::thermal::{TempError, parse_temp};
+/// assert_eq!(parse_temp(b"54500\n").unwrap().tenths(), 545);
+/// assert_eq!(parse_temp(b"40.84").unwrap().milli_c, 40_840);
+/// assert_eq!(
+///     parse_temp(b"-273000"),
+///     Err(TempError::OutOfRange { milli_c: -273_000 })
+/// );
+/// ```
+pub fn parse_temp(b: &[u8]) -> Result<Temp, TempError> {
+    let t = trim(b);
+    let (negative, digits) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    let (magnitude, non_standard) = match digits.iter().position(|&c| c == b'.') {
+        None => (parse_u64(digits).ok_or(TempError::Malformed)?, false),
+        Some(dot) => (decimal_milli(&digits[..dot], &digits[dot + 1..])?, true),
+    };
+    let magnitude = i64::try_from(magnitude).unwrap_or(i64::MAX);
+    let milli_c = if negative { -magnitude } else { magnitude };
+    if !(MIN_MILLI_C..=MAX_MILLI_C).contains(&milli_c) {
+        return Err(TempError::OutOfRange { milli_c });
+    }
+    let milli_c = i32::try_from(milli_c).map_err(|_| TempError::Malformed)?;
+    Ok(Temp {
+        milli_c,
+        non_standard,
+    })
+}
+
+/// `int.frac` degrees as millidegrees: both parts non-empty digits.
+fn decimal_milli(int: &[u8], frac: &[u8]) -> Result<u64, TempError> {
+    let whole = parse_u64(int).ok_or(TempError::Malformed)?;
+    parse_u64(frac).ok_or(TempError::Malformed)?;
+    let mut milli = 0;
+    for i in 0..3 {
+        milli = milli * 10 + frac.get(i).map_or(0, |&c| u64::from(c - b'0'));
+    }
+    whole
+        .checked_mul(1000)
+        .and_then(|w| w.checked_add(milli))
+        .ok_or(TempError::Malformed)
+}
+
+/// True for a thermal zone `type` (or its hwmon twin's name) that is the
+/// CPU; see the module's table.
+pub fn is_cpu_zone(kind: &[u8]) -> bool {
+    let base = kind
+        .strip_suffix(b"-thermal")
+        .or_else(|| kind.strip_suffix(b"_thermal"));
+    match base {
+        Some(b"cpu" | b"soc" | b"bcm2835") => true,
+        Some(b) => b
+            .strip_prefix(b"cpu")
+            .is_some_and(|n| parse_u64(n).is_some()),
+        None => kind == b"x86_pkg_temp",
+    }
+}
+
+/// True for a hwmon `name` that is the CPU: the drivers of the module's
+/// table, or the twin of a CPU zone.
+pub fn is_cpu_hwmon(name: &[u8]) -> bool {
+    matches!(name, b"coretemp" | b"k10temp" | b"sfctemp") || is_cpu_zone(name)
+}
+
+/// True when hwmon `name` is the twin `thermal_hwmon.c` makes for a zone of
+/// type `zone` (its type with every `-` turned into `_`).
+pub fn is_zone_twin(name: &[u8], zone: &[u8]) -> bool {
+    name.len() == zone.len()
+        && name
+            .iter()
+            .zip(zone)
+            .all(|(&n, &z)| n == if z == b'-' { b'_' } else { z })
+}
+
+/// Why one sensor gave no temperature this tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleError {
+    /// The read failed (EINVAL, ENODATA, EAGAIN, ETIMEDOUT, …).
+    Read(ReadError),
+    /// The text was not a believable temperature.
+    Temp(TempError),
+}
+
+/// One sensor's sample from the result of reading its file: the read's
+/// error, or the parsed text. Taking the read result lets a test give the
+/// errno a real sensor returned (a file in a tree cannot fail that way).
+///
+/// # Errors
+/// [`SampleError::Read`] or [`SampleError::Temp`]; never a 0 °C stand-in.
+pub fn sample(read: Result<&[u8], ReadError>) -> Result<Temp, SampleError> {
+    parse_temp(read.map_err(SampleError::Read)?).map_err(SampleError::Temp)
+}
+
+/// The hottest of the samples that succeeded; `None` when none did.
+pub fn hottest(samples: impl IntoIterator<Item = Result<Temp, SampleError>>) -> Option<Temp> {
+    samples.into_iter().fold(None, hotter)
+}
+
+/// `best`, or the sample when it succeeded and is hotter (the first of
+/// equals stays).
+fn hotter(best: Option<Temp>, sample: Result<Temp, SampleError>) -> Option<Temp> {
+    match (best, sample) {
+        (Some(b), Ok(t)) if t.milli_c <= b.milli_c => Some(b),
+        (_, Ok(t)) => Some(t),
+        (b, Err(_)) => b,
+    }
+}
+
+/// `first`, or when it was out of range (old Pi firmware's occasional
+/// `-650788984`; "re-reading the temperature will usually return a sane
+/// value", raspberrypi/firmware#133) the result of `again`, a second read.
+pub fn retry_out_of_range(
+    first: Result<Temp, SampleError>,
+    again: impl FnOnce() -> Result<Temp, SampleError>,
+) -> Result<Temp, SampleError> {
+    match first {
+        Err(SampleError::Temp(TempError::OutOfRange { .. })) => again(),
+        r => r,
+    }
+}
+
+/// Where a kept sensor was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A thermal zone's `temp`.
+    Zone,
+    /// A hwmon device's `temp1_input`.
+    Hwmon,
+    /// StarFive's vendor driver's `temp1_input` (decimal °C).
+    Vendor,
+}
+
+/// Capacity of a sensor's name: a zone type is at most 19 bytes.
+pub const NAME_LEN: usize = 24;
+
+/// A CPU sensor chosen at start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sensor {
+    /// Zone, hwmon or vendor file.
+    pub kind: Kind,
+    /// Its `type` or `name` (`cpu-thermal`, `k10temp`), or the vendor
+    /// driver's name.
+    pub name: heapless::String<NAME_LEN>,
+    /// The file read each tick, relative to the root.
+    pub path: Path,
+}
+
+/// The CPU sensors found at start, each read through its own descriptor.
+#[derive(Debug)]
+pub struct KeptSensors {
+    sensors: heapless::Vec<(Sensor, Kept), KEPT_SENSORS>,
+}
+
+impl KeptSensors {
+    /// Finds at most [`KEPT_SENSORS`] CPU sensors under `root`: the CPU
+    /// thermal zones of lowest number first, then CPU hwmon devices that
+    /// are not the twin of a kept zone, then StarFive's vendor file. Kept
+    /// open from their first read when `keep` (the live root).
+    ///
+    /// `scratch` is the getdents64(2) buffer (any size); `buf` receives
+    /// each `type` and `name` ([`BUF_LEN`] bytes). Reads the `type` or
+    /// `name` of at most [`sysfs::MAX_ENTRIES`] entries per directory.
+    /// Absent directories and unreadable names are not errors: a VM or a
+    /// container has none, and [`KeptSensors::is_empty`] says so.
+    pub fn discover(
+        root: &Root,
+        keep: bool,
+        scratch: &mut [MaybeUninit<u8>],
+        buf: &mut [u8],
+    ) -> KeptSensors {
+        let dir = root.fd();
+        let mut zones = heapless::Vec::<(u32, Sensor), KEPT_SENSORS>::new();
+        let _ = for_each_numbered(dir, THERMAL_DIR, b"thermal_zone", scratch, |n| {
+            if let Some(s) = numbered(dir, Kind::Zone, n, buf, is_cpu_zone) {
+                insert_lowest(&mut zones, n, s);
+            }
+        });
+        let mut hwmons = heapless::Vec::<(u32, Sensor), KEPT_SENSORS>::new();
+        let _ = for_each_numbered(dir, HWMON_DIR, b"hwmon", scratch, |n| {
+            let Some(s) = numbered(dir, Kind::Hwmon, n, buf, is_cpu_hwmon) else {
+                return;
+            };
+            let twin = zones
+                .iter()
+                .any(|(_, z)| is_zone_twin(s.name.as_bytes(), z.name.as_bytes()));
+            if !twin {
+                insert_lowest(&mut hwmons, n, s);
+            }
+        });
+        let mut sensors = heapless::Vec::new();
+        for (_, s) in zones.into_iter().chain(hwmons) {
+            let _ = sensors.push((s, Kept::new(keep)));
+        }
+        if !sensors.is_full()
+            && let Some(s) = vendor(dir, scratch, buf)
+        {
+            let _ = sensors.push((s, Kept::new(keep)));
+        }
+        KeptSensors { sensors }
+    }
+
+    /// The sensors kept, in the order read.
+    pub fn sensors(&self) -> impl Iterator<Item = &Sensor> {
+        self.sensors.iter().map(|(s, _)| s)
+    }
+
+    /// True when no CPU sensor was found (the `cpu_temp_c` field stays
+    /// empty).
+    pub fn is_empty(&self) -> bool {
+        self.sensors.is_empty()
+    }
+
+    /// Descriptors held now (at most [`KEPT_SENSORS`]).
+    pub fn open(&self) -> usize {
+        self.sensors.iter().filter(|(_, k)| k.is_open()).count()
+    }
+
+    /// The hottest CPU temperature now: one pread per sensor on the live
+    /// root, and one more for a sensor whose value is out of range (the
+    /// old Pi firmware's bogus value is gone on the next read). `None`
+    /// when no sensor gave a believable value this tick. `buf`:
+    /// [`BUF_LEN`] bytes.
+    pub fn read(&mut self, root: &Root, buf: &mut [u8]) -> Option<Temp> {
+        let mut best = None;
+        for (s, k) in &mut self.sensors {
+            let first = sample(k.read(root.fd(), &s.path, buf, Shape::Whole));
+            let r = retry_out_of_range(first, || {
+                sample(k.read(root.fd(), &s.path, &mut *buf, Shape::Whole))
+            });
+            best = hotter(best, r);
+        }
+        best
+    }
+}
+
+/// Zone or hwmon `n` when its `type` / `name` passes `is_cpu`.
+fn numbered(
+    dir: BorrowedFd<'_>,
+    kind: Kind,
+    n: u32,
+    buf: &mut [u8],
+    is_cpu: fn(&[u8]) -> bool,
+) -> Option<Sensor> {
+    let (class, prefix, name_file, value_file) = match kind {
+        Kind::Zone => (THERMAL_DIR, "thermal_zone", "type", "temp"),
+        _ => (HWMON_DIR, "hwmon", "name", "temp1_input"),
+    };
+    let name = trim(read_at(dir, &entry_path(class, prefix, n, name_file)?, buf).ok()?);
+    if !is_cpu(name) {
+        return None;
+    }
+    Some(Sensor {
+        kind,
+        name: heapless::String::try_from(core::str::from_utf8(name).ok()?).ok()?,
+        path: entry_path(class, prefix, n, value_file)?,
+    })
+}
+
+/// StarFive's vendor sensor: the first device of its driver directory
+/// with a readable `temp1_input`.
+fn vendor(dir: BorrowedFd<'_>, scratch: &mut [MaybeUninit<u8>], buf: &mut [u8]) -> Option<Sensor> {
+    let drv = open_dir_at(dir, SFC_VENDOR_DIR).ok()?;
+    let mut found = None;
+    let _ = for_each_entry(drv.as_fd(), scratch, |name, _| {
+        if matches!(name, b"bind" | b"unbind" | b"uevent" | b"module") {
+            return true;
+        }
+        let Some(p) = sysfs::path(&[SFC_VENDOR_DIR.as_bytes(), b"/", name, b"/temp1_input"]) else {
+            return true;
+        };
+        if read_at(dir, &p, buf).is_ok() {
+            found = Some(p);
+        }
+        found.is_none()
+    });
+    Some(Sensor {
+        kind: Kind::Vendor,
+        name: heapless::String::try_from("sfc_temp_sensor").ok()?,
+        path: found?,
+    })
+}
+
+#[cfg(test)]
+#[path = "thermal_tests.rs"]
+mod tests;

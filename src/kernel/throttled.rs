@@ -1,0 +1,505 @@
+//! The Raspberry Pi firmware's throttle word
+//! (`/sys/devices/platform/soc/soc:firmware/get_throttled`) and, where that
+//! file is absent (Pi 5, upstream kernels), the under-voltage alarm of the
+//! `rpi_volt` hwmon device (`in0_lcrit_alarm`).
+//!
+//! `get_throttled_show()` prints the firmware's 32-bit word as `%x\n`:
+//! lowercase hex, no `0x`, no padding (`50005`; read as decimal it would
+//! be garbage flags). `vcgencmd get_throttled` prints `throttled=0x50005`;
+//! both forms are accepted, in either case. The bits:
+//!
+//! | bit | now (live) | bit | has occurred since boot (sticky) |
+//! |---|---|---|---|
+//! | 0 | `under-voltage` | 16 | under-voltage |
+//! | 1 | `freq-capped` (ARM frequency capped) | 17 | frequency capping |
+//! | 2 | `throttled` | 18 | throttling |
+//! | 3 | `soft-temp-limit` (soft temperature limit active) | 19 | soft temperature limit |
+//!
+//! Other bits are kept in [`Throttled::raw`], never rejected. The live
+//! bits decay over ≈3 s (a history shifted every 100 ms), so a 1 s sampler
+//! sees short dips; the sticky bits stay set until reboot, so a build that
+//! starts with them set tells nothing: [`sticky_turned_on`] gives what set
+//! during an interval.
+//!
+//! `rpi_volt`'s `in0_lcrit_alarm` is `!!(throttled & BIT(16))` from a poll
+//! every 2 s that clears the sticky bits: 1 means under-voltage in the last
+//! poll window, and is all it tells (no voltage, no other flag).
+//!
+//! # References
+//! raspberrypi/linux `drivers/firmware/raspberrypi.c` (`get_throttled_show`),
+//! `drivers/hwmon/raspberrypi-hwmon.c`, `Documentation/hwmon/sysfs-interface.rst`
+//! (`in[0-*]_lcrit_alarm`); raspberrypi/documentation, `vcgencmd get_throttled`.
+
+use core::mem::MaybeUninit;
+
+use crate::kernel::kept::{Kept, Shape};
+use crate::kernel::parse::{ParseError, ParseErrorKind, parse_hex_u64, trim};
+use crate::kernel::root::{ReadError, Root, read_at};
+use crate::kernel::sysfs::{Path, entry_path, for_each_numbered};
+use crate::kernel::thermal::HWMON_DIR;
+
+/// The firmware's throttle word, relative to the root.
+pub const GET_THROTTLED: &str = "sys/devices/platform/soc/soc:firmware/get_throttled";
+
+/// The name of the Pi's voltage hwmon device.
+pub const RPI_VOLT: &[u8] = b"rpi_volt";
+
+/// Buffer for one read of either file, in bytes (`ffffffff\n` is 9).
+pub const BUF_LEN: usize = 64;
+
+/// A set of the four throttle conditions, bit 0 `under-voltage` … bit 3
+/// `soft-temp-limit` (the live bits' positions).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    /// Under-voltage (below ≈4.63 V).
+    pub const UNDER_VOLTAGE: Flags = Flags(1);
+    /// ARM frequency capped.
+    pub const FREQ_CAPPED: Flags = Flags(1 << 1);
+    /// Throttled.
+    pub const THROTTLED: Flags = Flags(1 << 2);
+    /// Soft temperature limit active.
+    pub const SOFT_TEMP_LIMIT: Flags = Flags(1 << 3);
+
+    /// The names, in bit order, as the CSV's `throttled` field spells them.
+    pub const NAMES: [&'static str; 4] = [
+        "under-voltage",
+        "freq-capped",
+        "throttled",
+        "soft-temp-limit",
+    ];
+
+    /// True when no condition is set.
+    pub const fn is_empty(self) -> bool {
+        self.0 & 0x0f == 0
+    }
+
+    /// The conditions of both.
+    pub const fn union(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// True when every condition of `other` is set.
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// Longest text [`format_flags`] writes, in bytes: all four names and
+/// three `|`.
+pub const FLAGS_TEXT_LEN: usize = 51;
+
+/// Writes the set conditions' names joined by `|` in bit order
+/// (`under-voltage|throttled`; empty for none) into `out`.
+///
+/// `None` when `out` is shorter than the text ([`FLAGS_TEXT_LEN`] always
+/// suffices).
+///
+/// ```
+/// use headroom::kernel::throttled::{FLAGS_TEXT_LEN, Flags, format_flags};
+/// let mut out = [0u8; FLAGS_TEXT_LEN];
+/// assert_eq!(format_flags(Flags(0b101), &mut out), Some("under-voltage|throttled"));
+/// assert_eq!(format_flags(Flags(0xff), &mut out).map(str::len), Some(FLAGS_TEXT_LEN));
+/// assert_eq!(format_flags(Flags(0b101), &mut [0u8; 8]), None);
+/// ```
+pub fn format_flags(flags: Flags, out: &mut [u8]) -> Option<&str> {
+    let mut len = 0;
+    for (bit, name) in Flags::NAMES.iter().enumerate() {
+        if flags.0 & (1 << bit) == 0 {
+            continue;
+        }
+        if len > 0 {
+            *out.get_mut(len)? = b'|';
+            len += 1;
+        }
+        out.get_mut(len..len + name.len())?
+            .copy_from_slice(name.as_bytes());
+        len += name.len();
+    }
+    core::str::from_utf8(out.get(..len)?).ok()
+}
+
+/// Parses the text [`format_flags`] writes, in any order, white space
+/// around it ignored; empty is no condition.
+///
+/// # Errors
+/// [`ParseErrorKind::Malformed`] for an unknown name or an empty one
+/// (`a||b`, a trailing `|`).
+pub fn parse_flags(b: &[u8]) -> Result<Flags, ParseError> {
+    let t = trim(b);
+    if t.is_empty() {
+        return Ok(Flags(0));
+    }
+    let mut flags = 0;
+    for part in t.split(|&c| c == b'|') {
+        let bit = Flags::NAMES
+            .iter()
+            .position(|n| n.as_bytes() == part)
+            .ok_or(ParseError::at(ParseErrorKind::Malformed, 1))?;
+        flags |= 1 << bit;
+    }
+    Ok(Flags(flags))
+}
+
+/// The firmware's throttle word.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Throttled(pub u32);
+
+impl Throttled {
+    /// The whole word, unknown bits included.
+    pub const fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The conditions active now (bits 0–3).
+    pub const fn live(self) -> Flags {
+        Flags((self.0 & 0x0f) as u8)
+    }
+
+    /// The conditions that have occurred since boot (bits 16–19).
+    pub const fn sticky(self) -> Flags {
+        Flags(((self.0 >> 16) & 0x0f) as u8)
+    }
+}
+
+/// Parses the throttle word: bare hex as sysfs prints it (`50005\n`),
+/// with `0x`, or vcgencmd's `throttled=0x50005`; either case; white space
+/// around it ignored.
+///
+/// # Errors
+/// [`ParseErrorKind::BadNumber`] when what is left is not 1–8 hex digits.
+///
+/// ```
+/// use headroom::kernel::throttled::{Flags, parse_throttled};
+/// let w = parse_throttled(b"throttled=0x50005").unwrap();
+/// assert_eq!(w.live(), Flags(0b101));
+/// assert_eq!(parse_throttled(b"50005\n"), Ok(w));
+/// ```
+pub fn parse_throttled(b: &[u8]) -> Result<Throttled, ParseError> {
+    let t = trim(b);
+    let t = t.strip_prefix(b"throttled=").unwrap_or(t);
+    let t = t
+        .strip_prefix(b"0x")
+        .or_else(|| t.strip_prefix(b"0X"))
+        .unwrap_or(t);
+    parse_hex_u64(t)
+        .and_then(|v| u32::try_from(v).ok())
+        .map(Throttled)
+        .ok_or(ParseError::at(ParseErrorKind::BadNumber, 1))
+}
+
+/// The sticky conditions (bits 16–19) set in `now` but not in `before`:
+/// what occurred between two reads, not what was already set when the
+/// build began.
+///
+/// ```
+/// use headroom::kernel::throttled::{Flags, Throttled, sticky_turned_on};
+/// let start = Throttled(0x50000);
+/// assert!(sticky_turned_on(start, Throttled(0x50005)).is_empty());
+/// assert_eq!(sticky_turned_on(start, Throttled(0xd0000)), Flags::SOFT_TEMP_LIMIT);
+/// ```
+pub const fn sticky_turned_on(before: Throttled, now: Throttled) -> Flags {
+    Flags(now.sticky().0 & !before.sticky().0)
+}
+
+/// Parses `in0_lcrit_alarm`: `0` or `1`.
+///
+/// # Errors
+/// [`ParseErrorKind::Malformed`] for anything else.
+pub fn parse_alarm(b: &[u8]) -> Result<bool, ParseError> {
+    match trim(b) {
+        b"0" => Ok(false),
+        b"1" => Ok(true),
+        _ => Err(ParseError::at(ParseErrorKind::Malformed, 1)),
+    }
+}
+
+/// What one read of the power source gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Power {
+    /// The firmware's whole word.
+    Word(Throttled),
+    /// `rpi_volt`'s alarm: under-voltage in its last 2 s poll, or not.
+    UnderVoltageAlarm(bool),
+}
+
+impl Power {
+    /// The conditions active now (only `under-voltage` from the alarm).
+    pub const fn live(self) -> Flags {
+        match self {
+            Power::Word(w) => w.live(),
+            Power::UnderVoltageAlarm(true) => Flags::UNDER_VOLTAGE,
+            Power::UnderVoltageAlarm(false) => Flags(0),
+        }
+    }
+
+    /// The word, when the source is the firmware's.
+    pub const fn word(self) -> Option<Throttled> {
+        match self {
+            Power::Word(w) => Some(w),
+            Power::UnderVoltageAlarm(_) => None,
+        }
+    }
+}
+
+/// Why one read of the power source gave nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleError {
+    /// No source was found at start.
+    Absent,
+    /// The read failed.
+    Read(ReadError),
+    /// The text did not parse.
+    Parse(ParseError),
+}
+
+/// Which file the power flags come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// [`GET_THROTTLED`].
+    Firmware,
+    /// The `in0_lcrit_alarm` of the `rpi_volt` hwmon device, at this path.
+    RpiVolt(Path),
+    /// Neither: not a Raspberry Pi, or its kernel has neither file.
+    None,
+}
+
+/// The power source found at start, read through one kept descriptor.
+#[derive(Debug)]
+pub struct KeptPower {
+    source: Source,
+    kept: Kept,
+}
+
+impl KeptPower {
+    /// Finds the source under `root`: [`GET_THROTTLED`] when it reads and
+    /// parses, else the lowest-numbered hwmon named `rpi_volt` with an
+    /// `in0_lcrit_alarm`, else [`Source::None`] (no error: most hosts).
+    /// Kept open from its first read when `keep` (the live root).
+    ///
+    /// `scratch` is the getdents64(2) buffer (any size); `buf` receives
+    /// each file ([`BUF_LEN`] bytes).
+    pub fn discover(
+        root: &Root,
+        keep: bool,
+        scratch: &mut [MaybeUninit<u8>],
+        buf: &mut [u8],
+    ) -> KeptPower {
+        let dir = root.fd();
+        let firmware = read_at(dir, GET_THROTTLED, buf)
+            .ok()
+            .is_some_and(|b| parse_throttled(b).is_ok());
+        let mut volt: Option<(u32, Path)> = None;
+        if !firmware {
+            let _ = for_each_numbered(dir, HWMON_DIR, b"hwmon", scratch, |n| {
+                let name = entry_path(HWMON_DIR, "hwmon", n, "name")
+                    .and_then(|p| read_at(dir, &p, buf).ok().map(|b| trim(b) == RPI_VOLT));
+                let alarm = entry_path(HWMON_DIR, "hwmon", n, "in0_lcrit_alarm");
+                if let (Some(true), Some(p)) = (name, alarm)
+                    && volt.as_ref().is_none_or(|(m, _)| n < *m)
+                    && read_at(dir, &p, buf).is_ok()
+                {
+                    volt = Some((n, p));
+                }
+            });
+        }
+        let source = match (firmware, volt) {
+            (true, _) => Source::Firmware,
+            (false, Some((_, p))) => Source::RpiVolt(p),
+            (false, None) => Source::None,
+        };
+        KeptPower {
+            source,
+            kept: Kept::new(keep),
+        }
+    }
+
+    /// The source found at start.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Descriptors held now (0 or 1).
+    pub fn open(&self) -> usize {
+        usize::from(self.kept.is_open())
+    }
+
+    /// Reads the source now: one pread on the live root. `buf`:
+    /// [`BUF_LEN`] bytes.
+    ///
+    /// # Errors
+    /// [`SampleError::Absent`] when nothing was found at start, else the
+    /// read or parse error of this tick (the next tick tries again).
+    pub fn read(&mut self, root: &Root, buf: &mut [u8]) -> Result<Power, SampleError> {
+        let path = match &self.source {
+            Source::Firmware => GET_THROTTLED,
+            Source::RpiVolt(p) => p.as_str(),
+            Source::None => return Err(SampleError::Absent),
+        };
+        let b = self
+            .kept
+            .read(root.fd(), path, buf, Shape::Whole)
+            .map_err(SampleError::Read)?;
+        match self.source {
+            Source::Firmware => parse_throttled(b).map(Power::Word),
+            _ => parse_alarm(b).map(Power::UnderVoltageAlarm),
+        }
+        .map_err(SampleError::Parse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+
+    fn root(case: &str) -> Root {
+        Root::open(&std::format!("{FIX}{case}")).unwrap()
+    }
+
+    fn discover(r: &Root, keep: bool) -> KeptPower {
+        let mut scratch = [MaybeUninit::uninit(); 1024];
+        KeptPower::discover(r, keep, &mut scratch, &mut [0u8; BUF_LEN])
+    }
+
+    #[test]
+    fn fixture_36_rpi_get_throttled_50005() {
+        let r = root("36-rpi-get-throttled-50005");
+        let mut p = discover(&r, false);
+        assert_eq!(p.source(), &Source::Firmware);
+        let w = p.read(&r, &mut [0u8; BUF_LEN]).unwrap().word().unwrap();
+        assert_eq!(w.raw(), 0x50005);
+        assert_eq!(w.raw(), 327_685);
+        assert_eq!(w.live(), Flags(0b0101));
+        assert!(w.live().contains(Flags::UNDER_VOLTAGE) && w.live().contains(Flags::THROTTLED));
+        assert!(!w.live().contains(Flags::FREQ_CAPPED));
+        assert!(!w.live().contains(Flags::SOFT_TEMP_LIMIT));
+        assert_eq!(w.sticky(), Flags(0b0101));
+        assert_eq!(w.raw() & !0x000f_000f, 0, "other bits 0");
+        let mut out = [0u8; FLAGS_TEXT_LEN];
+        assert_eq!(
+            format_flags(w.live(), &mut out),
+            Some("under-voltage|throttled")
+        );
+        assert_eq!(p.open(), 0, "a tree is never kept");
+        // The three textual forms of one word; not decimal (0xC355).
+        for text in [
+            &b"50005"[..],
+            b"50005\n",
+            b"0x50005",
+            b"0X50005\n",
+            b"throttled=0x50005\n",
+            b"throttled=0x50005",
+        ] {
+            assert_eq!(parse_throttled(text), Ok(Throttled(0x50005)), "{text:?}");
+        }
+        // 0x50000: occurred, not now.
+        let occurred = parse_throttled(b"50000\n").unwrap();
+        assert!(occurred.live().is_empty());
+        assert_eq!(occurred.sticky(), Flags(0b0101));
+        // sensor.rpi_power#6 and OctoPrint-NavbarTemp#75.
+        let soft = parse_throttled(b"80000").unwrap();
+        assert_eq!(
+            (soft.live(), soft.sticky()),
+            (Flags(0), Flags::SOFT_TEMP_LIMIT)
+        );
+        let soft_now = parse_throttled(b"80008").unwrap();
+        assert_eq!(soft_now.live(), Flags::SOFT_TEMP_LIMIT);
+        let capped = parse_throttled(b"throttled=0x20002").unwrap();
+        assert_eq!(
+            (capped.live(), capped.sticky()),
+            (Flags::FREQ_CAPPED, Flags::FREQ_CAPPED)
+        );
+        assert_eq!(parse_throttled(b"throttled=0x0"), Ok(Throttled(0)));
+        // The word from vcgencmd.txt: started at 0x50000, then 0x50005:
+        // nothing new occurred during that interval, though it is now.
+        assert!(sticky_turned_on(occurred, w).is_empty());
+        assert_eq!(
+            sticky_turned_on(Throttled(0), w),
+            Flags::UNDER_VOLTAGE.union(Flags::THROTTLED)
+        );
+    }
+
+    #[test]
+    fn unknown_bits_are_kept_and_garbage_rejected() {
+        let w = parse_throttled(b"e00f000f").unwrap();
+        assert_eq!(w.raw(), 0xe00f_000f);
+        assert_eq!((w.live(), w.sticky()), (Flags(0x0f), Flags(0x0f)));
+        for bad in [
+            &b""[..],
+            b"0x",
+            b"throttled=",
+            b"1 2",
+            b"-1",
+            b"100000000",
+            b"5g",
+        ] {
+            assert!(parse_throttled(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn flags_text_round_trips() {
+        let mut out = [0u8; FLAGS_TEXT_LEN];
+        for bits in 0..16u8 {
+            let text = format_flags(Flags(bits), &mut out).unwrap();
+            assert_eq!(parse_flags(text.as_bytes()), Ok(Flags(bits)), "{text}");
+        }
+        assert_eq!(format_flags(Flags(0), &mut []), Some(""));
+        assert_eq!(parse_flags(b"throttled|under-voltage\n"), Ok(Flags(0b101)));
+        for bad in [&b"throttled|"[..], b"|", b"a||b", b"Throttled", b"hot"] {
+            assert!(parse_flags(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            format_flags(Flags(0xff), &mut out).unwrap().len(),
+            FLAGS_TEXT_LEN
+        );
+        assert_eq!(format_flags(Flags(1), &mut [0u8; 12]), None);
+    }
+
+    #[test]
+    fn fixture_38_rpi4_hwmon_rpi_volt_cpu_thermal() {
+        let r = root("38-rpi4-hwmon-rpi_volt-cpu_thermal");
+        let mut p = discover(&r, false);
+        assert_eq!(
+            p.source(),
+            &Source::RpiVolt(Path::try_from("sys/class/hwmon/hwmon1/in0_lcrit_alarm").unwrap())
+        );
+        let now = p.read(&r, &mut [0u8; BUF_LEN]).unwrap();
+        assert_eq!(now, Power::UnderVoltageAlarm(false));
+        assert!(now.live().is_empty() && now.word().is_none());
+        assert_eq!(Power::UnderVoltageAlarm(true).live(), Flags::UNDER_VOLTAGE);
+        assert_eq!(parse_alarm(b"1\n"), Ok(true));
+        assert!(parse_alarm(b"2").is_err() && parse_alarm(b"").is_err());
+    }
+
+    #[test]
+    fn no_source_is_absent_not_an_error_at_start() {
+        let r = root("40-riscv-starfive-thermal/hosts/beaglev-jh7100-mainline-wip");
+        let mut p = discover(&r, true);
+        assert_eq!(p.source(), &Source::None);
+        assert_eq!(p.read(&r, &mut [0u8; BUF_LEN]), Err(SampleError::Absent));
+        assert_eq!(p.open(), 0);
+    }
+
+    /// The live root keeps the word's descriptor: one, at most.
+    #[test]
+    fn a_kept_word_holds_one_descriptor() {
+        let d = std::env::temp_dir().join(std::format!("headroom-thr-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let fw = d.join("sys/devices/platform/soc/soc:firmware");
+        std::fs::create_dir_all(&fw).unwrap();
+        std::fs::write(fw.join("get_throttled"), "0\n").unwrap();
+        let r = Root::open(d.to_str().unwrap()).unwrap();
+        let mut p = discover(&r, true);
+        let mut buf = [0u8; BUF_LEN];
+        assert_eq!(p.read(&r, &mut buf), Ok(Power::Word(Throttled(0))));
+        assert_eq!(p.open(), 1);
+        std::fs::write(fw.join("get_throttled"), "zz\n").unwrap();
+        assert!(matches!(p.read(&r, &mut buf), Err(SampleError::Parse(_))));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -273,7 +273,8 @@ pub fn disk_dir(dev_dir: &str, partition: bool) -> &str {
     if partition { parent(dev_dir) } else { dev_dir }
 }
 
-/// Finds the build disk of the absolute directory `dir` under `root`,
+/// Finds the build disk of the directory `dir` under `root` (absolute; on
+/// the live root a relative one is found by its device),
 /// reading the mount table into `mountinfo_buf` ([`mountinfo::BUF_LEN`]
 /// bytes). The table is searched by path, which does not follow symbolic
 /// links in `dir`; on the live root `stat(2)` of `dir` says the real
@@ -286,16 +287,22 @@ pub fn disk_dir(dev_dir: &str, partition: bool) -> &str {
 pub fn resolve(root: &Root, dir: &[u8], mountinfo_buf: &mut [u8]) -> Result<BuildDisk, NoDisk> {
     let live = root.is_live();
     let table = read_at(root.fd(), mountinfo::PATH, mountinfo_buf).map_err(NoDisk::MountTable)?;
-    let mut mount = mount_of(table, dir).ok_or(NoDisk::NoMount)?;
-    let mut dev = parse_dev(mount.dev).ok_or(NoDisk::BadDevice)?;
-    if live && let Ok(st) = rustix::fs::stat(dir) {
-        let real = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
-        if let Some(m) = mount_by_dev(table, real) {
-            (mount, dev) = (m, real);
-        } else if real.0 != 0 {
-            dev = real;
+    let real = match live.then(|| rustix::fs::stat(dir)) {
+        Some(Ok(st)) => Some((rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev))),
+        _ => None,
+    };
+    // On the live root a relative `dir` is found by its device alone.
+    let (mount, dev) = match (real, real.and_then(|r| mount_by_dev(table, r))) {
+        (Some(r), Some(m)) => (m, r),
+        (real, None) => {
+            let m = mount_of(table, dir).ok_or(NoDisk::NoMount)?;
+            match real {
+                Some(r) if r.0 != 0 => (m, r),
+                _ => (m, parse_dev(m.dev).ok_or(NoDisk::BadDevice)?),
+            }
         }
-    }
+        (None, Some(_)) => return Err(NoDisk::NoMount),
+    };
     let sys = Sys {
         fd: root.fd(),
         live,

@@ -9,6 +9,7 @@
 use heapless::{String, Vec};
 
 use crate::build::text::{Context, Stage};
+use crate::kernel::throttled;
 use crate::tick::clock::Iso;
 
 /// The 14 compatible column names, in order.
@@ -450,38 +451,18 @@ impl Row {
     }
 }
 
-/// The names of the throttle flags, by bit (SPEC "CSV": `throttled`).
-pub const THROTTLE_NAMES: [&str; 4] = [
-    "under-voltage",
-    "freq-capped",
-    "throttled",
-    "soft-temp-limit",
-];
-
-/// Writes the set flags' names joined by `|` (nothing for none).
+/// Writes the set throttle flags' names joined by `|` (nothing for none):
+/// [`crate::kernel::throttled::format_flags`].
 fn write_flags(flags: u8, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
-    let mut first = true;
-    for (bit, name) in THROTTLE_NAMES.iter().enumerate() {
-        if flags & (1 << bit) != 0 {
-            if !first {
-                out.push(b'|').map_err(|_| BufferFull)?;
-            }
-            out.extend_from_slice(name.as_bytes())
-                .map_err(|_| BufferFull)?;
-            first = false;
-        }
-    }
-    Ok(())
+    let mut text = [0u8; throttled::FLAGS_TEXT_LEN];
+    let t = throttled::format_flags(throttled::Flags(flags), &mut text).ok_or(BufferFull)?;
+    out.extend_from_slice(t.as_bytes()).map_err(|_| BufferFull)
 }
 
-/// Parses what [`write_flags`] writes; `None` for an unknown name.
+/// Parses the `throttled` column: [`crate::kernel::throttled::parse_flags`];
+/// `None` for an unknown name.
 pub fn parse_flags(b: &[u8]) -> Option<u8> {
-    let mut flags = 0;
-    for name in b.split(|&c| c == b'|').filter(|n| !n.is_empty()) {
-        let bit = THROTTLE_NAMES.iter().position(|t| t.as_bytes() == name)?;
-        flags |= 1 << bit;
-    }
-    Some(flags)
+    throttled::parse_flags(b).ok().map(|f| f.0)
 }
 
 /// Appends `,` and the decimal's text, or just `,` for an empty field.

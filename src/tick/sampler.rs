@@ -58,15 +58,18 @@ const LOG_FLAGS: OFlags = OFlags::RDONLY
 /// Most descriptors a recording keeps open between ticks, all readers
 /// together ([`crate::kernel::kept`]): loadavg, stat, meminfo, vmstat and
 /// psi, [`zram::KEPT_DEVICES`] zram devices, two files at each of
-/// [`cgroup::KEPT_LEVELS`] cgroup levels, the build cgroup's two and
-/// [`KEPT_COMPILERS`] compilers' `status`. Each holds a seq_file buffer in
-/// the kernel, a page at least: at 4 KiB pages this bounds that memory to
-/// 92 KiB whatever the host runs (368 KiB at 16 KiB pages).
-pub const MAX_KEPT: usize = 5 + zram::KEPT_DEVICES + 2 * cgroup::KEPT_LEVELS + 2 + KEPT_COMPILERS;
+/// [`cgroup::KEPT_LEVELS`] cgroup levels, the build cgroup's two,
+/// [`KEPT_COMPILERS`] compilers' `status`, and the build disk's `stat`, two
+/// CPU sensors, the throttle word and four cpufreq policies
+/// ([`slow::MAX_KEPT`]). Each holds a seq_file buffer in the kernel, a page
+/// at least: at 4 KiB pages this bounds that memory to 124 KiB whatever the
+/// host runs (496 KiB at 16 KiB pages).
+pub const MAX_KEPT: usize =
+    5 + zram::KEPT_DEVICES + 2 * cgroup::KEPT_LEVELS + 2 + KEPT_COMPILERS + slow::MAX_KEPT;
 
 const _: () = assert!(
-    MAX_KEPT * 4 <= 96,
-    "kept descriptors: at most 96 KiB at 4 KiB pages"
+    MAX_KEPT * 4 <= 128,
+    "kept descriptors: at most 128 KiB at 4 KiB pages"
 );
 
 /// The files every tick reads, through descriptors kept open on the live
@@ -145,6 +148,10 @@ pub enum Source {
     Procs,
     /// the build log
     Log,
+    /// the build disk's block-device counters
+    DiskIo,
+    /// the Raspberry Pi firmware's throttle word (or rpi_volt's alarm)
+    Power,
 }
 
 impl Source {
@@ -162,6 +169,8 @@ impl Source {
             Source::Tmp => "/tmp",
             Source::Procs => "proc/<pid>",
             Source::Log => "build log",
+            Source::DiskIo => "build disk I/O",
+            Source::Power => crate::kernel::throttled::GET_THROTTLED,
         }
     }
 }
@@ -399,7 +408,7 @@ impl<'a> Sampler<'a> {
             tmp: open_host_path(opts.tmp_path),
             log_dir,
             kept: KeptFiles::new(live),
-            slow: slow::Slow::new(),
+            slow: slow::Slow::new(root, opts.disk_path, bufs),
             classes: Classes::new(live),
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
@@ -422,7 +431,7 @@ impl<'a> Sampler<'a> {
 
     /// Descriptors kept open between ticks now (at most [`MAX_KEPT`]).
     pub fn kept_open(&self) -> usize {
-        self.kept.open()
+        self.kept.open() + self.slow.open()
     }
 
     /// True the first time it is asked for `s`.
@@ -452,6 +461,13 @@ impl<'a> Sampler<'a> {
         self.read_zram(&mut row, bufs, w);
         self.read_cgroup(&mut row, bufs, mem_total_kib);
         self.stat_filesystems(&mut row, w);
+        for said in self.slow.read(&mut row, self.root, epoch, bufs) {
+            match said.note {
+                true if self.first_for(said.source) => w.note(said.source, said.what),
+                true => {}
+                false => self.warn_once(w, said.source, said.what),
+            }
+        }
         self.scan_compilers(&mut row, bufs, w, host_oom);
         self.prev_oom = host_oom.or(self.prev_oom);
         self.build_figures(&mut row, bufs);
@@ -552,6 +568,7 @@ impl<'a> Sampler<'a> {
                     }
                     let now = crate::tick::clock::monotonic_ns();
                     self.slow
+                        .thrash
                         .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
                 }
             }

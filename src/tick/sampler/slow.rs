@@ -10,24 +10,159 @@
 //! # References
 //! proc(5) `/proc/vmstat`; SPEC.md "CSV" (`swap_in_mibps` … `throttled`).
 
+use super::{Buffers, Source};
+use crate::kernel::blockdev::{self, KeptStat, NoDisk, StatError};
+use crate::kernel::cpufreq::KeptPolicies;
+use crate::kernel::diskstats::{self, DiskCounters};
+use crate::kernel::root::Root;
+use crate::kernel::thermal::KeptSensors;
+use crate::kernel::throttled::{self, KeptPower, SampleError, Throttled};
 use crate::kernel::vmstat::VmStat;
+use crate::tick::clock::monotonic_ns;
 use crate::tick::rates::{growth, mibps, per_second};
-use crate::tick::row::Row;
+use crate::tick::row::{Row, Tenths};
 
-/// What the rates of the next tick are taken from.
-#[derive(Debug, Default)]
+/// Descriptors the readers of this module keep at most: the disk's
+/// `stat`, [`crate::kernel::thermal::KEPT_SENSORS`] sensors, the throttle
+/// word and [`crate::kernel::cpufreq::KEPT_POLICIES`] cpufreq policies.
+pub const MAX_KEPT: usize =
+    1 + crate::kernel::thermal::KEPT_SENSORS + 1 + crate::kernel::cpufreq::KEPT_POLICIES;
+
+/// What a tick of [`Slow::read`] has to say, once per source (the
+/// sampler keeps it to one): `note` when the figures are absent by nature
+/// (a build directory in RAM), else a warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Said {
+    pub source: Source,
+    pub note: bool,
+    pub what: &'static str,
+}
+
+/// What one tick said, at most one per source.
+pub(super) type Sayings = heapless::Vec<Said, 4>;
+
+fn say(out: &mut Sayings, source: Source, note: bool, what: &'static str) {
+    let _ = out.push(Said { source, note, what });
+}
+
+/// The build disk, found at start-up, and its counters at the previous
+/// tick.
+struct Disk {
+    stat: KeptStat,
+    prev: Option<(u64, DiskCounters)>,
+}
+
+/// What the rates of the next tick are taken from, and the files of heat
+/// and power found at start-up.
 pub(super) struct Slow {
-    /// /proc/vmstat at the previous tick, and when it was read (monotonic
-    /// ns).
-    prev_vm: Option<(u64, VmStat)>,
+    /// The swap and fault rates.
+    pub thrash: Thrash,
+    /// The build disk's stat file, or why there is none.
+    disk: Result<Disk, NoDisk>,
+    sensors: KeptSensors,
+    power: KeptPower,
+    /// The throttle word at the previous tick: a sticky bit that turns on
+    /// between two ticks is an event of this interval.
+    prev_word: Option<Throttled>,
+    cpufreq: KeptPolicies,
 }
 
 impl Slow {
-    /// Nothing seen yet.
-    pub(super) const fn new() -> Slow {
-        Slow { prev_vm: None }
+    /// Finds the build disk under `disk_path` and the CPU sensors, the
+    /// throttle word and the cpufreq policies under `root` (a bounded number
+    /// of each, kept open from their first read on the live root).
+    pub(super) fn new(root: &Root, disk_path: &str, bufs: &mut Buffers) -> Slow {
+        let keep = root.is_live();
+        let disk = blockdev::resolve(root, disk_path.as_bytes(), &mut bufs.scratch).map(|d| Disk {
+            stat: KeptStat::new(&d, keep),
+            prev: None,
+        });
+        Slow {
+            thrash: Thrash::default(),
+            disk,
+            sensors: KeptSensors::discover(root, keep, &mut bufs.dir, &mut bufs.file),
+            power: KeptPower::discover(root, keep, &mut bufs.dir, &mut bufs.file),
+            prev_word: None,
+            cpufreq: KeptPolicies::discover(root, keep, &mut bufs.dir, &mut bufs.file),
+        }
     }
 
+    /// Descriptors held now (at most [`MAX_KEPT`]).
+    pub(super) fn open(&self) -> usize {
+        let disk = self
+            .disk
+            .as_ref()
+            .map_or(0, |d| usize::from(d.stat.is_open()));
+        disk + self.sensors.open() + self.power.open() + self.cpufreq.open()
+    }
+
+    /// The build disk's I/O, the CPU's temperature and clock and the
+    /// throttle flags of this tick at `epoch` into `row`.
+    pub(super) fn read(
+        &mut self,
+        row: &mut Row,
+        root: &Root,
+        epoch: u64,
+        bufs: &mut Buffers,
+    ) -> Sayings {
+        let mut said = Sayings::new();
+        self.disk_io(row, root, bufs, &mut said);
+        let buf = &mut bufs.file;
+        row.ext.cpu_temp_c = self.sensors.read(root, buf).map(|t| Tenths(t.tenths()));
+        row.ext.cpu_freq_pct = self.cpufreq.read(root, epoch, buf).map(u64::from);
+        match self.power.read(root, buf) {
+            Ok(p) => {
+                let mut flags = p.live();
+                if let (Some(before), Some(now)) = (self.prev_word, p.word()) {
+                    flags.0 |= throttled::sticky_turned_on(before, now).0;
+                }
+                self.prev_word = p.word().or(self.prev_word);
+                row.ext.throttled = Some(flags.0);
+            }
+            Err(SampleError::Absent) => {}
+            Err(SampleError::Read(e)) => say(&mut said, Source::Power, false, e.describe()),
+            Err(SampleError::Parse(_)) => say(&mut said, Source::Power, false, "unexpected format"),
+        }
+        said
+    }
+
+    /// `disk_read_mibps`, `disk_write_mibps`, `disk_util_pct`: the build
+    /// disk's counters against the previous tick's.
+    fn disk_io(&mut self, row: &mut Row, root: &Root, bufs: &mut Buffers, said: &mut Sayings) {
+        let disk = match &mut self.disk {
+            Ok(d) => d,
+            Err(why) => return say(said, Source::DiskIo, true, why.describe()),
+        };
+        let buf = &mut bufs.file[..diskstats::STAT_BUF_LEN];
+        let cur = match disk.stat.read(root.fd(), buf) {
+            Ok(c) => c,
+            Err(StatError::Read(e)) => return say(said, Source::DiskIo, false, e.describe()),
+            Err(StatError::Parse(_)) => {
+                return say(said, Source::DiskIo, false, "unexpected format");
+            }
+        };
+        let now = monotonic_ns();
+        if let Some((then, prev)) = disk.prev.replace((now, cur)) {
+            let dt = now.saturating_sub(then);
+            // A reset or a re-created device: no rate this interval.
+            // (Two reads under a millisecond apart count as one.)
+            if let Some(d) = diskstats::delta(&prev, &cur, (dt / 1_000_000).max(1)) {
+                row.ext.disk_read_mibps = mibps(d.read_bytes, dt);
+                row.ext.disk_write_mibps = mibps(d.write_bytes, dt);
+                row.ext.disk_util_pct = Some(u64::from(d.util_permille() / 10));
+            }
+        }
+    }
+}
+
+/// /proc/vmstat at the previous tick, and when it was read (monotonic
+/// ns): what the swap and fault rates are taken from.
+#[derive(Debug, Default)]
+pub(super) struct Thrash {
+    prev_vm: Option<(u64, VmStat)>,
+}
+
+impl Thrash {
     /// `swap_in_mibps`, `swap_out_mibps`, `majflt_ps` and `refaults_ps`
     /// from `vm`, read at `now_ns`, against the previous tick's; pages are
     /// `page_bytes` long (the running kernel's).
@@ -62,7 +197,7 @@ mod tests {
 
     #[test]
     fn thrash_rates_are_per_second_between_ticks() {
-        let mut s = Slow::new();
+        let mut s = Thrash::default();
         let mut row = Row::empty(0);
         s.thrash(&mut row, &vm(100, 100, Some(10), 5), 1_000_000_000, 4096);
         assert_eq!(row.ext.swap_in_mibps, None, "no rate on the first tick");
@@ -73,7 +208,7 @@ mod tests {
         assert_eq!(e.swap_out_mibps.as_ref().map(|d| d.centi), Some(200));
         assert_eq!((e.majflt_ps, e.refaults_ps), (Some(150), Some(0)));
         // A 16 KiB-page kernel: the same pages are 4× the bytes.
-        let mut s16 = Slow::new();
+        let mut s16 = Thrash::default();
         s16.thrash(&mut row, &vm(0, 0, None, 0), 0, 16384);
         s16.thrash(&mut row, &vm(64, 0, None, 0), 1_000_000_000, 16384);
         assert_eq!(row.ext.swap_in_mibps.as_ref().map(|d| d.centi), Some(100));
@@ -82,7 +217,7 @@ mod tests {
 
     #[test]
     fn counters_that_go_backwards_clamp_to_zero() {
-        let mut s = Slow::new();
+        let mut s = Thrash::default();
         let mut row = Row::empty(0);
         s.thrash(&mut row, &vm(1000, 1000, Some(1000), 1000), 0, 4096);
         s.thrash(&mut row, &vm(1, 1, Some(1), 1), 1_000_000_000, 4096);

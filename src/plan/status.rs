@@ -112,6 +112,8 @@ pub fn render<W: uWrite>(
 
     fs_lines(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
     fs_lines(w, root, opts.live, "disk", opts.disk_path, buf)?;
+    let slow = slow::Facts::read(root, opts.disk_path, buf);
+    slow::disk_io_line(w, &slow)?;
 
     let memcg = cgroup::open_memory(root, buf);
     cgroup_memory_lines(w, root, &mem, &memcg, buf)?;
@@ -121,6 +123,7 @@ pub fn render<W: uWrite>(
 
     psi_line(w, root, buf)?;
     oom_line(w, root, &memcg, buf)?;
+    slow::heat_lines(w, &slow)?;
     if let Some(o) = opts.memlock {
         label(w, "memlock")?;
         o.write(w)?;
@@ -783,6 +786,7 @@ fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
 }
 
 mod json;
+mod slow;
 pub use json::{KEYS as JSON_KEYS, render_json};
 
 #[cfg(test)]

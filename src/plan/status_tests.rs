@@ -353,11 +353,14 @@ fn an_empty_tree_prints_every_line_as_not_available() {
         "            size not available (no statvfs capture in the tree)",
         "disk        /: type unknown",
         "            size not available (no statvfs capture in the tree)",
+        "            I/O: no block device (mount table unreadable)",
         "cgroup mem  no memory controller",
         "cgroup cpu  no CPU quota (no cpu controller)",
         "cores       online unknown  quota none  cpuset none  usable 1 (assumed)",
         "PSI memory  not available (proc/pressure/memory: not found)",
         "oom_kill    not available (proc/vmstat: not found)",
+        "cpu temp    no CPU sensor (no thermal zone or hwmon of the CPU)",
+        "cpu freq    no cpufreq",
     ];
     assert_eq!(out.lines().collect::<Vec<_>>(), want);
 }
@@ -533,6 +536,10 @@ fn json_has_every_key_in_order_on_a_full_and_an_empty_tree() {
         "zram_devices",
         "cgroup_memory",
         "psi_memory_some",
+        "swap_io_mib",
+        "cpu_temp_c",
+        "cpu_freq_pct",
+        "throttled",
     ] {
         assert!(none.contains(&std::format!("\"{k}\":null")), "{k}: {none}");
     }

@@ -29,7 +29,7 @@ use crate::tick::footprint::{NotLocked, Outlook};
 use super::StatusOpts;
 
 /// The top-level keys of [`render_json`], in order.
-pub const KEYS: [&str; 23] = [
+pub const KEYS: [&str; 28] = [
     "mem_total_mib",
     "mem_available_mib",
     "mem_used_pct",
@@ -52,6 +52,11 @@ pub const KEYS: [&str; 23] = [
     "cores_limited_by",
     "psi_memory_some",
     "oom_kills",
+    "disk_io",
+    "swap_io_mib",
+    "cpu_temp_c",
+    "cpu_freq_pct",
+    "throttled",
     "memlock",
 ];
 
@@ -84,6 +89,7 @@ pub fn render_json<W: uWrite>(
     cores_keys(w, &cores, opts.live)?;
     psi_memory(w, root, buf)?;
     oom_kills(w, root, &memcg, buf)?;
+    super::slow::json_keys(w, &super::slow::Facts::read(root, opts.disk_path, buf))?;
     w.write_str(",\"memlock\":")?;
     memlock(w, opts.memlock)?;
     w.write_str("}\n")

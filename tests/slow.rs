@@ -238,3 +238,49 @@ fn a_process_pushed_into_swap_shows_in_swap_out_mibps() {
         .count();
     assert!(rising >= 1, "no row with swap_out_mibps > 0");
 }
+
+/// `record --root BOARD --count 3 --interval 0`: its CSV and stderr.
+fn record_board(board: &str) -> (Csv, String) {
+    let d = scratch(&format!("board-{board}"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("boards")
+        .join(board);
+    let out = output_within(
+        headroom()
+            .args(["record", "--count", "3", "--interval", "0", "--root"])
+            .arg(&root)
+            .arg("--out-dir")
+            .arg(&d),
+        60,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let csv = Csv::read(&d.join("resources-run.csv"));
+    (csv, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_vm_without_sensors_gives_empty_fields_and_no_warnings() {
+    let (csv, err) = record_board("x86_64-vm-2c-24g");
+    assert!(!err.contains("warning"), "{err}");
+    for col in ["cpu_temp_c", "cpu_freq_pct", "throttled"] {
+        let c = csv.col(col);
+        assert!(csv.rows.iter().all(|r| r[c].is_empty()), "{col}");
+    }
+    // Its disk is there (vda): from the second row, rates of 0.
+    let util = csv.col("disk_util_pct");
+    assert_eq!(csv.rows[2][util], "0");
+}
+
+#[test]
+fn a_pi_that_had_under_voltage_only_before_the_recording_shows_none_now() {
+    // The Zero 2 W's word is 50000: under-voltage and throttling occurred
+    // since boot, nothing now, nothing new during the recording.
+    let (csv, _) = record_board("rpi-zero2w-512m");
+    let t = csv.col("throttled");
+    assert!(csv.rows.iter().all(|r| r[t].is_empty()), "{:?}", csv.rows);
+    // The Pi 3's 50005: under-voltage and throttled now.
+    let (csv, _) = record_board("rpi3b-1g");
+    let t = csv.col("throttled");
+    assert!(csv.rows.iter().all(|r| r[t] == "under-voltage|throttled"));
+    assert!(csv.rows.iter().all(|r| r[csv.col("cpu_temp_c")] == "71.4"));
+}

@@ -183,7 +183,42 @@ impl Thrash {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
+
+    #[test]
+    fn a_sticky_bit_that_turns_on_between_ticks_is_this_intervals_event() {
+        let dir = std::env::temp_dir().join(std::format!("headroom-slow-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let fw = dir.join("sys/devices/platform/soc/soc:firmware");
+        std::fs::create_dir_all(&fw).unwrap();
+        let word = |w: &str| std::fs::write(fw.join("get_throttled"), w).unwrap();
+        word("50000\n");
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut slow = Slow::new(&root, "/", &mut bufs);
+        let mut row = Row::empty(0);
+        let mut flags = |w: &str| {
+            word(w);
+            let said = slow.read(&mut row, &root, 0, &mut bufs);
+            (
+                row.ext.throttled,
+                said.iter().map(|s| s.what).collect::<std::vec::Vec<_>>(),
+            )
+        };
+        // Sticky at start: said nothing of this build.
+        assert_eq!(flags("50000\n").0, Some(0));
+        // Soft temperature limit occurred between two ticks (bit 19), with
+        // nothing live now: it is this interval's.
+        assert_eq!(flags("d0000\n").0, Some(0b1000));
+        assert_eq!(flags("d0000\n").0, Some(0));
+        assert_eq!(flags("d0005\n").0, Some(0b0101));
+        // No disk in this tree: said (as a note), no figures.
+        let (_, said) = flags("0\n");
+        assert_eq!(said, ["mount table unreadable"]);
+        assert_eq!(row.ext.disk_util_pct, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     fn vm(pswpin: u64, pswpout: u64, majflt: Option<u64>, refaults: u64) -> VmStat {
         VmStat {

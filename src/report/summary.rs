@@ -22,6 +22,8 @@ use crate::tick::row::{BufferFull, Row};
 
 /// The JSON form: [`Summary::render_json`].
 mod json;
+/// The WHY IT WAS SLOW section: swap thrash, a busy disk, heat and power.
+pub mod slow;
 
 /// The toolchain's default near-OOM threshold, MiB of MemAvailable.
 pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
@@ -200,6 +202,7 @@ pub struct Summary {
     /// RAM ([`crate::tick::footprint::lock`]). `None` for `summarize` of a CSV,
     /// which does not say.
     pub memory_lock: Option<crate::tick::footprint::Lock>,
+    slow: slow::Slow,
 }
 
 /// Keeps `slot` as the row with the largest (`max`) or smallest key; the
@@ -259,7 +262,21 @@ impl Summary {
             peak_build_rss: None,
             peak_build_anon_mb: None,
             memory_lock: None,
+            slow: slow::Slow::new(),
         }
+    }
+
+    /// The WHY IT WAS SLOW figures so far.
+    pub fn slow(&self) -> &slow::Slow {
+        &self.slow
+    }
+
+    /// Whether the run's swap is zram: some row had zram stored data.
+    fn zram_swap(&self) -> bool {
+        self.peak_zram
+            .as_ref()
+            .and_then(|r| r.ext.zram_stored_mb)
+            .is_some_and(|mb| mb > 0)
     }
 
     /// The largest single-compiler RSS of THE BUILD, MiB (`None` when none
@@ -454,6 +471,7 @@ impl Summary {
         keep(&mut self.peak_zram, row, |r| r.ext.zram_stored_mb, true);
         keep(&mut self.min_tmp, row, |r| r.ext.tmp_avail_mb, false);
         keep(&mut self.min_cg, row, |r| r.ext.cg_mem_avail_mb, false);
+        self.slow.observe(row);
     }
 
     /// Renders the summary into `out` (appending).
@@ -622,7 +640,7 @@ impl Summary {
 
     /// headroom's sections, each only when its column has data, in SPEC.md's
     /// order: zram, /tmp, cgroup headroom, peak compiler RSS, OOM kills,
-    /// then the `run` and jobserver blocks, and last, for a recording,
+    /// WHY IT WAS SLOW ([`slow`]), then the `run` and jobserver blocks, and last, for a recording,
     /// whether headroom's memory was locked in RAM.
     fn render_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         if let Some(r) = &self.peak_zram
@@ -698,6 +716,7 @@ impl Summary {
                 uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
             }
         }
+        self.slow.render(w, self.zram_swap())?;
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;
             self.render_build_memory(w)?;

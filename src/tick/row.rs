@@ -161,12 +161,15 @@ impl Decimal {
 pub struct Tenths(pub i32);
 
 impl Tenths {
-    /// Writes the value with one decimal.
-    fn write(self, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
+    /// Writes the value with one decimal (`54.5`, `-3.0`).
+    ///
+    /// # Errors
+    /// Only those of `w`.
+    pub fn write<W: ufmt::uWrite + ?Sized>(self, w: &mut W) -> Result<(), W::Error> {
         let v = i64::from(self.0);
         let sign = if v < 0 { "-" } else { "" };
         let a = v.unsigned_abs();
-        ufmt::uwrite!(out, "{}{}.{}", sign, a / 10, a % 10).map_err(|_| BufferFull)
+        ufmt::uwrite!(w, "{}{}.{}", sign, a / 10, a % 10)
     }
 
     /// Parses `[-]<digits>[.<digit>]` (what [`Tenths::write`] writes, or a
@@ -435,7 +438,7 @@ impl Row {
             put_opt(out, e.disk_util_pct)?;
             out.push(b',').map_err(|_| BufferFull)?;
             if let Some(t) = e.cpu_temp_c {
-                t.write(out)?;
+                t.write(out).map_err(|_| BufferFull)?;
             }
             put_opt(out, e.cpu_freq_pct)?;
             out.push(b',').map_err(|_| BufferFull)?;

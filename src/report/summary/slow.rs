@@ -1,0 +1,597 @@
+//! The summary's WHY IT WAS SLOW section: swap thrash, a busy build disk,
+//! throttling, under-voltage and heat, each with the stage and context of
+//! its worst minute and one line of advice.
+//!
+//! [`Slow`] folds rows as [`super::Summary`] does, once each, in fixed
+//! memory whatever the length of the run (the last 60 seconds' amounts
+//! and the last 60 rows' stage and context, about 24 KiB).
+//!
+//! # Times
+//! A row covers its `elapsed_s` minus the previous row's (the first row
+//! covers nothing, nor does a row whose `elapsed_s` went back). A
+//! finding's time is the sum of what its rows cover, never rows ×
+//! interval: `run`'s interval widens as the build goes on.
+//!
+//! # The worst minute
+//! A row's rate holds for every second it covers, so each covered second
+//! gets an amount per finding: swap-in MiB (the row's `swap_in_mibps`),
+//! major faults (`majflt_ps`), disk busy hundredths of a second
+//! (`disk_util_pct`), and 1 for a second throttled (or under-voltage). A
+//! finding's worst minute is the 60 consecutive covered seconds (all of
+//! them in a shorter run) with the largest sum of its amounts, the
+//! earliest of equal ones; it is named by the row that gives the most of
+//! that sum (the earliest of equal ones), its stage and context, and timed
+//! by its first and last second as elapsed seconds, with the UTC time of
+//! its end. The thrash minute is the one with the most swap-in MiB, or,
+//! when nothing was swapped in, the most major faults. Heat has no sum:
+//! its row is the one with the highest `cpu_temp_c` (the first of equal
+//! ones).
+//!
+//! # References
+//! SPEC.md "CSV" (the columns) and "Summary"; the Raspberry Pi firmware's
+//! `get_throttled` bits ([`THROTTLE_NAMES`]).
+
+use ufmt::{uWrite, uwrite};
+
+use crate::build::text::{Context, Stage};
+use crate::report::plot::duration;
+use crate::tick::clock::Iso;
+use crate::tick::row::{Decimal, Row, THROTTLE_NAMES, Tenths};
+
+/// Seconds in a worst window, and rows kept to name one (a row that
+/// covers a second or more: at most 60 in 60 s).
+pub const WINDOW_S: usize = 60;
+
+/// Thrash: swap-in at or above 1 MiB/s (in hundredths) …
+pub const THRASH_SWAP_IN_CENTI: u64 = 100;
+/// … or at least 100 major faults per second, for two rows or more.
+pub const THRASH_MAJFLT_PS: u64 = 100;
+/// Consecutive thrashing rows before their time counts: one row can be a
+/// build step reading its binary in once.
+pub const THRASH_ROWS: u32 = 2;
+/// The build disk is busy at or above this `disk_util_pct`.
+pub const DISK_BUSY_PCT: u64 = 90;
+/// `throttled` bits of throttling: freq-capped, throttled, soft-temp-limit.
+pub const THROTTLE_BITS: u8 = 0b1110;
+/// The `throttled` bit of under-voltage.
+pub const UNDER_VOLTAGE_BIT: u8 = 0b0001;
+/// A peak temperature worth a line without any other finding: 80.0 °C,
+/// where a Pi 4's firmware starts to throttle.
+pub const HOT_TENTHS: i32 = 800;
+
+/// One of the findings with a worst minute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// Swap-in MiB (hundredths): the thrash minute.
+    SwapIn,
+    /// Major faults: the thrash minute when nothing was swapped in.
+    Majflt,
+    /// Disk busy, hundredths of a second.
+    DiskBusy,
+    /// Seconds throttled ([`THROTTLE_BITS`]).
+    Throttled,
+    /// Seconds under-voltage ([`UNDER_VOLTAGE_BIT`]).
+    UnderVoltage,
+}
+
+const FINDINGS: [Finding; 5] = [
+    Finding::SwapIn,
+    Finding::Majflt,
+    Finding::DiskBusy,
+    Finding::Throttled,
+    Finding::UnderVoltage,
+];
+
+impl Finding {
+    /// The amount a row gives each second it covers.
+    fn amount(self, row: &Row) -> u64 {
+        let e = &row.ext;
+        let flag = |bits: u8| u64::from(e.throttled.is_some_and(|f| f & bits != 0));
+        match self {
+            Finding::SwapIn => e.swap_in_mibps.as_ref().map_or(0, |d| d.centi),
+            Finding::Majflt => e.majflt_ps.unwrap_or(0),
+            Finding::DiskBusy => e.disk_util_pct.unwrap_or(0),
+            Finding::Throttled => flag(THROTTLE_BITS),
+            Finding::UnderVoltage => flag(UNDER_VOLTAGE_BIT),
+        }
+    }
+}
+
+/// A worst minute ([module documentation](self)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Worst {
+    /// The sum of the finding's amounts over it ([`Finding`] gives units).
+    pub sum: u64,
+    /// Seconds it spans: 60, or the whole run when shorter.
+    pub seconds: u64,
+    /// Elapsed seconds at its start and end.
+    pub from_s: u64,
+    /// See `from_s`.
+    pub to_s: u64,
+    /// UTC time of its end.
+    pub to_iso: Iso,
+    /// The stage of the row that gives most of `sum`.
+    pub stage: Stage,
+    /// That row's context.
+    pub context: Context,
+}
+
+/// The running 60-second sum of one finding.
+#[derive(Clone, Debug)]
+struct Window {
+    /// Amount of each of the last 60 covered seconds, by clock % 60.
+    amount: [u64; WINDOW_S],
+    /// The row (sequence number) that covered it.
+    seq: [u64; WINDOW_S],
+    sum: u64,
+    worst: Option<Worst>,
+}
+
+/// A row that may still be in a window: its sequence number, stage and
+/// context.
+#[derive(Clone, Debug, Default)]
+struct Recent {
+    seq: u64,
+    stage: Stage,
+    context: Context,
+}
+
+/// The WHY IT WAS SLOW accumulator.
+#[derive(Clone, Debug)]
+pub struct Slow {
+    /// Some row carried one of the ten columns.
+    has_data: bool,
+    prev_elapsed: Option<u64>,
+    /// Covered seconds so far (the windows' clock).
+    clock: u64,
+    /// Rows that covered a second or more.
+    seq: u64,
+    recent: [Recent; WINDOW_S],
+    windows: [Window; 5],
+    thrash_run: u32,
+    /// Time of the current thrash run while it is one row long.
+    thrash_pending_s: u64,
+    thrash_s: u64,
+    disk_busy_s: u64,
+    throttled_s: u64,
+    under_voltage_s: u64,
+    peak_swap_in: Option<u64>,
+    peak_swap_out: Option<u64>,
+    peak_majflt: Option<u64>,
+    peak_refaults: Option<u64>,
+    peak_read: Option<u64>,
+    peak_write: Option<u64>,
+    peak_temp: Option<(Tenths, Iso, Stage, Context)>,
+}
+
+fn max_opt(slot: &mut Option<u64>, v: Option<u64>) {
+    if let Some(v) = v {
+        *slot = Some(slot.map_or(v, |o| o.max(v)));
+    }
+}
+
+impl Window {
+    const EMPTY: Window = Window {
+        amount: [0; WINDOW_S],
+        seq: [0; WINDOW_S],
+        sum: 0,
+        worst: None,
+    };
+
+    /// Takes covered second `clock` (0-based) of row `seq`; whether the
+    /// window ending there is the new worst.
+    fn push(&mut self, clock: u64, amount: u64, seq: u64) -> bool {
+        let slot = (clock % WINDOW_S as u64) as usize;
+        self.sum = self.sum - self.amount[slot] + amount;
+        self.amount[slot] = amount;
+        self.seq[slot] = seq;
+        self.sum > self.worst.as_ref().map_or(0, |w| w.sum)
+    }
+
+    /// The row giving most of the window ending at `clock`, which spans
+    /// `n` seconds: the earliest of equal ones.
+    fn heaviest(&self, clock: u64, n: u64) -> u64 {
+        let (mut best, mut best_sum) = (0, 0);
+        let (mut cur, mut cur_sum) = (0, 0);
+        for back in (0..n).rev() {
+            let slot = ((clock - back) % WINDOW_S as u64) as usize;
+            if self.seq[slot] != cur {
+                cur = self.seq[slot];
+                cur_sum = 0;
+            }
+            cur_sum += self.amount[slot];
+            if cur_sum > best_sum {
+                (best, best_sum) = (cur, cur_sum);
+            }
+        }
+        best
+    }
+}
+
+impl Slow {
+    /// Nothing seen yet.
+    pub fn new() -> Slow {
+        Slow {
+            has_data: false,
+            prev_elapsed: None,
+            clock: 0,
+            seq: 0,
+            recent: core::array::from_fn(|_| Recent::default()),
+            windows: [Window::EMPTY; 5],
+            thrash_run: 0,
+            thrash_pending_s: 0,
+            thrash_s: 0,
+            disk_busy_s: 0,
+            throttled_s: 0,
+            under_voltage_s: 0,
+            peak_swap_in: None,
+            peak_swap_out: None,
+            peak_majflt: None,
+            peak_refaults: None,
+            peak_read: None,
+            peak_write: None,
+            peak_temp: None,
+        }
+    }
+
+    /// Takes one row, in file order.
+    pub fn observe(&mut self, row: &Row) {
+        let e = &row.ext;
+        let centi = |d: &Option<Decimal>| d.as_ref().map(|d| d.centi);
+        self.has_data |= e.swap_in_mibps.is_some()
+            || e.swap_out_mibps.is_some()
+            || e.majflt_ps.is_some()
+            || e.refaults_ps.is_some()
+            || e.disk_read_mibps.is_some()
+            || e.disk_write_mibps.is_some()
+            || e.disk_util_pct.is_some()
+            || e.cpu_temp_c.is_some()
+            || e.cpu_freq_pct.is_some()
+            || e.throttled.is_some();
+        max_opt(&mut self.peak_swap_in, centi(&e.swap_in_mibps));
+        max_opt(&mut self.peak_swap_out, centi(&e.swap_out_mibps));
+        max_opt(&mut self.peak_majflt, e.majflt_ps);
+        max_opt(&mut self.peak_refaults, e.refaults_ps);
+        max_opt(&mut self.peak_read, centi(&e.disk_read_mibps));
+        max_opt(&mut self.peak_write, centi(&e.disk_write_mibps));
+        if let Some(t) = e.cpu_temp_c
+            && self.peak_temp.as_ref().is_none_or(|p| t > p.0)
+        {
+            self.peak_temp = Some((t, row.iso, row.stage.clone(), row.context.clone()));
+        }
+        let dt = self
+            .prev_elapsed
+            .map_or(0, |p| row.elapsed_s.saturating_sub(p));
+        self.prev_elapsed = Some(row.elapsed_s);
+        self.times(row, dt);
+        if dt > 0 {
+            self.slide(row, dt);
+        }
+    }
+
+    /// Adds the `dt` seconds `row` covers to the findings it has.
+    fn times(&mut self, row: &Row, dt: u64) {
+        let e = &row.ext;
+        let swap_in = e.swap_in_mibps.as_ref().map_or(0, |d| d.centi);
+        if swap_in >= THRASH_SWAP_IN_CENTI || e.majflt_ps.unwrap_or(0) >= THRASH_MAJFLT_PS {
+            self.thrash_run = self.thrash_run.saturating_add(1);
+            match self.thrash_run {
+                1 => self.thrash_pending_s = dt,
+                THRASH_ROWS => {
+                    self.thrash_s = self.thrash_s.saturating_add(self.thrash_pending_s + dt)
+                }
+                _ => self.thrash_s = self.thrash_s.saturating_add(dt),
+            }
+        } else {
+            self.thrash_run = 0;
+        }
+        if e.disk_util_pct.unwrap_or(0) >= DISK_BUSY_PCT {
+            self.disk_busy_s = self.disk_busy_s.saturating_add(dt);
+        }
+        if Finding::Throttled.amount(row) > 0 {
+            self.throttled_s = self.throttled_s.saturating_add(dt);
+        }
+        if Finding::UnderVoltage.amount(row) > 0 {
+            self.under_voltage_s = self.under_voltage_s.saturating_add(dt);
+        }
+    }
+
+    /// Moves the windows over the `dt` seconds `row` covers. After 60
+    /// seconds of one row every window holds that row alone and its sum
+    /// no longer changes: at most 60 steps per row.
+    fn slide(&mut self, row: &Row, dt: u64) {
+        self.seq += 1;
+        let seq = self.seq;
+        self.recent[(seq % WINDOW_S as u64) as usize] = Recent {
+            seq,
+            stage: row.stage.clone(),
+            context: row.context.clone(),
+        };
+        let start = row.elapsed_s - dt;
+        for k in 1..=dt.min(WINDOW_S as u64) {
+            let clock = self.clock;
+            self.clock += 1;
+            let n = self.clock.min(WINDOW_S as u64);
+            for (w, f) in self.windows.iter_mut().zip(FINDINGS) {
+                if !w.push(clock, f.amount(row), seq) {
+                    continue;
+                }
+                let heavy = w.heaviest(clock, n);
+                let named = &self.recent[(heavy % WINDOW_S as u64) as usize];
+                let (stage, context) = if named.seq == heavy {
+                    (named.stage.clone(), named.context.clone())
+                } else {
+                    (row.stage.clone(), row.context.clone())
+                };
+                let to_s = start + k;
+                w.worst = Some(Worst {
+                    sum: w.sum,
+                    seconds: n,
+                    from_s: to_s.saturating_sub(n),
+                    to_s,
+                    to_iso: Iso::from_epoch(row.epoch.saturating_sub(dt - k)),
+                    stage,
+                    context,
+                });
+            }
+        }
+    }
+
+    /// Whether some row carried one of the ten columns (none in a 14- or
+    /// 27-column CSV).
+    pub fn has_data(&self) -> bool {
+        self.has_data
+    }
+
+    /// Whether the section has something to say: some time thrashing, busy,
+    /// throttled or under-voltage, or a peak temperature of
+    /// [`HOT_TENTHS`] or more.
+    pub fn has_findings(&self) -> bool {
+        self.thrash_s > 0
+            || self.disk_busy_s > 0
+            || self.throttled_s > 0
+            || self.under_voltage_s > 0
+            || self.peak_temp().is_some_and(|t| t.0 >= HOT_TENTHS)
+    }
+
+    /// Seconds thrashing (rows at or above [`THRASH_SWAP_IN_CENTI`] or
+    /// [`THRASH_MAJFLT_PS`], in runs of [`THRASH_ROWS`] rows or more).
+    pub fn thrashing_s(&self) -> u64 {
+        self.thrash_s
+    }
+
+    /// Seconds the build disk was at least [`DISK_BUSY_PCT`] % busy.
+    pub fn disk_busy_s(&self) -> u64 {
+        self.disk_busy_s
+    }
+
+    /// Seconds with a throttling flag ([`THROTTLE_BITS`]) set.
+    pub fn throttled_s(&self) -> u64 {
+        self.throttled_s
+    }
+
+    /// Seconds under-voltage.
+    pub fn under_voltage_s(&self) -> u64 {
+        self.under_voltage_s
+    }
+
+    /// The highest `cpu_temp_c`, °C in tenths; `None` without the column.
+    pub fn peak_temp(&self) -> Option<Tenths> {
+        self.peak_temp.as_ref().map(|p| p.0)
+    }
+
+    /// The worst minute of `f`; `None` when its amount was 0 throughout.
+    pub fn worst(&self, f: Finding) -> Option<&Worst> {
+        let i = FINDINGS.iter().position(|&g| g == f).unwrap_or(0);
+        self.windows[i].worst.as_ref()
+    }
+
+    /// The thrash minute: by swap-in MiB, else by major faults.
+    pub fn thrash_worst(&self) -> Option<(Finding, &Worst)> {
+        self.worst(Finding::SwapIn)
+            .map(|w| (Finding::SwapIn, w))
+            .or_else(|| self.worst(Finding::Majflt).map(|w| (Finding::Majflt, w)))
+    }
+
+    /// Peaks, hundredths of MiB/s: swap-in, swap-out, disk read, write.
+    pub fn peak_mibps_centi(&self) -> [Option<u64>; 4] {
+        [
+            self.peak_swap_in,
+            self.peak_swap_out,
+            self.peak_read,
+            self.peak_write,
+        ]
+    }
+
+    /// Peaks per second: major faults, refaults.
+    pub fn peak_ps(&self) -> [Option<u64>; 2] {
+        [self.peak_majflt, self.peak_refaults]
+    }
+
+    /// The peak temperature's row: its time, stage and context.
+    pub fn peak_temp_row(&self) -> Option<(&Iso, &Stage, &Context)> {
+        self.peak_temp.as_ref().map(|p| (&p.1, &p.2, &p.3))
+    }
+}
+
+impl Default for Slow {
+    fn default() -> Slow {
+        Slow::new()
+    }
+}
+
+/// One line of advice per finding.
+pub const ADVICE_ZRAM: &str = "zram instead of swap on the SD card (zram-tools, or systemd's zram-generator), which is slow and wears out";
+/// Thrash when the swap is zram already.
+pub const ADVICE_FEWER_JOBS: &str = "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";
+/// A busy disk.
+pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
+/// Heat or throttling.
+pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
+/// Under-voltage.
+pub const ADVICE_POWER: &str = "a 5 V 3 A (Pi 4) or 5 V 5 A (Pi 5) power supply, and a short thick cable";
+
+impl Slow {
+    /// The section, when it has something to say ([`Slow::has_findings`]);
+    /// `zram_swap`: the run's swap is zram (zram stored data), which
+    /// changes the thrash advice.
+    pub fn render<W: uWrite>(&self, w: &mut W, zram_swap: bool) -> Result<(), W::Error> {
+        if !self.has_findings() {
+            return Ok(());
+        }
+        uwrite!(w, "\nWHY IT WAS SLOW:\n")?;
+        if self.thrash_s > 0 {
+            uwrite!(w, "  thrashing: ")?;
+            duration(w, self.thrash_s)?;
+            uwrite!(
+                w,
+                " (swap-in >= 1 MiB/s or >= {} major faults/s, {} rows or more)\n",
+                THRASH_MAJFLT_PS,
+                THRASH_ROWS
+            )?;
+            if let Some((f, worst)) = self.thrash_worst() {
+                minute(w, "worst", worst)?;
+                match f {
+                    Finding::SwapIn => mib(w, worst.sum, " swapped in")?,
+                    _ => uwrite!(w, "{} major faults", worst.sum)?,
+                }
+                stage_context(w, worst)?;
+            }
+            uwrite!(w, "    peaks:")?;
+            let [si, so, _, _] = self.peak_mibps_centi();
+            let [mf, rf] = self.peak_ps();
+            let mut sep = " ";
+            for (v, what) in [(si, " swap-in"), (so, " swap-out")] {
+                if let Some(v) = v {
+                    uwrite!(w, "{}", sep)?;
+                    mibps(w, v, what)?;
+                    sep = ", ";
+                }
+            }
+            for (v, what) in [(mf, "major faults/s"), (rf, "refaults/s")] {
+                if let Some(v) = v {
+                    uwrite!(w, "{}{} {}", sep, v, what)?;
+                    sep = ", ";
+                }
+            }
+            let advice = if zram_swap {
+                ADVICE_FEWER_JOBS
+            } else {
+                ADVICE_ZRAM
+            };
+            uwrite!(w, "\n    advice: {}\n", advice)?;
+        }
+        self.render_disk(w)?;
+        self.render_power(w)
+    }
+
+    fn render_disk<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if self.disk_busy_s == 0 {
+            return Ok(());
+        }
+        uwrite!(w, "  build disk >= {}% busy: ", DISK_BUSY_PCT)?;
+        duration(w, self.disk_busy_s)?;
+        uwrite!(w, "\n")?;
+        if let Some(worst) = self.worst(Finding::DiskBusy) {
+            minute(w, "busiest", worst)?;
+            uwrite!(w, "busy {} s of {}", worst.sum / 100, worst.seconds)?;
+            stage_context(w, worst)?;
+        }
+        let [_, _, rd, wr] = self.peak_mibps_centi();
+        if let (Some(rd), Some(wr)) = (rd, wr) {
+            uwrite!(w, "    peaks: ")?;
+            mibps(w, rd, " read")?;
+            uwrite!(w, ", ")?;
+            mibps(w, wr, " write")?;
+            uwrite!(w, "\n")?;
+        }
+        uwrite!(w, "    advice: {}\n", ADVICE_DISK)
+    }
+
+    /// Throttling, under-voltage and the peak temperature.
+    fn render_power<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if self.throttled_s > 0 {
+            uwrite!(
+                w,
+                "  throttled ({}, {} or {}): ",
+                THROTTLE_NAMES[1],
+                THROTTLE_NAMES[2],
+                THROTTLE_NAMES[3]
+            )?;
+            duration(w, self.throttled_s)?;
+            uwrite!(w, "\n")?;
+            self.flag_minute(w, Finding::Throttled, "throttled")?;
+            uwrite!(w, "    advice: {}\n", ADVICE_HEAT)?;
+        }
+        if self.under_voltage_s > 0 {
+            uwrite!(w, "  {}: ", THROTTLE_NAMES[0])?;
+            duration(w, self.under_voltage_s)?;
+            uwrite!(w, "\n")?;
+            self.flag_minute(w, Finding::UnderVoltage, THROTTLE_NAMES[0])?;
+            uwrite!(w, "    advice: {}\n", ADVICE_POWER)?;
+        }
+        if let Some((t, iso, stage, context)) = &self.peak_temp {
+            uwrite!(w, "  peak temperature: ")?;
+            t.write(w)?;
+            uwrite!(w, " °C  at {}\n", iso.as_str())?;
+            let stage = if stage.is_empty() { "?" } else { stage };
+            uwrite!(w, "    stage={}  context={}\n", stage, context.as_str())?;
+            if t.0 >= HOT_TENTHS && self.throttled_s == 0 {
+                uwrite!(w, "    advice: {}\n", ADVICE_HEAT)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flag_minute<W: uWrite>(&self, w: &mut W, f: Finding, what: &str) -> Result<(), W::Error> {
+        if let Some(worst) = self.worst(f) {
+            minute(w, "worst", worst)?;
+            uwrite!(w, "{} {} s of {}", what, worst.sum, worst.seconds)?;
+            stage_context(w, worst)?;
+        }
+        Ok(())
+    }
+}
+
+/// `    <which> minute: <from> to <to> after the start (to <iso>): `
+fn minute<W: uWrite>(w: &mut W, which: &str, m: &Worst) -> Result<(), W::Error> {
+    uwrite!(w, "    {} minute: ", which)?;
+    duration(w, m.from_s)?;
+    uwrite!(w, " to ")?;
+    duration(w, m.to_s)?;
+    uwrite!(w, " after the start (to {}): ", m.to_iso.as_str())
+}
+
+/// The end of a minute's line and its `stage=  context=` line.
+fn stage_context<W: uWrite>(w: &mut W, m: &Worst) -> Result<(), W::Error> {
+    let stage = if m.stage.is_empty() {
+        "?"
+    } else {
+        m.stage.as_str()
+    };
+    uwrite!(
+        w,
+        "\n    stage={}  context={}\n",
+        stage,
+        m.context.as_str()
+    )
+}
+
+/// Hundredths of MiB as `310.50 MiB<what>`.
+fn mib<W: uWrite>(w: &mut W, centi: u64, what: &str) -> Result<(), W::Error> {
+    uwrite!(w, "{} MiB{}", Decimal::from_centi(centi).text.as_str(), what)
+}
+
+/// Hundredths of MiB/s as `12.50 MiB/s<what>`.
+fn mibps<W: uWrite>(w: &mut W, centi: u64, what: &str) -> Result<(), W::Error> {
+    uwrite!(
+        w,
+        "{} MiB/s{}",
+        Decimal::from_centi(centi).text.as_str(),
+        what
+    )
+}
+
+#[cfg(test)]
+#[path = "slow_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@ use ufmt::{uWrite, uwrite};
 use crate::report::json;
 use crate::tick::row::{BufferFull, Row};
 
+use super::slow::{Finding, Worst};
 use super::{BuildScope, Summary, Text, stage_of};
 
 impl Summary {
@@ -25,6 +26,7 @@ impl Summary {
         self.json_thresholds(w)?;
         self.json_build(w)?;
         self.json_own(w)?;
+        self.json_slow(w)?;
         self.json_run(w)?;
         uwrite!(w, "}}\n")
     }
@@ -199,6 +201,59 @@ impl Summary {
         Ok(())
     }
 
+    /// `"why_slow"`: WHY IT WAS SLOW's figures, whether or not the text
+    /// shows the section; `null` when no row had any of its columns (a 14-
+    /// or 27-column CSV). Times in seconds, rates in MiB/s with two
+    /// decimals, the temperature in °C with one; each `*_minute` is the
+    /// worst minute (`null` when its amount was 0 throughout).
+    fn json_slow<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let s = self.slow();
+        if !s.has_data() {
+            return uwrite!(w, ",\"why_slow\":null");
+        }
+        uwrite!(w, ",\"why_slow\":{{\"thrashing_s\":{}", s.thrashing_s())?;
+        match s.thrash_worst() {
+            Some((Finding::SwapIn, m)) => minute(w, "thrashing_minute", "swap_in_mib", m)?,
+            Some((_, m)) => minute(w, "thrashing_minute", "major_faults", m)?,
+            None => uwrite!(w, ",\"thrashing_minute\":null")?,
+        }
+        let [si, so, rd, wr] = s.peak_mibps_centi();
+        let [mf, rf] = s.peak_ps();
+        for (key, v) in [("peak_swap_in_mibps", si), ("peak_swap_out_mibps", so)] {
+            uwrite!(w, ",\"{}\":", key)?;
+            centi(w, v)?;
+        }
+        uwrite!(w, ",\"peak_majflt_ps\":")?;
+        json::opt(w, mf)?;
+        uwrite!(w, ",\"peak_refaults_ps\":")?;
+        json::opt(w, rf)?;
+        uwrite!(w, ",\"disk_busy_s\":{}", s.disk_busy_s())?;
+        opt_minute(w, "disk_busy_minute", "busy_centi_s", s.worst(Finding::DiskBusy))?;
+        for (key, v) in [("peak_disk_read_mibps", rd), ("peak_disk_write_mibps", wr)] {
+            uwrite!(w, ",\"{}\":", key)?;
+            centi(w, v)?;
+        }
+        uwrite!(w, ",\"throttled_s\":{}", s.throttled_s())?;
+        opt_minute(w, "throttled_minute", "throttled_s", s.worst(Finding::Throttled))?;
+        uwrite!(w, ",\"under_voltage_s\":{}", s.under_voltage_s())?;
+        let uv = s.worst(Finding::UnderVoltage);
+        opt_minute(w, "under_voltage_minute", "under_voltage_s", uv)?;
+        uwrite!(w, ",\"peak_cpu_temp\":")?;
+        match (s.peak_temp(), s.peak_temp_row()) {
+            (Some(t), Some((iso, stage, context))) => {
+                uwrite!(w, "{{\"cpu_temp_c\":")?;
+                t.write(w)?;
+                uwrite!(w, ",\"iso\":\"{}\",\"stage\":", iso.as_str())?;
+                json::string(w, if stage.is_empty() { "?" } else { stage })?;
+                uwrite!(w, ",\"context\":")?;
+                json::string(w, context.as_str())?;
+                uwrite!(w, "}}")?;
+            }
+            _ => uwrite!(w, "null")?,
+        }
+        uwrite!(w, "}}")
+    }
+
     /// The `run`, `jobserver` and `memory_lock` objects.
     fn json_run<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         match &self.run {
@@ -310,5 +365,53 @@ fn json_row<W: uWrite>(
     json::string(w, stage_of(r))?;
     uwrite!(w, ",\"context\":")?;
     json::string(w, r.context.as_str())?;
+    uwrite!(w, "}}")
+}
+
+/// Hundredths as a number with two decimals, or `null`.
+fn centi<W: uWrite>(w: &mut W, v: Option<u64>) -> Result<(), W::Error> {
+    match v {
+        Some(c) => uwrite!(
+            w,
+            "{}",
+            crate::tick::row::Decimal::from_centi(c).text.as_str()
+        ),
+        None => uwrite!(w, "null"),
+    }
+}
+
+/// `,"key":{…}` of a worst minute, or `,"key":null`.
+fn opt_minute<W: uWrite>(
+    w: &mut W,
+    key: &str,
+    amount: &str,
+    m: Option<&Worst>,
+) -> Result<(), W::Error> {
+    match m {
+        Some(m) => minute(w, key, amount, m),
+        None => uwrite!(w, ",\"{}\":null", key),
+    }
+}
+
+/// `,"key":{"<amount>":…,"seconds":…,"from_s":…,"to_s":…,"to_iso":…,"stage":…,"context":…}`;
+/// a swap-in amount in MiB with two decimals, the others whole.
+fn minute<W: uWrite>(w: &mut W, key: &str, amount: &str, m: &Worst) -> Result<(), W::Error> {
+    uwrite!(w, ",\"{}\":{{\"{}\":", key, amount)?;
+    if amount == "swap_in_mib" {
+        centi(w, Some(m.sum))?;
+    } else {
+        uwrite!(w, "{}", m.sum)?;
+    }
+    uwrite!(
+        w,
+        ",\"seconds\":{},\"from_s\":{},\"to_s\":{},\"to_iso\":\"{}\",\"stage\":",
+        m.seconds,
+        m.from_s,
+        m.to_s,
+        m.to_iso.as_str()
+    )?;
+    json::string(w, if m.stage.is_empty() { "?" } else { m.stage.as_str() })?;
+    uwrite!(w, ",\"context\":")?;
+    json::string(w, m.context.as_str())?;
     uwrite!(w, "}}")
 }

@@ -271,3 +271,29 @@ fn the_other_sections_are_unchanged_by_the_new_one() {
     assert_eq!(head, without);
     assert!(section.starts_with("  build disk >= 90% busy: 15s\n"), "{section}");
 }
+
+fn json(s: &Summary) -> String {
+    let mut t = Text::new();
+    s.render_json(&mut t).unwrap();
+    String::from(t.as_str())
+}
+
+#[test]
+fn json_carries_the_same_figures() {
+    let busy = "1.50,0.25,120,7,0.50,30.00,100,81.5,60,throttled";
+    let s = summary(&csv(&[
+        (0, "a", "x", QUIET),
+        (15, "link", "ld big", busy),
+        (30, "link", "ld big", busy),
+    ]));
+    let j = json(&s);
+    let iso = Iso::from_epoch(1_796_000_030);
+    let want = std::format!(
+        ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}}}}",
+        iso.as_str(),
+        Iso::from_epoch(1_796_000_015).as_str()
+    );
+    assert!(j.contains(&want), "{j}");
+    let old = summary(&std::format!("{}\n", crate::tick::row::header_27().as_str()));
+    assert!(json(&old).contains(",\"why_slow\":null,"));
+}

@@ -25,14 +25,14 @@ use ufmt::uwrite;
 
 use crate::report::replace;
 use crate::report::summary::Summary;
-use crate::tick::row::{BufferFull, Row};
+use crate::tick::row::{BufferFull, Decimal, Row, THROTTLE_NAMES, Tenths};
 
 /// Byte capacity of one exposition. Fixed text (HELP, TYPE, names) is
-/// about 5 KiB; each of the 25 series carries `run_id` (at most 255 bytes,
-/// 510 escaped: 12.5 KiB); the disk path label is at most 4095 bytes
-/// (PATH_MAX less its NUL, 8 KiB escaped) and the stage 64 bytes: ~26 KiB.
-/// 32 KiB leaves room.
-pub const PROM_CAP: usize = 32 * 1024;
+/// about 9 KiB; each series carries `run_id` (at most 255 bytes, 510
+/// escaped), the disk path label is at most 4095 bytes (PATH_MAX less its
+/// NUL, 8 KiB escaped), the stage 64 bytes: 43.8 KB with the largest of
+/// every label and value (`the_largest_labels_fit`). 56 KiB leaves room.
+pub const PROM_CAP: usize = 56 * 1024;
 
 /// The exposition text of one tick.
 pub type PromText = heapless::String<PROM_CAP>;
@@ -205,6 +205,66 @@ const POOL_OWN: Family = gauge(
     "headroom_pool_own_reserved_bytes",
     "run --jobserver --pool: the growth this build reserves in the pool.",
 );
+const SWAP_IN: Family = gauge(
+    "headroom_swap_in_bytes_per_second",
+    "Swap-in since the previous sample (/proc/vmstat pswpin, pages of the running kernel's size).",
+);
+const SWAP_OUT: Family = gauge(
+    "headroom_swap_out_bytes_per_second",
+    "Swap-out since the previous sample (/proc/vmstat pswpout).",
+);
+const MAJFLT: Family = gauge(
+    "headroom_major_page_faults_per_second",
+    "Major page faults per second on the host since the previous sample (/proc/vmstat pgmajfault).",
+);
+const REFAULTS: Family = gauge(
+    "headroom_refaults_per_second",
+    "Pages read back soon after their eviction, per second since the previous sample (/proc/vmstat workingset_refault*).",
+);
+const DISK_READ: Family = gauge(
+    "headroom_disk_read_bytes_per_second",
+    "Reads of the block device under the build disk's path since the previous sample (diskstats sectors x 512).",
+);
+const DISK_WRITE: Family = gauge(
+    "headroom_disk_write_bytes_per_second",
+    "Writes of the block device under the build disk's path since the previous sample (discards are not writes).",
+);
+const DISK_BUSY: Family = gauge(
+    "headroom_disk_busy_ratio",
+    "Share of the time since the previous sample the build disk was busy (diskstats io_ticks), at most 1.",
+);
+const CPU_TEMP: Family = gauge(
+    "headroom_cpu_temperature_celsius",
+    "The hottest CPU sensor (thermal zone or hwmon chosen by its type or name).",
+);
+const CPU_FREQ: Family = gauge(
+    "headroom_cpu_frequency_ratio",
+    "Mean scaling_cur_freq over cpuinfo_max_freq: the governor's request, on a Raspberry Pi not the clock the firmware allowed.",
+);
+const THROTTLED: Family = gauge(
+    "headroom_throttled",
+    "1 when the Raspberry Pi firmware flag (get_throttled) named by the flag label is active now or began since the previous sample, else 0.",
+);
+const THRASHING: Family = counter(
+    "headroom_thrashing_seconds_total",
+    "Time thrashing since the recording started: swap-in at least 1 MiB/s or 100 major faults/s, held two samples or more.",
+);
+const DISK_BUSY_TIME: Family = counter(
+    "headroom_disk_busy_seconds_total",
+    "Time the build disk was at least 90 % busy since the recording started.",
+);
+const THROTTLED_TIME: Family = counter(
+    "headroom_throttled_seconds_total",
+    "Time freq-capped, throttled or at the soft temperature limit since the recording started.",
+);
+const UNDER_VOLTAGE_TIME: Family = counter(
+    "headroom_under_voltage_seconds_total",
+    "Time under-voltage since the recording started.",
+);
+const CPU_TEMP_PEAK: Family = gauge(
+    "headroom_cpu_temperature_peak_celsius",
+    "The highest CPU temperature seen since the recording started.",
+);
 const STAGE: Family = gauge(
     "headroom_stage_info",
     "The build stage of the latest sample, as the stage label; always 1.",
@@ -244,6 +304,8 @@ enum Value {
     Int(u128),
     /// `n / 10^digits`, written with `digits` decimals.
     Fixed(u64, u32),
+    /// Tenths, signed, with one decimal (a temperature).
+    Tenths(Tenths),
 }
 
 impl Out<'_, '_> {
@@ -273,6 +335,34 @@ impl Out<'_, '_> {
     ) -> Result<(), BufferFull> {
         let Some(v) = v else { return Ok(()) };
         self.head(f)?;
+        self.sample(f, extra, v)
+    }
+
+    /// Writes family `f` with one sample per `(label value, value)`, each
+    /// labelled `label`; nothing when `samples` is `None`.
+    fn each(
+        &mut self,
+        f: &Family,
+        label: &str,
+        samples: Option<impl Iterator<Item = (&'static str, Value)>>,
+    ) -> Result<(), BufferFull> {
+        let Some(samples) = samples else {
+            return Ok(());
+        };
+        self.head(f)?;
+        for (name, v) in samples {
+            self.sample(f, Some((label, name)), v)?;
+        }
+        Ok(())
+    }
+
+    /// One sample line of family `f`.
+    fn sample(
+        &mut self,
+        f: &Family,
+        extra: Option<(&str, &str)>,
+        v: Value,
+    ) -> Result<(), BufferFull> {
         uwrite!(self.w, "{}{{run_id=\"", f.name).map_err(|_| BufferFull)?;
         escape_label(self.w, self.labels.run_id)?;
         if let Some((name, value)) = extra {
@@ -294,6 +384,7 @@ impl Out<'_, '_> {
                 }
                 uwrite!(self.w, "{}\n", frac)
             }
+            Value::Tenths(t) => t.write(self.w).and_then(|()| uwrite!(self.w, "\n")),
         }
         .map_err(|_| BufferFull)
     }
@@ -305,6 +396,18 @@ fn int(v: u64) -> Option<Value> {
 
 fn mib(v: u64) -> Option<Value> {
     Some(Value::Int(u128::from(v) * MIB))
+}
+
+/// A rate in MiB/s (hundredths) as bytes per second: exact with two
+/// decimals (0.01 MiB is 10485.76 bytes).
+fn mibps(d: &Option<Decimal>) -> Option<Value> {
+    let centi = d.as_ref()?.centi;
+    Some(Value::Fixed(centi.saturating_mul(MIB as u64), 2))
+}
+
+/// A percentage as a ratio 0–1.
+fn ratio(pct: Option<u64>) -> Option<Value> {
+    pct.map(|p| Value::Fixed(p, 2))
 }
 
 /// Renders the exposition of `row` into `out` (cleared first): the latest
@@ -393,6 +496,7 @@ pub fn render(
         None,
         row.pauses.map(|(_, ms)| Value::Fixed(ms, 3)),
     )?;
+    slow(&mut o, row, summary)?;
     let pool = row.pool;
     o.one(&POOL_BUILDS, None, pool.and_then(|p| int(p.others.into())))?;
     o.one(
@@ -407,6 +511,37 @@ pub fn render(
         row.stage.as_str()
     };
     o.one(&STAGE, Some(("stage", stage)), int(1))
+}
+
+/// The WHY IT WAS SLOW figures: the row's rates, temperature and
+/// throttle flags, the summary's times and peak temperature (once a row
+/// had one of their columns).
+fn slow(o: &mut Out<'_, '_>, row: &Row, summary: &Summary) -> Result<(), BufferFull> {
+    let e = &row.ext;
+    o.one(&SWAP_IN, None, mibps(&e.swap_in_mibps))?;
+    o.one(&SWAP_OUT, None, mibps(&e.swap_out_mibps))?;
+    o.one(&MAJFLT, None, e.majflt_ps.and_then(int))?;
+    o.one(&REFAULTS, None, e.refaults_ps.and_then(int))?;
+    o.one(&DISK_READ, None, mibps(&e.disk_read_mibps))?;
+    o.one(&DISK_WRITE, None, mibps(&e.disk_write_mibps))?;
+    o.one(&DISK_BUSY, None, ratio(e.disk_util_pct))?;
+    o.one(&CPU_TEMP, None, e.cpu_temp_c.map(Value::Tenths))?;
+    o.one(&CPU_FREQ, None, ratio(e.cpu_freq_pct))?;
+    let flags = e.throttled.map(|f| {
+        THROTTLE_NAMES
+            .iter()
+            .enumerate()
+            .map(move |(bit, &name)| (name, Value::Int(u128::from((f >> bit) & 1))))
+    });
+    o.each(&THROTTLED, "flag", flags)?;
+    let s = summary.slow();
+    if s.has_data() {
+        o.one(&THRASHING, None, int(s.thrashing_s()))?;
+        o.one(&DISK_BUSY_TIME, None, int(s.disk_busy_s()))?;
+        o.one(&THROTTLED_TIME, None, int(s.throttled_s()))?;
+        o.one(&UNDER_VOLTAGE_TIME, None, int(s.under_voltage_s()))?;
+    }
+    o.one(&CPU_TEMP_PEAK, None, s.peak_temp().map(Value::Tenths))
 }
 
 /// Why `--prom FILE` cannot be written at start.
@@ -511,6 +646,7 @@ impl PromFile {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use crate::tick::row::Decimal;
 
@@ -595,11 +731,11 @@ mod tests {
 
     #[test]
     fn every_family_has_help_and_type_before_its_sample() {
-        let r = row();
+        let r = slow_row();
         let mut s = Summary::new(None, None);
         s.observe(&r);
         let t = text(&r, &s, LABELS);
-        let mut declared: heapless::Vec<&str, 32> = heapless::Vec::new();
+        let mut declared: heapless::Vec<&str, 48> = heapless::Vec::new();
         let mut samples = 0;
         for l in t.lines() {
             if let Some(rest) = l.strip_prefix("# TYPE ") {
@@ -613,8 +749,10 @@ mod tests {
                 samples += 1;
             }
         }
-        assert_eq!(samples, 22);
-        assert_eq!(declared.len(), 22);
+        // 22 families of one sample each, 14 of the slow columns and
+        // times, and headroom_throttled's 4 flags.
+        assert_eq!(samples, 22 + 14 + 4);
+        assert_eq!(declared.len(), 22 + 15);
     }
 
     #[test]
@@ -684,9 +822,103 @@ mod tests {
         assert_eq!(last, 5);
     }
 
+    /// [`row`] with every slow column set.
+    fn slow_row() -> Row {
+        let mut r = row();
+        r.ext.swap_in_mibps = Some(Decimal::from_centi(150));
+        r.ext.swap_out_mibps = Some(Decimal::from_centi(1));
+        r.ext.majflt_ps = Some(120);
+        r.ext.refaults_ps = Some(30);
+        r.ext.disk_read_mibps = Some(Decimal::from_centi(0));
+        r.ext.disk_write_mibps = Some(Decimal::from_centi(2250));
+        r.ext.disk_util_pct = Some(97);
+        r.ext.cpu_temp_c = Some(crate::tick::row::Tenths(-35));
+        r.ext.cpu_freq_pct = Some(100);
+        r.ext.throttled = Some(0b0101);
+        r
+    }
+
+    #[test]
+    fn slow_columns_and_times_are_exposed_in_base_units() {
+        let mut s = Summary::new(None, None);
+        let mut r = slow_row();
+        s.observe(&r);
+        r.elapsed_s += 15;
+        r.epoch += 15;
+        r.ext.cpu_temp_c = Some(crate::tick::row::Tenths(823));
+        s.observe(&r);
+        let t = text(&r, &s, LABELS);
+        let t = t.as_str();
+        for (name, want) in [
+            ("headroom_swap_in_bytes_per_second", "1572864.00"),
+            ("headroom_swap_out_bytes_per_second", "10485.76"),
+            ("headroom_major_page_faults_per_second", "120"),
+            ("headroom_refaults_per_second", "30"),
+            ("headroom_disk_read_bytes_per_second", "0.00"),
+            ("headroom_disk_write_bytes_per_second", "23592960.00"),
+            ("headroom_disk_busy_ratio", "0.97"),
+            ("headroom_cpu_temperature_celsius", "82.3"),
+            ("headroom_cpu_frequency_ratio", "1.00"),
+            ("headroom_thrashing_seconds_total", "15"),
+            ("headroom_disk_busy_seconds_total", "15"),
+            ("headroom_throttled_seconds_total", "15"),
+            ("headroom_under_voltage_seconds_total", "15"),
+            ("headroom_cpu_temperature_peak_celsius", "82.3"),
+        ] {
+            assert_eq!(value(t, name), Some(want), "{name} in {t}");
+        }
+        for (flag, v) in [
+            ("under-voltage", 1),
+            ("freq-capped", 0),
+            ("throttled", 1),
+            ("soft-temp-limit", 0),
+        ] {
+            let line = std::format!("headroom_throttled{{run_id=\"pi\",flag=\"{flag}\"}} {v}\n");
+            assert!(t.contains(&line), "{line} in {t}");
+        }
+        assert_eq!(t.matches("# TYPE headroom_throttled gauge").count(), 1);
+        let mut cold = slow_row();
+        cold.ext.throttled = None;
+        let t = text(&cold, &Summary::new(None, None), LABELS);
+        assert_eq!(value(&t, "headroom_cpu_temperature_celsius"), Some("-3.5"));
+        assert!(!t.contains("headroom_throttled"), "{t}");
+        // A row without the columns (a 27-column recording's): none of them.
+        let mut s = Summary::new(None, None);
+        s.observe(&row());
+        let t = text(&row(), &s, LABELS);
+        for absent in [
+            "_per_second",
+            "headroom_disk_busy",
+            "celsius",
+            "headroom_throttled",
+            "thrashing",
+        ] {
+            assert!(!t.contains(absent), "{absent} in {t}");
+        }
+    }
+
     #[test]
     fn the_largest_labels_fit() {
-        let r = row();
+        let mut r = slow_row();
+        let big = Some(Decimal::from_centi(u64::MAX));
+        r.ext.swap_in_mibps = big.clone();
+        r.ext.swap_out_mibps = big.clone();
+        r.ext.disk_read_mibps = big.clone();
+        r.ext.disk_write_mibps = big;
+        r.ext.majflt_ps = Some(u64::MAX);
+        r.ext.cpu_temp_c = Some(crate::tick::row::Tenths(i32::MIN));
+        r.stage.clear();
+        while r.stage.push('"').is_ok() {}
+        r.jobs = Some((u32::MAX, u32::MAX, u32::MAX));
+        r.pauses = Some((u32::MAX, u64::MAX));
+        r.pool = Some(crate::tick::row::PoolFigures {
+            others: u32::MAX,
+            others_growth_mb: u64::MAX,
+            own_growth_mb: u64::MAX,
+        });
+        r.ext.build_peak_rss_mb = Some(u64::MAX);
+        r.ext.build_peak_rss_comm =
+            heapless::String::try_from("\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"").unwrap();
         let mut s = Summary::new(None, None);
         s.observe(&r);
         let run_id: heapless::String<255> = (0..255).map(|_| '"').collect();

@@ -228,13 +228,23 @@ impl Summary {
         uwrite!(w, ",\"peak_refaults_ps\":")?;
         json::opt(w, rf)?;
         uwrite!(w, ",\"disk_busy_s\":{}", s.disk_busy_s())?;
-        opt_minute(w, "disk_busy_minute", "busy_centi_s", s.worst(Finding::DiskBusy))?;
+        opt_minute(
+            w,
+            "disk_busy_minute",
+            "busy_centi_s",
+            s.worst(Finding::DiskBusy),
+        )?;
         for (key, v) in [("peak_disk_read_mibps", rd), ("peak_disk_write_mibps", wr)] {
             uwrite!(w, ",\"{}\":", key)?;
             centi(w, v)?;
         }
         uwrite!(w, ",\"throttled_s\":{}", s.throttled_s())?;
-        opt_minute(w, "throttled_minute", "throttled_s", s.worst(Finding::Throttled))?;
+        opt_minute(
+            w,
+            "throttled_minute",
+            "throttled_s",
+            s.worst(Finding::Throttled),
+        )?;
         uwrite!(w, ",\"under_voltage_s\":{}", s.under_voltage_s())?;
         let uv = s.worst(Finding::UnderVoltage);
         opt_minute(w, "under_voltage_minute", "under_voltage_s", uv)?;
@@ -410,7 +420,14 @@ fn minute<W: uWrite>(w: &mut W, key: &str, amount: &str, m: &Worst) -> Result<()
         m.to_s,
         m.to_iso.as_str()
     )?;
-    json::string(w, if m.stage.is_empty() { "?" } else { m.stage.as_str() })?;
+    json::string(
+        w,
+        if m.stage.is_empty() {
+            "?"
+        } else {
+            m.stage.as_str()
+        },
+    )?;
     uwrite!(w, ",\"context\":")?;
     json::string(w, m.context.as_str())?;
     uwrite!(w, "}}")

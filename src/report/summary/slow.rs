@@ -423,13 +423,15 @@ impl Default for Slow {
 /// One line of advice per finding.
 pub const ADVICE_ZRAM: &str = "zram instead of swap on the SD card (zram-tools, or systemd's zram-generator), which is slow and wears out";
 /// Thrash when the swap is zram already.
-pub const ADVICE_FEWER_JOBS: &str = "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";
+pub const ADVICE_FEWER_JOBS: &str =
+    "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";
 /// A busy disk.
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
-pub const ADVICE_POWER: &str = "a 5 V 3 A (Pi 4) or 5 V 5 A (Pi 5) power supply, and a short thick cable";
+pub const ADVICE_POWER: &str =
+    "a 5 V 3 A (Pi 4) or 5 V 5 A (Pi 5) power supply, and a short thick cable";
 
 impl Slow {
     /// The section, when it has something to say ([`Slow::has_findings`]);
@@ -569,17 +571,17 @@ fn stage_context<W: uWrite>(w: &mut W, m: &Worst) -> Result<(), W::Error> {
     } else {
         m.stage.as_str()
     };
-    uwrite!(
-        w,
-        "\n    stage={}  context={}\n",
-        stage,
-        m.context.as_str()
-    )
+    uwrite!(w, "\n    stage={}  context={}\n", stage, m.context.as_str())
 }
 
 /// Hundredths of MiB as `310.50 MiB<what>`.
 fn mib<W: uWrite>(w: &mut W, centi: u64, what: &str) -> Result<(), W::Error> {
-    uwrite!(w, "{} MiB{}", Decimal::from_centi(centi).text.as_str(), what)
+    uwrite!(
+        w,
+        "{} MiB{}",
+        Decimal::from_centi(centi).text.as_str(),
+        what
+    )
 }
 
 /// Hundredths of MiB/s as `12.50 MiB/s<what>`.

@@ -72,7 +72,10 @@ fn thrash_counts_only_runs_of_two_rows_or_more() {
         t.contains("    peaks: 2.00 MiB/s swap-in, 0.50 MiB/s swap-out, 150 major faults/s, 300 refaults/s\n"),
         "{t}"
     );
-    assert!(t.contains(&std::format!("    advice: {ADVICE_ZRAM}\n")), "{t}");
+    assert!(
+        t.contains(&std::format!("    advice: {ADVICE_ZRAM}\n")),
+        "{t}"
+    );
 }
 
 #[test]
@@ -117,7 +120,10 @@ fn the_busiest_minute_names_its_stage_and_context() {
     assert_eq!((worst.from_s, worst.to_s, worst.sum), (60, 120, 5850));
     assert_eq!(worst.stage.as_str(), "link");
     assert_eq!(worst.context.as_str(), "[9/10] Linking CXX executable big");
-    assert_eq!(worst.to_iso.as_str(), Iso::from_epoch(1_796_000_120).as_str());
+    assert_eq!(
+        worst.to_iso.as_str(),
+        Iso::from_epoch(1_796_000_120).as_str()
+    );
     assert_eq!(s.slow().disk_busy_s(), 60);
     let t = text(&s);
     let want = std::format!(
@@ -161,9 +167,24 @@ fn a_long_row_is_stepped_at_most_a_minute() {
 fn throttling_under_voltage_and_heat() {
     let s = summary(&csv(&[
         (0, "a", "x", QUIET),
-        (15, "a", "x", "0.00,0.00,0,0,0.00,0.00,5,82.3,60,throttled|soft-temp-limit"),
-        (30, "b", "y", "0.00,0.00,0,0,0.00,0.00,5,84.9,60,under-voltage|freq-capped"),
-        (45, "b", "y", "0.00,0.00,0,0,0.00,0.00,5,84.9,60,under-voltage"),
+        (
+            15,
+            "a",
+            "x",
+            "0.00,0.00,0,0,0.00,0.00,5,82.3,60,throttled|soft-temp-limit",
+        ),
+        (
+            30,
+            "b",
+            "y",
+            "0.00,0.00,0,0,0.00,0.00,5,84.9,60,under-voltage|freq-capped",
+        ),
+        (
+            45,
+            "b",
+            "y",
+            "0.00,0.00,0,0,0.00,0.00,5,84.9,60,under-voltage",
+        ),
         (60, "c", "z", QUIET),
     ]));
     let slow = s.slow();
@@ -219,11 +240,18 @@ fn heat_alone_is_a_finding_and_warm_is_not() {
 #[test]
 fn zram_swap_changes_the_thrash_advice() {
     let thrash = "5.00,5.00,500,0,0.00,0.00,5,45.0,60,";
-    let mut data = csv(&[(0, "a", "x", thrash), (15, "a", "x", thrash), (30, "a", "x", thrash)]);
+    let mut data = csv(&[
+        (0, "a", "x", thrash),
+        (15, "a", "x", thrash),
+        (30, "a", "x", thrash),
+    ]);
     // zram_stored_mb 300 on every row (column 16).
     data = data.replace(",0,,,,,51200,", ",0,300,100,,,51200,");
     let t = text(&summary(&data));
-    assert!(t.contains(&std::format!("    advice: {ADVICE_FEWER_JOBS}\n")), "{t}");
+    assert!(
+        t.contains(&std::format!("    advice: {ADVICE_FEWER_JOBS}\n")),
+        "{t}"
+    );
     assert!(!t.contains(ADVICE_ZRAM), "{t}");
     assert!(t.contains("worst minute: 0s to 30s after the start"), "{t}");
     assert!(t.contains(": 150.00 MiB swapped in\n"), "{t}");
@@ -245,7 +273,12 @@ fn old_csvs_and_quiet_runs_have_no_section() {
     let header = crate::tick::row::header_27();
     let mut old = std::format!("{}\n", header.as_str());
     for e in [0u64, 15, 30] {
-        let full = line(e, "a", "x", "9.00,9.00,900,900,9.00,9.00,100,90.0,60,throttled");
+        let full = line(
+            e,
+            "a",
+            "x",
+            "9.00,9.00,900,900,9.00,9.00,100,90.0,60,throttled",
+        );
         // The 27 columns: drop the ten slow ones.
         let cut: std::vec::Vec<&str> = full.trim_end().split(',').take(27).collect();
         old.push_str(&cut.join(","));
@@ -258,7 +291,10 @@ fn old_csvs_and_quiet_runs_have_no_section() {
     let quiet = summary(&csv(&[(0, "a", "x", QUIET), (15, "a", "x", QUIET)]));
     assert!(quiet.slow().has_data() && !quiet.slow().has_findings());
     assert!(!text(&quiet).contains("WHY IT WAS SLOW"));
-    let empty = summary(&csv(&[(0, "a", "x", ",,,,,,,,,"), (15, "a", "x", ",,,,,,,,,")]));
+    let empty = summary(&csv(&[
+        (0, "a", "x", ",,,,,,,,,"),
+        (15, "a", "x", ",,,,,,,,,"),
+    ]));
     assert!(!empty.slow().has_data());
 }
 
@@ -266,10 +302,16 @@ fn old_csvs_and_quiet_runs_have_no_section() {
 fn the_other_sections_are_unchanged_by_the_new_one() {
     let busy = "0.00,0.00,0,0,0.00,0.00,100,45.0,60,";
     let with = text(&summary(&csv(&[(0, "a", "x", busy), (15, "a", "x", busy)])));
-    let without = text(&summary(&csv(&[(0, "a", "x", QUIET), (15, "a", "x", QUIET)])));
+    let without = text(&summary(&csv(&[
+        (0, "a", "x", QUIET),
+        (15, "a", "x", QUIET),
+    ])));
     let (head, section) = with.split_once("\nWHY IT WAS SLOW:\n").unwrap();
     assert_eq!(head, without);
-    assert!(section.starts_with("  build disk >= 90% busy: 15s\n"), "{section}");
+    assert!(
+        section.starts_with("  build disk >= 90% busy: 15s\n"),
+        "{section}"
+    );
 }
 
 fn json(s: &Summary) -> String {
@@ -294,6 +336,9 @@ fn json_carries_the_same_figures() {
         Iso::from_epoch(1_796_000_015).as_str()
     );
     assert!(j.contains(&want), "{j}");
-    let old = summary(&std::format!("{}\n", crate::tick::row::header_27().as_str()));
+    let old = summary(&std::format!(
+        "{}\n",
+        crate::tick::row::header_27().as_str()
+    ));
     assert!(json(&old).contains(",\"why_slow\":null,"));
 }

@@ -19,7 +19,11 @@
 //! then three panels on one time axis — memory in MiB (RAM used and
 //! available, swap used, zram stored and zram RAM, the near-OOM line),
 //! disk available (with the low-disk line), CPU % with the compiler count on a
-//! right-hand axis. Stage bands run behind all three (a run without
+//! right-hand axis — and a fourth, "I/O and temperature", only when some
+//! row has one of its columns (none in a 14- or 27-column CSV, whose plot
+//! is as before): the build disk's read and write MiB/s and swap-in and
+//! swap-out MiB/s, with the CPU temperature in °C on a right-hand axis.
+//! Stage bands run behind all the panels (a run without
 //! stages is one band named by its [`run_id`]), OOM kills are red lines
 //! across them; both carry `<title>` hover text. All text that comes from
 //! the CSV goes through [`escape`].
@@ -57,8 +61,8 @@ pub const BANDS: usize = 48;
 /// OOM-kill markers drawn one by one; later ones are counted in a note.
 pub const OOM_MARKS: usize = 64;
 
-/// Number of [`Series`].
-pub const SERIES_N: usize = 8;
+/// Number of [`Series`]: [`SERIES`] and [`IO_SERIES`].
+pub const SERIES_N: usize = 13;
 
 /// One line of the plot, with the CSV column(s) it comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,10 +84,20 @@ pub enum Series {
     Cpu,
     /// `compilers`, a count of processes.
     Compilers,
+    /// `disk_read_mibps`, hundredths of MiB/s.
+    DiskRead,
+    /// `disk_write_mibps`, hundredths of MiB/s.
+    DiskWrite,
+    /// `swap_in_mibps`, hundredths of MiB/s.
+    SwapIn,
+    /// `swap_out_mibps`, hundredths of MiB/s.
+    SwapOut,
+    /// `cpu_temp_c`, tenths of °C (below 0 drawn at 0).
+    CpuTemp,
 }
 
-/// Every series, in legend order.
-pub const SERIES: [Series; SERIES_N] = [
+/// The series of the first three panels, in legend order.
+pub const SERIES: [Series; 8] = [
     Series::MemUsed,
     Series::MemAvail,
     Series::SwapUsed,
@@ -92,6 +106,32 @@ pub const SERIES: [Series; SERIES_N] = [
     Series::DiskFree,
     Series::Cpu,
     Series::Compilers,
+];
+
+/// The series of the fourth panel, I/O and temperature, in legend order.
+pub const IO_SERIES: [Series; SERIES_N - 8] = [
+    Series::DiskRead,
+    Series::DiskWrite,
+    Series::SwapIn,
+    Series::SwapOut,
+    Series::CpuTemp,
+];
+
+/// Every series: [`SERIES`] then [`IO_SERIES`].
+const ALL: [Series; SERIES_N] = [
+    Series::MemUsed,
+    Series::MemAvail,
+    Series::SwapUsed,
+    Series::ZramStored,
+    Series::ZramRam,
+    Series::DiskFree,
+    Series::Cpu,
+    Series::Compilers,
+    Series::DiskRead,
+    Series::DiskWrite,
+    Series::SwapIn,
+    Series::SwapOut,
+    Series::CpuTemp,
 ];
 
 impl Series {
@@ -111,6 +151,11 @@ impl Series {
             }),
             Series::Cpu => Some(row.cpu_pct),
             Series::Compilers => Some(row.compilers),
+            Series::DiskRead => row.ext.disk_read_mibps.as_ref().map(|d| d.centi),
+            Series::DiskWrite => row.ext.disk_write_mibps.as_ref().map(|d| d.centi),
+            Series::SwapIn => row.ext.swap_in_mibps.as_ref().map(|d| d.centi),
+            Series::SwapOut => row.ext.swap_out_mibps.as_ref().map(|d| d.centi),
+            Series::CpuTemp => row.ext.cpu_temp_c.map(|t| u64::try_from(t.0).unwrap_or(0)),
         }
     }
 
@@ -125,6 +170,11 @@ impl Series {
             Series::DiskFree => "disk available",
             Series::Cpu => "CPU %",
             Series::Compilers => "compilers (count)",
+            Series::DiskRead => "disk read (MiB/s)",
+            Series::DiskWrite => "disk write (MiB/s)",
+            Series::SwapIn => "swap-in (MiB/s)",
+            Series::SwapOut => "swap-out (MiB/s)",
+            Series::CpuTemp => "CPU temperature (°C)",
         }
     }
 
@@ -139,6 +189,11 @@ impl Series {
             Series::DiskFree => "disk_avail_mb",
             Series::Cpu => "cpu_pct",
             Series::Compilers => "compilers",
+            Series::DiskRead => "disk_read_mibps",
+            Series::DiskWrite => "disk_write_mibps",
+            Series::SwapIn => "swap_in_mibps",
+            Series::SwapOut => "swap_out_mibps",
+            Series::CpuTemp => "cpu_temp_c",
         }
     }
 
@@ -152,11 +207,36 @@ impl Series {
             Series::DiskFree => "#17becf",
             Series::Cpu => "#d62728",
             Series::Compilers => "#555555",
+            Series::DiskRead => "#17becf",
+            Series::DiskWrite => "#1f77b4",
+            Series::SwapIn => "#9467bd",
+            Series::SwapOut => "#e377c2",
+            Series::CpuTemp => "#ff7f0e",
         }
     }
 
     fn index(self) -> usize {
         self as usize
+    }
+
+    /// A peak in the series' unit as its hover text shows it: MiB for
+    /// disk available (its axis may be in GiB), MiB/s with two decimals,
+    /// °C with one.
+    fn write_peak<W: uWrite>(self, w: &mut W, v: u64) -> Result<(), W::Error> {
+        match self {
+            Series::DiskFree => uwrite!(w, "{} MiB", v),
+            Series::DiskRead | Series::DiskWrite | Series::SwapIn | Series::SwapOut => uwrite!(
+                w,
+                "{} MiB/s",
+                crate::tick::row::Decimal::from_centi(v).text.as_str()
+            ),
+            Series::CpuTemp => {
+                let t = crate::tick::row::Tenths(i32::try_from(v).unwrap_or(i32::MAX));
+                t.write(w)?;
+                uwrite!(w, " °C")
+            }
+            _ => uwrite!(w, "{}", v),
+        }
     }
 
     /// A series whose values are all 0 shows nothing (no swap, no zram, no
@@ -223,7 +303,7 @@ impl Scan {
             self.t_max = row.epoch;
             self.iso_max = row.iso;
         }
-        for s in SERIES {
+        for s in ALL {
             if let Some(v) = s.of(row) {
                 self.present[s.index()] = true;
                 self.nonzero[s.index()] |= v > 0;
@@ -338,6 +418,8 @@ pub struct Plot {
     /// MemAvailable); 0 without memory figures.
     mem_total: u64,
     oom_counter: bool,
+    /// Some row has a column of the fourth panel ([`IO_SERIES`]).
+    io: bool,
     iso_first: Iso,
     iso_last: Iso,
     times: [Span; BUCKETS],
@@ -366,6 +448,11 @@ const PW: u64 = X1 - X0;
 const MEM: (u64, u64) = (110, 440);
 const DISK: (u64, u64) = (470, 590);
 const CPU: (u64, u64) = (620, 780);
+/// The fourth panel, I/O and temperature, below CPU; it makes the SVG
+/// taller by [`IO_H`].
+const IO: (u64, u64) = (810, 940);
+/// What the fourth panel adds to the height.
+const IO_H: u64 = IO.1 - CPU.1;
 
 /// An axis: raw values 0..=`max` (in the series' unit), ticks every `step`
 /// shown divided by `div` (1024 to show MiB as GiB).
@@ -446,10 +533,11 @@ impl Plot {
             low_disk: scan.summary.low_disk(),
             present: scan.present,
             drawn: core::array::from_fn(|i| {
-                scan.present[i] && (scan.nonzero[i] || !SERIES[i].zero_is_nothing())
+                scan.present[i] && (scan.nonzero[i] || !ALL[i].zero_is_nothing())
             }),
             mem_total: 0,
             oom_counter: scan.oom_counter,
+            io: IO_SERIES.iter().any(|s| scan.present[s.index()]),
             iso_first: scan.iso_min,
             iso_last: scan.iso_max,
             times: [Span {
@@ -498,7 +586,7 @@ impl Plot {
                 .max(row.mem_used_mb.saturating_add(row.mem_avail_mb));
         }
         if let Some(cells) = self.cells.get_mut(b) {
-            for s in SERIES {
+            for s in ALL {
                 if let Some(v) = s.of(row) {
                     cells[s.index()].add(v);
                 }
@@ -599,6 +687,23 @@ impl Plot {
         let lo = self.x(t.lo);
         let hi = self.x(t.hi);
         (lo, (lo + hi) / 2, hi)
+    }
+
+    /// The series the legend and notes name: [`SERIES`], and [`IO_SERIES`]
+    /// when the fourth panel is drawn.
+    fn listed(&self) -> &'static [Series] {
+        if self.io { &ALL } else { &SERIES }
+    }
+
+    /// The bottom of the lowest panel: where bands and OOM lines end and
+    /// the time axis goes.
+    fn bottom(&self) -> u64 {
+        if self.io { IO.1 } else { CPU.1 }
+    }
+
+    /// The SVG's height.
+    fn height(&self) -> u64 {
+        if self.io { H + IO_H } else { H }
     }
 
     /// The smallest value of a series over all buckets.

@@ -547,3 +547,102 @@ fn a_run_without_stages_is_labelled_by_its_run_id() {
     assert!(svg.contains("<title>stage ?: "), "{svg}");
     assert!(svg.contains("<title>stage link: "), "{svg}");
 }
+
+/// [`row`] with the fourth panel's columns.
+fn io_row(epoch: u64, stage: &str, write_centi: u64, temp_tenths: i32) -> Row {
+    let mut r = row(epoch, stage);
+    r.ext.disk_read_mibps = Some(crate::tick::row::Decimal::from_centi(50));
+    r.ext.disk_write_mibps = Some(crate::tick::row::Decimal::from_centi(write_centi));
+    r.ext.swap_in_mibps = Some(crate::tick::row::Decimal::from_centi(0));
+    r.ext.swap_out_mibps = Some(crate::tick::row::Decimal::from_centi(125));
+    r.ext.cpu_temp_c = Some(crate::tick::row::Tenths(temp_tenths));
+    r
+}
+
+#[test]
+fn the_fourth_panel_draws_io_and_temperature() {
+    let rows: Vec<Row> = (0..20)
+        .map(|i| io_row(1000 + i * 15, "build", 100 * i, 600 + 10 * i as i32))
+        .collect();
+    let (_, svg) = plot_of(&rows);
+    assert!(
+        svg.contains("height=\"1060\" viewBox=\"0 0 1200 1060\""),
+        "{svg}"
+    );
+    for s in [
+        Series::DiskRead,
+        Series::DiskWrite,
+        Series::SwapOut,
+        Series::CpuTemp,
+    ] {
+        let line = std::format!("data-series=\"{}\"", s.column());
+        assert!(svg.contains(&line), "{line}");
+        assert!(legend_labels(&svg).contains(&s.label()), "{s:?}");
+    }
+    // Swap-in is 0 throughout: left out, and said so.
+    assert!(!svg.contains("data-series=\"swap_in_mibps\""));
+    assert!(
+        svg.contains("0 throughout (not drawn): swap used (MiB), swap-in (MiB/s)"),
+        "{svg}"
+    );
+    assert!(svg.contains("<title>disk write (MiB/s), peak 19.00 MiB/s</title>"));
+    assert!(svg.contains("<title>CPU temperature (°C), peak 79.0 °C</title>"));
+    assert!(svg.contains(">I/O (MiB/s)</text>") && svg.contains(">temperature (°C)</text>"));
+    // The write axis tops at 20 MiB/s, the temperature's at 80 °C.
+    assert!(svg.contains(&std::format!(
+        "y=\"{}\" text-anchor=\"end\">20</text>",
+        IO.0 + 4
+    )));
+    assert!(svg.contains(&std::format!(
+        "y=\"{}\" fill=\"#ff7f0e\">80</text>",
+        IO.0 + 4
+    )));
+    // The time axis and the stage bands reach below the fourth panel.
+    assert!(svg.contains(&std::format!(
+        "height=\"{}\"><title>stage build",
+        IO.1 - MEM.0
+    )));
+    assert!(svg.contains(&std::format!("y=\"{}\">elapsed since", IO.1 + 36)));
+}
+
+#[test]
+fn without_the_columns_the_plot_is_the_three_panels_as_before() {
+    let rows: Vec<Row> = (0..20).map(|i| row(1000 + i * 15, "build")).collect();
+    let (_, svg) = plot_of(&rows);
+    assert!(svg.contains("height=\"900\" viewBox=\"0 0 1200 900\""));
+    assert!(!svg.contains("I/O"));
+    for s in IO_SERIES {
+        assert!(!svg.contains(s.column()), "{s:?}");
+        assert!(!svg.contains(s.label()), "{s:?}");
+    }
+    // A 27-column CSV and a 37-column one whose new fields are empty plot
+    // alike, byte for byte.
+    let header = crate::tick::row::header_27();
+    let mut old = std::format!("{}\n", header.as_str());
+    let mut new = std::string::String::from(crate::tick::row::HEADER_FULL);
+    for r in &rows {
+        let mut out = heapless::Vec::new();
+        r.format(false, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        new.push_str(line);
+        let cut: Vec<&str> = line.trim_end().split(',').take(27).collect();
+        old.push_str(&cut.join(","));
+        old.push('\n');
+    }
+    let svg_of = |data: &str| {
+        let mut scan = Box::new(Scan::new(None));
+        let mut rd = crate::report::csvread::CsvRows::new();
+        rd.feed(data.as_bytes(), &mut |r| scan.observe(r)).unwrap();
+        rd.feed(&[], &mut |r| scan.observe(r)).unwrap();
+        let mut plot = Box::new(Plot::new(&scan));
+        let mut rd = crate::report::csvread::CsvRows::new();
+        rd.feed(data.as_bytes(), &mut |r| plot.observe(r)).unwrap();
+        rd.feed(&[], &mut |r| plot.observe(r)).unwrap();
+        let mut o = Out(String::new());
+        let _ = plot.render("t.csv", &mut o);
+        o.0
+    };
+    let (a, b) = (svg_of(&old), svg_of(&new));
+    assert_eq!(a, b);
+    assert!(a.contains("height=\"900\""));
+}

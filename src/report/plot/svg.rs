@@ -4,7 +4,7 @@
 use ufmt::{uWrite, uwrite};
 
 use super::{
-    Axis, BANDS, CPU, DISK, H, MEM, MEM_USE, OOM_MARKS, PW, Plot, SERIES, Series, W, X0, X1,
+    Axis, BANDS, CPU, DISK, IO, IO_SERIES, MEM, MEM_USE, OOM_MARKS, PW, Plot, Series, W, X0, X1,
     duration, escape, run_id, stage_str, time_step,
 };
 use crate::report::summary::Threshold;
@@ -22,9 +22,9 @@ impl Plot {
             w,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
             W,
-            H,
+            self.height(),
             W,
-            H
+            self.height()
         )?;
         w.write_str(
             "<style>text{font-family:DejaVu Sans,Arial,sans-serif;font-size:12px;fill:#222}\
@@ -55,8 +55,9 @@ impl Plot {
         let comp_axis = Axis::new(self.peak(Series::Compilers).unwrap_or(0).max(1), 1);
         self.panel(w, CPU, cpu_axis, "CPU % / compilers")?;
         if self.drawn[Series::Compilers.index()] {
-            self.right_axis(w, CPU, comp_axis)?;
+            self.right_axis(w, CPU, comp_axis, Series::Compilers, "compilers")?;
         }
+        let io_axes = self.io_panel(w)?;
         self.time_axis(w)?;
 
         for s in [Series::MemUsed, Series::MemAvail]
@@ -69,6 +70,12 @@ impl Plot {
         self.series(w, Series::DiskFree, disk_axis, DISK)?;
         self.series(w, Series::Cpu, cpu_axis, CPU)?;
         self.series(w, Series::Compilers, comp_axis, CPU)?;
+        if let Some((rate, temp)) = io_axes {
+            for s in IO_SERIES {
+                let axis = if s == Series::CpuTemp { temp } else { rate };
+                self.series(w, s, axis, IO)?;
+            }
+        }
         if self.present[Series::MemAvail.index()] && self.near_oom.value() <= mem_axis.max {
             let y = mem_axis.y(self.near_oom.value(), MEM);
             uwrite!(
@@ -123,6 +130,27 @@ impl Plot {
         self.draw_marks(w)?;
         self.notes(w)?;
         w.write_str("</svg>\n")
+    }
+
+    /// The fourth panel's frame and axes, when it is drawn: MiB/s on the
+    /// left (the rates are in hundredths), °C on the right (tenths).
+    fn io_panel<W: uWrite>(&self, w: &mut W) -> Result<Option<(Axis, Axis)>, W::Error> {
+        if !self.io {
+            return Ok(None);
+        }
+        let rates = IO_SERIES
+            .iter()
+            .filter(|&&s| s != Series::CpuTemp && self.drawn[s.index()])
+            .filter_map(|&s| self.peak(s))
+            .max()
+            .unwrap_or(0);
+        let rate = Axis::new(rates, 100);
+        self.panel(w, IO, rate, "I/O (MiB/s)")?;
+        let temp = Axis::new(self.peak(Series::CpuTemp).unwrap_or(0), 10);
+        if self.drawn[Series::CpuTemp.index()] {
+            self.right_axis(w, IO, temp, Series::CpuTemp, "temperature (°C)")?;
+        }
+        Ok(Some((rate, temp)))
     }
 
     /// The memory axis: to a round top at or above the largest of
@@ -220,7 +248,7 @@ impl Plot {
         let mut at = (X0, 70);
         w.write_str("<g class=\"legend\">\n")?;
         let avail_off = self.low(Series::MemAvail).is_some_and(|v| v > mem_axis.max);
-        for s in SERIES {
+        for &s in self.listed() {
             if self.drawn[s.index()] && !(s == Series::MemAvail && avail_off) {
                 legend_entry(w, &mut at, s.label(), Swatch::Line(s.color()))?;
             }
@@ -272,7 +300,7 @@ impl Plot {
                 xa,
                 MEM.0,
                 width,
-                CPU.1 - MEM.0,
+                self.bottom() - MEM.0,
                 if stageless { "run " } else { "stage " }
             )?;
             escape(w, label)?;
@@ -345,11 +373,14 @@ impl Plot {
         uwrite!(w, "</text>\n")
     }
 
+    /// A right-hand axis for series `s`, its ticks in `s`'s colour.
     fn right_axis<W: uWrite>(
         &self,
         w: &mut W,
         (top, bottom): (u64, u64),
         axis: Axis,
+        s: Series,
+        title: &str,
     ) -> Result<(), W::Error> {
         for v in axis.ticks() {
             let y = axis.y(v, (top, bottom));
@@ -358,18 +389,19 @@ impl Plot {
                 "<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n",
                 X1 + 6,
                 y + 4,
-                Series::Compilers.color(),
-                v
+                s.color(),
+                v / axis.div
             )?;
         }
         let mid = (top + bottom) / 2;
         uwrite!(
             w,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(90 {} {})\">compilers</text>\n",
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(90 {} {})\">{}</text>\n",
             X1 + 40,
             mid,
             X1 + 40,
-            mid
+            mid,
+            title
         )
     }
 
@@ -385,9 +417,9 @@ impl Plot {
                 x,
                 MEM.0,
                 x,
-                CPU.1 + 4,
+                self.bottom() + 4,
                 x,
-                CPU.1 + 18
+                self.bottom() + 18
             )?;
             duration(w, t)?;
             uwrite!(w, "</text>\n")?;
@@ -400,7 +432,7 @@ impl Plot {
             w,
             "<text class=\"small\" x=\"{}\" y=\"{}\">elapsed since {}</text>\n</g>\n",
             X0,
-            CPU.1 + 36,
+            self.bottom() + 36,
             self.iso_first.as_str()
         )
     }
@@ -462,9 +494,8 @@ impl Plot {
     fn end_line<W: uWrite>(&self, w: &mut W, s: Series) -> Result<(), W::Error> {
         uwrite!(w, "\"><title>{}", s.label())?;
         if let Some(p) = self.peak(s) {
-            // The disk axis may be in GiB; the value is MiB, as the column.
-            let unit = if s == Series::DiskFree { " MiB" } else { "" };
-            uwrite!(w, ", peak {}{}", p, unit)?;
+            uwrite!(w, ", peak ")?;
+            s.write_peak(w, p)?;
         }
         uwrite!(w, "</title></polyline>\n")
     }
@@ -492,7 +523,7 @@ impl Plot {
                 x,
                 MEM.0,
                 x,
-                CPU.1,
+                self.bottom(),
                 x,
                 MEM.0
             )?;
@@ -501,18 +532,19 @@ impl Plot {
     }
 
     fn notes<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        let mut y = CPU.1 + 56;
+        let mut y = self.bottom() + 56;
         let mut note = |w: &mut W, f: &dyn Fn(&mut W) -> Result<(), W::Error>| {
             uwrite!(w, "<text class=\"small note\" x=\"{}\" y=\"{}\">", X0, y)?;
             f(w)?;
             y += 15;
             uwrite!(w, "</text>\n")
         };
-        if SERIES.iter().any(|s| !self.present[s.index()]) {
+        let listed = self.listed();
+        if listed.iter().any(|s| !self.present[s.index()]) {
             note(w, &|w: &mut W| {
                 uwrite!(w, "not in this CSV (omitted):")?;
                 let mut first = true;
-                for s in SERIES {
+                for s in listed {
                     if !self.present[s.index()] {
                         uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
                         first = false;
@@ -521,14 +553,14 @@ impl Plot {
                 Ok(())
             })?;
         }
-        if SERIES
+        if listed
             .iter()
             .any(|s| self.present[s.index()] && !self.drawn[s.index()])
         {
             note(w, &|w: &mut W| {
                 uwrite!(w, "0 throughout (not drawn):")?;
                 let mut first = true;
-                for s in SERIES {
+                for s in listed {
                     if self.present[s.index()] && !self.drawn[s.index()] {
                         uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
                         first = false;

@@ -127,7 +127,9 @@ fn record_on_a_board_exposes_the_last_rows_figures_in_base_units() {
     assert!(out.status.success(), "{out:?}");
     let text = fs::read_to_string(d.join("headroom.prom")).unwrap();
     let (samples, types) = parse(&text);
-    assert_eq!(types.len(), samples.len());
+    // One sample a family, but headroom_throttled's one per flag (the
+    // board has the firmware's throttle word).
+    assert_eq!(types.len() + 3, samples.len());
     for s in &samples {
         assert_eq!(s.labels[0], ("run_id".into(), "pi".into()), "{s:?}");
     }
@@ -161,6 +163,27 @@ fn record_on_a_board_exposes_the_last_rows_figures_in_base_units() {
         col("cpu_pct") / 100.0
     );
     assert_eq!(num(&samples, "headroom_samples_total"), 3.0);
+    // The slow columns: a ratio for a percentage, °C as written, one
+    // 0/1 sample per throttle flag as the CSV's text names them.
+    assert_eq!(
+        num(&samples, "headroom_disk_busy_ratio"),
+        col("disk_util_pct") / 100.0
+    );
+    assert_eq!(
+        num(&samples, "headroom_cpu_temperature_celsius"),
+        col("cpu_temp_c")
+    );
+    let flags_i = header.iter().position(|h| *h == "throttled").unwrap();
+    let flags: Vec<&str> = last[flags_i].split('|').collect();
+    let exposed: Vec<(&str, &str)> = samples
+        .iter()
+        .filter(|s| s.name == "headroom_throttled")
+        .map(|s| (s.labels[1].1.as_str(), s.value.as_str()))
+        .collect();
+    assert_eq!(exposed.len(), 4, "{exposed:?}");
+    for (flag, v) in exposed {
+        assert_eq!(v == "1", flags.contains(&flag), "{flag}: {flags:?}");
+    }
     assert_eq!(
         num(&samples, "headroom_last_sample_timestamp_seconds"),
         col("epoch")

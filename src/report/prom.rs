@@ -23,9 +23,10 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use ufmt::uwrite;
 
+use crate::kernel::throttled::Flags;
 use crate::report::replace;
 use crate::report::summary::Summary;
-use crate::tick::row::{BufferFull, Decimal, Row, THROTTLE_NAMES, Tenths};
+use crate::tick::row::{BufferFull, Decimal, Row, Tenths};
 
 /// Byte capacity of one exposition. Fixed text (HELP, TYPE, names) is
 /// about 9 KiB; each series carries `run_id` (at most 255 bytes, 510
@@ -528,7 +529,7 @@ fn slow(o: &mut Out<'_, '_>, row: &Row, summary: &Summary) -> Result<(), BufferF
     o.one(&CPU_TEMP, None, e.cpu_temp_c.map(Value::Tenths))?;
     o.one(&CPU_FREQ, None, ratio(e.cpu_freq_pct))?;
     let flags = e.throttled.map(|f| {
-        THROTTLE_NAMES
+        Flags::NAMES
             .iter()
             .enumerate()
             .map(move |(bit, &name)| (name, Value::Int(u128::from((f >> bit) & 1))))

@@ -29,14 +29,18 @@
 //!
 //! # References
 //! SPEC.md "CSV" (the columns) and "Summary"; the Raspberry Pi firmware's
-//! `get_throttled` bits ([`THROTTLE_NAMES`]).
+//! `get_throttled` bits ([`Flags`]).
 
 use ufmt::{uWrite, uwrite};
 
 use crate::build::text::{Context, Stage};
+use crate::kernel::throttled::Flags;
 use crate::report::plot::duration;
 use crate::tick::clock::Iso;
-use crate::tick::row::{Decimal, Row, THROTTLE_NAMES, Tenths};
+use crate::tick::row::{Decimal, Row, Tenths};
+
+/// The flags' names, in bit order.
+const THROTTLE_NAMES: [&str; 4] = Flags::NAMES;
 
 /// Seconds in a worst window, and rows kept to name one (a row that
 /// covers a second or more: at most 60 in 60 s).
@@ -52,9 +56,12 @@ pub const THRASH_ROWS: u32 = 2;
 /// The build disk is busy at or above this `disk_util_pct`.
 pub const DISK_BUSY_PCT: u64 = 90;
 /// `throttled` bits of throttling: freq-capped, throttled, soft-temp-limit.
-pub const THROTTLE_BITS: u8 = 0b1110;
+pub const THROTTLE_BITS: u8 = Flags::FREQ_CAPPED
+    .union(Flags::THROTTLED)
+    .union(Flags::SOFT_TEMP_LIMIT)
+    .0;
 /// The `throttled` bit of under-voltage.
-pub const UNDER_VOLTAGE_BIT: u8 = 0b0001;
+pub const UNDER_VOLTAGE_BIT: u8 = Flags::UNDER_VOLTAGE.0;
 /// A peak temperature worth a line without any other finding: 80.0 °C,
 /// where a Pi 4's firmware starts to throttle.
 pub const HOT_TENTHS: i32 = 800;

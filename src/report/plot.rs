@@ -118,21 +118,19 @@ pub const IO_SERIES: [Series; SERIES_N - 8] = [
 ];
 
 /// Every series: [`SERIES`] then [`IO_SERIES`].
-const ALL: [Series; SERIES_N] = [
-    Series::MemUsed,
-    Series::MemAvail,
-    Series::SwapUsed,
-    Series::ZramStored,
-    Series::ZramRam,
-    Series::DiskFree,
-    Series::Cpu,
-    Series::Compilers,
-    Series::DiskRead,
-    Series::DiskWrite,
-    Series::SwapIn,
-    Series::SwapOut,
-    Series::CpuTemp,
-];
+const ALL: [Series; SERIES_N] = {
+    let mut all = [Series::MemUsed; SERIES_N];
+    let mut i = 0;
+    while i < SERIES_N {
+        all[i] = if i < SERIES.len() {
+            SERIES[i]
+        } else {
+            IO_SERIES[i - SERIES.len()]
+        };
+        i += 1;
+    }
+    all
+};
 
 impl Series {
     /// The row's value for this series in the series' unit; `None` when the
@@ -743,7 +741,8 @@ fn halve(bands: &mut Vec<Band, BANDS>) {
     bands.truncate(out);
 }
 
-fn stage_str(s: &Stage) -> &str {
+/// A stage as the reports show it: `?` when empty.
+pub(crate) fn stage_str(s: &Stage) -> &str {
     if s.is_empty() { "?" } else { s.as_str() }
 }
 

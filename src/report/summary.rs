@@ -17,6 +17,7 @@ use ufmt::{uWrite, uwrite};
 
 use crate::build::text::{Context, Stage};
 use crate::build::usage::{Usage, write_centi};
+use crate::report::plot::stage_str;
 use crate::tick::clock::Iso;
 use crate::tick::row::{BufferFull, Row};
 
@@ -698,11 +699,7 @@ impl Summary {
                 "\nOOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n"
             )?;
             for ev in &self.oom_rows {
-                let stage = if ev.stage.is_empty() {
-                    "?"
-                } else {
-                    ev.stage.as_str()
-                };
+                let stage = stage_str(&ev.stage);
                 uwrite!(
                     w,
                     "  +{} at {}  stage={}  context={}\n",
@@ -835,11 +832,7 @@ fn two_digits<W: uWrite>(w: &mut W, v: u64) -> Result<(), W::Error> {
 }
 
 fn stage_of(r: &Row) -> &str {
-    if r.stage.is_empty() {
-        "?"
-    } else {
-        r.stage.as_str()
-    }
+    stage_str(&r.stage)
 }
 
 fn stage_context<W: uWrite>(w: &mut W, r: &Row) -> Result<(), W::Error> {

@@ -4,6 +4,7 @@
 use ufmt::{uWrite, uwrite};
 
 use crate::report::json;
+use crate::report::plot::stage_str;
 use crate::tick::row::{BufferFull, Row};
 
 use super::slow::{Finding, Worst};
@@ -185,14 +186,7 @@ impl Summary {
                 ev.kills,
                 ev.iso.as_str()
             )?;
-            json::string(
-                w,
-                if ev.stage.is_empty() {
-                    "?"
-                } else {
-                    ev.stage.as_str()
-                },
-            )?;
+            json::string(w, stage_str(&ev.stage))?;
             uwrite!(w, ",\"context\":")?;
             json::string(w, ev.context.as_str())?;
             uwrite!(w, "}}")?;
@@ -254,7 +248,7 @@ impl Summary {
                 uwrite!(w, "{{\"cpu_temp_c\":")?;
                 t.write(w)?;
                 uwrite!(w, ",\"iso\":\"{}\",\"stage\":", iso.as_str())?;
-                json::string(w, if stage.is_empty() { "?" } else { stage })?;
+                json::string(w, stage_str(stage))?;
                 uwrite!(w, ",\"context\":")?;
                 json::string(w, context.as_str())?;
                 uwrite!(w, "}}")?;
@@ -420,14 +414,7 @@ fn minute<W: uWrite>(w: &mut W, key: &str, amount: &str, m: &Worst) -> Result<()
         m.to_s,
         m.to_iso.as_str()
     )?;
-    json::string(
-        w,
-        if m.stage.is_empty() {
-            "?"
-        } else {
-            m.stage.as_str()
-        },
-    )?;
+    json::string(w, stage_str(&m.stage))?;
     uwrite!(w, ",\"context\":")?;
     json::string(w, m.context.as_str())?;
     uwrite!(w, "}}")

@@ -35,7 +35,7 @@ use ufmt::{uWrite, uwrite};
 
 use crate::build::text::{Context, Stage};
 use crate::kernel::throttled::Flags;
-use crate::report::plot::duration;
+use crate::report::plot::{duration, stage_str};
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
 
@@ -543,7 +543,7 @@ impl Slow {
             uwrite!(w, "  peak temperature: ")?;
             t.write(w)?;
             uwrite!(w, " °C  at {}\n", iso.as_str())?;
-            let stage = if stage.is_empty() { "?" } else { stage };
+            let stage = stage_str(stage);
             uwrite!(w, "    stage={}  context={}\n", stage, context.as_str())?;
             if t.0 >= HOT_TENTHS && self.throttled_s == 0 {
                 uwrite!(w, "    advice: {}\n", ADVICE_HEAT)?;
@@ -573,11 +573,7 @@ fn minute<W: uWrite>(w: &mut W, which: &str, m: &Worst) -> Result<(), W::Error> 
 
 /// The end of a minute's line and its `stage=  context=` line.
 fn stage_context<W: uWrite>(w: &mut W, m: &Worst) -> Result<(), W::Error> {
-    let stage = if m.stage.is_empty() {
-        "?"
-    } else {
-        m.stage.as_str()
-    };
+    let stage = stage_str(&m.stage);
     uwrite!(w, "\n    stage={}  context={}\n", stage, m.context.as_str())
 }
 

@@ -213,7 +213,9 @@ impl KeptPolicies {
     }
 }
 
-/// The policy in `dir/prefix<n>/sub` when its maximum reads and is not 0.
+/// The policy in `dir/prefix<n>/sub` when a maximum reads and is not 0
+/// (`cpuinfo_max_freq`, else `scaling_max_freq`: a driver whose
+/// hardware maximum reads 0 still has the policy's).
 fn policy(
     dir: BorrowedFd<'_>,
     (class, prefix, n, sub): (&str, &str, u32, &str),
@@ -228,8 +230,11 @@ fn policy(
     };
     let max_khz = ["cpuinfo_max_freq", "scaling_max_freq"]
         .iter()
-        .find_map(|f| parse_khz(read_at(dir, &file(f)?, buf).ok()?).ok())
-        .filter(|&m| m > 0)?;
+        .find_map(|f| {
+            parse_khz(read_at(dir, &file(f)?, buf).ok()?)
+                .ok()
+                .filter(|&m| m > 0)
+        })?;
     let cpus = ["affected_cpus", "related_cpus"]
         .iter()
         .filter(|_| sub.is_empty())
@@ -354,6 +359,24 @@ mod tests {
             Some(100),
             "clock back: read; policy0 left out"
         );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A `cpuinfo_max_freq` of 0 is no maximum: `scaling_max_freq` is
+    /// taken, as when the file is absent.
+    #[test]
+    fn a_zero_hardware_maximum_falls_back_to_the_policy_maximum() {
+        let d = std::env::temp_dir().join(std::format!("headroom-cpufreq0-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let pol = "sys/devices/system/cpu/cpufreq/policy0/";
+        write(&d, &std::format!("{pol}scaling_cur_freq"), "900000\n");
+        write(&d, &std::format!("{pol}cpuinfo_max_freq"), "0\n");
+        write(&d, &std::format!("{pol}scaling_max_freq"), "1800000\n");
+        write(&d, &std::format!("{pol}affected_cpus"), "0 1\n");
+        let r = Root::open(d.to_str().unwrap()).unwrap();
+        let mut p = discover(&r, false);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p.read(&r, 0, &mut [0u8; 64]), Some(50));
         std::fs::remove_dir_all(&d).unwrap();
     }
 

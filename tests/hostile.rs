@@ -426,3 +426,40 @@ fn summarize_a_file_cut_mid_row_and_pure_garbage() {
     assert!(err.contains("not a resource CSV"), "{err}");
     assert!(!d.join("g.summary.txt").exists());
 }
+
+/// A wanted /proc/vmstat key whose value is not a decimal makes the file
+/// unparsable: its fields (oom_kills and the four thrash rates) stay empty
+/// and that is said once, not in silence.
+#[test]
+fn a_vmstat_value_that_is_not_a_number_warns_once() {
+    let d = scratch("vmstat-bad-value");
+    let root = board_copy(&d);
+    let vm = root.join("proc/vmstat");
+    let text = fs::read_to_string(&vm).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("pswpin ")));
+    let bad: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("pswpin ") {
+                "pswpin hot"
+            } else {
+                l
+            }
+        })
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    fs::write(&vm, bad).unwrap();
+    let out = record(Some(&root), &d, &["--count", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("proc/vmstat"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one warning for proc/vmstat:\n{stderr}");
+    assert!(lines[0].contains("unexpected format"), "{}", lines[0]);
+    for r in rows(&d.join("resources-h.csv")) {
+        assert_eq!(r[20], "", "oom_kills: {r:?}");
+        assert_eq!(r[27], "", "swap_in_mibps: {r:?}");
+    }
+}

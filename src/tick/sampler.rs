@@ -559,8 +559,8 @@ impl<'a> Sampler<'a> {
             .vmstat
             .read(self.root.fd(), vmstat::PATH, &mut bufs.file, Shape::Records)
         {
-            Ok(b) => {
-                if let Ok(vm) = vmstat::parse(b) {
+            Ok(b) => match vmstat::parse(b) {
+                Ok(vm) => {
                     if let Some(k) = vm.oom_kill {
                         let base = *self.first_oom.get_or_insert(k);
                         row.ext.oom_kills = Some(k.saturating_sub(base));
@@ -571,7 +571,8 @@ impl<'a> Sampler<'a> {
                         .thrash
                         .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
                 }
-            }
+                Err(_) => self.warn_once(w, Source::VmStat, "unexpected format"),
+            },
             Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
         }
         host_oom

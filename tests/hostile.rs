@@ -463,3 +463,38 @@ fn a_vmstat_value_that_is_not_a_number_warns_once() {
         assert_eq!(r[27], "", "swap_in_mibps: {r:?}");
     }
 }
+
+/// Two CPU sensors: `status` names the one whose reading it shows (the
+/// hottest), not the first found; and when the first fails to read, the
+/// one that did.
+#[test]
+fn status_names_the_sensor_that_gave_the_temperature() {
+    let d = scratch("two-sensors");
+    let root = board_copy(&d);
+    let put = |rel: &str, text: &str| {
+        let f = root.join(rel);
+        fs::create_dir_all(f.parent().unwrap()).unwrap();
+        fs::write(f, text).unwrap();
+    };
+    put("sys/class/thermal/thermal_zone0/type", "x86_pkg_temp\n");
+    put("sys/class/thermal/thermal_zone0/temp", "50000\n");
+    put("sys/class/hwmon/hwmon0/name", "coretemp\n");
+    put("sys/class/hwmon/hwmon0/temp1_input", "95000\n");
+    let status = || {
+        let out = Command::new(BIN)
+            .args(["status", "--root"])
+            .arg(&root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = text.lines().find(|l| l.starts_with("cpu temp"));
+        line.unwrap_or_default().to_owned()
+    };
+    assert_eq!(status(), "cpu temp    95.0 °C (coretemp)");
+    put("sys/class/hwmon/hwmon0/temp1_input", "45000\n");
+    assert_eq!(status(), "cpu temp    50.0 °C (x86_pkg_temp)");
+    put("sys/class/thermal/thermal_zone0/temp", "garbage\n");
+    assert_eq!(status(), "cpu temp    45.0 °C (coretemp)");
+}

@@ -210,15 +210,21 @@ pub fn sample(read: Result<&[u8], ReadError>) -> Result<Temp, SampleError> {
 
 /// The hottest of the samples that succeeded; `None` when none did.
 pub fn hottest(samples: impl IntoIterator<Item = Result<Temp, SampleError>>) -> Option<Temp> {
-    samples.into_iter().fold(None, hotter)
+    samples
+        .into_iter()
+        .fold(None, |best, s| hotter(best, (s, ())))
+        .map(|(t, ())| t)
 }
 
-/// `best`, or the sample when it succeeded and is hotter (the first of
-/// equals stays).
-fn hotter(best: Option<Temp>, sample: Result<Temp, SampleError>) -> Option<Temp> {
+/// `best`, or the sample (with its `tag`, the sensor it came from) when it
+/// succeeded and is hotter (the first of equals stays).
+fn hotter<T>(
+    best: Option<(Temp, T)>,
+    (sample, tag): (Result<Temp, SampleError>, T),
+) -> Option<(Temp, T)> {
     match (best, sample) {
-        (Some(b), Ok(t)) if t.milli_c <= b.milli_c => Some(b),
-        (_, Ok(t)) => Some(t),
+        (Some(b), Ok(t)) if t.milli_c <= b.0.milli_c => Some(b),
+        (_, Ok(t)) => Some((t, tag)),
         (b, Err(_)) => b,
     }
 }
@@ -338,13 +344,19 @@ impl KeptSensors {
     /// when no sensor gave a believable value this tick. `buf`:
     /// [`BUF_LEN`] bytes.
     pub fn read(&mut self, root: &Root, buf: &mut [u8]) -> Option<Temp> {
+        self.read_hottest(root, buf).map(|(t, _)| t)
+    }
+
+    /// As [`KeptSensors::read`], with the sensor that gave the value (the
+    /// name `status` shows beside it).
+    pub fn read_hottest(&mut self, root: &Root, buf: &mut [u8]) -> Option<(Temp, &Sensor)> {
         let mut best = None;
         for (s, k) in &mut self.sensors {
             let first = sample(k.read(root.fd(), &s.path, buf, Shape::Whole));
             let r = retry_out_of_range(first, || {
                 sample(k.read(root.fd(), &s.path, &mut *buf, Shape::Whole))
             });
-            best = hotter(best, r);
+            best = hotter(best, (r, &*s));
         }
         best
     }

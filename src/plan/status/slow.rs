@@ -33,7 +33,8 @@ pub(super) struct Facts {
     /// `pswpin`, `pswpout` since boot, MiB (× this kernel's page size; a
     /// board tree's taken as 4 KiB).
     pub swap_in_out_mib: Option<(u64, u64)>,
-    /// The hottest CPU sensor, tenths of °C, and its `type`/`name`.
+    /// The hottest CPU sensor's reading, tenths of °C, and that sensor's
+    /// `type`/`name`.
     pub temp: Option<(i32, heapless::String<{ crate::kernel::thermal::NAME_LEN }>)>,
     /// Mean `scaling_cur_freq` / max, %.
     pub freq_pct: Option<u32>,
@@ -63,11 +64,9 @@ impl Facts {
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));
         let mut sensors = KeptSensors::discover(root, false, &mut dir, buf);
-        let name = sensors.sensors().next().map(|s| s.name.clone());
         let temp = sensors
-            .read(root, buf)
-            .zip(name)
-            .map(|(t, n)| (t.tenths(), n));
+            .read_hottest(root, buf)
+            .map(|(t, s)| (t.tenths(), s.name.clone()));
         let mut freq = KeptPolicies::discover(root, false, &mut dir, buf);
         let freq_pct = freq.read(root, 0, buf);
         let power = KeptPower::discover(root, false, &mut dir, buf)

@@ -497,4 +497,10 @@ fn status_names_the_sensor_that_gave_the_temperature() {
     assert_eq!(status(), "cpu temp    50.0 °C (x86_pkg_temp)");
     put("sys/class/thermal/thermal_zone0/temp", "garbage\n");
     assert_eq!(status(), "cpu temp    45.0 °C (coretemp)");
+    // Sensors found, none read: a failure, not "no sensor".
+    put("sys/class/hwmon/hwmon0/temp1_input", "garbage\n");
+    assert_eq!(
+        status(),
+        "cpu temp    not available (the CPU sensor's read failed)"
+    );
 }

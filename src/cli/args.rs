@@ -443,7 +443,8 @@ twin_args! {
 }
 
 /// One screen to read before a build: memory, swap, zram, /tmp and the build
-/// disk, cgroup limits, cores, memory pressure, OOM kills.
+/// disk with its block device, cgroup limits, cores, memory pressure, OOM
+/// kills, CPU temperature and clock, a Raspberry Pi's throttling.
 #[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "status")]
 #[argh(example = "{command_name} --disk-path ~/src")]

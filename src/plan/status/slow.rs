@@ -38,6 +38,9 @@ pub(super) struct Facts {
     pub temp: Option<(i32, heapless::String<{ crate::kernel::thermal::NAME_LEN }>)>,
     /// Mean `scaling_cur_freq` / max, %.
     pub freq_pct: Option<u32>,
+    /// A CPU sensor and cpufreq were found (a `None` figure is then a
+    /// failed read, not an absent file).
+    pub found: (bool, bool),
     /// The throttle word or rpi_volt's alarm; `None` on a board without.
     pub power: Option<Power>,
 }
@@ -64,10 +67,11 @@ impl Facts {
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));
         let mut sensors = KeptSensors::discover(root, false, &mut dir, buf);
+        let mut freq = KeptPolicies::discover(root, false, &mut dir, buf);
+        let found = (!sensors.is_empty(), !freq.is_empty());
         let temp = sensors
             .read_hottest(root, buf)
             .map(|(t, s)| (t.tenths(), s.name.clone()));
-        let mut freq = KeptPolicies::discover(root, false, &mut dir, buf);
         let freq_pct = freq.read(root, 0, buf);
         let power = KeptPower::discover(root, false, &mut dir, buf)
             .read(root, buf)
@@ -78,6 +82,7 @@ impl Facts {
             swap_in_out_mib,
             temp,
             freq_pct,
+            found,
             power,
         }
     }
@@ -143,6 +148,7 @@ pub(super) fn heat_lines<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error
             show(w, name.as_bytes(), 32)?;
             w.write_str(")\n")?;
         }
+        None if f.found.0 => w.write_str("not available (the CPU sensor's read failed)\n")?,
         None => w.write_str("no CPU sensor (no thermal zone or hwmon of the CPU)\n")?,
     }
     label(w, "cpu freq")?;
@@ -152,6 +158,7 @@ pub(super) fn heat_lines<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error
             "{}% of max (the clock the governor asks for; a Pi's firmware may run slower)\n",
             p
         )?,
+        None if f.found.1 => w.write_str("not available (scaling_cur_freq unreadable)\n")?,
         None => w.write_str("no cpufreq\n")?,
     }
     match f.power {

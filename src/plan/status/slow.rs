@@ -23,6 +23,7 @@ use crate::kernel::thermal::KeptSensors;
 use crate::kernel::throttled::{self, Flags, KeptPower, Power};
 use crate::kernel::vmstat;
 use crate::report::json;
+use crate::tick::row::Tenths;
 
 /// What the lines show, read once.
 pub(super) struct Facts {
@@ -30,8 +31,8 @@ pub(super) struct Facts {
     pub disk: Result<BuildDisk, NoDisk>,
     /// Its counters since boot.
     pub io: Option<DiskCounters>,
-    /// `pswpin`, `pswpout` since boot, MiB (× this kernel's page size; a
-    /// board tree's taken as 4 KiB).
+    /// `pswpin`, `pswpout` since boot, MiB (× the page size `status` judges
+    /// by: this kernel's, 4 KiB for a board tree).
     pub swap_in_out_mib: Option<(u64, u64)>,
     /// The hottest CPU sensor's reading, tenths of °C, and that sensor's
     /// `type`/`name`.
@@ -56,11 +57,7 @@ impl Facts {
                 .read(root.fd(), &mut buf[..diskstats::STAT_BUF_LEN])
                 .ok()
         });
-        let page = if root.is_live() {
-            rustix::param::page_size() as u64
-        } else {
-            4096
-        };
+        let page = super::page_kib(root.is_live()) * 1024;
         let swap_in_out_mib = vmstat::read(root, buf)
             .ok()
             .and_then(|b| vmstat::parse(b).ok())
@@ -143,7 +140,7 @@ pub(super) fn heat_lines<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error
     label(w, "cpu temp")?;
     match &f.temp {
         Some((t, name)) => {
-            tenths(w, *t)?;
+            Tenths(*t).write(w)?;
             w.write_str(" °C (")?;
             show(w, name.as_bytes(), 32)?;
             w.write_str(")\n")?;
@@ -189,13 +186,6 @@ fn flags<W: uWrite>(w: &mut W, f: Flags) -> Result<(), W::Error> {
         Some("") | None => w.write_str("none"),
         Some(t) => w.write_str(t),
     }
-}
-
-/// A temperature in tenths with one decimal.
-fn tenths<W: uWrite>(w: &mut W, t: i32) -> Result<(), W::Error> {
-    let sign = if t < 0 { "-" } else { "" };
-    let a = t.unsigned_abs();
-    uwrite!(w, "{}{}.{}", sign, a / 10, a % 10)
 }
 
 /// A number in lowercase hex with `0x`.
@@ -244,7 +234,7 @@ pub(super) fn json_keys<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error>
     }
     w.write_str(",\"cpu_temp_c\":")?;
     match &f.temp {
-        Some((t, _)) => tenths(w, *t)?,
+        Some((t, _)) => Tenths(*t).write(w)?,
         None => w.write_str("null")?,
     }
     w.write_str(",\"cpu_freq_pct\":")?;

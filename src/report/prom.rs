@@ -127,7 +127,11 @@ const ZRAM_RAM: Family = gauge(
 );
 const CG_AVAIL: Family = gauge(
     "headroom_cgroup_memory_available_bytes",
-    "Memory left under the tightest cgroup limit (v2 memory.max, v1 limit_in_bytes) on headroom's cgroup path; absent when unlimited.",
+    "Memory available under the tightest cgroup limit (v2 memory.max, v1 limit_in_bytes) on headroom's cgroup path: the limit less usage less inactive file cache; absent when unlimited.",
+);
+const CG_LIMIT: Family = gauge(
+    "headroom_cgroup_memory_limit_bytes",
+    "The limit of that cgroup (v2 memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
 );
 const PSI: Family = gauge(
     "headroom_memory_pressure_some_avg10_ratio",
@@ -444,6 +448,7 @@ pub fn render(
     o.one(&ZRAM_STORED, None, e.zram_stored_mb.and_then(mib))?;
     o.one(&ZRAM_RAM, None, e.zram_ram_mb.and_then(mib))?;
     o.one(&CG_AVAIL, None, e.cg_mem_avail_mb.and_then(mib))?;
+    o.one(&CG_LIMIT, None, e.cg_mem_limit_mb.and_then(mib))?;
     let psi = e
         .psi_mem_some_avg10
         .as_ref()

@@ -629,6 +629,7 @@ impl<'a> Sampler<'a> {
             && let Some(r) = cg.remaining_kept(&mut self.kept.cgroup, total, &mut bufs.file)
         {
             row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
+            row.ext.cg_mem_limit_mb = Some(r.limit_bytes >> 20);
         }
     }
 

@@ -648,8 +648,7 @@ pub const ADVICE_FILE_THRASH: &str = "too many jobs for the memory";
 /// A busy disk.
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
 /// A disk busy only with the reads of file-page thrash.
-pub const ADVICE_DISK_THRASH: &str =
-    "fewer jobs, as for the thrashing above: a faster card would not stop the reading again";
+pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster card would only read the evicted pages faster)";
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
@@ -748,10 +747,11 @@ impl Slow {
         w: &mut W,
         peak_mb: Option<u64>,
     ) -> Result<(), W::Error> {
-        let swap_in = if self.file_thrash_swap_in == 0 {
-            "no swap-in"
-        } else {
-            "swap-in under 1 MiB/s"
+        let swap_in = match self.file_thrash_swap_in {
+            0 => "no swap-in",
+            c if c < THRASH_SWAP_IN_CENTI => "swap-in under 1 MiB/s",
+            // Above it only without swap: a swapoff reading pages back.
+            _ => "no swap",
         };
         uwrite!(
             w,
@@ -825,11 +825,11 @@ impl Slow {
         if thrash == 0 {
             return uwrite!(w, "    advice: {}\n", ADVICE_DISK);
         }
-        uwrite!(w, "    reading while file pages thrashed: ")?;
+        uwrite!(w, "    ")?;
         duration(w, thrash)?;
         uwrite!(
             w,
-            " of it, the thrash reading evicted pages again: not the card's fault\n"
+            " of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault\n"
         )?;
         let other = self.disk_busy_s.saturating_sub(thrash);
         if other == 0 {

@@ -150,8 +150,8 @@ fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
     let csv = file_thrash_csv(&d);
     let text = summarize(&[], &csv);
     let want = "\nWHY IT WAS SLOW:
-  thrashing: 3m00s (swap-in >= 1 MiB/s or >= 100 major faults/s, 2 rows or more)
-    worst minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): 3120000 major faults
+  thrashing: 3m00s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+    worst minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): 12600000 refaults
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s
     advice: file pages thrashed, no swap-in: too many jobs for the memory — -j2 fits (peak 350 MiB per job, 1010 MiB usable): make -j2 or headroom run --jobserver
@@ -168,7 +168,7 @@ fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
     assert!(!text.contains("a faster card (A2 class)"), "{text}");
     let json = summarize(&["--json"], &csv);
     for key in [
-        "\"why_slow\":{\"thrashing_s\":180,\"thrashing_minute\":{\"major_faults\":3120000,",
+        "\"why_slow\":{\"thrashing_s\":180,\"thrashing_minute\":{\"refaults\":12600000,",
         ",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":180,\"fitting_jobs\":2,\"fitting_peak_mb\":350,\"fitting_usable_mb\":1010,\"thrash_compilers\":4,",
         ",\"disk_busy_s\":180,",
         ",\"disk_busy_thrash_s\":180,",

@@ -212,6 +212,7 @@ impl Summary {
         uwrite!(w, ",\"why_slow\":{{\"thrashing_s\":{}", s.thrashing_s())?;
         match s.thrash_worst() {
             Some((Finding::SwapIn, m)) => minute(w, "thrashing_minute", "swap_in_mib", m)?,
+            Some((Finding::Refaults, m)) => minute(w, "thrashing_minute", "refaults", m)?,
             Some((_, m)) => minute(w, "thrashing_minute", "major_faults", m)?,
             None => uwrite!(w, ",\"thrashing_minute\":null")?,
         }

@@ -4,7 +4,7 @@
 //!
 //! [`Slow`] folds rows as [`super::Summary`] does, once each, in fixed
 //! memory whatever the length of the run (the last 60 seconds' amounts
-//! and the last 60 rows' stage and context, about 24 KiB).
+//! and the last 60 rows' stage and context, about 33 KiB).
 //!
 //! # Times
 //! A row covers its `elapsed_s` minus the previous row's (the first row
@@ -15,7 +15,8 @@
 //! # The worst minute
 //! A row's rate holds for every second it covers, so each covered second
 //! gets an amount per finding: swap-in MiB (the row's `swap_in_mibps`),
-//! major faults (`majflt_ps`), disk busy hundredths of a second
+//! major faults (`majflt_ps`), refaults (`refaults_ps`), disk busy
+//! hundredths of a second
 //! (`disk_util_pct`), and 1 for a second throttled (or under-voltage). A
 //! finding's worst minute is the 60 consecutive covered seconds (all of
 //! them in a shorter run) with the largest sum of its amounts, the
@@ -23,17 +24,18 @@
 //! that sum (the earliest of equal ones), its stage and context, and timed
 //! by its first and last second as elapsed seconds, with the UTC time of
 //! its end. The thrash minute is the one with the most swap-in MiB for
-//! swap thrash, the most major faults for file-page thrash (each falling
-//! back on the other when its amount was 0 throughout). Heat has no sum:
+//! swap thrash, the most refaults for file-page thrash (falling back on
+//! major faults, then swap-in, when its amount was 0 throughout). Heat
+//! has no sum:
 //! its row is the one with the highest `cpu_temp_c` (the first of equal
 //! ones).
 //!
 //! # Swap thrash and file-page thrash
-//! A thrashing row ([`THRASH_SWAP_IN_CENTI`], [`THRASH_MAJFLT_PS`]) is
-//! swap thrash when it swapped in at least 1 MiB/s: anonymous memory read
-//! back from swap, which zram makes cheaper than an SD card. Otherwise
-//! (major faults with swap-in below that, or `swap_total_mb` 0: no swap at
-//! all) it is file-page thrash: the compilers' binaries, libraries and
+//! A thrashing row ([`THRASH_SWAP_IN_CENTI`], [`THRASH_MAJFLT_PS`],
+//! [`THRASH_REFAULTS_PS`]) is swap thrash when it swapped in at least
+//! 1 MiB/s: anonymous memory read back from swap, which zram makes cheaper
+//! than an SD card. Otherwise (faults or refaults with swap-in below that,
+//! or `swap_total_mb` 0: no swap at all) it is file-page thrash: the compilers' binaries, libraries and
 //! headers evicted and read again because the jobs' memory left no room
 //! for them. No swap device helps that; fewer jobs do. The run's kind is
 //! the one with more thrashing time (swap on a tie). The build disk's
@@ -78,8 +80,14 @@ pub const WINDOW_S: usize = 60;
 
 /// Thrash: swap-in at or above 1 MiB/s (in hundredths) …
 pub const THRASH_SWAP_IN_CENTI: u64 = 100;
-/// … or at least 100 major faults per second, for two rows or more.
+/// … or at least 100 major faults per second …
 pub const THRASH_MAJFLT_PS: u64 = 100;
+/// … or at least 1000 refaults per second (4 MiB/s of 4 KiB pages read
+/// back soon after their eviction), for two rows or more. File-page
+/// thrash can stay under [`THRASH_MAJFLT_PS`]: one major fault reads the
+/// pages around it too (four cc1 in a 200 MiB cgroup: 92 to 231 major
+/// faults/s beside 150000 to 250000 refaults/s).
+pub const THRASH_REFAULTS_PS: u64 = 1000;
 /// Consecutive thrashing rows before their time counts: one row can be a
 /// build step reading its binary in once.
 pub const THRASH_ROWS: u32 = 2;
@@ -101,8 +109,9 @@ pub const HOT_TENTHS: i32 = 800;
 pub enum ThrashKind {
     /// Swap-in at or above [`THRASH_SWAP_IN_CENTI`], with swap.
     Swap,
-    /// Major faults at or above [`THRASH_MAJFLT_PS`] with less swap-in, or
-    /// no swap at all: evicted file pages read again.
+    /// Major faults or refaults at or above [`THRASH_MAJFLT_PS`] or
+    /// [`THRASH_REFAULTS_PS`] with less swap-in, or no swap at all:
+    /// evicted file pages read again.
     File,
 }
 
@@ -112,9 +121,11 @@ impl ThrashKind {
         let e = &row.ext;
         let swap_in = e.swap_in_mibps.as_ref().map_or(0, |d| d.centi);
         let swapping = swap_in >= THRASH_SWAP_IN_CENTI;
+        let faulting = e.majflt_ps.unwrap_or(0) >= THRASH_MAJFLT_PS
+            || e.refaults_ps.unwrap_or(0) >= THRASH_REFAULTS_PS;
         if swapping && e.swap_total_mb != Some(0) {
             Some(ThrashKind::Swap)
-        } else if swapping || e.majflt_ps.unwrap_or(0) >= THRASH_MAJFLT_PS {
+        } else if swapping || faulting {
             Some(ThrashKind::File)
         } else {
             None
@@ -179,10 +190,13 @@ pub struct Fit {
 /// One of the findings with a worst minute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finding {
-    /// Swap-in MiB (hundredths): the thrash minute.
+    /// Swap-in MiB (hundredths): the minute of swap thrash.
     SwapIn,
-    /// Major faults: the thrash minute when nothing was swapped in.
+    /// Major faults: the thrash minute when there were no refaults and
+    /// nothing was swapped in.
     Majflt,
+    /// Refaults: the minute of file-page thrash.
+    Refaults,
     /// Disk busy, hundredths of a second.
     DiskBusy,
     /// Seconds throttled ([`THROTTLE_BITS`]).
@@ -191,9 +205,10 @@ pub enum Finding {
     UnderVoltage,
 }
 
-const FINDINGS: [Finding; 5] = [
+const FINDINGS: [Finding; 6] = [
     Finding::SwapIn,
     Finding::Majflt,
+    Finding::Refaults,
     Finding::DiskBusy,
     Finding::Throttled,
     Finding::UnderVoltage,
@@ -207,6 +222,7 @@ impl Finding {
         match self {
             Finding::SwapIn => e.swap_in_mibps.as_ref().map_or(0, |d| d.centi),
             Finding::Majflt => e.majflt_ps.unwrap_or(0),
+            Finding::Refaults => e.refaults_ps.unwrap_or(0),
             Finding::DiskBusy => e.disk_util_pct.unwrap_or(0),
             Finding::Throttled => flag(THROTTLE_BITS),
             Finding::UnderVoltage => flag(UNDER_VOLTAGE_BIT),
@@ -264,7 +280,7 @@ pub struct Slow {
     /// Rows that covered a second or more.
     seq: u64,
     recent: [Recent; WINDOW_S],
-    windows: [Window; 5],
+    windows: [Window; 6],
     thrash_run: u32,
     /// The current thrash run's row while it is one row long.
     thrash_pending: ThrashRow,
@@ -355,7 +371,7 @@ impl Slow {
             clock: 0,
             seq: 0,
             recent: core::array::from_fn(|_| Recent::default()),
-            windows: [Window::EMPTY; 5],
+            windows: [Window::EMPTY; 6],
             thrash_run: 0,
             thrash_pending: ThrashRow::default(),
             thrash_s: 0,
@@ -513,8 +529,9 @@ impl Slow {
             || self.peak_temp().is_some_and(|t| t.0 >= HOT_TENTHS)
     }
 
-    /// Seconds thrashing (rows at or above [`THRASH_SWAP_IN_CENTI`] or
-    /// [`THRASH_MAJFLT_PS`], in runs of [`THRASH_ROWS`] rows or more).
+    /// Seconds thrashing (rows at or above [`THRASH_SWAP_IN_CENTI`],
+    /// [`THRASH_MAJFLT_PS`] or [`THRASH_REFAULTS_PS`], in runs of
+    /// [`THRASH_ROWS`] rows or more).
     pub fn thrashing_s(&self) -> u64 {
         self.thrash_s
     }
@@ -545,16 +562,16 @@ impl Slow {
         self.windows[i].worst.as_ref()
     }
 
-    /// The thrash minute: by swap-in MiB for swap thrash, by major faults
-    /// for file-page thrash, each else by the other.
+    /// The thrash minute: by swap-in MiB for swap thrash, by refaults for
+    /// file-page thrash; else by major faults, else by the other.
     pub fn thrash_worst(&self) -> Option<(Finding, &Worst)> {
-        let (first, then) = match self.thrash_kind() {
-            Some(ThrashKind::File) => (Finding::Majflt, Finding::SwapIn),
-            _ => (Finding::SwapIn, Finding::Majflt),
+        let order = match self.thrash_kind() {
+            Some(ThrashKind::File) => [Finding::Refaults, Finding::Majflt, Finding::SwapIn],
+            _ => [Finding::SwapIn, Finding::Majflt, Finding::Refaults],
         };
-        self.worst(first)
-            .map(|w| (first, w))
-            .or_else(|| self.worst(then).map(|w| (then, w)))
+        order
+            .into_iter()
+            .find_map(|f| self.worst(f).map(|w| (f, w)))
     }
 
     /// The run's thrash kind: the one with more time (swap on a tie);
@@ -690,14 +707,16 @@ impl Slow {
         duration(w, self.thrash_s)?;
         uwrite!(
             w,
-            " (swap-in >= 1 MiB/s or >= {} major faults/s, {} rows or more)\n",
+            " (swap-in >= 1 MiB/s, >= {} major faults/s or >= {} refaults/s, {} rows or more)\n",
             THRASH_MAJFLT_PS,
+            THRASH_REFAULTS_PS,
             THRASH_ROWS
         )?;
         if let Some((f, worst)) = self.thrash_worst() {
             minute(w, "worst", worst)?;
             match f {
                 Finding::SwapIn => mib(w, worst.sum, " swapped in")?,
+                Finding::Refaults => uwrite!(w, "{} refaults", worst.sum)?,
                 _ => uwrite!(w, "{} major faults", worst.sum)?,
             }
             stage_context(w, worst)?;

@@ -65,7 +65,7 @@ fn thrash_counts_only_runs_of_two_rows_or_more() {
     assert_eq!(s.slow().thrashing_s(), 35);
     let t = text(&s);
     assert!(
-        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s or >= 100 major faults/s, 2 rows or more)\n"),
+        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)\n"),
         "{t}"
     );
     // 10 s of swap thrash (the row at 30 s), 25 s of faults without
@@ -376,7 +376,7 @@ const FILE_THRASH_READING: &str = "0.00,0.00,52000,210000,840.00,1.00,100,55.0,1
 fn make_j4(swap_total: u64, cg: &str, peak: &str, thrash: &str) -> String {
     let mut s = String::from(HEADER_FULL);
     s.push_str(&cg_line(0, 0, swap_total, cg, "", QUIET));
-    for (e, left) in [(15, "300"), (30, "20"), (45, "10")] {
+    for (e, left) in [(15, "120"), (30, "20"), (45, "10")] {
         let left = if cg.is_empty() { "" } else { left };
         let p = if e == 15 { peak } else { "" };
         s.push_str(&cg_line(e, 4, swap_total, left, p, thrash));
@@ -413,8 +413,8 @@ fn file_thrash_without_swap_in_advises_the_j_that_fits_not_zram() {
     let t = text(&s);
     let want = std::format!(
         "\nWHY IT WAS SLOW:
-  thrashing: 45s (swap-in >= 1 MiB/s or >= 100 major faults/s, 2 rows or more)
-    worst minute: 0s to 45s after the start (to {}): 2340000 major faults
+  thrashing: 45s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+    worst minute: 0s to 45s after the start (to {}): 9450000 refaults
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s
 {}  peak temperature: 55.0 °C  at ",
@@ -537,8 +537,8 @@ fn a_little_swap_in_beside_the_faults_is_still_file_thrash() {
         t.contains(&want.replace("no swap-in", "swap-in under 1 MiB/s")),
         "{t}"
     );
-    // Named by its faults, not by the 18 MiB it swapped in.
-    assert!(t.contains(": 2340000 major faults\n"), "{t}");
+    // Named by its refaults, not by the 18 MiB it swapped in.
+    assert!(t.contains(": 9450000 refaults\n"), "{t}");
 }
 
 #[test]
@@ -560,4 +560,27 @@ fn the_fit_without_a_cgroup_a_peak_or_room_for_one_job() {
         "{t}"
     );
     assert!(json(&s).contains(",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":45,\"fitting_jobs\":null,"));
+}
+
+#[test]
+fn refaults_alone_are_file_thrash_when_the_faults_stay_under_100() {
+    // Four workers in a 200 MiB cgroup re-reading mapped files: each major
+    // fault read the pages around it, 90 faults/s beside 150000 refaults/s.
+    let refaulting = "0.00,0.00,90,150000,600.00,2.00,55,50.0,100,";
+    let s = summary(&make_j4(0, "181", "78", refaulting));
+    assert_eq!(s.slow().thrashing_s(), 45);
+    assert_eq!(s.slow().thrash_kind(), Some(ThrashKind::File));
+    let t = text(&s);
+    assert!(t.contains(": 6750000 refaults\n"), "{t}");
+    assert!(
+        t.contains(&file_advice(
+            "-j2 fits (peak 78 MiB per job, 181 MiB usable): make -j2 or headroom run --jobserver"
+        )),
+        "{t}"
+    );
+    assert!(json(&s).contains(",\"thrashing_minute\":{\"refaults\":6750000,"));
+    // 999 refaults/s and 99 faults/s: not thrashing.
+    let below = "0.00,0.00,99,999,600.00,2.00,55,50.0,100,";
+    let s = summary(&make_j4(0, "181", "78", below));
+    assert_eq!(s.slow().thrashing_s(), 0);
 }

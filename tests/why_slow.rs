@@ -1,6 +1,8 @@
 //! End-to-end: `headroom summarize` of a recording whose build disk was
 //! busy prints WHY IT WAS SLOW naming the stage and context of the
-//! busiest minute (issue 17's acceptance), and `--json` carries the same.
+//! busiest minute (issue 17's acceptance), and `--json` carries the same;
+//! of one whose file pages thrashed in a memory cgroup, the `-j` that fits
+//! and not zram nor a faster card (issue 25).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,17 +14,21 @@ use headroom::tick::row::HEADER_FULL;
 /// One row of the full format at `elapsed` seconds with the ten slow
 /// columns `slow` (`si,so,mf,rf,rd,wr,util,temp,freq,thr`).
 fn row(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
-    let epoch = 1_796_000_000 + elapsed;
-    // 1796000000 is 2026-11-30T00:53:20Z.
+    let (epoch, iso) = (1_796_000_000 + elapsed, iso(elapsed));
+    format!(
+        "{epoch},{iso},{elapsed},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1plus,700,cc1plus,{slow},\n"
+    )
+}
+
+/// The UTC time `elapsed` seconds after 1796000000
+/// (2026-11-30T00:53:20Z), for less than a day.
+fn iso(elapsed: u64) -> String {
     let t = 53 * 60 + 20 + elapsed;
-    let iso = format!(
+    format!(
         "2026-11-30T{:02}:{:02}:{:02}Z",
         t / 3600,
         t / 60 % 60,
         t % 60
-    );
-    format!(
-        "{epoch},{iso},{elapsed},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1plus,700,cc1plus,{slow},\n"
     )
 }
 
@@ -102,4 +108,71 @@ fn summarize_of_a_27_column_recording_has_no_such_section() {
     assert!(text.contains("PEAK MEMORY USE:"), "{text}");
     assert!(!text.contains("WHY IT WAS SLOW"), "{text}");
     assert!(summarize(&["--json"], &csv).contains(",\"why_slow\":null,"));
+}
+
+/// `make -j4` of four copies of `sqlite3.c` in a 1 GiB memory cgroup
+/// (no swap allowed, the host's swap idle) on a 24 GiB host, recorded
+/// every 15 s: 1010 MiB available in the cgroup before the jobs, then
+/// four cc1 (the largest 350 MiB) thrashing file pages for 3 minutes —
+/// no swap-in, 52000 major faults/s, the build disk 100 % busy reading
+/// 840 MiB/s — then the jobs gone.
+fn file_thrash_csv(dir: &Path) -> PathBuf {
+    let mut csv = String::from(HEADER_FULL);
+    for i in 0..=13u64 {
+        let e = i * 15;
+        let thrash = (15..=180).contains(&e);
+        let (compilers, cg, peak, slow) = if thrash {
+            let peak = if e == 30 { "350" } else { "262" };
+            (
+                4,
+                12,
+                peak,
+                "0.00,0.00,52000,210000,840.00,0.50,100,58.0,100,",
+            )
+        } else {
+            (0, 1010, "", "0.00,0.00,0,0,0.10,0.20,3,50.0,100,")
+        };
+        let comm = if peak.is_empty() { "" } else { "cc1" };
+        csv.push_str(&format!(
+            "{},{},{e},4.10,100,1400,22604,6,0,20,60,{compilers},compile,\"[1/4] CC sqlite3.c\",8192,0,0,400,10,20480,0,{cg},31.50,{peak},{comm},{peak},{comm},{slow},1024\n",
+            1_796_000_000 + e,
+            iso(e)
+        ));
+    }
+    let path = dir.join("resources-sqlite.csv");
+    fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
+    let d = scratch("file-thrash");
+    let csv = file_thrash_csv(&d);
+    let text = summarize(&[], &csv);
+    let want = "\nWHY IT WAS SLOW:
+  thrashing: 3m00s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+    worst minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): 12600000 refaults
+    stage=compile  context=[1/4] CC sqlite3.c
+    peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s
+    advice: file pages thrashed, no swap-in: too many jobs for the memory — -j2 fits (peak 350 MiB per job, 1010 MiB usable): make -j2 or headroom run --jobserver
+  build disk >= 90% busy: 3m00s
+    busiest minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): busy 60 s of 60
+    stage=compile  context=[1/4] CC sqlite3.c
+    peaks: 840.00 MiB/s read, 0.50 MiB/s write
+    3m00s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault
+    advice: fewer jobs, as for the thrashing above (a faster card would only read the evicted pages faster)
+  peak temperature: 58.0 °C  at 2026-11-30T00:53:35Z
+";
+    assert!(text.contains(want), "{text}");
+    assert!(!text.contains("zram instead of swap"), "{text}");
+    assert!(!text.contains("a faster card (A2 class)"), "{text}");
+    let json = summarize(&["--json"], &csv);
+    for key in [
+        "\"why_slow\":{\"thrashing_s\":180,\"thrashing_minute\":{\"refaults\":12600000,",
+        ",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":180,\"fitting_jobs\":2,\"fitting_peak_mb\":350,\"fitting_usable_mb\":1010,\"thrash_compilers\":4,",
+        ",\"disk_busy_s\":180,",
+        ",\"disk_busy_thrash_s\":180,",
+    ] {
+        assert!(json.contains(key), "{key} in {json}");
+    }
 }

@@ -271,12 +271,11 @@ pub fn plan<'a>(ask: &Ask<'a>, env: &Env<'a>, cap: &Capacity<'_>) -> Plan<'a> {
         }
     };
     let headroom = matches!(peak_mb.1, From::Measured(_));
-    let usable = if headroom {
-        cap.usable_mb.saturating_mul(9) / 10
+    let memory_jobs = if headroom {
+        crate::report::fit::measured_jobs(cap.usable_mb, divisor.0, peak_mb.0)
     } else {
-        cap.usable_mb
+        cap.usable_mb / divisor.0 / peak_mb.0.max(1)
     };
-    let memory_jobs = usable / divisor.0 / peak_mb.0.max(1);
     let cores = cap.cores.max(1);
 
     let (jobs, binding) = if let Some(n) = override_jobs {

@@ -5,6 +5,7 @@
 
 pub mod actions; // `run --actions` rows and the `actions` table
 pub mod csvread; // streaming reader of recorded CSVs, by header name
+pub mod fit; // the jobs a measured peak allows: one rule for jobs --from and the summary
 pub mod jobserver_block; // the JOBSERVER block: what the governor did
 pub mod json; // JSON string literals and optional numbers, written without allocation
 pub mod plot; // `plot`: the SVG timeline of a recorded run

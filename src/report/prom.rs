@@ -252,7 +252,7 @@ const THROTTLED: Family = gauge(
 );
 const THRASHING: Family = counter(
     "headroom_thrashing_seconds_total",
-    "Time thrashing since the recording started: swap-in at least 1 MiB/s or 100 major faults/s, held two samples or more.",
+    "Time thrashing since the recording started: swap-in at least 1 MiB/s, 100 major faults/s or 1000 refaults/s, held two samples or more.",
 );
 const DISK_BUSY_TIME: Family = counter(
     "headroom_disk_busy_seconds_total",

@@ -713,7 +713,8 @@ impl Summary {
                 uwrite!(w, "  ... and {} more rows\n", self.oom_rows_more)?;
             }
         }
-        self.slow.render(w, self.zram_swap())?;
+        let peak_mb = self.sizing_peak().map(|p| p.0);
+        self.slow.render(w, self.zram_swap(), peak_mb)?;
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;
             self.render_build_memory(w)?;

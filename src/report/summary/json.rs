@@ -7,7 +7,7 @@ use crate::report::json;
 use crate::report::plot::stage_str;
 use crate::tick::row::{BufferFull, Row};
 
-use super::slow::{Finding, Worst};
+use super::slow::{Finding, Fit, ThrashKind, Worst};
 use super::{BuildScope, Summary, Text, stage_of};
 
 impl Summary {
@@ -201,7 +201,11 @@ impl Summary {
     /// shows the section; `null` when no row had any of its columns (a 14-
     /// or 27-column CSV). Times in seconds, rates in MiB/s with two
     /// decimals, the temperature in °C with one; each `*_minute` is the
-    /// worst minute (`null` when its amount was 0 throughout).
+    /// worst minute (`null` when its amount was 0 throughout). The thrash's
+    /// kind (`swap`, `file`, `null` without thrashing), its time by kind,
+    /// and for file-page thrash the `-j` that fits with its inputs
+    /// ([`super::slow::Fit`]; `null` otherwise or when unknown);
+    /// `disk_busy_thrash_s`: of `disk_busy_s`, the thrash's own reads.
     fn json_slow<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let s = self.slow();
         if !s.has_data() {
@@ -210,6 +214,7 @@ impl Summary {
         uwrite!(w, ",\"why_slow\":{{\"thrashing_s\":{}", s.thrashing_s())?;
         match s.thrash_worst() {
             Some((Finding::SwapIn, m)) => minute(w, "thrashing_minute", "swap_in_mib", m)?,
+            Some((Finding::Refaults, m)) => minute(w, "thrashing_minute", "refaults", m)?,
             Some((_, m)) => minute(w, "thrashing_minute", "major_faults", m)?,
             None => uwrite!(w, ",\"thrashing_minute\":null")?,
         }
@@ -223,6 +228,7 @@ impl Summary {
         json::opt(w, mf)?;
         uwrite!(w, ",\"peak_refaults_ps\":")?;
         json::opt(w, rf)?;
+        self.json_thrash_kind(w)?;
         uwrite!(w, ",\"disk_busy_s\":{}", s.disk_busy_s())?;
         opt_minute(
             w,
@@ -234,6 +240,7 @@ impl Summary {
             uwrite!(w, ",\"{}\":", key)?;
             centi(w, v)?;
         }
+        uwrite!(w, ",\"disk_busy_thrash_s\":{}", s.disk_busy_thrash_s())?;
         uwrite!(w, ",\"throttled_s\":{}", s.throttled_s())?;
         opt_minute(
             w,
@@ -258,6 +265,39 @@ impl Summary {
             _ => uwrite!(w, "null")?,
         }
         uwrite!(w, "}}")
+    }
+
+    /// `why_slow`'s thrash kind, its time by kind, and the `-j` that fits
+    /// file-page thrash.
+    fn json_thrash_kind<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let s = self.slow();
+        let kind = s.thrash_kind();
+        uwrite!(w, ",\"thrash_kind\":")?;
+        match kind {
+            Some(k) => uwrite!(w, "\"{}\"", k.word())?,
+            None => uwrite!(w, "null")?,
+        }
+        uwrite!(
+            w,
+            ",\"swap_thrashing_s\":{},\"file_thrashing_s\":{}",
+            s.thrashing_kind_s(ThrashKind::Swap),
+            s.thrashing_kind_s(ThrashKind::File)
+        )?;
+        let fit = match kind {
+            Some(ThrashKind::File) => s.fit(self.sizing_peak().map(|p| p.0)),
+            _ => None,
+        };
+        let field = |f: fn(&Fit) -> u64| fit.as_ref().map(f);
+        for (key, v) in [
+            ("fitting_jobs", field(|f| f.jobs)),
+            ("fitting_peak_mb", field(|f| f.peak_mb)),
+            ("fitting_usable_mb", field(|f| f.usable_mb)),
+            ("thrash_compilers", field(|f| f.thrash_compilers)),
+        ] {
+            uwrite!(w, ",\"{}\":", key)?;
+            json::opt(w, v)?;
+        }
+        Ok(())
     }
 
     /// The `run`, `jobserver` and `memory_lock` objects.

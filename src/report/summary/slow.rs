@@ -1,10 +1,10 @@
-//! The summary's WHY IT WAS SLOW section: swap thrash, a busy build disk,
-//! throttling, under-voltage and heat, each with the stage and context of
-//! its worst minute and one line of advice.
+//! The summary's WHY IT WAS SLOW section: thrash (of swap or of file
+//! pages), a busy build disk, throttling, under-voltage and heat, each with
+//! the stage and context of its worst minute and one line of advice.
 //!
 //! [`Slow`] folds rows as [`super::Summary`] does, once each, in fixed
 //! memory whatever the length of the run (the last 60 seconds' amounts
-//! and the last 60 rows' stage and context, about 24 KiB).
+//! and the last 60 rows' stage and context, about 33 KiB).
 //!
 //! # Times
 //! A row covers its `elapsed_s` minus the previous row's (the first row
@@ -15,17 +15,48 @@
 //! # The worst minute
 //! A row's rate holds for every second it covers, so each covered second
 //! gets an amount per finding: swap-in MiB (the row's `swap_in_mibps`),
-//! major faults (`majflt_ps`), disk busy hundredths of a second
+//! major faults (`majflt_ps`), refaults (`refaults_ps`), disk busy
+//! hundredths of a second
 //! (`disk_util_pct`), and 1 for a second throttled (or under-voltage). A
 //! finding's worst minute is the 60 consecutive covered seconds (all of
 //! them in a shorter run) with the largest sum of its amounts, the
 //! earliest of equal ones; it is named by the row that gives the most of
 //! that sum (the earliest of equal ones), its stage and context, and timed
 //! by its first and last second as elapsed seconds, with the UTC time of
-//! its end. The thrash minute is the one with the most swap-in MiB, or,
-//! when nothing was swapped in, the most major faults. Heat has no sum:
+//! its end. The thrash minute is the one with the most swap-in MiB for
+//! swap thrash, the most refaults for file-page thrash (falling back on
+//! major faults, then swap-in, when its amount was 0 throughout). Heat
+//! has no sum:
 //! its row is the one with the highest `cpu_temp_c` (the first of equal
 //! ones).
+//!
+//! # Swap thrash and file-page thrash
+//! A thrashing row ([`THRASH_SWAP_IN_CENTI`], [`THRASH_MAJFLT_PS`],
+//! [`THRASH_REFAULTS_PS`]) is swap thrash when it swapped in at least
+//! 1 MiB/s: anonymous memory read back from swap, which zram makes cheaper
+//! than an SD card. Otherwise (faults or refaults with swap-in below that,
+//! or `swap_total_mb` 0: no swap at all) it is file-page thrash: the compilers' binaries, libraries and
+//! headers evicted and read again because the jobs' memory left no room
+//! for them. No swap device helps that; fewer jobs do. The run's kind is
+//! the one with more thrashing time (swap on a tie). The build disk's
+//! busy seconds on file-thrashing rows that read at least as much as they
+//! wrote are the thrash's own reads, not the card's fault.
+//!
+//! # The `-j` that fits ([`Fit`])
+//! From the largest compiler peak the summary sizes from (the caller's
+//! [`super::Summary::sizing_peak`]: the build's, else the host's) and the
+//! memory the build had: the largest over the run of each row's usable
+//! memory, `mem_avail_mb` or `cg_mem_avail_mb` when smaller. The build's
+//! jobs only ever take that memory away, so the row where it was largest
+//! is the one with the fewest of their pages resident — the start of a
+//! `run`, before its first job, or the quietest moment of a `record` —
+//! and the figure is what the jobs had to share. (The rows do not carry
+//! the jobs' summed resident size to add back, and a sum of resident
+//! sizes counts shared pages more than once.) The jobs are
+//! [`measured_jobs`]: `jobs × peak ≤ 0.9 × usable`, as `jobs --from`
+//! sizes. A peak measured under thrash is low (the kernel kept evicting
+//! its pages), so when that many jobs or more were the ones thrashing
+//! (the most compilers on a file-thrashing row), one fewer is advised.
 //!
 //! # References
 //! SPEC.md "CSV" (the columns) and "Summary"; the Raspberry Pi firmware's
@@ -35,6 +66,7 @@ use ufmt::{uWrite, uwrite};
 
 use crate::build::text::{Context, Stage};
 use crate::kernel::throttled::Flags;
+use crate::report::fit::measured_jobs;
 use crate::report::plot::{duration, stage_str};
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
@@ -48,8 +80,14 @@ pub const WINDOW_S: usize = 60;
 
 /// Thrash: swap-in at or above 1 MiB/s (in hundredths) …
 pub const THRASH_SWAP_IN_CENTI: u64 = 100;
-/// … or at least 100 major faults per second, for two rows or more.
+/// … or at least 100 major faults per second …
 pub const THRASH_MAJFLT_PS: u64 = 100;
+/// … or at least 1000 refaults per second (4 MiB/s of 4 KiB pages read
+/// back soon after their eviction), for two rows or more. File-page
+/// thrash can stay under [`THRASH_MAJFLT_PS`]: one major fault reads the
+/// pages around it too (four cc1 in a 200 MiB cgroup: 92 to 231 major
+/// faults/s beside 150000 to 250000 refaults/s).
+pub const THRASH_REFAULTS_PS: u64 = 1000;
 /// Consecutive thrashing rows before their time counts: one row can be a
 /// build step reading its binary in once.
 pub const THRASH_ROWS: u32 = 2;
@@ -66,13 +104,99 @@ pub const UNDER_VOLTAGE_BIT: u8 = Flags::UNDER_VOLTAGE.0;
 /// where a Pi 4's firmware starts to throttle.
 pub const HOT_TENTHS: i32 = 800;
 
+/// What a thrashing row thrashed ([module documentation](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrashKind {
+    /// Swap-in at or above [`THRASH_SWAP_IN_CENTI`], with swap.
+    Swap,
+    /// Major faults or refaults at or above [`THRASH_MAJFLT_PS`] or
+    /// [`THRASH_REFAULTS_PS`] with less swap-in, or no swap at all:
+    /// evicted file pages read again.
+    File,
+}
+
+impl ThrashKind {
+    /// The kind of `row`'s thrash; `None` when it does not thrash.
+    pub fn of(row: &Row) -> Option<ThrashKind> {
+        let e = &row.ext;
+        let swap_in = e.swap_in_mibps.as_ref().map_or(0, |d| d.centi);
+        let swapping = swap_in >= THRASH_SWAP_IN_CENTI;
+        let faulting = e.majflt_ps.unwrap_or(0) >= THRASH_MAJFLT_PS
+            || e.refaults_ps.unwrap_or(0) >= THRASH_REFAULTS_PS;
+        if swapping && e.swap_total_mb != Some(0) {
+            Some(ThrashKind::Swap)
+        } else if swapping || faulting {
+            Some(ThrashKind::File)
+        } else {
+            None
+        }
+    }
+
+    /// `swap` or `file` (JSON's `thrash_kind`).
+    pub fn word(self) -> &'static str {
+        match self {
+            ThrashKind::Swap => "swap",
+            ThrashKind::File => "file",
+        }
+    }
+}
+
+/// What one thrashing row gives the findings, held while its run of
+/// thrashing rows is one row long.
+#[derive(Clone, Copy, Debug, Default)]
+struct ThrashRow {
+    /// Seconds it covers.
+    s: u64,
+    file: bool,
+    /// Seconds the build disk was busy reading (reads at least writes).
+    busy_reads_s: u64,
+    compilers: u64,
+    swap_in_centi: u64,
+}
+
+impl ThrashRow {
+    fn new(row: &Row, kind: ThrashKind, dt: u64) -> ThrashRow {
+        let e = &row.ext;
+        let centi = |d: &Option<Decimal>| d.as_ref().map_or(0, |d| d.centi);
+        let (rd, wr) = (centi(&e.disk_read_mibps), centi(&e.disk_write_mibps));
+        let reading = e.disk_util_pct.unwrap_or(0) >= DISK_BUSY_PCT && rd > 0 && rd >= wr;
+        ThrashRow {
+            s: dt,
+            file: kind == ThrashKind::File,
+            busy_reads_s: if reading { dt } else { 0 },
+            compilers: row.compilers,
+            swap_in_centi: centi(&e.swap_in_mibps),
+        }
+    }
+}
+
+/// The `-j` that fits after file-page thrash ([module
+/// documentation](self)), with its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fit {
+    /// Jobs to advise: `memory_jobs`, or one fewer than `thrash_compilers`
+    /// when that is less; 0 when not even one job fits.
+    pub jobs: u64,
+    /// Jobs the peak and the usable memory allow ([`measured_jobs`]).
+    pub memory_jobs: u64,
+    /// The peak per job, MiB.
+    pub peak_mb: u64,
+    /// The memory the build had, MiB.
+    pub usable_mb: u64,
+    /// The most compilers running on a file-thrashing row.
+    pub thrash_compilers: u64,
+}
+
 /// One of the findings with a worst minute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finding {
-    /// Swap-in MiB (hundredths): the thrash minute.
+    /// Swap-in MiB (hundredths): the minute of swap thrash.
     SwapIn,
-    /// Major faults: the thrash minute when nothing was swapped in.
+    /// Major faults: the thrash minute when there were no refaults and
+    /// nothing was swapped in.
     Majflt,
+    /// Refaults: the minute of file-page thrash.
+    Refaults,
     /// Disk busy, hundredths of a second.
     DiskBusy,
     /// Seconds throttled ([`THROTTLE_BITS`]).
@@ -81,9 +205,10 @@ pub enum Finding {
     UnderVoltage,
 }
 
-const FINDINGS: [Finding; 5] = [
+const FINDINGS: [Finding; 6] = [
     Finding::SwapIn,
     Finding::Majflt,
+    Finding::Refaults,
     Finding::DiskBusy,
     Finding::Throttled,
     Finding::UnderVoltage,
@@ -97,6 +222,7 @@ impl Finding {
         match self {
             Finding::SwapIn => e.swap_in_mibps.as_ref().map_or(0, |d| d.centi),
             Finding::Majflt => e.majflt_ps.unwrap_or(0),
+            Finding::Refaults => e.refaults_ps.unwrap_or(0),
             Finding::DiskBusy => e.disk_util_pct.unwrap_or(0),
             Finding::Throttled => flag(THROTTLE_BITS),
             Finding::UnderVoltage => flag(UNDER_VOLTAGE_BIT),
@@ -154,11 +280,22 @@ pub struct Slow {
     /// Rows that covered a second or more.
     seq: u64,
     recent: [Recent; WINDOW_S],
-    windows: [Window; 5],
+    windows: [Window; 6],
     thrash_run: u32,
-    /// Time of the current thrash run while it is one row long.
-    thrash_pending_s: u64,
+    /// The current thrash run's row while it is one row long.
+    thrash_pending: ThrashRow,
     thrash_s: u64,
+    /// Of `thrash_s`: swap thrash, file-page thrash ([`ThrashKind`]).
+    swap_thrash_s: u64,
+    file_thrash_s: u64,
+    /// Of `disk_busy_s`: busy reading while file pages thrashed.
+    disk_thrash_s: u64,
+    /// The most compilers, and swap-in (hundredths of MiB/s), on a
+    /// file-thrashing row.
+    file_thrash_compilers: u64,
+    file_thrash_swap_in: u64,
+    /// The largest usable memory of a row, MiB ([`Fit`]).
+    usable_max_mb: Option<u64>,
     disk_busy_s: u64,
     throttled_s: u64,
     under_voltage_s: u64,
@@ -169,6 +306,16 @@ pub struct Slow {
     peak_read: Option<u64>,
     peak_write: Option<u64>,
     peak_temp: Option<(Tenths, Iso, Stage, Context)>,
+}
+
+/// The memory `row` says the build could use, MiB: `mem_avail_mb` (when
+/// /proc/meminfo was read), or `cg_mem_avail_mb` when smaller.
+fn usable_mb(row: &Row) -> Option<u64> {
+    let host = row.mem_known.then_some(row.mem_avail_mb);
+    match (host, row.ext.cg_mem_avail_mb) {
+        (Some(h), Some(c)) => Some(h.min(c)),
+        (h, c) => h.or(c),
+    }
 }
 
 fn max_opt(slot: &mut Option<u64>, v: Option<u64>) {
@@ -224,10 +371,16 @@ impl Slow {
             clock: 0,
             seq: 0,
             recent: core::array::from_fn(|_| Recent::default()),
-            windows: [Window::EMPTY; 5],
+            windows: [Window::EMPTY; 6],
             thrash_run: 0,
-            thrash_pending_s: 0,
+            thrash_pending: ThrashRow::default(),
             thrash_s: 0,
+            swap_thrash_s: 0,
+            file_thrash_s: 0,
+            disk_thrash_s: 0,
+            file_thrash_compilers: 0,
+            file_thrash_swap_in: 0,
+            usable_max_mb: None,
             disk_busy_s: 0,
             throttled_s: 0,
             under_voltage_s: 0,
@@ -261,6 +414,7 @@ impl Slow {
         max_opt(&mut self.peak_refaults, e.refaults_ps);
         max_opt(&mut self.peak_read, centi(&e.disk_read_mibps));
         max_opt(&mut self.peak_write, centi(&e.disk_write_mibps));
+        max_opt(&mut self.usable_max_mb, usable_mb(row));
         if let Some(t) = e.cpu_temp_c
             && self.peak_temp.as_ref().is_none_or(|p| t > p.0)
         {
@@ -279,15 +433,16 @@ impl Slow {
     /// Adds the `dt` seconds `row` covers to the findings it has.
     fn times(&mut self, row: &Row, dt: u64) {
         let e = &row.ext;
-        let swap_in = e.swap_in_mibps.as_ref().map_or(0, |d| d.centi);
-        if swap_in >= THRASH_SWAP_IN_CENTI || e.majflt_ps.unwrap_or(0) >= THRASH_MAJFLT_PS {
+        if let Some(kind) = ThrashKind::of(row) {
+            let t = ThrashRow::new(row, kind, dt);
             self.thrash_run = self.thrash_run.saturating_add(1);
             match self.thrash_run {
-                1 => self.thrash_pending_s = dt,
+                1 => self.thrash_pending = t,
                 THRASH_ROWS => {
-                    self.thrash_s = self.thrash_s.saturating_add(self.thrash_pending_s + dt)
+                    self.count_thrash(self.thrash_pending);
+                    self.count_thrash(t);
                 }
-                _ => self.thrash_s = self.thrash_s.saturating_add(dt),
+                _ => self.count_thrash(t),
             }
         } else {
             self.thrash_run = 0;
@@ -301,6 +456,19 @@ impl Slow {
         if Finding::UnderVoltage.amount(row) > 0 {
             self.under_voltage_s = self.under_voltage_s.saturating_add(dt);
         }
+    }
+
+    /// Counts a row of a run of [`THRASH_ROWS`] thrashing rows or more.
+    fn count_thrash(&mut self, t: ThrashRow) {
+        self.thrash_s = self.thrash_s.saturating_add(t.s);
+        if !t.file {
+            self.swap_thrash_s = self.swap_thrash_s.saturating_add(t.s);
+            return;
+        }
+        self.file_thrash_s = self.file_thrash_s.saturating_add(t.s);
+        self.disk_thrash_s = self.disk_thrash_s.saturating_add(t.busy_reads_s);
+        self.file_thrash_compilers = self.file_thrash_compilers.max(t.compilers);
+        self.file_thrash_swap_in = self.file_thrash_swap_in.max(t.swap_in_centi);
     }
 
     /// Moves the windows over the `dt` seconds `row` covers. After 60
@@ -361,8 +529,9 @@ impl Slow {
             || self.peak_temp().is_some_and(|t| t.0 >= HOT_TENTHS)
     }
 
-    /// Seconds thrashing (rows at or above [`THRASH_SWAP_IN_CENTI`] or
-    /// [`THRASH_MAJFLT_PS`], in runs of [`THRASH_ROWS`] rows or more).
+    /// Seconds thrashing (rows at or above [`THRASH_SWAP_IN_CENTI`],
+    /// [`THRASH_MAJFLT_PS`] or [`THRASH_REFAULTS_PS`], in runs of
+    /// [`THRASH_ROWS`] rows or more).
     pub fn thrashing_s(&self) -> u64 {
         self.thrash_s
     }
@@ -393,11 +562,70 @@ impl Slow {
         self.windows[i].worst.as_ref()
     }
 
-    /// The thrash minute: by swap-in MiB, else by major faults.
+    /// The thrash minute: by swap-in MiB for swap thrash, by refaults for
+    /// file-page thrash; else by major faults, else by the other.
     pub fn thrash_worst(&self) -> Option<(Finding, &Worst)> {
-        self.worst(Finding::SwapIn)
-            .map(|w| (Finding::SwapIn, w))
-            .or_else(|| self.worst(Finding::Majflt).map(|w| (Finding::Majflt, w)))
+        let order = match self.thrash_kind() {
+            Some(ThrashKind::File) => [Finding::Refaults, Finding::Majflt, Finding::SwapIn],
+            _ => [Finding::SwapIn, Finding::Majflt, Finding::Refaults],
+        };
+        order
+            .into_iter()
+            .find_map(|f| self.worst(f).map(|w| (f, w)))
+    }
+
+    /// The run's thrash kind: the one with more time (swap on a tie);
+    /// `None` without thrashing time.
+    pub fn thrash_kind(&self) -> Option<ThrashKind> {
+        if self.thrash_s == 0 {
+            None
+        } else if self.file_thrash_s > self.swap_thrash_s {
+            Some(ThrashKind::File)
+        } else {
+            Some(ThrashKind::Swap)
+        }
+    }
+
+    /// Seconds thrashing of one kind (their sum is
+    /// [`Slow::thrashing_s`]).
+    pub fn thrashing_kind_s(&self, kind: ThrashKind) -> u64 {
+        match kind {
+            ThrashKind::Swap => self.swap_thrash_s,
+            ThrashKind::File => self.file_thrash_s,
+        }
+    }
+
+    /// Of [`Slow::disk_busy_s`]: seconds busy reading while file pages
+    /// thrashed, the thrash's own reads.
+    pub fn disk_busy_thrash_s(&self) -> u64 {
+        self.disk_thrash_s
+    }
+
+    /// The largest usable memory of a row, MiB: `mem_avail_mb`, or
+    /// `cg_mem_avail_mb` when smaller; `None` when no row had either.
+    pub fn usable_max_mb(&self) -> Option<u64> {
+        self.usable_max_mb
+    }
+
+    /// The `-j` that fits for jobs of `peak_mb` MiB (the summary's sizing
+    /// peak); `None` without a peak above 0 or a usable memory.
+    pub fn fit(&self, peak_mb: Option<u64>) -> Option<Fit> {
+        let peak_mb = peak_mb.filter(|&p| p > 0)?;
+        let usable_mb = self.usable_max_mb?;
+        let memory_jobs = measured_jobs(usable_mb, 1, peak_mb);
+        let c = self.file_thrash_compilers;
+        let jobs = if c >= 2 && memory_jobs >= c {
+            c - 1
+        } else {
+            memory_jobs
+        };
+        Some(Fit {
+            jobs,
+            memory_jobs,
+            peak_mb,
+            usable_mb,
+            thrash_compilers: c,
+        })
     }
 
     /// Peaks, hundredths of MiB/s: swap-in, swap-out, disk read, write.
@@ -427,13 +655,17 @@ impl Default for Slow {
     }
 }
 
-/// One line of advice per finding.
+/// One line of advice per finding: swap thrash.
 pub const ADVICE_ZRAM: &str = "zram instead of swap on the SD card (zram-tools, or systemd's zram-generator), which is slow and wears out";
-/// Thrash when the swap is zram already.
+/// Swap thrash when the swap is zram already.
 pub const ADVICE_FEWER_JOBS: &str =
     "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";
+/// File-page thrash, before the `-j` that fits.
+pub const ADVICE_FILE_THRASH: &str = "too many jobs for the memory";
 /// A busy disk.
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
+/// A disk busy only with the reads of file-page thrash.
+pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster card would only read the evicted pages faster)";
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
@@ -443,55 +675,149 @@ pub const ADVICE_POWER: &str =
 impl Slow {
     /// The section, when it has something to say ([`Slow::has_findings`]);
     /// `zram_swap`: the run's swap is zram (zram stored data), which
-    /// changes the thrash advice.
-    pub fn render<W: uWrite>(&self, w: &mut W, zram_swap: bool) -> Result<(), W::Error> {
+    /// changes the swap thrash advice; `peak_mb`: the summary's sizing
+    /// peak (its [`super::Summary::sizing_peak`]), from which file-page
+    /// thrash advises the `-j` that fits ([`Slow::fit`]).
+    pub fn render<W: uWrite>(
+        &self,
+        w: &mut W,
+        zram_swap: bool,
+        peak_mb: Option<u64>,
+    ) -> Result<(), W::Error> {
         if !self.has_findings() {
             return Ok(());
         }
         uwrite!(w, "\nWHY IT WAS SLOW:\n")?;
-        if self.thrash_s > 0 {
-            uwrite!(w, "  thrashing: ")?;
-            duration(w, self.thrash_s)?;
-            uwrite!(
-                w,
-                " (swap-in >= 1 MiB/s or >= {} major faults/s, {} rows or more)\n",
-                THRASH_MAJFLT_PS,
-                THRASH_ROWS
-            )?;
-            if let Some((f, worst)) = self.thrash_worst() {
-                minute(w, "worst", worst)?;
-                match f {
-                    Finding::SwapIn => mib(w, worst.sum, " swapped in")?,
-                    _ => uwrite!(w, "{} major faults", worst.sum)?,
-                }
-                stage_context(w, worst)?;
-            }
-            uwrite!(w, "    peaks:")?;
-            let [si, so, _, _] = self.peak_mibps_centi();
-            let [mf, rf] = self.peak_ps();
-            let mut sep = " ";
-            for (v, what) in [(si, " swap-in"), (so, " swap-out")] {
-                if let Some(v) = v {
-                    uwrite!(w, "{}", sep)?;
-                    mibps(w, v, what)?;
-                    sep = ", ";
-                }
-            }
-            for (v, what) in [(mf, "major faults/s"), (rf, "refaults/s")] {
-                if let Some(v) = v {
-                    uwrite!(w, "{}{} {}", sep, v, what)?;
-                    sep = ", ";
-                }
-            }
-            let advice = if zram_swap {
-                ADVICE_FEWER_JOBS
-            } else {
-                ADVICE_ZRAM
-            };
-            uwrite!(w, "\n    advice: {}\n", advice)?;
-        }
+        self.render_thrash(w, zram_swap, peak_mb)?;
         self.render_disk(w)?;
         self.render_power(w)
+    }
+
+    /// Thrashing: its time, worst minute, peaks, kinds and advice.
+    fn render_thrash<W: uWrite>(
+        &self,
+        w: &mut W,
+        zram_swap: bool,
+        peak_mb: Option<u64>,
+    ) -> Result<(), W::Error> {
+        let Some(kind) = self.thrash_kind() else {
+            return Ok(());
+        };
+        uwrite!(w, "  thrashing: ")?;
+        duration(w, self.thrash_s)?;
+        uwrite!(
+            w,
+            " (swap-in >= 1 MiB/s, >= {} major faults/s or >= {} refaults/s, {} rows or more)\n",
+            THRASH_MAJFLT_PS,
+            THRASH_REFAULTS_PS,
+            THRASH_ROWS
+        )?;
+        if let Some((f, worst)) = self.thrash_worst() {
+            minute(w, "worst", worst)?;
+            match f {
+                Finding::SwapIn => mib(w, worst.sum, " swapped in")?,
+                Finding::Refaults => uwrite!(w, "{} refaults", worst.sum)?,
+                _ => uwrite!(w, "{} major faults", worst.sum)?,
+            }
+            stage_context(w, worst)?;
+        }
+        self.render_thrash_peaks(w)?;
+        if self.swap_thrash_s > 0 && self.file_thrash_s > 0 {
+            uwrite!(w, "    of which: swap ")?;
+            duration(w, self.swap_thrash_s)?;
+            uwrite!(w, ", file pages ")?;
+            duration(w, self.file_thrash_s)?;
+            uwrite!(w, "\n")?;
+        }
+        uwrite!(w, "    advice: ")?;
+        match kind {
+            ThrashKind::Swap if zram_swap => uwrite!(w, "{}\n", ADVICE_FEWER_JOBS),
+            ThrashKind::Swap => uwrite!(w, "{}\n", ADVICE_ZRAM),
+            ThrashKind::File => self.render_file_advice(w, peak_mb),
+        }
+    }
+
+    /// `    peaks: …` of the thrash columns.
+    fn render_thrash_peaks<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(w, "    peaks:")?;
+        let [si, so, _, _] = self.peak_mibps_centi();
+        let [mf, rf] = self.peak_ps();
+        let mut sep = " ";
+        for (v, what) in [(si, " swap-in"), (so, " swap-out")] {
+            if let Some(v) = v {
+                uwrite!(w, "{}", sep)?;
+                mibps(w, v, what)?;
+                sep = ", ";
+            }
+        }
+        for (v, what) in [(mf, "major faults/s"), (rf, "refaults/s")] {
+            if let Some(v) = v {
+                uwrite!(w, "{}{} {}", sep, v, what)?;
+                sep = ", ";
+            }
+        }
+        uwrite!(w, "\n")
+    }
+
+    /// File-page thrash's advice, after `advice: `: the `-j` that fits
+    /// ([`Slow::fit`]) and how to run it.
+    fn render_file_advice<W: uWrite>(
+        &self,
+        w: &mut W,
+        peak_mb: Option<u64>,
+    ) -> Result<(), W::Error> {
+        let swap_in = match self.file_thrash_swap_in {
+            0 => "no swap-in",
+            c if c < THRASH_SWAP_IN_CENTI => "swap-in under 1 MiB/s",
+            // Above it only without swap: a swapoff reading pages back.
+            _ => "no swap",
+        };
+        uwrite!(
+            w,
+            "file pages thrashed, {}: {} — ",
+            swap_in,
+            ADVICE_FILE_THRASH
+        )?;
+        let Some(f) = self.fit(peak_mb) else {
+            let missing = if self.usable_max_mb.is_none() {
+                "available memory"
+            } else {
+                "compiler peak"
+            };
+            return uwrite!(
+                w,
+                "fewer jobs (no {} recorded to size them): headroom run --jobserver\n",
+                missing
+            );
+        };
+        if f.jobs == 0 {
+            return uwrite!(
+                w,
+                "not even -j1 fits (peak {} MiB per job, {} MiB usable): make -j1, and more memory (headroom advise)\n",
+                f.peak_mb,
+                f.usable_mb
+            );
+        }
+        if f.jobs < f.memory_jobs {
+            uwrite!(
+                w,
+                "-j{} at most: {} compilers thrashed, though peak {} MiB per job would allow {} in {} MiB usable (the thrash kept the peak low)",
+                f.jobs,
+                f.thrash_compilers,
+                f.peak_mb,
+                f.memory_jobs,
+                f.usable_mb
+            )?;
+        } else {
+            uwrite!(
+                w,
+                "-j{} fits (peak {} MiB per job, {} MiB usable)",
+                f.jobs,
+                f.peak_mb,
+                f.usable_mb
+            )?;
+        }
+        uwrite!(w, ": make -j{} or headroom run --jobserver\n", f.jobs)
     }
 
     fn render_disk<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
@@ -514,7 +840,23 @@ impl Slow {
             mibps(w, wr, " write")?;
             uwrite!(w, "\n")?;
         }
-        uwrite!(w, "    advice: {}\n", ADVICE_DISK)
+        let thrash = self.disk_thrash_s;
+        if thrash == 0 {
+            return uwrite!(w, "    advice: {}\n", ADVICE_DISK);
+        }
+        uwrite!(w, "    ")?;
+        duration(w, thrash)?;
+        uwrite!(
+            w,
+            " of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault\n"
+        )?;
+        let other = self.disk_busy_s.saturating_sub(thrash);
+        if other == 0 {
+            return uwrite!(w, "    advice: {}\n", ADVICE_DISK_THRASH);
+        }
+        uwrite!(w, "    advice for the other ")?;
+        duration(w, other)?;
+        uwrite!(w, ": {}\n", ADVICE_DISK)
     }
 
     /// Throttling, under-voltage and the peak temperature.

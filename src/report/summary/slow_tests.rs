@@ -9,13 +9,13 @@ use crate::report::summary::{Summary, Text};
 use crate::tick::row::HEADER_FULL;
 
 /// One full row at `elapsed` seconds (epoch 1796000000 + elapsed) with
-/// `stage`, `context` and the ten slow columns `slow`
+/// `stage`, `context`, 1024 MiB of swap and the ten slow columns `slow`
 /// (`si,so,mf,rf,rd,wr,util,temp,freq,thr`).
 fn line(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
     let epoch = 1_796_000_000 + elapsed;
     let iso = Iso::from_epoch(epoch);
     std::format!(
-        "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",0,,,,,51200,0,,,,,,,{slow},\n",
+        "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",1024,,,,,51200,0,,,,,,,{slow},\n",
         iso.as_str()
     )
 }
@@ -65,17 +65,16 @@ fn thrash_counts_only_runs_of_two_rows_or_more() {
     assert_eq!(s.slow().thrashing_s(), 35);
     let t = text(&s);
     assert!(
-        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s or >= 100 major faults/s, 2 rows or more)\n"),
+        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)\n"),
         "{t}"
     );
+    // 10 s of swap thrash (the row at 30 s), 25 s of faults without
+    // swap-in: file pages, the larger.
     assert!(
-        t.contains("    peaks: 2.00 MiB/s swap-in, 0.50 MiB/s swap-out, 150 major faults/s, 300 refaults/s\n"),
+        t.contains("    peaks: 2.00 MiB/s swap-in, 0.50 MiB/s swap-out, 150 major faults/s, 300 refaults/s\n    of which: swap 10s, file pages 25s\n    advice: file pages thrashed, no swap-in: too many jobs for the memory — fewer jobs (no compiler peak recorded to size them): headroom run --jobserver\n"),
         "{t}"
     );
-    assert!(
-        t.contains(&std::format!("    advice: {ADVICE_ZRAM}\n")),
-        "{t}"
-    );
+    assert!(!t.contains(ADVICE_ZRAM), "{t}");
 }
 
 #[test]
@@ -246,7 +245,7 @@ fn zram_swap_changes_the_thrash_advice() {
         (30, "a", "x", thrash),
     ]);
     // zram_stored_mb 300 on every row (column 16).
-    data = data.replace(",0,,,,,51200,", ",0,300,100,,,51200,");
+    data = data.replace(",1024,,,,,51200,", ",1024,300,100,,,51200,");
     let t = text(&summary(&data));
     assert!(
         t.contains(&std::format!("    advice: {ADVICE_FEWER_JOBS}\n")),
@@ -331,7 +330,7 @@ fn json_carries_the_same_figures() {
     let j = json(&s);
     let iso = Iso::from_epoch(1_796_000_030);
     let want = std::format!(
-        ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}}}}",
+        ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}}}}",
         iso.as_str(),
         Iso::from_epoch(1_796_000_015).as_str()
     );
@@ -341,4 +340,247 @@ fn json_carries_the_same_figures() {
         crate::tick::row::header_27().as_str()
     ));
     assert!(json(&old).contains(",\"why_slow\":null,"));
+}
+
+/// A row of four `sqlite3.c` compiles in a 1 GiB memory cgroup on a 24
+/// GiB host (22604 MiB available): `compilers` running, `swap_total` MiB
+/// of swap, `cg` MiB available under the cgroup's limit (empty: no
+/// limit), the build's largest compiler `peak` MiB (empty: none), and the
+/// ten slow columns `slow`.
+fn cg_line(
+    elapsed: u64,
+    compilers: u64,
+    swap_total: u64,
+    cg: &str,
+    peak: &str,
+    slow: &str,
+) -> String {
+    let epoch = 1_796_000_000 + elapsed;
+    let iso = Iso::from_epoch(epoch);
+    let comm = if peak.is_empty() { "" } else { "cc1" };
+    std::format!(
+        "{epoch},{},{elapsed},4.00,100,1400,22604,6,0,50,50,{compilers},compile,\"[1/4] CC sqlite3.c\",{swap_total},,,,,51200,0,{cg},,{peak},{comm},{peak},{comm},{slow}\n",
+        iso.as_str()
+    )
+}
+
+/// The slow columns of a row thrashing file pages: 52000 major faults/s,
+/// no swap-in, the disk 40 % busy.
+const FILE_THRASH: &str = "0.00,0.00,52000,210000,40.00,1.00,40,55.0,100,";
+/// The same with the build disk 100 % busy reading the pages again.
+const FILE_THRASH_READING: &str = "0.00,0.00,52000,210000,840.00,1.00,100,55.0,100,";
+
+/// `make -j4` in the cgroup: 1010 MiB available before the jobs, three
+/// rows of 15 s thrashing with `thrash` (the build's compiler peaking at
+/// `peak` MiB on the first), then the jobs gone; `swap_total` MiB of swap.
+fn make_j4(swap_total: u64, cg: &str, peak: &str, thrash: &str) -> String {
+    let mut s = String::from(HEADER_FULL);
+    s.push_str(&cg_line(0, 0, swap_total, cg, "", QUIET));
+    for (e, left) in [(15, "120"), (30, "20"), (45, "10")] {
+        let left = if cg.is_empty() { "" } else { left };
+        let p = if e == 15 { peak } else { "" };
+        s.push_str(&cg_line(e, 4, swap_total, left, p, thrash));
+    }
+    s.push_str(&cg_line(60, 0, swap_total, cg, "", QUIET));
+    s
+}
+
+/// The advice line of file-page thrash, after `— `.
+fn file_advice(fit: &str) -> String {
+    std::format!(
+        "    advice: file pages thrashed, no swap-in: too many jobs for the memory — {fit}\n"
+    )
+}
+
+#[test]
+fn file_thrash_without_swap_in_advises_the_j_that_fits_not_zram() {
+    let s = summary(&make_j4(1024, "1010", "350", FILE_THRASH));
+    let slow = s.slow();
+    assert_eq!(slow.thrash_kind(), Some(ThrashKind::File));
+    assert_eq!(slow.thrashing_kind_s(ThrashKind::File), 45);
+    assert_eq!(slow.thrashing_kind_s(ThrashKind::Swap), 0);
+    // 1010 MiB before the jobs (22604 on the host): 0.9 × 1010 / 350 = 2.
+    assert_eq!(
+        slow.fit(Some(350)),
+        Some(Fit {
+            jobs: 2,
+            memory_jobs: 2,
+            peak_mb: 350,
+            usable_mb: 1010,
+            thrash_compilers: 4
+        })
+    );
+    let t = text(&s);
+    let want = std::format!(
+        "\nWHY IT WAS SLOW:
+  thrashing: 45s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+    worst minute: 0s to 45s after the start (to {}): 9450000 refaults
+    stage=compile  context=[1/4] CC sqlite3.c
+    peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s
+{}  peak temperature: 55.0 °C  at ",
+        Iso::from_epoch(1_796_000_045).as_str(),
+        file_advice(
+            "-j2 fits (peak 350 MiB per job, 1010 MiB usable): make -j2 or headroom run --jobserver"
+        )
+    );
+    assert!(t.contains(&want), "{t}");
+    assert!(!t.contains(ADVICE_ZRAM) && !t.contains(ADVICE_DISK), "{t}");
+}
+
+#[test]
+fn swap_thrash_keeps_the_zram_advice() {
+    let swapping = "5.00,4.00,1500,900,6.00,4.00,40,55.0,100,";
+    let s = summary(&make_j4(1024, "1010", "350", swapping));
+    assert_eq!(s.slow().thrash_kind(), Some(ThrashKind::Swap));
+    let t = text(&s);
+    assert!(
+        t.contains(&std::format!(
+            ": 225.00 MiB swapped in\n    stage=compile  context=[1/4] CC sqlite3.c\n    peaks: 5.00 MiB/s swap-in, 4.00 MiB/s swap-out, 1500 major faults/s, 900 refaults/s\n    advice: {ADVICE_ZRAM}\n"
+        )),
+        "{t}"
+    );
+    assert!(!t.contains("file pages"), "{t}");
+    let j = json(&s);
+    assert!(
+        j.contains(",\"thrash_kind\":\"swap\",\"swap_thrashing_s\":45,\"file_thrashing_s\":0,\"fitting_jobs\":null,"),
+        "{j}"
+    );
+}
+
+#[test]
+fn a_disk_busy_reading_while_file_pages_thrash_is_not_the_cards_fault() {
+    let s = summary(&make_j4(1024, "1010", "350", FILE_THRASH_READING));
+    assert_eq!(s.slow().disk_busy_s(), 45);
+    assert_eq!(s.slow().disk_busy_thrash_s(), 45);
+    let t = text(&s);
+    let want = std::format!(
+        "  build disk >= 90% busy: 45s
+    busiest minute: 0s to 1m00s after the start (to {}): busy 45 s of 60
+    stage=compile  context=[1/4] CC sqlite3.c
+    peaks: 840.00 MiB/s read, 1.00 MiB/s write
+    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault
+    advice: {ADVICE_DISK_THRASH}
+",
+        Iso::from_epoch(1_796_000_060).as_str()
+    );
+    assert!(t.contains(&want), "{t}");
+    assert!(
+        t.contains("too many jobs for the memory — -j2 fits ("),
+        "{t}"
+    );
+    assert!(!t.contains(ADVICE_DISK), "{t}");
+    let j = json(&s);
+    assert!(
+        j.contains(",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":45,\"fitting_jobs\":2,\"fitting_peak_mb\":350,\"fitting_usable_mb\":1010,\"thrash_compilers\":4,\"disk_busy_s\":45,"),
+        "{j}"
+    );
+    assert!(j.contains(",\"disk_busy_thrash_s\":45,"), "{j}");
+}
+
+#[test]
+fn a_disk_busy_outside_the_thrash_keeps_the_card_advice() {
+    let mut data = make_j4(1024, "1010", "350", FILE_THRASH_READING);
+    // Then 30 s of linking, writing, with nothing thrashing.
+    let link = "0.00,0.00,3,0,1.00,60.00,100,55.0,100,";
+    data.push_str(&cg_line(75, 1, 1024, "900", "", link));
+    data.push_str(&cg_line(90, 1, 1024, "900", "", link));
+    let s = summary(&data);
+    assert_eq!(
+        (s.slow().disk_busy_s(), s.slow().disk_busy_thrash_s()),
+        (75, 45)
+    );
+    let t = text(&s);
+    assert!(
+        t.contains(&std::format!(
+            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault\n    advice for the other 30s: {ADVICE_DISK}\n"
+        )),
+        "{t}"
+    );
+    // Busy writing while thrashing is not the thrash's reading.
+    let writing = "0.00,0.00,52000,210000,10.00,80.00,100,55.0,100,";
+    let s = summary(&make_j4(1024, "1010", "350", writing));
+    assert_eq!(s.slow().disk_busy_thrash_s(), 0);
+    assert!(text(&s).contains(&std::format!("    advice: {ADVICE_DISK}\n")));
+}
+
+#[test]
+fn no_swap_at_all_is_file_thrash_and_the_fit_stays_below_the_jobs_that_thrashed() {
+    // No swap device: even a swap-in column above 1 MiB/s (a swapoff
+    // reading pages back) is not swap thrash.
+    let odd = "1.50,0.00,52000,210000,40.00,1.00,40,55.0,100,";
+    for thrash in [FILE_THRASH, odd] {
+        let s = summary(&make_j4(0, "1010", "200", thrash));
+        assert_eq!(s.slow().thrash_kind(), Some(ThrashKind::File));
+        // 0.9 × 1010 / 200 = 4, but four compilers thrashed: 3.
+        let want = "-j3 at most: 4 compilers thrashed, though peak 200 MiB per job would allow 4 in 1010 MiB usable (the thrash kept the peak low): make -j3 or headroom run --jobserver";
+        let t = text(&s);
+        let advice = if thrash == odd {
+            file_advice(want).replace("no swap-in", "no swap")
+        } else {
+            file_advice(want)
+        };
+        assert!(t.contains(&advice), "{t}");
+        assert!(!t.contains(ADVICE_ZRAM), "{t}");
+    }
+}
+
+#[test]
+fn a_little_swap_in_beside_the_faults_is_still_file_thrash() {
+    let little = "0.40,0.10,52000,210000,40.00,1.00,40,55.0,100,";
+    let s = summary(&make_j4(1024, "1010", "350", little));
+    assert_eq!(s.slow().thrash_kind(), Some(ThrashKind::File));
+    let t = text(&s);
+    let want = file_advice(
+        "-j2 fits (peak 350 MiB per job, 1010 MiB usable): make -j2 or headroom run --jobserver",
+    );
+    assert!(
+        t.contains(&want.replace("no swap-in", "swap-in under 1 MiB/s")),
+        "{t}"
+    );
+    // Named by its refaults, not by the 18 MiB it swapped in.
+    assert!(t.contains(": 9450000 refaults\n"), "{t}");
+}
+
+#[test]
+fn the_fit_without_a_cgroup_a_peak_or_room_for_one_job() {
+    // No cgroup limit: the host's 22604 MiB; 0.9 × 22604 / 5000 = 4,
+    // one fewer than the four compilers.
+    let t = text(&summary(&make_j4(1024, "", "5000", FILE_THRASH)));
+    assert!(t.contains(&file_advice("-j3 at most: 4 compilers thrashed, though peak 5000 MiB per job would allow 4 in 22604 MiB usable (the thrash kept the peak low): make -j3 or headroom run --jobserver")), "{t}");
+    let t = text(&summary(&make_j4(1024, "", "9000", FILE_THRASH)));
+    assert!(t.contains(&file_advice("-j2 fits (peak 9000 MiB per job, 22604 MiB usable): make -j2 or headroom run --jobserver")), "{t}");
+    let t = text(&summary(&make_j4(1024, "1010", "950", FILE_THRASH)));
+    assert!(t.contains(&file_advice("not even -j1 fits (peak 950 MiB per job, 1010 MiB usable): make -j1, and more memory (headroom advise)")), "{t}");
+    let s = summary(&make_j4(1024, "1010", "", FILE_THRASH));
+    let t = text(&s);
+    assert!(
+        t.contains(&file_advice(
+            "fewer jobs (no compiler peak recorded to size them): headroom run --jobserver"
+        )),
+        "{t}"
+    );
+    assert!(json(&s).contains(",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":45,\"fitting_jobs\":null,"));
+}
+
+#[test]
+fn refaults_alone_are_file_thrash_when_the_faults_stay_under_100() {
+    // Four workers in a 200 MiB cgroup re-reading mapped files: each major
+    // fault read the pages around it, 90 faults/s beside 150000 refaults/s.
+    let refaulting = "0.00,0.00,90,150000,600.00,2.00,55,50.0,100,";
+    let s = summary(&make_j4(0, "181", "78", refaulting));
+    assert_eq!(s.slow().thrashing_s(), 45);
+    assert_eq!(s.slow().thrash_kind(), Some(ThrashKind::File));
+    let t = text(&s);
+    assert!(t.contains(": 6750000 refaults\n"), "{t}");
+    assert!(
+        t.contains(&file_advice(
+            "-j2 fits (peak 78 MiB per job, 181 MiB usable): make -j2 or headroom run --jobserver"
+        )),
+        "{t}"
+    );
+    assert!(json(&s).contains(",\"thrashing_minute\":{\"refaults\":6750000,"));
+    // 999 refaults/s and 99 faults/s: not thrashing.
+    let below = "0.00,0.00,99,999,600.00,2.00,55,50.0,100,";
+    let s = summary(&make_j4(0, "181", "78", below));
+    assert_eq!(s.slow().thrashing_s(), 0);
 }

@@ -134,40 +134,13 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         None => {
             let m = headroom::plan::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
-            let avail = m.meminfo.mem_available_kib / 1024;
             if let Some(e) = m.cgroup_error {
                 let _ = writeln!(
                     std::io::stderr(),
                     "headroom: warning: the memory cgroup could not be read ({e}): a limit there is not counted"
                 );
             }
-            let from = match (m.limit, m.cgroup) {
-                (headroom::plan::host::MemLimit::Cgroup, Some(r)) => {
-                    let mut path = heapless::String::<256>::new();
-                    headroom::plan::host::cgroup_path(
-                        &root, b"memory", r.depth, &mut buf, &mut path,
-                    );
-                    let file = match m.cgroup_version {
-                        Some(headroom::kernel::cgroup::Version::V1) => "memory.limit_in_bytes",
-                        _ => "memory.max",
-                    };
-                    format!(
-                        "cgroup {file} on {} : limit {} MiB, usage {} MiB; MemAvailable {} MiB",
-                        path.as_str(),
-                        r.limit_bytes >> 20,
-                        r.usage_bytes >> 20,
-                        avail
-                    )
-                }
-                _ => {
-                    let est = if m.meminfo.mem_available_estimated {
-                        ", estimated"
-                    } else {
-                        ""
-                    };
-                    format!("MemAvailable (proc/meminfo{est})")
-                }
-            };
+            let from = usable_from(&root, &m, &mut buf);
             (m.usable_mb, from, usable_figure(m.limit))
         }
     };
@@ -195,7 +168,64 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
 fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
     match limit {
         headroom::plan::host::MemLimit::MemAvailable => "MemAvailable",
-        headroom::plan::host::MemLimit::Cgroup => "cgroup remaining",
+        headroom::plan::host::MemLimit::Cgroup => "cgroup available",
+    }
+}
+
+/// Where usable memory came from, for `jobs --explain`: which limit binds
+/// and, when a cgroup limits memory, its path, limit, usage, inactive file
+/// cache and available memory (`cgroup /x binds: memory.max 1024 MiB −
+/// (usage 719 MiB − inactive file 700 MiB) = available 1004 MiB;
+/// MemAvailable 23000 MiB`).
+fn usable_from(
+    root: &headroom::kernel::root::Root,
+    m: &headroom::plan::host::Memory,
+    buf: &mut [u8],
+) -> String {
+    let avail = m.meminfo.mem_available_kib / 1024;
+    let host = format!(
+        "MemAvailable (proc/meminfo{})",
+        if m.meminfo.mem_available_estimated {
+            ", estimated"
+        } else {
+            ""
+        }
+    );
+    let Some(a) = m.cgroup else {
+        return host;
+    };
+    let mut path = heapless::String::<256>::new();
+    headroom::plan::host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
+    let version = m
+        .cgroup_version
+        .unwrap_or(headroom::kernel::cgroup::Version::V2);
+    let limit = format!(
+        "{} {} MiB",
+        headroom::kernel::cgroup::limit_file(version),
+        a.limit_bytes >> 20
+    );
+    let figures = match a.inactive_file_bytes {
+        Some(i) => format!(
+            "{limit} − (usage {} MiB − inactive file {} MiB) = available {} MiB",
+            a.usage_bytes >> 20,
+            i >> 20,
+            a.available_bytes >> 20
+        ),
+        None => format!(
+            "{limit} − usage {} MiB = available {} MiB (no inactive_file in {}: its cache counts as used)",
+            a.usage_bytes >> 20,
+            a.available_bytes >> 20,
+            headroom::kernel::cgroup::STAT_FILE
+        ),
+    };
+    match m.limit {
+        headroom::plan::host::MemLimit::Cgroup => format!(
+            "cgroup {} binds: {figures}; MemAvailable {avail} MiB",
+            path.as_str()
+        ),
+        headroom::plan::host::MemLimit::MemAvailable => {
+            format!("{host} binds; cgroup {}: {figures}", path.as_str())
+        }
     }
 }
 

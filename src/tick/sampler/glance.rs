@@ -1,7 +1,7 @@
 //! A glance: the few facts `run --jobserver`'s governor decides from,
 //! read between rows at its own pace instead of a whole tick.
 //!
-//! Usable memory and the tightest cgroup's remaining come from the same
+//! Usable memory and the tightest cgroup's available memory come from the same
 //! readers as a row's ([`Sampler::tick`], through the same kept
 //! descriptors); the build's compilers from the same [`Scan`] and the
 //! same table of kept compilers. For a build in a cgroup of its own, only
@@ -32,7 +32,8 @@ pub struct Glance {
     pub mem_known: bool,
     /// MemAvailable, MiB ([`Row::mem_avail_mb`]).
     pub mem_avail_mb: u64,
-    /// What the tightest memory cgroup on headroom's path leaves, MiB
+    /// The available memory of the tightest memory cgroup on headroom's
+    /// path, limit − (usage − inactive file cache), MiB
     /// ([`crate::tick::row::Ext::cg_mem_avail_mb`]); `None` without a
     /// limit.
     pub cg_mem_avail_mb: Option<u64>,

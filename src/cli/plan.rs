@@ -43,7 +43,7 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
     };
     let plan = headroom::plan::jobs::plan(&ask, &headroom::plan::jobs::Env::default(), &cap);
     let disk = disk_path(None);
-    let s = headroom::plan::advise::gather(
+    let mut s = headroom::plan::advise::gather(
         root,
         live,
         mem.usable_mb,
@@ -52,6 +52,7 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
         &mut buf,
         &mut dir,
     );
+    s.cgroup = headroom::plan::advise::cgroup_limit(root, &mem, &mut buf);
     let mut text = Box::new(Text::new());
     let _ = ufmt::uwrite!(
         text,
@@ -78,6 +79,8 @@ struct Planned {
     usable_mb: u64,
     usable_from: String,
     usable_figure: &'static str,
+    /// The memory measured (`None` with `--avail-mb`).
+    memory: Option<headroom::plan::host::Memory>,
     measured: Option<(u64, String)>,
     env: [Option<String>; 6],
 }
@@ -129,8 +132,8 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             (u64::from(c.usable), from)
         }
     };
-    let (usable_mb, usable_from, usable_figure) = match a.avail_mb {
-        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb"),
+    let (usable_mb, usable_from, usable_figure, memory) = match a.avail_mb {
+        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb", None),
         None => {
             let m = headroom::plan::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
@@ -141,7 +144,7 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
                 );
             }
             let from = usable_from(&root, &m, &mut buf);
-            (m.usable_mb, from, usable_figure(m.limit))
+            (m.usable_mb, from, usable_figure(m.limit), Some(m))
         }
     };
     let measured = match &a.from {
@@ -158,6 +161,7 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         usable_mb,
         usable_from,
         usable_figure,
+        memory,
         measured,
         env,
     }))
@@ -340,7 +344,7 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let disk = disk_for(p.live, own.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    let s = headroom::plan::advise::gather(
+    let mut s = headroom::plan::advise::gather(
         &p.root,
         p.live,
         p.usable_mb,
@@ -349,6 +353,10 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
         &mut buf,
         &mut dir,
     );
+    s.cgroup = p
+        .memory
+        .as_ref()
+        .and_then(|m| headroom::plan::advise::cgroup_limit(&p.root, m, &mut buf));
     let mut text = Box::new(Text::new());
     headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
         .map_err(|_| Fail("advice larger than its buffer".into()))?;

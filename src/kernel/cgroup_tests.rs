@@ -255,7 +255,7 @@ fn fixture_04_cgroupv1_unlimited_sentinels() {
     assert_eq!(mem.levels(), 1);
     let total = mem_total_kib(F04_MEMINFO);
     assert_eq!(total * 10 / 1024, 39408); // 3940.8 MiB
-    assert_eq!(mem.remaining(total, &mut buf), None);
+    assert_eq!(mem.available(total, &mut buf), None);
     let usage = mem.usage_bytes(&mut buf).unwrap();
     assert_eq!(usage, 29466624);
     assert_eq!((usage * 10 + MIB / 2) / MIB, 281); // 28.1 MiB
@@ -328,15 +328,22 @@ fn fixture_06_cgroupv2_container_cpu_max_unlimited() {
     let mem = open_memory(&root, &mut buf).unwrap().unwrap();
     assert_eq!(mem.version, Version::V2);
     assert_eq!(mem.levels(), 1); // `0::/` joined onto the mount
-    let r = mem.remaining(total, &mut buf).unwrap();
+    let r = mem.available(total, &mut buf).unwrap();
+    // No memory.stat in the case: the cache counts as used.
     assert_eq!(
         r,
-        Remaining {
+        Available {
             limit_bytes: 2048 * MIB,
             usage_bytes: 2044 * MIB,
-            remaining_bytes: 4 * MIB,
+            inactive_file_bytes: None,
+            available_bytes: 4 * MIB,
             depth: 0,
         }
+    );
+    // memory.swap.max 2 GiB (docker's default --memory-swap of twice -m).
+    assert_eq!(
+        mem.swap_allowance_bytes(total, 0, &mut buf),
+        Some(2048 * MIB)
     );
     assert_eq!(mem.usage_bytes(&mut buf), Some(2044 * MIB));
     assert_eq!(mem.oom_kills(&mut buf), Some(3)); // not the host's 7
@@ -382,16 +389,20 @@ fn fixture_07_a_ubuntu2004_hybrid() {
     // Not the memory-less unified tree.
     assert_eq!(mem.version, Version::V1);
     assert_eq!(mem.levels(), 4); // session-3.scope, user-1000.slice, user.slice, mount
-    let r = mem.remaining(total, &mut buf).unwrap();
+    let r = mem.available(total, &mut buf).unwrap();
+    // The limiting level (user.slice) has no memory.stat: limit − usage.
     assert_eq!(
         r,
-        Remaining {
+        Available {
             limit_bytes: 3072 * MIB,
             usage_bytes: 1040 * MIB,
-            remaining_bytes: 2032 * MIB,
+            inactive_file_bytes: None,
+            available_bytes: 2032 * MIB,
             depth: 2,
         }
     );
+    // No memsw file at the limiting level: swap not limited.
+    assert_eq!(mem.swap_allowance_bytes(total, 2097148, &mut buf), None);
     assert_eq!(mem.usage_bytes(&mut buf), Some(700 * MIB)); // the leaf's
     assert_eq!(mem.oom_kills(&mut buf), Some(1));
 
@@ -408,13 +419,13 @@ fn fixture_07_b_v2_plus_one_v1_controller() {
     let mem = open_memory(&root, &mut buf).unwrap().unwrap();
     assert_eq!(mem.version, Version::V2);
     // The case gives no meminfo: any host larger than the 1 GiB limit.
-    let r = mem.remaining(4 * 1024 * 1024, &mut buf).unwrap();
+    let r = mem.available(4 * 1024 * 1024, &mut buf).unwrap();
     assert_eq!(r.limit_bytes, 1024 * MIB);
     assert_eq!(r.usage_bytes, 300 * MIB);
-    assert_eq!(r.remaining_bytes, 724 * MIB);
+    assert_eq!(r.available_bytes, 724 * MIB);
     assert_eq!(r.depth, 0);
     // A host with less RAM than the limit: the limit does not bind.
-    assert_eq!(mem.remaining(512 * 1024, &mut buf), None);
+    assert_eq!(mem.available(512 * 1024, &mut buf), None);
     assert_eq!(mem.oom_kills(&mut buf), Some(0));
 
     let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
@@ -495,8 +506,8 @@ fn tightest_level_and_v1_cpu_quota_on_ancestor() {
     let mut buf = bigbuf();
     let mem = open_memory(&root, &mut buf).unwrap().unwrap();
     assert_eq!(mem.levels(), 3);
-    let r = mem.remaining(1_000_000, &mut buf).unwrap();
-    assert_eq!((r.remaining_bytes, r.depth), (10, 0));
+    let r = mem.available(1_000_000, &mut buf).unwrap();
+    assert_eq!((r.available_bytes, r.depth), (10, 0));
     // The limiting levels, each by its directory's inode: the leaf (10
     // left); `a` has a limit but no readable usage; the mount point's
     // limit is the v1 "unlimited" sentinel.
@@ -507,7 +518,13 @@ fn tightest_level_and_v1_cpu_quota_on_ancestor() {
         levels.as_slice(),
         [Level {
             ino: leaf_ino,
-            remaining_bytes: 10
+            mem: Available {
+                limit_bytes: 1000,
+                usage_bytes: 990,
+                inactive_file_bytes: None,
+                available_bytes: 10,
+                depth: 0,
+            }
         }]
     );
     // No oom_control anywhere.

@@ -51,6 +51,75 @@ pub struct Situation {
     pub tmp_avail_mb: Option<u64>,
     /// Free space on the build disk, MiB, when known.
     pub disk_avail_mb: Option<u64>,
+    /// The memory cgroup whose limit binds usable memory, when one does
+    /// ([`cgroup_limit`]): host swap helps a job there only as far as the
+    /// cgroup may swap.
+    pub cgroup: Option<CgroupLimit>,
+}
+
+/// The memory cgroup that binds usable memory, as advice needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupLimit {
+    /// Its memory limit, MiB.
+    pub limit_mb: u64,
+    /// The swap its processes may use, MiB
+    /// ([`crate::kernel::cgroup::MemCgroup::swap_allowance_bytes`]);
+    /// `None` when the cgroup does not limit swap.
+    pub swap_allowance_mb: Option<u64>,
+    /// Its hierarchy: which file limits its swap (v2 `memory.swap.max`,
+    /// v1 `memory.memsw.limit_in_bytes`).
+    pub version: crate::kernel::cgroup::Version,
+    /// Its path (from /proc/self/cgroup), for the message; empty when
+    /// unknown.
+    pub path: heapless::String<128>,
+}
+
+/// The binding cgroup of `mem` ([`crate::plan::host::Memory::binding_cgroup`])
+/// for [`Situation::cgroup`]: `None` when MemAvailable binds or no cgroup
+/// limits memory. `buf`: scratch for `/proc/self/cgroup`.
+pub fn cgroup_limit(
+    root: &crate::kernel::root::Root,
+    mem: &crate::plan::host::Memory,
+    buf: &mut [u8],
+) -> Option<CgroupLimit> {
+    let a = mem.binding_cgroup()?;
+    let version = mem.cgroup_version?;
+    let mut full = heapless::String::<256>::new();
+    crate::plan::host::cgroup_path(root, b"memory", a.depth, buf, &mut full);
+    let mut path = heapless::String::new();
+    // A path longer than 127 bytes keeps its end, the informative part.
+    let start = full.len().saturating_sub(127);
+    let start = (start..=full.len())
+        .find(|&i| full.is_char_boundary(i))
+        .unwrap_or(full.len());
+    let _ = path.push_str(full.get(start..).unwrap_or(""));
+    Some(CgroupLimit {
+        limit_mb: a.limit_bytes >> 20,
+        swap_allowance_mb: mem.cgroup_swap_allowance_bytes.map(|b| b >> 20),
+        version,
+        path,
+    })
+}
+
+impl Situation {
+    /// The free swap a job can use: all of it, or as much as the binding
+    /// cgroup allows, MiB.
+    fn usable_swap_mb(&self) -> u64 {
+        match self.cgroup.as_ref().and_then(|c| c.swap_allowance_mb) {
+            Some(a) => self.swap_free_mb.min(a),
+            None => self.swap_free_mb,
+        }
+    }
+
+    /// The binding cgroup when swap cannot cover a job needing `need`
+    /// MiB with `usable` MiB of RAM: it may swap less than `need −
+    /// usable` (none at all when its allowance is 0).
+    fn cgroup_cannot_swap(&self, need: u64, usable: u64) -> Option<&CgroupLimit> {
+        self.cgroup.as_ref().filter(|c| {
+            c.swap_allowance_mb
+                .is_some_and(|a| usable.saturating_add(a) < need)
+        })
+    }
 }
 
 /// `etc/dphys-swapfile` under the root (Raspberry Pi OS swap manager).
@@ -157,7 +226,8 @@ pub fn render<W: uWrite + ?Sized>(
     let need = peak.saturating_add(margin);
     // With BUILD_MEM_DIVISOR builds sharing the host, one build has its share.
     let usable = s.usable_mb / plan.divisor.0.max(1);
-    let with_swap = usable.saturating_add(s.swap_free_mb);
+    // A binding cgroup uses no more swap than it is allowed.
+    let with_swap = usable.saturating_add(s.usable_swap_mb());
     let fit = if need <= usable {
         Fit::Ram
     } else if need <= with_swap {
@@ -165,14 +235,24 @@ pub fn render<W: uWrite + ?Sized>(
     } else {
         Fit::No
     };
+    // One job does not fit, and the cgroup that binds may not swap enough
+    // for it: host swap cannot help, a larger limit can.
+    let stuck = if fit == Fit::No {
+        s.cgroup_cannot_swap(need, usable)
+    } else {
+        None
+    };
     headline(w, plan, profile, s.usable_mb, with_swap, fit)?;
-    if fit == Fit::No {
-        uwrite!(
+    match (fit, stuck) {
+        (Fit::No, Some(_)) => uwrite!(
+            w,
+            "  no -j is safe, not even -j1 or taskset -c 0: the cgroup needs a larger memory limit first (below)\n"
+        )?,
+        (Fit::No, None) => uwrite!(
             w,
             "  no -j is safe, not even -j1 or taskset -c 0: add swap first (below), then build with -j1\n"
-        )?;
-    } else {
-        tool_commands(w, j, "  ")?;
+        )?,
+        _ => tool_commands(w, j, "  ")?,
     }
 
     let s = &Situation {
@@ -189,7 +269,13 @@ pub fn render<W: uWrite + ?Sized>(
     if plan.divisor.0 > 1 {
         uwrite!(w, " (a 1/{} share)", plan.divisor.0)?;
     }
-    uwrite!(w, " + {} MiB free swap\n", s.swap_free_mb)?;
+    uwrite!(w, " + {} MiB free swap", s.swap_free_mb)?;
+    match s.usable_swap_mb() {
+        n if n == s.swap_free_mb => {}
+        0 => uwrite!(w, " (the cgroup may use none)")?,
+        n => uwrite!(w, " (the cgroup may use {} MiB of it)", n)?,
+    }
+    uwrite!(w, "\n")?;
     if plan.binding == crate::plan::jobs::Binding::Override {
         uwrite!(
             w,
@@ -200,24 +286,91 @@ pub fn render<W: uWrite + ?Sized>(
         )?;
     }
     match fit {
-        Fit::Ram => uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?,
+        Fit::Ram => {
+            uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?;
+            if let Some(c) = &s.cgroup
+                && plan.binding == crate::plan::jobs::Binding::Memory
+            {
+                uwrite!(
+                    w,
+                    "  the cgroup's limit ({} MiB) allows -j{}: more jobs need a larger limit (docker run -m, systemd MemoryMax=)\n",
+                    c.limit_mb,
+                    j
+                )?;
+            }
+        }
         Fit::WithSwap => uwrite!(
             w,
             "  fits only with swap: -j1 works but pages to swap (slow on SD cards); more RAM or zram helps\n"
         )?,
         Fit::No => {
-            uwrite!(
-                w,
-                "  does NOT fit: RAM + swap hold {} MiB; add swap:\n",
-                with_swap
-            )?;
-            advise_swap(w, s, need - with_swap)?;
+            match stuck {
+                Some(c) => larger_limit(w, c, need - usable)?,
+                None => {
+                    uwrite!(
+                        w,
+                        "  does NOT fit: RAM + swap hold {} MiB; add swap:\n",
+                        with_swap
+                    )?;
+                    advise_swap(w, s, need - with_swap)?;
+                }
+            }
             uwrite!(w, "  then, one job at a time:\n")?;
             tool_commands(w, 1, "    ")?;
         }
     }
 
     tmp_note(w, s)
+}
+
+/// When the binding cgroup `c` may not swap the `short` MiB one job needs
+/// beyond its RAM: says that swap cannot help, and the larger limit that
+/// can, as `docker run` and systemd take it (the limit plus the
+/// shortfall, in whole [`SWAP_STEP_MB`]).
+fn larger_limit<W: uWrite + ?Sized>(
+    w: &mut W,
+    c: &CgroupLimit,
+    short: u64,
+) -> Result<(), W::Error> {
+    uwrite!(w, "  does NOT fit: the cgroup ")?;
+    if c.path.is_empty() {
+        uwrite!(w, "that binds")?;
+    } else {
+        uwrite!(w, "{}", c.path.as_str())?;
+    }
+    let file = crate::kernel::cgroup::swap_limit_file(c.version);
+    match (c.swap_allowance_mb.unwrap_or(0), c.version) {
+        (0, crate::kernel::cgroup::Version::V1) => {
+            uwrite!(w, " may not swap ({} = its memory limit)", file)?
+        }
+        (0, crate::kernel::cgroup::Version::V2) => uwrite!(w, " may not swap ({} 0)", file)?,
+        (n, _) => uwrite!(
+            w,
+            " may swap {} MiB ({}), and this job needs {} MiB of swap",
+            n,
+            file,
+            short
+        )?,
+    }
+    uwrite!(
+        w,
+        ":\n  swap added to the host cannot help it. A larger memory limit can: "
+    )?;
+    let size = round_up_step(c.limit_mb.saturating_add(short));
+    size_arg(w, size)?;
+    uwrite!(w, " (the limit is {} MiB)\n    docker run -m ", c.limit_mb)?;
+    size_arg(w, size)?;
+    uwrite!(w, " --memory-swap ")?;
+    size_arg(w, size)?;
+    uwrite!(
+        w,
+        " …   (a container; a --memory-swap above -m lets it swap)\n    sudo systemctl set-property UNIT MemoryMax="
+    )?;
+    size_arg(w, size)?;
+    uwrite!(
+        w,
+        "   (a systemd unit or slice)\n  fewer jobs cannot help: one job alone does not fit.\n"
+    )
 }
 
 /// The advice's first lines: the safe `-j`, or that one job does not
@@ -431,6 +584,17 @@ fn advise_swap<W: uWrite + ?Sized>(
                 )?;
             }
         }
+    }
+    if let Some(c) = &s.cgroup
+        && let Some(a) = c.swap_allowance_mb
+        && a < s.swap_free_mb.saturating_add(add)
+    {
+        uwrite!(
+            w,
+            "  the cgroup may use at most {} MiB of swap ({}): enough for this job, no more\n",
+            a,
+            crate::kernel::cgroup::swap_limit_file(c.version)
+        )?;
     }
     if let Some(free) = s.disk_avail_mb
         && free < add.saturating_add(1024)

@@ -186,26 +186,31 @@ fn binding_lines<W: uWrite>(
     let Some((m, a)) = mem.as_ref().ok().and_then(|m| m.cgroup.map(|a| (m, a))) else {
         return Ok(());
     };
-    label(w, "")?;
-    w.write_str("cgroup ")?;
-    let mut path = heapless::String::<256>::new();
-    host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
-    if path.is_empty() {
-        w.write_str("(path unknown)")?;
-    } else {
-        show(w, path.as_bytes(), 28)?;
-    }
-    uwrite!(
-        w,
+    // The figures first, so that the path gets the rest of the line.
+    let mut figures = heapless::String::<96>::new();
+    let _ = uwrite!(
+        figures,
         ": available {} MiB of {} (usage {}, inactive file ",
         a.available_bytes >> 20,
         a.limit_bytes >> 20,
         a.usage_bytes >> 20
-    )?;
-    match a.inactive_file_bytes {
-        Some(i) => uwrite!(w, "{})\n", i >> 20)?,
-        None => w.write_str("unknown)\n")?,
+    );
+    let _ = match a.inactive_file_bytes {
+        Some(i) => uwrite!(figures, "{})", i >> 20),
+        None => uwrite!(figures, "unknown)"),
+    };
+    label(w, "")?;
+    w.write_str("cgroup ")?;
+    let mut path = heapless::String::<256>::new();
+    host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
+    let room = MAX_COLUMNS.saturating_sub(LABEL_WIDTH + 7 + figures.len());
+    if path.is_empty() {
+        w.write_str("(path unknown)")?;
+    } else {
+        show(w, path.as_bytes(), room)?;
     }
+    w.write_str(&figures)?;
+    w.write_str("\n")?;
     label(w, "")?;
     uwrite!(w, "usable {} MiB: ", m.usable_mb)?;
     w.write_str(match m.limit {

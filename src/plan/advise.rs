@@ -27,7 +27,8 @@ pub const TMP_SMALL_MB: u64 = 2048;
 /// What advice is computed from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Situation {
-    /// Usable memory, MiB (min of MemAvailable and cgroup remaining).
+    /// Usable memory, MiB (min of MemAvailable and the tightest cgroup's
+    /// available memory).
     pub usable_mb: u64,
     /// Swap configured, MiB.
     pub swap_total_mb: u64,
@@ -638,6 +639,120 @@ mod tests {
         let mut out = heapless::String::<4096>::new();
         render(&p, profile, s, &mut out).unwrap();
         std::string::String::from(out.as_str())
+    }
+
+    /// A 1 GiB cgroup (1004 MiB available) binds, with `allowance` MiB of
+    /// swap allowed, on a host with 4 GiB of free swap.
+    fn in_cgroup(allowance: Option<u64>, version: crate::kernel::cgroup::Version) -> Situation {
+        let mut path = heapless::String::new();
+        path.push_str("/docker/x").unwrap();
+        Situation {
+            usable_mb: 1004,
+            swap_total_mb: 4095,
+            swap_free_mb: 4095,
+            dphys: Some(Some(100)),
+            zram_devices: 1,
+            cgroup: Some(CgroupLimit {
+                limit_mb: 1024,
+                swap_allowance_mb: allowance,
+                version,
+                path,
+            }),
+            ..Situation::default()
+        }
+    }
+
+    /// Issue 25: a binding cgroup that may not swap gets no swap, zram or
+    /// dphys advice for a job that does not fit, but the larger limit
+    /// that can help; a job that fits gets its -j as anywhere.
+    #[test]
+    fn a_cgroup_that_may_not_swap_is_never_told_to_add_swap() {
+        use crate::kernel::cgroup::Version;
+        for (version, why) in [
+            (
+                Version::V2,
+                "the cgroup /docker/x may not swap (memory.swap.max 0):\n",
+            ),
+            (
+                Version::V1,
+                "the cgroup /docker/x may not swap (memory.memsw.limit_in_bytes = its memory limit):\n",
+            ),
+        ] {
+            let s = in_cgroup(Some(0), version);
+            let a = advice(Profile::Heavy, &s, 2);
+            assert!(a.starts_with("one job does NOT fit: one heavy job peaks at ~4096 MiB; 1004 MiB usable, 1004 MiB with free swap\n"), "{a}");
+            assert!(a.contains("  no -j is safe, not even -j1 or taskset -c 0: the cgroup needs a larger memory limit first (below)\n"), "{a}");
+            assert!(a.contains(why), "{a}");
+            assert!(
+                a.contains("1004 MiB usable RAM + 4095 MiB free swap (the cgroup may use none)\n"),
+                "{a}"
+            );
+            // 4096 + 409 − 1004 = 3501 more; 1024 + 3501 → 4608 MiB.
+            assert!(a.contains("  swap added to the host cannot help it. A larger memory limit can: 4608M (the limit is 1024 MiB)\n    docker run -m 4608M --memory-swap 4608M …"), "{a}");
+            assert!(
+                a.contains("    sudo systemctl set-property UNIT MemoryMax=4608M"),
+                "{a}"
+            );
+            for never in ["add swap", "zram", "dphys", "swapfile", "swapon"] {
+                assert!(!a.contains(never), "{never}: {a}");
+            }
+            assert!(
+                a.contains("  then, one job at a time:\n    make -j1\n"),
+                "{a}"
+            );
+            // A job that fits: its -j, no word of swap.
+            let cap = capacity(2, 1004);
+            let ask = Ask {
+                profile: Profile::Generic,
+                peak_mb: Some(300),
+                measured: None,
+                requested: None,
+            };
+            let p = plan(&ask, &Env::default(), &cap);
+            let mut out = heapless::String::<4096>::new();
+            render(&p, Profile::Generic, &s, &mut out).unwrap();
+            assert!(
+                out.starts_with(
+                    "safe parallel jobs: 2  (one generic job peaks at ~300 MiB; 1004 MiB usable)\n"
+                ),
+                "{out}"
+            );
+            assert!(
+                out.contains("  fits in RAM: no swap needed for -j2\n"),
+                "{out}"
+            );
+            assert!(!out.contains("add swap"), "{out}");
+        }
+    }
+
+    /// An allowance smaller than the swap one job needs beyond RAM: the
+    /// larger limit, not swap. One that covers the job but not all the
+    /// swap advised: the swap commands, and what the cgroup may use of it.
+    #[test]
+    fn a_swap_allowance_smaller_than_the_swap_advised_is_said() {
+        use crate::kernel::cgroup::Version;
+        let s = in_cgroup(Some(1024), Version::V2);
+        let a = advice(Profile::Heavy, &s, 2);
+        assert!(a.contains("the cgroup /docker/x may swap 1024 MiB (memory.swap.max), and this job needs 3501 MiB of swap:\n"), "{a}");
+        assert!(!a.contains("zramctl") && !a.contains("dphys"), "{a}");
+        // 1004 + 3520 allowed ≥ 4505: swap can help (the host has none
+        // free), but not all of the 3584 MiB advised.
+        let mut s = in_cgroup(Some(3520), Version::V2);
+        s.swap_free_mb = 0;
+        s.dphys = None;
+        let a = advice(Profile::Heavy, &s, 2);
+        assert!(
+            a.contains("does NOT fit: RAM + swap hold 1004 MiB; add swap:\n"),
+            "{a}"
+        );
+        assert!(a.contains("sudo fallocate -l 3584M /swapfile"), "{a}");
+        assert!(a.contains("  the cgroup may use at most 3520 MiB of swap (memory.swap.max): enough for this job, no more\n"), "{a}");
+        // The host binds (no cgroup in the situation): swap as before.
+        let mut s = in_cgroup(Some(0), Version::V2);
+        s.cgroup = None;
+        s.swap_free_mb = 0;
+        let a = advice(Profile::Heavy, &s, 2);
+        assert!(a.contains("; add swap:\n"), "{a}");
     }
 
     #[test]

@@ -359,6 +359,25 @@ mod tests {
         assert_eq!(path.as_str(), "/user.slice");
     }
 
+    /// The cgroup's available memory (limit − (usage − inactive file
+    /// cache)) binds, far below MemAvailable, and it may not swap.
+    #[test]
+    fn fixture_46_the_cgroup_with_clean_cache_binds_at_its_available_memory() {
+        for (case, mem_avail_mb) in [
+            ("a-v1-docker-memsw-equal", 22999),
+            ("b-v2-docker-swap-max-0", 12573),
+        ] {
+            let r = root(&std::format!("46-cgroup-page-cache-is-available/{case}"));
+            let mut buf = std::vec![0u8; 64 * 1024];
+            let m = memory(&r, &mut buf).unwrap();
+            assert_eq!(m.meminfo.mem_available_kib / 1024, mem_avail_mb, "{case}");
+            assert_eq!((m.limit, m.usable_mb), (MemLimit::Cgroup, 1004), "{case}");
+            assert_eq!(m.binding_cgroup().unwrap().depth, 0);
+            assert_eq!(m.cgroup_swap_allowance_bytes, Some(0), "{case}");
+            assert_eq!(cores(&r, false, &mut buf).usable, 2, "{case}");
+        }
+    }
+
     #[test]
     fn fixture_07_b_quota_of_one_and_a_half_rounds_up_to_two() {
         let r = root("07-cgroup-hybrid-memory-on-v1-line/b-v2-plus-one-v1-controller");

@@ -1959,7 +1959,7 @@ const CSV_NUMBERS: [&str; 10] = [
 ];
 
 /// The extension columns holding a number or nothing.
-const CSV_EXT_NUMBERS: [&str; 14] = [
+const CSV_EXT_NUMBERS: [&str; 15] = [
     "swap_total_mb",
     "zram_stored_mb",
     "zram_ram_mb",
@@ -1974,6 +1974,7 @@ const CSV_EXT_NUMBERS: [&str; 14] = [
     "refaults_ps",
     "disk_util_pct",
     "cpu_freq_pct",
+    "cg_mem_limit_mb",
 ];
 
 /// The slow columns that are decimals or text, and a value of each that
@@ -2018,7 +2019,7 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
             text_from(CONTEXT_CHARS, 0..100),
         ),
         (
-            prop::collection::vec(prop::option::weighted(0.7, num()), 14),
+            prop::collection::vec(prop::option::weighted(0.7, num()), CSV_EXT_NUMBERS.len()),
             prop::option::weighted(0.7, (0u64..100, 0u64..100)),
             text_from(&['c', 'l', '1', '+', '.', '_', '-'], 0..20),
             prop::option::weighted(0.1, (select(&CSV_NUMBERS[..]), junk())),
@@ -2201,6 +2202,7 @@ fn row_values(r: &Row) -> RowValues {
             e.refaults_ps,
             e.disk_util_pct,
             e.cpu_freq_pct,
+            e.cg_mem_limit_mb,
         ],
         slow: vec![
             e.swap_in_mibps.as_ref().map(|d| d.centi as i64),
@@ -2271,7 +2273,7 @@ fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
             })
             .collect::<Option<Vec<Option<u64>>>>()?
     } else {
-        vec![None; 14]
+        vec![None; CSV_EXT_NUMBERS.len()]
     };
     let psi = match f("psi_mem_some_avg10") {
         _ if !full => None,

@@ -702,10 +702,14 @@ fn the_status_line_clock_ticks_each_second_between_rows() {
         .collect();
     let rows = data_rows(&d.join("resources-c.csv"));
     assert_eq!(rows, 2, "{shown:?}");
-    assert!(clocks.windows(2).all(|w| w[0] < w[1]), "{clocks:?}");
+    // A row and the second's tick may both draw the same second: the clock
+    // never goes back, and it shows distinct seconds between the rows.
+    assert!(clocks.windows(2).all(|w| w[0] <= w[1]), "{clocks:?}");
+    let mut seconds = clocks.clone();
+    seconds.dedup();
     // Two rows draw two clocks; the seconds between them draw the rest
     // (one or two may be lost to a host that stalls us: 3 of 5 is plenty).
-    assert!(clocks.len() >= 3, "{clocks:?} for {rows} rows: {shown:?}");
+    assert!(seconds.len() >= 3, "{clocks:?} for {rows} rows: {shown:?}");
 }
 
 /// Issue 15: a new user ran twice and lost the first CSV. The second run

@@ -22,7 +22,7 @@ fn row(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
         t % 60
     );
     format!(
-        "{epoch},{iso},{elapsed},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1plus,700,cc1plus,{slow}\n"
+        "{epoch},{iso},{elapsed},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1plus,700,cc1plus,{slow},\n"
     )
 }
 

@@ -264,6 +264,7 @@ fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
         sanitize_into(comm, 15, &mut e.build_peak_rss_comm);
     }
     slow_columns(e, |i| get(14 + i))?;
+    e.cg_mem_limit_mb = ext(23).ok()?;
     // run --jobserver's columns (jobs_paused since this version).
     let jobs = |i: usize| -> Result<Option<u32>, ()> {
         ext(EXT_COLUMNS.len() + i)?

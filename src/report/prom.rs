@@ -129,6 +129,10 @@ const CG_AVAIL: Family = gauge(
     "headroom_cgroup_memory_available_bytes",
     "Available memory of the tightest cgroup limit on headroom's cgroup path: limit - (usage - inactive file cache) (v2 memory.max, memory.current, memory.stat inactive_file; v1 limit_in_bytes, usage_in_bytes, total_inactive_file); absent when unlimited.",
 );
+const CG_LIMIT: Family = gauge(
+    "headroom_cgroup_memory_limit_bytes",
+    "The limit of that cgroup (v2 memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
+);
 const PSI: Family = gauge(
     "headroom_memory_pressure_some_avg10_ratio",
     "Share of the last 10 s some task stalled on memory (/proc/pressure/memory some avg10 / 100).",
@@ -444,6 +448,7 @@ pub fn render(
     o.one(&ZRAM_STORED, None, e.zram_stored_mb.and_then(mib))?;
     o.one(&ZRAM_RAM, None, e.zram_ram_mb.and_then(mib))?;
     o.one(&CG_AVAIL, None, e.cg_mem_avail_mb.and_then(mib))?;
+    o.one(&CG_LIMIT, None, e.cg_mem_limit_mb.and_then(mib))?;
     let psi = e
         .psi_mem_some_avg10
         .as_ref()

@@ -31,7 +31,7 @@ pub const CORE_COLUMNS: [&str; 14] = [
 ];
 
 /// headroom's extension column names, in order, after `context`.
-pub const EXT_COLUMNS: [&str; 23] = [
+pub const EXT_COLUMNS: [&str; 24] = [
     "swap_total_mb",
     "zram_stored_mb",
     "zram_ram_mb",
@@ -55,13 +55,14 @@ pub const EXT_COLUMNS: [&str; 23] = [
     "cpu_temp_c",
     "cpu_freq_pct",
     "throttled",
+    "cg_mem_limit_mb",
 ];
 
 /// The header line of the compatible CSV (14 columns), with its newline.
 pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
 
-/// The full header line (14 + 23 columns), with its newline.
-pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled\n";
+/// The full header line (14 + 24 columns), with its newline.
+pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,cg_mem_limit_mb\n";
 
 /// The full header of CSVs written before the "why it was slow" columns
 /// (14 + 13 columns, no newline): tests read such files to check that old
@@ -82,10 +83,10 @@ pub(crate) fn header_27() -> String<512> {
 pub const JOBS_COLUMNS: [&str; 3] = ["jobs_running", "jobs_allowed", "jobs_paused"];
 
 /// The full header with the jobserver's three columns, with its newline.
-pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,jobs_running,jobs_allowed,jobs_paused\n";
+pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,cg_mem_limit_mb,jobs_running,jobs_allowed,jobs_paused\n";
 
-/// The header a recording writes: 14 columns with `compat`, else 37, else
-/// 40 with the jobserver's (`jobs`).
+/// The header a recording writes: 14 columns with `compat`, else 38, else
+/// 41 with the jobserver's (`jobs`).
 pub fn header(compat: bool, jobs: bool) -> &'static str {
     match (compat, jobs) {
         (true, _) => HEADER_COMPAT,
@@ -94,11 +95,11 @@ pub fn header(compat: bool, jobs: bool) -> &'static str {
     }
 }
 
-/// Capacity of one formatted row in bytes: 27 numeric fields of at most 20
-/// digits (540), the iso time (20), stage (64), quoted context (322), six
+/// Capacity of one formatted row in bytes: 28 numeric fields of at most 20
+/// digits (560), the iso time (20), stage (64), quoted context (322), six
 /// decimal texts (6 × 12), a temperature (12), two comms (30) and the
-/// throttle flags (48), plus 36 commas and a newline: 1145 bytes at most;
-/// the jobserver's three counts add 33 (1178). 1280 bytes leave room.
+/// throttle flags (48), plus 37 commas and a newline: 1166 bytes at most;
+/// the jobserver's three counts add 33 (1199). 1280 bytes leave room.
 pub const ROW_CAP: usize = 1280;
 
 /// A shared memory pool at one tick (`run --jobserver --pool`), MiB.
@@ -257,6 +258,10 @@ pub struct Ext {
     /// soft-temp-limit), or begun since the previous tick; `None` where the
     /// board has no such word.
     pub throttled: Option<u8>,
+    /// The limit of the cgroup that gives `cg_mem_avail_mb` (v2
+    /// `memory.max`, v1 `memory.limit_in_bytes`), MiB; `None` when
+    /// unlimited. With `cg_mem_avail_mb` it gives the cgroup's use.
+    pub cg_mem_limit_mb: Option<u64>,
 }
 
 /// One sample, in the CSV's units.
@@ -446,6 +451,7 @@ impl Row {
             if let Some(flags) = e.throttled {
                 write_flags(flags, out)?;
             }
+            put_opt(out, e.cg_mem_limit_mb)?;
             if let Some((running, allowed, paused)) = self.jobs {
                 ufmt::uwrite!(out, ",{},{},{}", running, allowed, paused)
                     .map_err(|_| BufferFull)?;
@@ -548,7 +554,7 @@ mod tests {
     }
 
     #[test]
-    fn full_row_has_37_fields_and_empty_means_missing() {
+    fn full_row_has_38_fields_and_empty_means_missing() {
         let mut r = sample_row();
         r.ext.swap_total_mb = Some(0);
         r.ext.oom_kills = Some(3);
@@ -558,10 +564,10 @@ mod tests {
         let mut out = Vec::new();
         r.format(false, &mut out).unwrap();
         let s = std::str::from_utf8(&out).unwrap();
-        assert_eq!(s.trim_end().split(',').count(), 37);
-        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 37);
+        assert_eq!(s.trim_end().split(',').count(), 38);
+        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 38);
         assert!(
-            s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,,,,,,,,,,,\n"),
+            s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,,,,,,,,,,,,\n"),
             "{s}"
         );
         r.ext.build_peak_rss_mb = Some(52);
@@ -573,10 +579,11 @@ mod tests {
         r.ext.cpu_temp_c = Some(Tenths(823));
         r.ext.cpu_freq_pct = Some(33);
         r.ext.throttled = Some(0b0100);
+        r.ext.cg_mem_limit_mb = Some(1024);
         r.format(false, &mut out).unwrap();
         let s = std::str::from_utf8(&out).unwrap();
         assert!(
-            s.ends_with(",773,cc1plus,52,cc1,1.50,,120,,,22.50,97,82.3,33,throttled\n"),
+            s.ends_with(",773,cc1plus,52,cc1,1.50,,120,,,22.50,97,82.3,33,throttled,1024\n"),
             "{s}"
         );
     }
@@ -628,6 +635,7 @@ mod tests {
             cpu_temp_c: Some(Tenths(i32::MIN)),
             cpu_freq_pct: m,
             throttled: Some(0xff),
+            cg_mem_limit_mb: m,
         };
         let mut out = Vec::new();
         assert_eq!(r.format(false, &mut out), Ok(()));

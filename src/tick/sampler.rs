@@ -631,6 +631,7 @@ impl<'a> Sampler<'a> {
             && let Some(a) = cg.available_kept(&mut self.kept.cgroup, total, &mut bufs.file)
         {
             row.ext.cg_mem_avail_mb = Some(a.available_bytes >> 20);
+            row.ext.cg_mem_limit_mb = Some(a.limit_bytes >> 20);
         }
     }
 

@@ -147,9 +147,11 @@ impl Summary {
         json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
             uwrite!(
                 w,
-                "\"cg_mem_avail_mb\":{},",
+                "\"cg_mem_avail_mb\":{},\"cg_mem_limit_mb\":",
                 r.ext.cg_mem_avail_mb.unwrap_or(0)
-            )
+            )?;
+            json::opt(w, r.ext.cg_mem_limit_mb)?;
+            uwrite!(w, ",")
         })?;
         let zram = self
             .peak_zram

@@ -15,7 +15,7 @@ fn line(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
     let epoch = 1_796_000_000 + elapsed;
     let iso = Iso::from_epoch(epoch);
     std::format!(
-        "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",0,,,,,51200,0,,,,,,,{slow}\n",
+        "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",0,,,,,51200,0,,,,,,,{slow},\n",
         iso.as_str()
     )
 }

@@ -355,7 +355,7 @@ fn larger_limit<W: uWrite + ?Sized>(
     }
     uwrite!(
         w,
-        ":\n  swap added to the host cannot help it. A larger memory limit can: "
+        ":\n  swap added to the host cannot save this job. A larger memory limit can: "
     )?;
     let size = round_up_step(c.limit_mb.saturating_add(short));
     size_arg(w, size)?;
@@ -688,7 +688,7 @@ mod tests {
                 "{a}"
             );
             // 4096 + 409 − 1004 = 3501 more; 1024 + 3501 → 4608 MiB.
-            assert!(a.contains("  swap added to the host cannot help it. A larger memory limit can: 4608M (the limit is 1024 MiB)\n    docker run -m 4608M --memory-swap 4608M …"), "{a}");
+            assert!(a.contains("  swap added to the host cannot save this job. A larger memory limit can: 4608M (the limit is 1024 MiB)\n    docker run -m 4608M --memory-swap 4608M …"), "{a}");
             assert!(
                 a.contains("    sudo systemctl set-property UNIT MemoryMax=4608M"),
                 "{a}"

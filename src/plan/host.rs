@@ -10,7 +10,8 @@
 //!
 //! # References
 //! sched_getaffinity(2), cgroups(7), `Documentation/admin-guide/cgroup-v2.rst`
-//! (cpu.max, memory.max), cgroup-v1 `cpu.cfs_quota_us`, statvfs(3),
+//! (cpu.max, memory.max, memory.stat, memory.swap.max), cgroup-v1
+//! `cpu.cfs_quota_us` and `memory.memsw.limit_in_bytes`, statvfs(3),
 //! `Documentation/admin-guide/cputopology.rst` (`online`).
 
 use crate::kernel::cgroup::{self, Version};

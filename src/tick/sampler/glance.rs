@@ -264,6 +264,14 @@ mod tests {
         // 20 is listed but in another cgroup: not the build's.
         assert_eq!((g.build_rss_mb, g.build_peak_rss_mb), (50, Some(70)));
         assert_eq!((g.mem_avail_mb, g.cg_mem_avail_mb), (3072, Some(768)));
+        // The cgroup's inactive file cache is available to the governor
+        // too: 1024 − (256 − 128) MiB.
+        fs::write(
+            cg.join("memory.stat"),
+            "inactive_file 0\ntotal_inactive_file 134217728\n",
+        )
+        .unwrap();
+        assert_eq!(s.glance(&mut bufs, &mut Quiet).cg_mem_avail_mb, Some(896));
         // The row's full scan finds 13 too.
         let r = s.tick(1, &mut bufs, &mut Quiet);
         assert_eq!((r.build_rss_mb, r.ext.build_peak_rss_mb), (90, Some(70)));

@@ -104,6 +104,9 @@ fn run_all(input: &[u8]) {
     let _ = cgroup::parse_cfs_quota(input);
     let _ = cgroup::parse_cpu_list_count(input);
     let _ = cgroup::parse_oom_kill(input);
+    for v in [cgroup::Version::V1, cgroup::Version::V2] {
+        let _ = cgroup::parse_stat_value(input, cgroup::inactive_file_key(v));
+    }
     let _ = headroom::build::buildcg::parse_anon(input, cgroup::Version::V1);
     let _ = headroom::build::buildcg::parse_anon(input, cgroup::Version::V2);
     let _ = headroom::build::buildcg::pid_of_name(input);
@@ -196,6 +199,8 @@ fn mutated_fixtures_and_random_bytes_never_panic() {
         "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/cpu.max",
         "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/cpuset.cpus.effective",
         "06-cgroupv2-container-cpu-max-unlimited/sys/fs/cgroup/memory.events",
+        "46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal/sys/fs/cgroup/memory/memory.stat",
+        "46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0/sys/fs/cgroup/memory.stat",
         "23-build-log-hostile-bytes/build.log",
         "31-diskstats-pre-4.18-layouts/proc/diskstats",
         "31-diskstats-pre-4.18-layouts/hosts/kernel-pre-2.6.25/proc/diskstats",

@@ -118,8 +118,9 @@ fn a_limit_on_a_parent_cgroup_only_binds() {
         &[],
     );
     assert_eq!(code, Some(0), "{err}");
+    // The limiting level has no memory.stat: limit − usage, said so.
     assert!(
-        out.contains("usable memory:  2032 MiB  (cgroup memory.limit_in_bytes on /user.slice : limit 3072 MiB, usage 1040 MiB;"),
+        out.contains("usable memory:  2032 MiB  (cgroup /user.slice binds: memory.limit_in_bytes 3072 MiB − usage 1040 MiB = available 2032 MiB (no inactive_file in memory.stat: its cache counts as used); MemAvailable 6466 MiB)\n"),
         "{out}"
     );
     assert!(
@@ -127,6 +128,74 @@ fn a_limit_on_a_parent_cgroup_only_binds() {
         "{out}"
     );
     assert!(out.contains("bound by:       memory (cgroup"), "{out}");
+}
+
+/// `headroom CMD ARGS` with no job variable set: stdout, and exit 0.
+fn run_ok(cmd: &str, args: &[&str]) -> String {
+    let mut c = Command::new(BIN);
+    c.arg(cmd).args(args);
+    for v in JOB_VARS {
+        c.env_remove(v);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{cmd} {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Issue 25's first acceptance, on fixture 46 (a 1 GiB cgroup after 700 MB
+/// of clean file cache was charged to it, swap capped at the limit; v1
+/// captured, v2 assembled): `jobs --peak-mb 300` gives the cores (2: the
+/// old `limit − usage` of 304 MiB gave 1), `advise` asks for no swap, even
+/// for a job that does not fit, and `status` shows the cgroup's ~1 GiB
+/// available, named.
+#[test]
+fn fixture_46_a_cgroup_s_clean_cache_is_available_memory() {
+    for case in ["a-v1-docker-memsw-equal", "b-v2-docker-swap-max-0"] {
+        let root = format!(
+            "{}/tests/fixtures/46-cgroup-page-cache-is-available/{case}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let r = ["--root", root.as_str()];
+        assert_eq!(
+            run_ok("jobs", &[&r[..], &["--peak-mb", "300"]].concat()),
+            "2\n",
+            "{case}"
+        );
+        let explain = run_ok(
+            "jobs",
+            &[&r[..], &["--peak-mb", "300", "--explain"]].concat(),
+        );
+        assert!(
+            explain.contains(" binds: memory.") && explain.contains(" 1024 MiB − (usage 719 MiB − inactive file 700 MiB) = available 1004 MiB; MemAvailable "),
+            "{case}: {explain}"
+        );
+        let advise = run_ok("advise", &[&r[..], &["--peak-mb", "300"]].concat());
+        assert!(
+            advise.starts_with("safe parallel jobs: 2  "),
+            "{case}: {advise}"
+        );
+        assert!(
+            advise.contains("  fits in RAM: no swap needed for -j2\n"),
+            "{case}: {advise}"
+        );
+        let heavy = run_ok("advise", &[&r[..], &["--profile", "heavy"]].concat());
+        for never in ["add swap", "zram", "dphys", "swapfile"] {
+            assert!(!heavy.contains(never), "{case}: {never}: {heavy}");
+        }
+        assert!(
+            heavy.contains("A larger memory limit can: 4608M"),
+            "{case}: {heavy}"
+        );
+        let status = run_ok("status", &r);
+        assert!(
+            status.contains(": available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\n"),
+            "{case}: {status}"
+        );
+        assert!(
+            status.contains("            swap: none allowed ("),
+            "{case}: {status}"
+        );
+    }
 }
 
 #[test]

@@ -10,6 +10,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = headroom::kernel::cgroup::parse_cfs_quota(data);
     let _ = headroom::kernel::cgroup::parse_cpu_list_count(data);
     let _ = headroom::kernel::cgroup::parse_oom_kill(data);
+    // A memory cgroup's memory.stat, for its inactive file cache.
+    for v in [
+        headroom::kernel::cgroup::Version::V1,
+        headroom::kernel::cgroup::Version::V2,
+    ] {
+        let _ = headroom::kernel::cgroup::parse_stat_value(
+            data,
+            headroom::kernel::cgroup::inactive_file_key(v),
+        );
+    }
     // The build's cgroup: memory.stat of either version, the names of
     // headroom's cgroups, and membership of one path in another.
     let _ = headroom::build::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V1);

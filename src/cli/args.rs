@@ -442,9 +442,10 @@ twin_args! {
     second_end {}
 }
 
-/// One screen to read before a build: memory, swap, zram, /tmp and the build
-/// disk with its block device, cgroup limits, cores, memory pressure, OOM
-/// kills, CPU temperature and clock, a Raspberry Pi's throttling.
+/// One screen to read before a build: memory (the host's, a limiting
+/// cgroup's available memory, and which binds), swap, zram, /tmp and the
+/// build disk with its block device, cgroup limits, cores, memory pressure,
+/// OOM kills, CPU temperature and clock, a Raspberry Pi's throttling.
 #[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "status")]
 #[argh(example = "{command_name} --disk-path ~/src")]

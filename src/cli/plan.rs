@@ -43,7 +43,7 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
     };
     let plan = headroom::plan::jobs::plan(&ask, &headroom::plan::jobs::Env::default(), &cap);
     let disk = disk_path(None);
-    let s = headroom::plan::advise::gather(
+    let mut s = headroom::plan::advise::gather(
         root,
         live,
         mem.usable_mb,
@@ -52,6 +52,7 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
         &mut buf,
         &mut dir,
     );
+    s.cgroup = headroom::plan::advise::cgroup_limit(root, &mem, &mut buf);
     let mut text = Box::new(Text::new());
     let _ = ufmt::uwrite!(
         text,
@@ -78,6 +79,8 @@ struct Planned {
     usable_mb: u64,
     usable_from: String,
     usable_figure: &'static str,
+    /// The memory measured (`None` with `--avail-mb`).
+    memory: Option<headroom::plan::host::Memory>,
     measured: Option<(u64, String)>,
     env: [Option<String>; 6],
 }
@@ -129,46 +132,19 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             (u64::from(c.usable), from)
         }
     };
-    let (usable_mb, usable_from, usable_figure) = match a.avail_mb {
-        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb"),
+    let (usable_mb, usable_from, usable_figure, memory) = match a.avail_mb {
+        Some(n) => (n, "--avail-mb".to_string(), "--avail-mb", None),
         None => {
             let m = headroom::plan::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
-            let avail = m.meminfo.mem_available_kib / 1024;
             if let Some(e) = m.cgroup_error {
                 let _ = writeln!(
                     std::io::stderr(),
                     "headroom: warning: the memory cgroup could not be read ({e}): a limit there is not counted"
                 );
             }
-            let from = match (m.limit, m.cgroup) {
-                (headroom::plan::host::MemLimit::Cgroup, Some(r)) => {
-                    let mut path = heapless::String::<256>::new();
-                    headroom::plan::host::cgroup_path(
-                        &root, b"memory", r.depth, &mut buf, &mut path,
-                    );
-                    let file = match m.cgroup_version {
-                        Some(headroom::kernel::cgroup::Version::V1) => "memory.limit_in_bytes",
-                        _ => "memory.max",
-                    };
-                    format!(
-                        "cgroup {file} on {} : limit {} MiB, usage {} MiB; MemAvailable {} MiB",
-                        path.as_str(),
-                        r.limit_bytes >> 20,
-                        r.usage_bytes >> 20,
-                        avail
-                    )
-                }
-                _ => {
-                    let est = if m.meminfo.mem_available_estimated {
-                        ", estimated"
-                    } else {
-                        ""
-                    };
-                    format!("MemAvailable (proc/meminfo{est})")
-                }
-            };
-            (m.usable_mb, from, usable_figure(m.limit))
+            let from = usable_from(&root, &m, &mut buf);
+            (m.usable_mb, from, usable_figure(m.limit), Some(m))
         }
     };
     let measured = match &a.from {
@@ -185,6 +161,7 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         usable_mb,
         usable_from,
         usable_figure,
+        memory,
         measured,
         env,
     }))
@@ -195,7 +172,64 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
 fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
     match limit {
         headroom::plan::host::MemLimit::MemAvailable => "MemAvailable",
-        headroom::plan::host::MemLimit::Cgroup => "cgroup remaining",
+        headroom::plan::host::MemLimit::Cgroup => "cgroup available",
+    }
+}
+
+/// Where usable memory came from, for `jobs --explain`: which limit binds
+/// and, when a cgroup limits memory, its path, limit, usage, inactive file
+/// cache and available memory (`cgroup /x binds: memory.max 1024 MiB −
+/// (usage 719 MiB − inactive file 700 MiB) = available 1004 MiB;
+/// MemAvailable 23000 MiB`).
+fn usable_from(
+    root: &headroom::kernel::root::Root,
+    m: &headroom::plan::host::Memory,
+    buf: &mut [u8],
+) -> String {
+    let avail = m.meminfo.mem_available_kib / 1024;
+    let host = format!(
+        "MemAvailable (proc/meminfo{})",
+        if m.meminfo.mem_available_estimated {
+            ", estimated"
+        } else {
+            ""
+        }
+    );
+    let Some(a) = m.cgroup else {
+        return host;
+    };
+    let mut path = heapless::String::<256>::new();
+    headroom::plan::host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
+    let version = m
+        .cgroup_version
+        .unwrap_or(headroom::kernel::cgroup::Version::V2);
+    let limit = format!(
+        "{} {} MiB",
+        headroom::kernel::cgroup::limit_file(version),
+        a.limit_bytes >> 20
+    );
+    let figures = match a.inactive_file_bytes {
+        Some(i) => format!(
+            "{limit} − (usage {} MiB − inactive file {} MiB) = available {} MiB",
+            a.usage_bytes >> 20,
+            i >> 20,
+            a.available_bytes >> 20
+        ),
+        None => format!(
+            "{limit} − usage {} MiB = available {} MiB (no inactive_file in {}: its cache counts as used)",
+            a.usage_bytes >> 20,
+            a.available_bytes >> 20,
+            headroom::kernel::cgroup::STAT_FILE
+        ),
+    };
+    match m.limit {
+        headroom::plan::host::MemLimit::Cgroup => format!(
+            "cgroup {} binds: {figures}; MemAvailable {avail} MiB",
+            path.as_str()
+        ),
+        headroom::plan::host::MemLimit::MemAvailable => {
+            format!("{host} binds; cgroup {}: {figures}", path.as_str())
+        }
     }
 }
 
@@ -310,7 +344,7 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let disk = disk_for(p.live, own.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    let s = headroom::plan::advise::gather(
+    let mut s = headroom::plan::advise::gather(
         &p.root,
         p.live,
         p.usable_mb,
@@ -319,6 +353,10 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
         &mut buf,
         &mut dir,
     );
+    s.cgroup = p
+        .memory
+        .as_ref()
+        .and_then(|m| headroom::plan::advise::cgroup_limit(&p.root, m, &mut buf));
     let mut text = Box::new(Text::new());
     headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
         .map_err(|_| Fail("advice larger than its buffer".into()))?;

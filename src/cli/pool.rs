@@ -141,7 +141,7 @@ impl Shared {
                 let _ = self.me.limits.push(l.ino);
                 let _ = out.push(Limit {
                     ino: l.ino,
-                    remaining_mb: l.remaining_bytes >> 20,
+                    available_mb: l.mem.available_bytes >> 20,
                 });
             }
         }

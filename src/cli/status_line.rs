@@ -18,17 +18,17 @@ fn line_at(elapsed_s: u64, figures: &str) -> heapless::String<256> {
     line
 }
 
-/// The line after its clock for `row`: MemAvailable, swap used, the zram
-/// RAM saving (stored / RAM used, the row's only zram figures),
-/// compilers, stage.
+/// The line after its clock for `row`: the memory a build can use (the
+/// smaller of MemAvailable and the tightest cgroup's available memory,
+/// `cg` after it when the cgroup binds), swap used, the zram RAM saving
+/// (stored / RAM used, the row's only zram figures), compilers, stage.
 fn figures(row: &headroom::tick::row::Row) -> heapless::String<256> {
     let mut line = heapless::String::<256>::new();
-    let _ = ufmt::uwrite!(
-        line,
-        "  avail {} MiB  swap {} MiB",
-        row.mem_avail_mb,
-        row.swap_used_mb
-    );
+    let _ = match row.ext.cg_mem_avail_mb.filter(|&cg| cg < row.mem_avail_mb) {
+        Some(cg) => ufmt::uwrite!(line, "  avail {} MiB cg", cg),
+        None => ufmt::uwrite!(line, "  avail {} MiB", row.mem_avail_mb),
+    };
+    let _ = ufmt::uwrite!(line, "  swap {} MiB", row.swap_used_mb);
     // The RAM saving (stored / RAM used): the row has no compressed size.
     if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
         && let Some(saving) = headroom::kernel::zram::ram_saving_centi(stored, ram)
@@ -151,6 +151,22 @@ mod tests {
         );
         row.ext.zram_ram_mb = Some(0);
         assert!(!status_text(&row).contains("zram"));
+        // A cgroup whose available memory is below MemAvailable binds:
+        // its figure, said as the cgroup's; one above it does not.
+        row.ext.cg_mem_avail_mb = Some(1004);
+        row.mem_avail_mb = 23000;
+        assert!(
+            status_text(&row).contains("  avail 1004 MiB cg  swap 0 MiB  "),
+            "{}",
+            status_text(&row)
+        );
+        row.mem_avail_mb = 900;
+        assert!(
+            status_text(&row).contains("  avail 900 MiB  swap 0 MiB  "),
+            "{}",
+            status_text(&row)
+        );
+        row.ext.cg_mem_avail_mb = None;
         // With a build, its compilers are told apart from the host's.
         row.compilers = 5;
         row.build_compilers = Some(2);

@@ -8,8 +8,8 @@
 //!   least 0): every allowed job, running or not yet started, is assumed
 //!   able to grow to the peak per job;
 //! - room(k) = min(MemAvailable − Σ others' growth − g(k), for each cgroup
-//!   limiting this build: its remaining − Σ growth of the others inside it −
-//!   g(k)) − [`RESERVE_MB`]; `k` is allowed while room(k) ≥ 0;
+//!   limiting this build: its available memory − Σ growth of the others
+//!   inside it − g(k)) − [`RESERVE_MB`]; `k` is allowed while room(k) ≥ 0;
 //! - jobs already running grow whatever is allowed: `k` below them
 //!   reserves g(running);
 //! - max-min fairness: a slot above the jobs this build runs now is left
@@ -34,13 +34,16 @@
 use crate::govern::jobserver::RESERVE_MB;
 use crate::govern::lease::Lease;
 
-/// A cgroup that limits this build: its identity and what is left in it.
+/// A cgroup that limits this build: its identity and what is available
+/// in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limit {
     /// The inode of its directory (as leases name it).
     pub ino: u64,
-    /// Its limit minus its usage, MiB.
-    pub remaining_mb: u64,
+    /// Its available memory, MiB: limit − (usage − inactive file cache),
+    /// as [`crate::kernel::cgroup::Available::available_bytes`] (the cache
+    /// the kernel reclaims before it OOM-kills is not counted as held).
+    pub available_mb: u64,
 }
 
 /// This build's side of one admission.
@@ -89,7 +92,7 @@ pub fn room(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i
             .filter(|l| l.limits.contains(&c.ino))
             .map(|l| u128::from(l.growth_mb))
             .sum();
-        least = least.min(i128::from(c.remaining_mb) - inside as i128);
+        least = least.min(i128::from(c.available_mb) - inside as i128);
     }
     let r = least - i128::from(own_growth) - i128::from(RESERVE_MB);
     i64::try_from(r).unwrap_or(if r < 0 { i64::MIN } else { i64::MAX })
@@ -228,7 +231,7 @@ mod tests {
         // elsewhere (inode 99) does not.
         let limits = [Limit {
             ino: 77,
-            remaining_mb: 432,
+            available_mb: 432,
         }];
         let inside = lease(2, 200, false, &[5, 77]);
         let outside = lease(2, 200, false, &[99]);
@@ -293,7 +296,7 @@ mod tests {
         let huge = lease(1, u64::MAX, false, &[1]);
         let limits = [Limit {
             ino: 1,
-            remaining_mb: u64::MAX,
+            available_mb: u64::MAX,
         }];
         let a = admit(&own(u64::MAX, 1), &limits, &[huge.clone(), huge]);
         assert_eq!(a.allowed, 1);

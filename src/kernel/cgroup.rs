@@ -4,7 +4,8 @@
 //!
 //! 1. Pure parsers: [`path_for`] over `/proc/self/cgroup`, and one parser per
 //!    small control file ([`parse_limit`], [`parse_cpu_max`],
-//!    [`parse_cfs_quota`], [`parse_cpu_list_count`], [`parse_oom_kill`]).
+//!    [`parse_cfs_quota`], [`parse_cpu_list_count`], [`parse_oom_kill`],
+//!    [`parse_stat_value`] for `memory.stat`).
 //! 2. Resolution, once at start-up ([`open_memory`], [`open_cpu`]): pick the
 //!    hierarchy that carries the controller (a v1 line naming it wins over
 //!    the `0::` line, whatever the line order: hybrid hosts have both), find
@@ -14,7 +15,18 @@
 //!    ancestor up to the mount point.
 //! 3. Per tick, no allocation and no path building: read the small files
 //!    relative to the directories opened in step 2
-//!    ([`MemCgroup::remaining`], [`CpuCgroup::quota_millicpus`], …).
+//!    ([`MemCgroup::available`], [`CpuCgroup::quota_millicpus`], …).
+//!
+//! A cgroup's **available** memory is the cgroup analogue of MemAvailable:
+//! its limit less what it cannot give back, `limit − (usage −
+//! inactive_file)`. Usage counts the page cache charged to the cgroup, and
+//! the kernel reclaims the inactive file pages among it before it OOM-kills
+//! anything in the cgroup; clean cache left by an earlier build is not
+//! "used" (Kubernetes and cAdvisor call `usage − inactive_file` the working
+//! set). The inactive file cache is `inactive_file` of v2 `memory.stat`
+//! (hierarchical, like `memory.current`) and `total_inactive_file` of v1's
+//! (the hierarchical one, like `memory.usage_in_bytes`; v1's plain
+//! `inactive_file` leaves the children out). See [`Available`].
 //!
 //! "Unlimited" is never recognised by a magic number: v1 prints
 //! `PAGE_COUNTER_MAX × PAGE_SIZE`, which is 9223372036854771712 with 4 KiB
@@ -49,13 +61,25 @@ pub const OPEN_BUF_LEN: usize = mountinfo::BUF_LEN;
 
 /// Recommended size of the buffer given to the per-tick readers, in bytes.
 ///
-/// `memory.max`/`limit_in_bytes` are at most 21 bytes, `cpu.max` 42,
-/// `memory.events` about 90 (six `key value` lines on 6.x),
-/// `memory.oom_control` about 50. `cpuset.cpus.effective` is a range list:
-/// `0-3` on a board, under 100 bytes on servers unless hundreds of CPUs are
-/// offline in a checkerboard. 1 KiB leaves room; a longer file is
-/// `Truncated` and reads as unknown.
-pub const TICK_BUF_LEN: usize = 1024;
+/// The largest file they read is `memory.stat`: v1 prints ~42 lines, 755
+/// bytes measured for a 1 GiB cgroup on Linux 6.18 and ~890 at a busy root
+/// (values of 10 digits); v2 on 6.x prints ~65–75 lines (one per counter
+/// of `memory_stats[]` and `memcg_vm_event_stat[]` in `mm/memcontrol.c`),
+/// 1.5–2.3 KiB as reported from 6.x hosts (this VM's memory controller is
+/// on v1, so not measured here; 907 bytes for fixture 46's 6.8 file of
+/// small values): more than the 1 KiB this buffer was. 4 KiB, a page,
+/// holds v2's with room for counters of 13 digits (a test prints 75 such
+/// lines) and for the lines later kernels add. The
+/// rest are small: `memory.max`/`limit_in_bytes` at most 21 bytes,
+/// `cpu.max` 42, `memory.events` about 90, `memory.oom_control` about 50,
+/// `cpuset.cpus.effective` under 100 bytes unless hundreds of CPUs are
+/// offline in a checkerboard. A longer file is `Truncated` and reads as
+/// unknown (for `memory.stat`: inactive file cache not counted).
+pub const TICK_BUF_LEN: usize = 4096;
+
+/// The statistics file of a memory cgroup (both versions): `key value`
+/// lines, values in bytes or events.
+pub const STAT_FILE: &str = "memory.stat";
 
 /// Most directories kept from the leaf cgroup up to its mount point. systemd
 /// hosts are 3–5 deep (`user.slice/user-1000.slice/user@1000.service/app.slice/x.scope`),
@@ -334,6 +358,42 @@ pub fn parse_oom_kill(b: &[u8]) -> Result<Option<u64>, ParseError> {
     }
 }
 
+/// The key of `memory.stat` holding the inactive file cache of the cgroup
+/// and its descendants, bytes: v1 `total_inactive_file` (v1's
+/// `inactive_file` is the cgroup's own, without its children), v2
+/// `inactive_file` (every v2 figure is hierarchical).
+///
+/// Source: `Documentation/admin-guide/cgroup-v1/memory.rst` 5.2,
+/// `Documentation/admin-guide/cgroup-v2.rst` "memory.stat".
+pub fn inactive_file_key(version: Version) -> &'static [u8] {
+    match version {
+        Version::V1 => b"total_inactive_file",
+        Version::V2 => b"inactive_file",
+    }
+}
+
+/// The value of `key` in a `memory.stat` text: the decimal after the first
+/// line that is exactly `key`, one space, the value (the kernel's
+/// `"%s %llu\n"`). The key is anchored at the start of the line and
+/// matched whole: `inactive_file` is not found in `total_inactive_file`
+/// nor in `inactive_file_x`. `Ok(None)` when no line has the key.
+///
+/// # Errors
+/// `BadNumber` (with its line) when the key's value is not a decimal that
+/// fits `u64`.
+pub fn parse_stat_value(b: &[u8], key: &[u8]) -> Result<Option<u64>, ParseError> {
+    for (i, line) in lines(b).enumerate() {
+        let Some(rest) = line.strip_prefix(key).and_then(|r| r.strip_prefix(b" ")) else {
+            continue;
+        };
+        return parse_u64(trim(rest)).map(Some).ok_or(ParseError {
+            kind: ParseErrorKind::BadNumber,
+            line: u32::try_from(i + 1).unwrap_or(u32::MAX),
+        });
+    }
+    Ok(None)
+}
+
 /// True when `name` is one of the space-separated words of a
 /// `cgroup.controllers` file.
 fn lists_controller(b: &[u8], name: &[u8]) -> bool {
@@ -352,18 +412,38 @@ pub struct MemCgroup {
     dirs: Dirs,
 }
 
-/// Memory left at the tightest level of the cgroup path; see
-/// [`MemCgroup::remaining`].
+/// The memory of one limiting level of the cgroup path: its limit, what
+/// is charged to it, and what is available under it; see
+/// [`MemCgroup::available`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Remaining {
-    /// The limit at that level, bytes (below MemTotal).
+pub struct Available {
+    /// The limit at that level, bytes (below MemTotal): v2 `memory.max`,
+    /// v1 `memory.limit_in_bytes`.
     pub limit_bytes: u64,
-    /// Usage at that level (including its descendants), bytes.
+    /// Usage at that level (including its descendants and the page cache
+    /// charged to them), bytes: v2 `memory.current`, v1
+    /// `memory.usage_in_bytes`.
     pub usage_bytes: u64,
-    /// `limit_bytes − usage_bytes`, 0 when usage is above the limit.
-    pub remaining_bytes: u64,
+    /// The inactive file cache among that usage, bytes ([`inactive_file_key`]
+    /// of [`STAT_FILE`]); `None` when `memory.stat` is missing, unreadable
+    /// or lacks the key: the cache then counts as used.
+    pub inactive_file_bytes: Option<u64>,
+    /// `limit − (usage − inactive file)`: the memory a build can still
+    /// have there before the kernel must reclaim more than cache or
+    /// OOM-kill, bytes; 0 when the limit is exceeded. Without
+    /// `inactive_file_bytes`, `limit − usage`. See [`available_bytes`].
+    pub available_bytes: u64,
     /// Level it was found at: 0 = the process's own cgroup, 1 = its parent…
     pub depth: u8,
+}
+
+/// `limit − (usage − inactive_file)`, bytes, saturating: the inactive file
+/// cache is taken off the usage (at most all of it: the counters are read
+/// one after the other and may disagree by a little), and the result is
+/// 0 when what cannot be reclaimed is above the limit. `None` for the
+/// inactive file cache counts it as used (`limit − usage`).
+pub fn available_bytes(limit: u64, usage: u64, inactive_file: Option<u64>) -> u64 {
+    limit.saturating_sub(usage.saturating_sub(inactive_file.unwrap_or(0)))
 }
 
 /// Levels of the memory cgroup path (from the leaf) whose limit and usage
@@ -372,7 +452,16 @@ pub struct Remaining {
 pub const KEPT_LEVELS: usize = 3;
 
 /// The kept limit and usage files of the first [`KEPT_LEVELS`] levels;
-/// see [`MemCgroup::remaining_kept`].
+/// see [`MemCgroup::available_kept`].
+///
+/// `memory.stat` is not kept: it is read by name, and only at a level
+/// whose limit is effective (one on nearly every host). Keeping it would
+/// cost a seq_file buffer per level, and [`crate::kernel::kept`]'s budget
+/// (`tick::sampler::MAX_KEPT`, at most 128 KiB at 4 KiB pages) has room
+/// for one more descriptor, not three. By name it costs little: on this
+/// VM (Linux 6.18, v1, 20000 reads) openat + pread + close of
+/// `memory.stat` took 3.7 µs against 2.3 µs for a pread of a kept
+/// descriptor: 1.4 µs a tick for each limiting level.
 #[derive(Debug)]
 pub struct KeptLevels {
     levels: [KeptLevel; KEPT_LEVELS],
@@ -416,8 +505,8 @@ impl KeptLevels {
 pub struct Level {
     /// The inode number of the cgroup's directory.
     pub ino: u64,
-    /// Its limit minus its usage, bytes (0 when over).
-    pub remaining_bytes: u64,
+    /// Its limit, usage, inactive file cache and available memory.
+    pub mem: Available,
 }
 
 /// Resolves the memory cgroup of the calling process under `root`.
@@ -580,6 +669,34 @@ fn open_components(start: BorrowedFd<'_>, path: &[u8]) -> Result<OwnedFd, Cgroup
     Ok(cur)
 }
 
+/// The memory limit file of `version`: v2 `memory.max`, v1
+/// `memory.limit_in_bytes`.
+pub fn limit_file(version: Version) -> &'static str {
+    match version {
+        Version::V2 => "memory.max",
+        Version::V1 => "memory.limit_in_bytes",
+    }
+}
+
+/// The memory usage file of `version`: v2 `memory.current`, v1
+/// `memory.usage_in_bytes`.
+pub fn usage_file(version: Version) -> &'static str {
+    match version {
+        Version::V2 => "memory.current",
+        Version::V1 => "memory.usage_in_bytes",
+    }
+}
+
+/// The file that limits swap in `version`: v2 `memory.swap.max` (swap
+/// alone), v1 `memory.memsw.limit_in_bytes` (memory and swap together);
+/// see [`MemCgroup::swap_allowance_bytes`].
+pub fn swap_limit_file(version: Version) -> &'static str {
+    match version {
+        Version::V2 => "memory.swap.max",
+        Version::V1 => "memory.memsw.limit_in_bytes",
+    }
+}
+
 /// Reads `file` in `dir` and parses it; `None` on any failure.
 fn read_parse<T>(
     dir: &OwnedFd,
@@ -608,46 +725,47 @@ impl MemCgroup {
     }
 
     fn files(&self) -> (&'static str, &'static str, &'static str) {
-        match self.version {
-            Version::V2 => ("memory.max", "memory.current", "memory.events"),
-            Version::V1 => (
-                "memory.limit_in_bytes",
-                "memory.usage_in_bytes",
-                "memory.oom_control",
-            ),
-        }
+        let events = match self.version {
+            Version::V2 => "memory.events",
+            Version::V1 => "memory.oom_control",
+        };
+        (limit_file(self.version), usage_file(self.version), events)
     }
 
-    /// Memory left under the tightest limit on the path, read now.
+    /// The available memory of the tightest limiting level of the path,
+    /// read now.
     ///
     /// For the leaf and every ancestor up to the mount point: the limit (v2
     /// `memory.max`, v1 `memory.limit_in_bytes`) and the usage (v2
-    /// `memory.current`, v1 `memory.usage_in_bytes`), in bytes. A limit ≥
-    /// `mem_total_kib` × 1024 is no limit (this is what makes every v1
-    /// "unlimited" sentinel harmless; pass 0 only if you want "all
-    /// unlimited"). Returns the level with the smallest `limit − usage`
-    /// (the deepest on a tie); `None` when no level has a readable limit
-    /// below MemTotal and a readable usage. `buf`: [`TICK_BUF_LEN`].
+    /// `memory.current`, v1 `memory.usage_in_bytes`), in bytes, and where
+    /// the limit is effective, the inactive file cache of [`STAT_FILE`]
+    /// ([`inactive_file_key`]). A limit ≥ `mem_total_kib` × 1024 is no
+    /// limit (this is what makes every v1 "unlimited" sentinel harmless;
+    /// pass 0 only if you want "all unlimited"). Returns the level with the
+    /// smallest [`Available::available_bytes`] (the deepest on a tie);
+    /// `None` when no level has a readable limit below MemTotal and a
+    /// readable usage. `buf`: [`TICK_BUF_LEN`].
     ///
     /// v1 with `memory.use_hierarchy = 0` (deprecated; forced to 1 since Linux
     /// 5.11) would make an ancestor's limit not apply; it is not checked.
-    pub fn remaining(&self, mem_total_kib: u64, buf: &mut [u8]) -> Option<Remaining> {
-        self.remaining_kept(&mut KeptLevels::new(false), mem_total_kib, buf)
+    pub fn available(&self, mem_total_kib: u64, buf: &mut [u8]) -> Option<Available> {
+        self.available_kept(&mut KeptLevels::new(false), mem_total_kib, buf)
     }
 
-    /// [`MemCgroup::remaining`], reading the files of the first
-    /// [`KEPT_LEVELS`] levels through `kept` (descriptors kept between
-    /// ticks); a level whose limit file is found missing (the v2 root
-    /// cgroup has no `memory.max`; a removed cgroup) is not read again.
-    pub fn remaining_kept(
+    /// [`MemCgroup::available`], reading the limit and usage files of the
+    /// first [`KEPT_LEVELS`] levels through `kept` (descriptors kept
+    /// between ticks; `memory.stat` is read by name, see [`KeptLevels`]);
+    /// a level whose limit file is found missing (the v2 root cgroup has
+    /// no `memory.max`; a removed cgroup) is not read again.
+    pub fn available_kept(
         &self,
         kept: &mut KeptLevels,
         mem_total_kib: u64,
         buf: &mut [u8],
-    ) -> Option<Remaining> {
+    ) -> Option<Available> {
         let total = mem_total_kib.saturating_mul(1024);
         let (limit_file, usage_file, _) = self.files();
-        let mut best: Option<Remaining> = None;
+        let mut best: Option<Available> = None;
         for (depth, dir) in self.dirs.iter().enumerate() {
             let mut once = (Kept::new(false), Kept::new(false));
             let (limit_k, usage_k) = match kept.levels.get_mut(depth) {
@@ -674,29 +792,53 @@ impl MemCgroup {
             else {
                 continue;
             };
-            let r = Remaining {
-                limit_bytes: limit,
-                usage_bytes: usage,
-                remaining_bytes: limit.saturating_sub(usage),
-                depth: u8::try_from(depth).unwrap_or(u8::MAX),
-            };
-            if best.is_none_or(|b| r.remaining_bytes < b.remaining_bytes) {
-                best = Some(r);
+            let a = self.level(dir, depth, limit, usage, buf);
+            if best.is_none_or(|b| a.available_bytes < b.available_bytes) {
+                best = Some(a);
             }
         }
         best
     }
 
+    /// The figures of the level `dir` at `depth`, whose effective limit
+    /// and usage were just read: its inactive file cache read now.
+    fn level(
+        &self,
+        dir: &OwnedFd,
+        depth: usize,
+        limit: u64,
+        usage: u64,
+        buf: &mut [u8],
+    ) -> Available {
+        let inactive = self.inactive_file_bytes(dir, buf);
+        Available {
+            limit_bytes: limit,
+            usage_bytes: usage,
+            inactive_file_bytes: inactive,
+            available_bytes: available_bytes(limit, usage, inactive),
+            depth: u8::try_from(depth).unwrap_or(u8::MAX),
+        }
+    }
+
+    /// The inactive file cache of the level `dir`, bytes, by name from its
+    /// [`STAT_FILE`]; `None` when missing, unreadable, larger than `buf`
+    /// or without the key.
+    fn inactive_file_bytes(&self, dir: &OwnedFd, buf: &mut [u8]) -> Option<u64> {
+        let key = inactive_file_key(self.version);
+        read_parse(dir, STAT_FILE, buf, |b| parse_stat_value(b, key)).flatten()
+    }
+
     /// Every level of the path with a limit below MemTotal and a readable
     /// usage, leaf first: the inode of its directory (what identifies it
-    /// in every namespace that sees the same hierarchy) and its
-    /// `limit − usage`. A shared pool counts a lease against each of these
-    /// its build lies in. `buf`: [`TICK_BUF_LEN`].
+    /// in every namespace that sees the same hierarchy) and its memory
+    /// ([`Available`]: limit, usage, inactive file cache, available). A
+    /// shared pool counts a lease against each of these its build lies
+    /// in. `buf`: [`TICK_BUF_LEN`].
     pub fn limits(&self, mem_total_kib: u64, buf: &mut [u8]) -> heapless::Vec<Level, MAX_DEPTH> {
         let total = mem_total_kib.saturating_mul(1024);
         let (limit_file, usage_file, _) = self.files();
         let mut out = heapless::Vec::new();
-        for dir in &self.dirs {
+        for (depth, dir) in self.dirs.iter().enumerate() {
             let Some(limit) =
                 read_parse(dir, limit_file, buf, parse_limit).and_then(|l| l.effective(total))
             else {
@@ -711,10 +853,55 @@ impl MemCgroup {
             // `dirs` holds at most MAX_DEPTH: this always fits.
             let _ = out.push(Level {
                 ino: st.st_ino,
-                remaining_bytes: limit.saturating_sub(usage),
+                mem: self.level(dir, depth, limit, usage, buf),
             });
         }
         out
+    }
+
+    /// The swap the processes of this cgroup may use, bytes: the smallest
+    /// allowance over the path. v2: `memory.swap.max` of every level
+    /// (`max` allows any; a level without the file, such as the root,
+    /// allows any). v1: at each level whose memory limit is effective,
+    /// `memory.memsw.limit_in_bytes` (memory and swap together) less that
+    /// memory limit: a memsw limit equal to the memory limit (`docker run
+    /// -m 1g --memory-swap 1g`) allows no swap at all. A memsw limit not
+    /// below MemTotal + SwapTotal (`mem_total_kib`, `swap_total_kib`)
+    /// cannot bind: no limit, as every v1 "unlimited" sentinel is. `None`
+    /// when no level limits swap, or the files are absent (v1 without
+    /// swap accounting: `swapaccount=0`, or no `CONFIG_MEMCG_SWAP`).
+    /// Read when planning, not per tick. `buf`: [`TICK_BUF_LEN`].
+    ///
+    /// Source: `Documentation/admin-guide/cgroup-v2.rst` "memory.swap.max",
+    /// `Documentation/admin-guide/cgroup-v1/memory.rst` 2.4 "swap extension".
+    pub fn swap_allowance_bytes(
+        &self,
+        mem_total_kib: u64,
+        swap_total_kib: u64,
+        buf: &mut [u8],
+    ) -> Option<u64> {
+        let total = mem_total_kib.saturating_mul(1024);
+        let memsw_total = mem_total_kib
+            .saturating_add(swap_total_kib)
+            .saturating_mul(1024);
+        self.dirs
+            .iter()
+            .filter_map(|d| match self.version {
+                Version::V2 => {
+                    match read_parse(d, swap_limit_file(self.version), buf, parse_limit)? {
+                        Limit::Bytes(n) => Some(n),
+                        Limit::Max => None,
+                    }
+                }
+                Version::V1 => {
+                    let mem = read_parse(d, limit_file(self.version), buf, parse_limit)?
+                        .effective(total)?;
+                    let memsw = read_parse(d, swap_limit_file(self.version), buf, parse_limit)?
+                        .effective(memsw_total)?;
+                    Some(memsw.saturating_sub(mem))
+                }
+            })
+            .min()
     }
 
     /// Memory charged to this process's cgroup now, bytes (v2

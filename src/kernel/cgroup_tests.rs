@@ -255,7 +255,7 @@ fn fixture_04_cgroupv1_unlimited_sentinels() {
     assert_eq!(mem.levels(), 1);
     let total = mem_total_kib(F04_MEMINFO);
     assert_eq!(total * 10 / 1024, 39408); // 3940.8 MiB
-    assert_eq!(mem.remaining(total, &mut buf), None);
+    assert_eq!(mem.available(total, &mut buf), None);
     let usage = mem.usage_bytes(&mut buf).unwrap();
     assert_eq!(usage, 29466624);
     assert_eq!((usage * 10 + MIB / 2) / MIB, 281); // 28.1 MiB
@@ -328,15 +328,22 @@ fn fixture_06_cgroupv2_container_cpu_max_unlimited() {
     let mem = open_memory(&root, &mut buf).unwrap().unwrap();
     assert_eq!(mem.version, Version::V2);
     assert_eq!(mem.levels(), 1); // `0::/` joined onto the mount
-    let r = mem.remaining(total, &mut buf).unwrap();
+    let r = mem.available(total, &mut buf).unwrap();
+    // No memory.stat in the case: the cache counts as used.
     assert_eq!(
         r,
-        Remaining {
+        Available {
             limit_bytes: 2048 * MIB,
             usage_bytes: 2044 * MIB,
-            remaining_bytes: 4 * MIB,
+            inactive_file_bytes: None,
+            available_bytes: 4 * MIB,
             depth: 0,
         }
+    );
+    // memory.swap.max 2 GiB (docker's default --memory-swap of twice -m).
+    assert_eq!(
+        mem.swap_allowance_bytes(total, 0, &mut buf),
+        Some(2048 * MIB)
     );
     assert_eq!(mem.usage_bytes(&mut buf), Some(2044 * MIB));
     assert_eq!(mem.oom_kills(&mut buf), Some(3)); // not the host's 7
@@ -382,16 +389,20 @@ fn fixture_07_a_ubuntu2004_hybrid() {
     // Not the memory-less unified tree.
     assert_eq!(mem.version, Version::V1);
     assert_eq!(mem.levels(), 4); // session-3.scope, user-1000.slice, user.slice, mount
-    let r = mem.remaining(total, &mut buf).unwrap();
+    let r = mem.available(total, &mut buf).unwrap();
+    // The limiting level (user.slice) has no memory.stat: limit − usage.
     assert_eq!(
         r,
-        Remaining {
+        Available {
             limit_bytes: 3072 * MIB,
             usage_bytes: 1040 * MIB,
-            remaining_bytes: 2032 * MIB,
+            inactive_file_bytes: None,
+            available_bytes: 2032 * MIB,
             depth: 2,
         }
     );
+    // No memsw file at the limiting level: swap not limited.
+    assert_eq!(mem.swap_allowance_bytes(total, 2097148, &mut buf), None);
     assert_eq!(mem.usage_bytes(&mut buf), Some(700 * MIB)); // the leaf's
     assert_eq!(mem.oom_kills(&mut buf), Some(1));
 
@@ -408,13 +419,13 @@ fn fixture_07_b_v2_plus_one_v1_controller() {
     let mem = open_memory(&root, &mut buf).unwrap().unwrap();
     assert_eq!(mem.version, Version::V2);
     // The case gives no meminfo: any host larger than the 1 GiB limit.
-    let r = mem.remaining(4 * 1024 * 1024, &mut buf).unwrap();
+    let r = mem.available(4 * 1024 * 1024, &mut buf).unwrap();
     assert_eq!(r.limit_bytes, 1024 * MIB);
     assert_eq!(r.usage_bytes, 300 * MIB);
-    assert_eq!(r.remaining_bytes, 724 * MIB);
+    assert_eq!(r.available_bytes, 724 * MIB);
     assert_eq!(r.depth, 0);
     // A host with less RAM than the limit: the limit does not bind.
-    assert_eq!(mem.remaining(512 * 1024, &mut buf), None);
+    assert_eq!(mem.available(512 * 1024, &mut buf), None);
     assert_eq!(mem.oom_kills(&mut buf), Some(0));
 
     let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
@@ -495,8 +506,8 @@ fn tightest_level_and_v1_cpu_quota_on_ancestor() {
     let mut buf = bigbuf();
     let mem = open_memory(&root, &mut buf).unwrap().unwrap();
     assert_eq!(mem.levels(), 3);
-    let r = mem.remaining(1_000_000, &mut buf).unwrap();
-    assert_eq!((r.remaining_bytes, r.depth), (10, 0));
+    let r = mem.available(1_000_000, &mut buf).unwrap();
+    assert_eq!((r.available_bytes, r.depth), (10, 0));
     // The limiting levels, each by its directory's inode: the leaf (10
     // left); `a` has a limit but no readable usage; the mount point's
     // limit is the v1 "unlimited" sentinel.
@@ -507,7 +518,13 @@ fn tightest_level_and_v1_cpu_quota_on_ancestor() {
         levels.as_slice(),
         [Level {
             ino: leaf_ino,
-            remaining_bytes: 10
+            mem: Available {
+                limit_bytes: 1000,
+                usage_bytes: 990,
+                inactive_file_bytes: None,
+                available_bytes: 10,
+                depth: 0,
+            }
         }]
     );
     // No oom_control anywhere.
@@ -640,5 +657,272 @@ fn too_deep_is_an_error() {
         open_memory(&root, &mut buf).unwrap_err(),
         CgroupError::TooDeep
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- memory.stat and available memory ----
+
+#[test]
+fn parse_stat_value_anchors_whole_keys_at_line_start() {
+    let v1 = b"inactive_file 5\ntotal_inactive_file 7\n";
+    let v2 = b"total_inactive_file 7\ninactive_file_x 9\ninactive_file 5\n";
+    assert_eq!(
+        parse_stat_value(v1, inactive_file_key(Version::V1)),
+        Ok(Some(7))
+    );
+    assert_eq!(
+        parse_stat_value(v1, inactive_file_key(Version::V2)),
+        Ok(Some(5))
+    );
+    // Near misses: a key inside another, a longer key, a shorter one.
+    assert_eq!(parse_stat_value(v2, b"inactive_file"), Ok(Some(5)));
+    assert_eq!(parse_stat_value(v2, b"inactive_fil"), Ok(None));
+    assert_eq!(parse_stat_value(v2, b"active_file"), Ok(None));
+    assert_eq!(
+        parse_stat_value(b"xinactive_file 3\n", b"inactive_file"),
+        Ok(None)
+    );
+    // Not at the line start, or not separated by one space: not the key.
+    assert_eq!(
+        parse_stat_value(b" inactive_file 3\n", b"inactive_file"),
+        Ok(None)
+    );
+    assert_eq!(
+        parse_stat_value(b"inactive_file\t3\n", b"inactive_file"),
+        Ok(None)
+    );
+    assert_eq!(
+        parse_stat_value(b"inactive_file3\n", b"inactive_file"),
+        Ok(None)
+    );
+    // The first line with the key counts; no final newline; CRLF.
+    assert_eq!(
+        parse_stat_value(b"inactive_file 1\ninactive_file 2", b"inactive_file"),
+        Ok(Some(1))
+    );
+    assert_eq!(
+        parse_stat_value(b"inactive_file 4\r\n", b"inactive_file"),
+        Ok(Some(4))
+    );
+    assert_eq!(parse_stat_value(b"", b"inactive_file"), Ok(None));
+    let bad = |b: &[u8]| parse_stat_value(b, b"inactive_file").unwrap_err();
+    assert_eq!(
+        bad(b"anon 1\ninactive_file -1\n"),
+        ParseError {
+            kind: ParseErrorKind::BadNumber,
+            line: 2
+        }
+    );
+    assert_eq!(
+        bad(b"inactive_file 18446744073709551616\n").kind,
+        ParseErrorKind::BadNumber
+    );
+    assert_eq!(bad(b"inactive_file \n").kind, ParseErrorKind::BadNumber);
+    assert_eq!(bad(b"inactive_file 1 2\n").kind, ParseErrorKind::BadNumber);
+}
+
+#[test]
+fn available_is_limit_less_what_cannot_be_reclaimed() {
+    assert_eq!(available_bytes(1024, 719, Some(700)), 1005);
+    assert_eq!(available_bytes(1024, 719, None), 305);
+    // Over the limit with nothing reclaimable: 0, never a wrap.
+    assert_eq!(available_bytes(1024, 2000, Some(0)), 0);
+    // Counters read apart: more inactive cache than usage gives the limit.
+    assert_eq!(available_bytes(1024, 700, Some(719)), 1024);
+    assert_eq!(available_bytes(0, u64::MAX, Some(u64::MAX)), 0);
+}
+
+/// The largest v2 memory.stat a 6.x kernel prints (~75 keys of
+/// `memory_stats[]` and `memcg_vm_event_stat[]`, 28 bytes the longest),
+/// every value 13 digits (terabytes): within [`TICK_BUF_LEN`].
+#[test]
+fn tick_buf_len_holds_a_v2_memory_stat_of_large_values() {
+    let mut text = std::string::String::new();
+    for i in 0..75 {
+        text.push_str(&std::format!(
+            "workingset_activate_anon{i:04} 1234567890123\n"
+        ));
+    }
+    assert!(text.len() < TICK_BUF_LEN, "{}", text.len());
+    let v2 = fixture!(
+        "46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0/sys/fs/cgroup/memory.stat"
+    );
+    let v1 = fixture!(
+        "46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal/sys/fs/cgroup/memory/memory.stat"
+    );
+    assert!(v1.len() < TICK_BUF_LEN && v2.len() < TICK_BUF_LEN);
+}
+
+// ---- fixture 46 ----
+
+const F46_LIMIT: u64 = 1073741824;
+const F46_INACTIVE: u64 = 734040064;
+
+#[test]
+fn fixture_46_a_v1_docker_memsw_equal() {
+    let root = root!("46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal");
+    let mut buf = bigbuf();
+    let meminfo =
+        fixture!("46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal/proc/meminfo");
+    let total = mem_total_kib(meminfo);
+    let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+    assert_eq!((mem.version, mem.levels()), (Version::V1, 1));
+    let stat = fixture!(
+        "46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal/sys/fs/cgroup/memory/memory.stat"
+    );
+    // v1 prints both: the hierarchical total is the one taken.
+    assert_eq!(
+        parse_stat_value(stat, b"total_inactive_file"),
+        Ok(Some(F46_INACTIVE))
+    );
+    assert_eq!(
+        parse_stat_value(stat, b"inactive_file"),
+        Ok(Some(F46_INACTIVE))
+    );
+    let a = mem.available(total, &mut buf).unwrap();
+    assert_eq!(
+        a,
+        Available {
+            limit_bytes: F46_LIMIT,
+            usage_bytes: 754147328,
+            inactive_file_bytes: Some(F46_INACTIVE),
+            available_bytes: 1053634560,
+            depth: 0,
+        }
+    );
+    assert_eq!(a.available_bytes >> 20, 1004); // not 304
+    assert_eq!((F46_LIMIT - a.usage_bytes) >> 20, 304);
+    // memsw = the limit: no swap at all.
+    assert_eq!(mem.swap_allowance_bytes(total, 0, &mut buf), Some(0));
+    let levels = mem.limits(total, &mut buf);
+    assert_eq!(levels.len(), 1);
+    assert_eq!(levels[0].mem, a);
+}
+
+#[test]
+fn fixture_46_b_v2_docker_swap_max_0() {
+    let root = root!("46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0");
+    let mut buf = bigbuf();
+    let meminfo = fixture!("46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0/proc/meminfo");
+    let total = mem_total_kib(meminfo);
+    let mem = open_memory(&root, &mut buf).unwrap().unwrap();
+    assert_eq!((mem.version, mem.levels()), (Version::V2, 1));
+    let a = mem.available(total, &mut buf).unwrap();
+    assert_eq!(
+        (
+            a.limit_bytes,
+            a.usage_bytes,
+            a.inactive_file_bytes,
+            a.available_bytes
+        ),
+        (F46_LIMIT, 754249728, Some(F46_INACTIVE), 1053532160)
+    );
+    // memory.swap.max 0 although the host has 4 GiB of swap.
+    assert_eq!(mem.swap_allowance_bytes(total, 4194300, &mut buf), Some(0));
+    // v2 has no total_ keys: total_inactive_file is absent.
+    let stat = fixture!(
+        "46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0/sys/fs/cgroup/memory.stat"
+    );
+    assert_eq!(parse_stat_value(stat, b"total_inactive_file"), Ok(None));
+}
+
+/// The binding level is the one with the least available memory, not the
+/// least `limit − usage`: a leaf full of clean cache does not bind before
+/// a parent full of anonymous memory. A memory.stat missing, larger than
+/// the buffer or malformed counts the cache as used.
+#[test]
+fn the_tightest_level_by_available_memory_and_stat_fallbacks() {
+    let dir = tree(
+        "avail",
+        &[
+            ("proc/self/cgroup", "0::/p/leaf\n"),
+            (
+                "proc/self/mountinfo",
+                "1 0 0:1 / /cg rw - cgroup2 cgroup2 rw\n",
+            ),
+            ("cg/p/leaf/memory.max", "1000\n"),
+            ("cg/p/leaf/memory.current", "900\n"),
+            ("cg/p/leaf/memory.stat", "anon 100\ninactive_file 800\n"),
+            ("cg/p/leaf/memory.swap.max", "max\n"),
+            ("cg/p/memory.max", "2000\n"),
+            ("cg/p/memory.current", "1500\n"),
+            ("cg/p/memory.stat", "anon 1500\ninactive_file 0\n"),
+            ("cg/p/memory.swap.max", "300\n"),
+            ("cg/memory.swap.max", "100\n"),
+        ],
+    );
+    let root = Root::open(dir.to_str().unwrap()).unwrap();
+    let mut buf = vec![0u8; TICK_BUF_LEN];
+    let mem = open_memory(&root, &mut bigbuf()).unwrap().unwrap();
+    assert_eq!(mem.levels(), 3);
+    let a = mem.available(1_000_000, &mut buf).unwrap();
+    assert_eq!((a.available_bytes, a.depth), (500, 1));
+    let levels = mem.limits(1_000_000, &mut buf);
+    let avail: std::vec::Vec<_> = levels.iter().map(|l| l.mem.available_bytes).collect();
+    assert_eq!(avail, [900, 500]);
+    // v2: the least memory.swap.max of every level, limiting or not.
+    assert_eq!(mem.swap_allowance_bytes(1_000_000, 0, &mut buf), Some(100));
+
+    // The leaf's memory.stat without the key, then unparsable, then too
+    // large for the buffer, then gone: limit − usage (100) binds.
+    let leaf_stat = dir.join("cg/p/leaf/memory.stat");
+    let big = "anon 1\n".repeat(TICK_BUF_LEN / 7 + 1) + "inactive_file 800\n";
+    for text in ["anon 100\n", "inactive_file x\n", big.as_str()] {
+        std::fs::write(&leaf_stat, text).unwrap();
+        let a = mem.available(1_000_000, &mut buf).unwrap();
+        assert_eq!(
+            (a.available_bytes, a.inactive_file_bytes, a.depth),
+            (100, None, 0),
+            "{}",
+            &text[..text.len().min(20)]
+        );
+    }
+    std::fs::remove_file(&leaf_stat).unwrap();
+    assert_eq!(
+        mem.available(1_000_000, &mut buf).unwrap().available_bytes,
+        100
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// v1: the allowance is memsw − the memory limit at each limiting level,
+/// the least of them; an "unlimited" memsw (not below MemTotal +
+/// SwapTotal) or no memsw file (no swap accounting) allows any.
+#[test]
+fn v1_swap_allowance_is_memsw_less_the_limit() {
+    let dir = tree(
+        "memsw",
+        &[
+            ("proc/self/cgroup", "4:memory:/a/b\n"),
+            (
+                "proc/self/mountinfo",
+                "1 0 0:2 / /m rw - cgroup cgroup rw,memory\n",
+            ),
+            ("m/a/b/memory.limit_in_bytes", "1000\n"),
+            ("m/a/b/memory.usage_in_bytes", "10\n"),
+            ("m/a/b/memory.memsw.limit_in_bytes", "1600\n"),
+            ("m/a/memory.limit_in_bytes", "3000\n"),
+            ("m/a/memory.usage_in_bytes", "10\n"),
+            ("m/a/memory.memsw.limit_in_bytes", "3500\n"),
+            ("m/memory.limit_in_bytes", "9223372036854771712\n"),
+            ("m/memory.memsw.limit_in_bytes", "9223372036854771712\n"),
+        ],
+    );
+    let root = Root::open(dir.to_str().unwrap()).unwrap();
+    let mut buf = vec![0u8; TICK_BUF_LEN];
+    let mem = open_memory(&root, &mut bigbuf()).unwrap().unwrap();
+    // MemTotal 4 KiB (4096 bytes): both memory limits bind, allowing
+    // 1600 − 1000 = 600 and 3500 − 3000 = 500; the mount's are sentinels.
+    assert_eq!(mem.swap_allowance_bytes(4, 0, &mut buf), Some(500));
+    // With 1 KiB of swap, MemTotal + SwapTotal = 5120 bytes: 3500 still binds.
+    assert_eq!(mem.swap_allowance_bytes(4, 1, &mut buf), Some(500));
+    // A memsw not below MemTotal + SwapTotal cannot bind.
+    std::fs::write(dir.join("m/a/memory.memsw.limit_in_bytes"), "5120\n").unwrap();
+    assert_eq!(mem.swap_allowance_bytes(4, 1, &mut buf), Some(600));
+    // No swap accounting: no memsw files, no allowance known.
+    for p in ["m/a/b", "m/a"] {
+        std::fs::remove_file(dir.join(p).join("memory.memsw.limit_in_bytes")).unwrap();
+    }
+    assert_eq!(mem.swap_allowance_bytes(4, 1, &mut buf), None);
     std::fs::remove_dir_all(&dir).unwrap();
 }

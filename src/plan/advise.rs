@@ -27,7 +27,8 @@ pub const TMP_SMALL_MB: u64 = 2048;
 /// What advice is computed from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Situation {
-    /// Usable memory, MiB (min of MemAvailable and cgroup remaining).
+    /// Usable memory, MiB (min of MemAvailable and the tightest cgroup's
+    /// available memory).
     pub usable_mb: u64,
     /// Swap configured, MiB.
     pub swap_total_mb: u64,
@@ -51,6 +52,75 @@ pub struct Situation {
     pub tmp_avail_mb: Option<u64>,
     /// Free space on the build disk, MiB, when known.
     pub disk_avail_mb: Option<u64>,
+    /// The memory cgroup whose limit binds usable memory, when one does
+    /// ([`cgroup_limit`]): host swap helps a job there only as far as the
+    /// cgroup may swap.
+    pub cgroup: Option<CgroupLimit>,
+}
+
+/// The memory cgroup that binds usable memory, as advice needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupLimit {
+    /// Its memory limit, MiB.
+    pub limit_mb: u64,
+    /// The swap its processes may use, MiB
+    /// ([`crate::kernel::cgroup::MemCgroup::swap_allowance_bytes`]);
+    /// `None` when the cgroup does not limit swap.
+    pub swap_allowance_mb: Option<u64>,
+    /// Its hierarchy: which file limits its swap (v2 `memory.swap.max`,
+    /// v1 `memory.memsw.limit_in_bytes`).
+    pub version: crate::kernel::cgroup::Version,
+    /// Its path (from /proc/self/cgroup), for the message; empty when
+    /// unknown.
+    pub path: heapless::String<128>,
+}
+
+/// The binding cgroup of `mem` ([`crate::plan::host::Memory::binding_cgroup`])
+/// for [`Situation::cgroup`]: `None` when MemAvailable binds or no cgroup
+/// limits memory. `buf`: scratch for `/proc/self/cgroup`.
+pub fn cgroup_limit(
+    root: &crate::kernel::root::Root,
+    mem: &crate::plan::host::Memory,
+    buf: &mut [u8],
+) -> Option<CgroupLimit> {
+    let a = mem.binding_cgroup()?;
+    let version = mem.cgroup_version?;
+    let mut full = heapless::String::<256>::new();
+    crate::plan::host::cgroup_path(root, b"memory", a.depth, buf, &mut full);
+    let mut path = heapless::String::new();
+    // A path longer than 127 bytes keeps its end, the informative part.
+    let start = full.len().saturating_sub(127);
+    let start = (start..=full.len())
+        .find(|&i| full.is_char_boundary(i))
+        .unwrap_or(full.len());
+    let _ = path.push_str(full.get(start..).unwrap_or(""));
+    Some(CgroupLimit {
+        limit_mb: a.limit_bytes >> 20,
+        swap_allowance_mb: mem.cgroup_swap_allowance_bytes.map(|b| b >> 20),
+        version,
+        path,
+    })
+}
+
+impl Situation {
+    /// The free swap a job can use: all of it, or as much as the binding
+    /// cgroup allows, MiB.
+    fn usable_swap_mb(&self) -> u64 {
+        match self.cgroup.as_ref().and_then(|c| c.swap_allowance_mb) {
+            Some(a) => self.swap_free_mb.min(a),
+            None => self.swap_free_mb,
+        }
+    }
+
+    /// The binding cgroup when swap cannot cover a job needing `need`
+    /// MiB with `usable` MiB of RAM: it may swap less than `need −
+    /// usable` (none at all when its allowance is 0).
+    fn cgroup_cannot_swap(&self, need: u64, usable: u64) -> Option<&CgroupLimit> {
+        self.cgroup.as_ref().filter(|c| {
+            c.swap_allowance_mb
+                .is_some_and(|a| usable.saturating_add(a) < need)
+        })
+    }
 }
 
 /// `etc/dphys-swapfile` under the root (Raspberry Pi OS swap manager).
@@ -157,7 +227,8 @@ pub fn render<W: uWrite + ?Sized>(
     let need = peak.saturating_add(margin);
     // With BUILD_MEM_DIVISOR builds sharing the host, one build has its share.
     let usable = s.usable_mb / plan.divisor.0.max(1);
-    let with_swap = usable.saturating_add(s.swap_free_mb);
+    // A binding cgroup uses no more swap than it is allowed.
+    let with_swap = usable.saturating_add(s.usable_swap_mb());
     let fit = if need <= usable {
         Fit::Ram
     } else if need <= with_swap {
@@ -165,14 +236,24 @@ pub fn render<W: uWrite + ?Sized>(
     } else {
         Fit::No
     };
+    // One job does not fit, and the cgroup that binds may not swap enough
+    // for it: host swap cannot help, a larger limit can.
+    let stuck = if fit == Fit::No {
+        s.cgroup_cannot_swap(need, usable)
+    } else {
+        None
+    };
     headline(w, plan, profile, s.usable_mb, with_swap, fit)?;
-    if fit == Fit::No {
-        uwrite!(
+    match (fit, stuck) {
+        (Fit::No, Some(_)) => uwrite!(
+            w,
+            "  no -j is safe, not even -j1 or taskset -c 0: the cgroup needs a larger memory limit first (below)\n"
+        )?,
+        (Fit::No, None) => uwrite!(
             w,
             "  no -j is safe, not even -j1 or taskset -c 0: add swap first (below), then build with -j1\n"
-        )?;
-    } else {
-        tool_commands(w, j, "  ")?;
+        )?,
+        _ => tool_commands(w, j, "  ")?,
     }
 
     let s = &Situation {
@@ -189,7 +270,13 @@ pub fn render<W: uWrite + ?Sized>(
     if plan.divisor.0 > 1 {
         uwrite!(w, " (a 1/{} share)", plan.divisor.0)?;
     }
-    uwrite!(w, " + {} MiB free swap\n", s.swap_free_mb)?;
+    uwrite!(w, " + {} MiB free swap", s.swap_free_mb)?;
+    match s.usable_swap_mb() {
+        n if n == s.swap_free_mb => {}
+        0 => uwrite!(w, " (the cgroup may use none)")?,
+        n => uwrite!(w, " (the cgroup may use {} MiB of it)", n)?,
+    }
+    uwrite!(w, "\n")?;
     if plan.binding == crate::plan::jobs::Binding::Override {
         uwrite!(
             w,
@@ -200,24 +287,91 @@ pub fn render<W: uWrite + ?Sized>(
         )?;
     }
     match fit {
-        Fit::Ram => uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?,
+        Fit::Ram => {
+            uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?;
+            if let Some(c) = &s.cgroup
+                && plan.binding == crate::plan::jobs::Binding::Memory
+            {
+                uwrite!(
+                    w,
+                    "  the cgroup's limit ({} MiB) allows -j{}: more jobs need a larger limit (docker run -m, systemd MemoryMax=)\n",
+                    c.limit_mb,
+                    j
+                )?;
+            }
+        }
         Fit::WithSwap => uwrite!(
             w,
             "  fits only with swap: -j1 works but pages to swap (slow on SD cards); more RAM or zram helps\n"
         )?,
         Fit::No => {
-            uwrite!(
-                w,
-                "  does NOT fit: RAM + swap hold {} MiB; add swap:\n",
-                with_swap
-            )?;
-            advise_swap(w, s, need - with_swap)?;
+            match stuck {
+                Some(c) => larger_limit(w, c, need - usable)?,
+                None => {
+                    uwrite!(
+                        w,
+                        "  does NOT fit: RAM + swap hold {} MiB; add swap:\n",
+                        with_swap
+                    )?;
+                    advise_swap(w, s, need - with_swap)?;
+                }
+            }
             uwrite!(w, "  then, one job at a time:\n")?;
             tool_commands(w, 1, "    ")?;
         }
     }
 
     tmp_note(w, s)
+}
+
+/// When the binding cgroup `c` may not swap the `short` MiB one job needs
+/// beyond its RAM: says that swap cannot help, and the larger limit that
+/// can, as `docker run` and systemd take it (the limit plus the
+/// shortfall, in whole [`SWAP_STEP_MB`]).
+fn larger_limit<W: uWrite + ?Sized>(
+    w: &mut W,
+    c: &CgroupLimit,
+    short: u64,
+) -> Result<(), W::Error> {
+    uwrite!(w, "  does NOT fit: the cgroup ")?;
+    if c.path.is_empty() {
+        uwrite!(w, "that binds")?;
+    } else {
+        uwrite!(w, "{}", c.path.as_str())?;
+    }
+    let file = crate::kernel::cgroup::swap_limit_file(c.version);
+    match (c.swap_allowance_mb.unwrap_or(0), c.version) {
+        (0, crate::kernel::cgroup::Version::V1) => {
+            uwrite!(w, " may not swap ({} = its memory limit)", file)?
+        }
+        (0, crate::kernel::cgroup::Version::V2) => uwrite!(w, " may not swap ({} 0)", file)?,
+        (n, _) => uwrite!(
+            w,
+            " may swap {} MiB ({}), and this job needs {} MiB of swap",
+            n,
+            file,
+            short
+        )?,
+    }
+    uwrite!(
+        w,
+        ":\n  swap added to the host cannot save this job. A larger memory limit can: "
+    )?;
+    let size = round_up_step(c.limit_mb.saturating_add(short));
+    size_arg(w, size)?;
+    uwrite!(w, " (the limit is {} MiB)\n    docker run -m ", c.limit_mb)?;
+    size_arg(w, size)?;
+    uwrite!(w, " --memory-swap ")?;
+    size_arg(w, size)?;
+    uwrite!(
+        w,
+        " …   (a container; a --memory-swap above -m lets it swap)\n    sudo systemctl set-property UNIT MemoryMax="
+    )?;
+    size_arg(w, size)?;
+    uwrite!(
+        w,
+        "   (a systemd unit or slice)\n  fewer jobs cannot help: one job alone does not fit.\n"
+    )
 }
 
 /// The advice's first lines: the safe `-j`, or that one job does not
@@ -432,6 +586,17 @@ fn advise_swap<W: uWrite + ?Sized>(
             }
         }
     }
+    if let Some(c) = &s.cgroup
+        && let Some(a) = c.swap_allowance_mb
+        && a < s.swap_free_mb.saturating_add(add)
+    {
+        uwrite!(
+            w,
+            "  the cgroup may use at most {} MiB of swap ({}): enough for this job, no more\n",
+            a,
+            crate::kernel::cgroup::swap_limit_file(c.version)
+        )?;
+    }
     if let Some(free) = s.disk_avail_mb
         && free < add.saturating_add(1024)
     {
@@ -474,6 +639,120 @@ mod tests {
         let mut out = heapless::String::<4096>::new();
         render(&p, profile, s, &mut out).unwrap();
         std::string::String::from(out.as_str())
+    }
+
+    /// A 1 GiB cgroup (1004 MiB available) binds, with `allowance` MiB of
+    /// swap allowed, on a host with 4 GiB of free swap.
+    fn in_cgroup(allowance: Option<u64>, version: crate::kernel::cgroup::Version) -> Situation {
+        let mut path = heapless::String::new();
+        path.push_str("/docker/x").unwrap();
+        Situation {
+            usable_mb: 1004,
+            swap_total_mb: 4095,
+            swap_free_mb: 4095,
+            dphys: Some(Some(100)),
+            zram_devices: 1,
+            cgroup: Some(CgroupLimit {
+                limit_mb: 1024,
+                swap_allowance_mb: allowance,
+                version,
+                path,
+            }),
+            ..Situation::default()
+        }
+    }
+
+    /// Issue 25: a binding cgroup that may not swap gets no swap, zram or
+    /// dphys advice for a job that does not fit, but the larger limit
+    /// that can help; a job that fits gets its -j as anywhere.
+    #[test]
+    fn a_cgroup_that_may_not_swap_is_never_told_to_add_swap() {
+        use crate::kernel::cgroup::Version;
+        for (version, why) in [
+            (
+                Version::V2,
+                "the cgroup /docker/x may not swap (memory.swap.max 0):\n",
+            ),
+            (
+                Version::V1,
+                "the cgroup /docker/x may not swap (memory.memsw.limit_in_bytes = its memory limit):\n",
+            ),
+        ] {
+            let s = in_cgroup(Some(0), version);
+            let a = advice(Profile::Heavy, &s, 2);
+            assert!(a.starts_with("one job does NOT fit: one heavy job peaks at ~4096 MiB; 1004 MiB usable, 1004 MiB with free swap\n"), "{a}");
+            assert!(a.contains("  no -j is safe, not even -j1 or taskset -c 0: the cgroup needs a larger memory limit first (below)\n"), "{a}");
+            assert!(a.contains(why), "{a}");
+            assert!(
+                a.contains("1004 MiB usable RAM + 4095 MiB free swap (the cgroup may use none)\n"),
+                "{a}"
+            );
+            // 4096 + 409 − 1004 = 3501 more; 1024 + 3501 → 4608 MiB.
+            assert!(a.contains("  swap added to the host cannot save this job. A larger memory limit can: 4608M (the limit is 1024 MiB)\n    docker run -m 4608M --memory-swap 4608M …"), "{a}");
+            assert!(
+                a.contains("    sudo systemctl set-property UNIT MemoryMax=4608M"),
+                "{a}"
+            );
+            for never in ["add swap", "zram", "dphys", "swapfile", "swapon"] {
+                assert!(!a.contains(never), "{never}: {a}");
+            }
+            assert!(
+                a.contains("  then, one job at a time:\n    make -j1\n"),
+                "{a}"
+            );
+            // A job that fits: its -j, no word of swap.
+            let cap = capacity(2, 1004);
+            let ask = Ask {
+                profile: Profile::Generic,
+                peak_mb: Some(300),
+                measured: None,
+                requested: None,
+            };
+            let p = plan(&ask, &Env::default(), &cap);
+            let mut out = heapless::String::<4096>::new();
+            render(&p, Profile::Generic, &s, &mut out).unwrap();
+            assert!(
+                out.starts_with(
+                    "safe parallel jobs: 2  (one generic job peaks at ~300 MiB; 1004 MiB usable)\n"
+                ),
+                "{out}"
+            );
+            assert!(
+                out.contains("  fits in RAM: no swap needed for -j2\n"),
+                "{out}"
+            );
+            assert!(!out.contains("add swap"), "{out}");
+        }
+    }
+
+    /// An allowance smaller than the swap one job needs beyond RAM: the
+    /// larger limit, not swap. One that covers the job but not all the
+    /// swap advised: the swap commands, and what the cgroup may use of it.
+    #[test]
+    fn a_swap_allowance_smaller_than_the_swap_advised_is_said() {
+        use crate::kernel::cgroup::Version;
+        let s = in_cgroup(Some(1024), Version::V2);
+        let a = advice(Profile::Heavy, &s, 2);
+        assert!(a.contains("the cgroup /docker/x may swap 1024 MiB (memory.swap.max), and this job needs 3501 MiB of swap:\n"), "{a}");
+        assert!(!a.contains("zramctl") && !a.contains("dphys"), "{a}");
+        // 1004 + 3520 allowed ≥ 4505: swap can help (the host has none
+        // free), but not all of the 3584 MiB advised.
+        let mut s = in_cgroup(Some(3520), Version::V2);
+        s.swap_free_mb = 0;
+        s.dphys = None;
+        let a = advice(Profile::Heavy, &s, 2);
+        assert!(
+            a.contains("does NOT fit: RAM + swap hold 1004 MiB; add swap:\n"),
+            "{a}"
+        );
+        assert!(a.contains("sudo fallocate -l 3584M /swapfile"), "{a}");
+        assert!(a.contains("  the cgroup may use at most 3520 MiB of swap (memory.swap.max): enough for this job, no more\n"), "{a}");
+        // The host binds (no cgroup in the situation): swap as before.
+        let mut s = in_cgroup(Some(0), Version::V2);
+        s.cgroup = None;
+        s.swap_free_mb = 0;
+        let a = advice(Profile::Heavy, &s, 2);
+        assert!(a.contains("; add swap:\n"), "{a}");
     }
 
     #[test]

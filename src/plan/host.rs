@@ -10,7 +10,8 @@
 //!
 //! # References
 //! sched_getaffinity(2), cgroups(7), `Documentation/admin-guide/cgroup-v2.rst`
-//! (cpu.max, memory.max), cgroup-v1 `cpu.cfs_quota_us`, statvfs(3),
+//! (cpu.max, memory.max, memory.stat, memory.swap.max), cgroup-v1
+//! `cpu.cfs_quota_us` and `memory.memsw.limit_in_bytes`, statvfs(3),
 //! `Documentation/admin-guide/cputopology.rst` (`online`).
 
 use crate::kernel::cgroup::{self, Version};
@@ -136,7 +137,7 @@ pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
 pub enum MemLimit {
     /// MemAvailable of /proc/meminfo (or its estimate).
     MemAvailable,
-    /// The remaining memory under a cgroup limit.
+    /// The available memory under a cgroup limit ([`cgroup::Available`]).
     Cgroup,
 }
 
@@ -145,20 +146,35 @@ pub enum MemLimit {
 pub struct Memory {
     /// /proc/meminfo.
     pub meminfo: MemInfo,
-    /// The tightest cgroup limit on the path, when limited.
-    pub cgroup: Option<cgroup::Remaining>,
+    /// The tightest limiting level of the cgroup path (the smallest
+    /// available memory), when one limits.
+    pub cgroup: Option<cgroup::Available>,
     /// The memory controller's hierarchy, when one is usable.
     pub cgroup_version: Option<Version>,
-    /// min(MemAvailable, cgroup remaining), MiB.
+    /// The swap the cgroup's processes may use, bytes
+    /// ([`cgroup::MemCgroup::swap_allowance_bytes`]); `None` when no level
+    /// limits it (or there is no memory controller).
+    pub cgroup_swap_allowance_bytes: Option<u64>,
+    /// min(MemAvailable, the cgroup's available memory), MiB.
     pub usable_mb: u64,
-    /// Which input gave `usable_mb`.
+    /// Which input gave `usable_mb`: the limit that binds.
     pub limit: MemLimit,
     /// The cgroup tree could not be read: a limit may exist that
     /// `usable_mb` does not know (callers warn).
     pub cgroup_error: Option<cgroup::CgroupError>,
 }
 
-/// Reads /proc/meminfo and the memory cgroup path under `root`.
+impl Memory {
+    /// The binding cgroup level, when a cgroup (not MemAvailable) binds.
+    pub fn binding_cgroup(&self) -> Option<cgroup::Available> {
+        self.cgroup.filter(|_| self.limit == MemLimit::Cgroup)
+    }
+}
+
+/// Reads /proc/meminfo and the memory cgroup path under `root`: usable
+/// memory is the smaller of MemAvailable and the available memory of the
+/// tightest limiting cgroup level (limit − (usage − inactive file cache);
+/// see [`cgroup::Available`]), and the limit that gives it binds.
 ///
 /// # Errors
 /// Reading or parsing /proc/meminfo (the cgroup is optional).
@@ -169,18 +185,22 @@ pub fn memory(root: &Root, buf: &mut [u8]) -> Result<Memory, MemoryError> {
         Ok(cg) => (cg, None),
         Err(e) => (None, Some(e)),
     };
-    let remaining = cg.as_ref().and_then(|c| c.remaining(m.mem_total_kib, buf));
+    let available = cg.as_ref().and_then(|c| c.available(m.mem_total_kib, buf));
+    let swap = cg
+        .as_ref()
+        .and_then(|c| c.swap_allowance_bytes(m.mem_total_kib, m.swap_total_kib, buf));
     let avail_mb = m.mem_available_kib / 1024;
-    let (usable_mb, limit) = match remaining {
-        Some(r) if r.remaining_bytes >> 20 < avail_mb => {
-            (r.remaining_bytes >> 20, MemLimit::Cgroup)
+    let (usable_mb, limit) = match available {
+        Some(a) if a.available_bytes >> 20 < avail_mb => {
+            (a.available_bytes >> 20, MemLimit::Cgroup)
         }
         _ => (avail_mb, MemLimit::MemAvailable),
     };
     Ok(Memory {
         meminfo: m,
-        cgroup: remaining,
+        cgroup: available,
         cgroup_version: cg.map(|c| c.version),
+        cgroup_swap_allowance_bytes: swap,
         usable_mb,
         limit,
         cgroup_error,
@@ -338,6 +358,25 @@ mod tests {
         let mut path = heapless::String::<256>::new();
         cgroup_path(&r, b"memory", depth, &mut buf, &mut path);
         assert_eq!(path.as_str(), "/user.slice");
+    }
+
+    /// The cgroup's available memory (limit − (usage − inactive file
+    /// cache)) binds, far below MemAvailable, and it may not swap.
+    #[test]
+    fn fixture_46_the_cgroup_with_clean_cache_binds_at_its_available_memory() {
+        for (case, mem_avail_mb) in [
+            ("a-v1-docker-memsw-equal", 22999),
+            ("b-v2-docker-swap-max-0", 12573),
+        ] {
+            let r = root(&std::format!("46-cgroup-page-cache-is-available/{case}"));
+            let mut buf = std::vec![0u8; 64 * 1024];
+            let m = memory(&r, &mut buf).unwrap();
+            assert_eq!(m.meminfo.mem_available_kib / 1024, mem_avail_mb, "{case}");
+            assert_eq!((m.limit, m.usable_mb), (MemLimit::Cgroup, 1004), "{case}");
+            assert_eq!(m.binding_cgroup().unwrap().depth, 0);
+            assert_eq!(m.cgroup_swap_allowance_bytes, Some(0), "{case}");
+            assert_eq!(cores(&r, false, &mut buf).usable, 2, "{case}");
+        }
     }
 
     #[test]

@@ -63,8 +63,8 @@ impl Profile {
     }
 }
 
-/// Usable memory (MB: MemAvailable, or the tightest cgroup remaining when
-/// smaller; before the divisor) from which aggressive mode turns itself on.
+/// Usable memory (MB: MemAvailable, or the tightest cgroup's available
+/// memory when smaller; before the divisor) from which aggressive mode turns itself on.
 /// A 3 GiB container on a 64 GiB host is therefore not aggressive.
 pub const AGGRESSIVE_FROM_MB: u64 = 16384;
 
@@ -130,13 +130,14 @@ pub struct Capacity<'a> {
     /// What gave `cores` (e.g. `sched_getaffinity`, `cgroup cpu.max`,
     /// `--cores`).
     pub cores_from: &'a str,
-    /// Usable memory in MB: min(MemAvailable, cgroup remaining).
+    /// Usable memory in MB: min(MemAvailable, the tightest cgroup's
+    /// available memory).
     pub usable_mb: u64,
     /// What gave `usable_mb` (e.g. `MemAvailable (proc/meminfo)`,
     /// `cgroup memory.max on /docker`, `--avail-mb`).
     pub usable_from: &'a str,
     /// The short name of the figure `usable_mb` is (`MemAvailable`,
-    /// `cgroup remaining`, `--avail-mb`): the aggressive-mode rule compares
+    /// `cgroup available`, `--avail-mb`): the aggressive-mode rule compares
     /// `usable_mb` with [`AGGRESSIVE_FROM_MB`], and `--explain` says which.
     pub usable_figure: &'a str,
 }
@@ -584,7 +585,7 @@ mod tests {
             cores_from: "sched_getaffinity",
             usable_mb: 3000,
             usable_from: "cgroup memory.limit_in_bytes on /ci : limit 3072 MiB, usage 72 MiB; MemAvailable 22000 MiB",
-            usable_figure: "cgroup remaining",
+            usable_figure: "cgroup available",
         };
         for (profile, mb) in [(Profile::Generic, 2000), (Profile::Rust, 2500)] {
             let a = ask(profile, None);
@@ -596,7 +597,7 @@ mod tests {
         let mut s = heapless::String::<2048>::new();
         p.explain(&a, &container, &mut s).unwrap();
         assert!(
-            s.contains("aggressive:     off  (auto: cgroup remaining 3000 MiB < 16384 MiB)\n"),
+            s.contains("aggressive:     off  (auto: cgroup available 3000 MiB < 16384 MiB)\n"),
             "{s}"
         );
         // The threshold is inclusive, and the divisor does not enter it.

@@ -104,6 +104,8 @@ pub fn render<W: uWrite>(
 ) -> Result<(), W::Error> {
     let mem = host::memory(root, buf);
     memory_lines(w, &mem)?;
+    binding_lines(w, root, &mem, buf)?;
+    swap_total_line(w, &mem)?;
 
     let sys_block = root.open_dir(zram::SYS_BLOCK);
     let sb = sys_block.as_ref().map(|fd| fd.as_fd()).map_err(|&e| e);
@@ -154,9 +156,7 @@ fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Resu
             w.write_str("not available (")?;
             w.write_str(crate::kernel::meminfo::PATH)?;
             memory_error(w, *e)?;
-            w.write_str(")\n")?;
-            label(w, "swap")?;
-            return w.write_str("total unknown (no meminfo)\n");
+            return w.write_str(")\n");
         }
     };
     uwrite!(
@@ -170,7 +170,64 @@ fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Resu
         label(w, "")?;
         w.write_str("estimated: kernel has no MemAvailable\n")?;
     }
+    Ok(())
+}
+
+/// Under the host's figure, when a cgroup limits memory: its available
+/// memory, named by its path (`cgroup /x: available 1004 MiB of 1024
+/// (usage 719, inactive file 700)`), and which of the two binds
+/// (`usable 1004 MiB: the cgroup binds`).
+fn binding_lines<W: uWrite>(
+    w: &mut W,
+    root: &Root,
+    mem: &Result<Memory, MemoryError>,
+    buf: &mut [u8],
+) -> Result<(), W::Error> {
+    let Some((m, a)) = mem.as_ref().ok().and_then(|m| m.cgroup.map(|a| (m, a))) else {
+        return Ok(());
+    };
+    // The figures first, so that the path gets the rest of the line.
+    let mut figures = heapless::String::<96>::new();
+    let _ = uwrite!(
+        figures,
+        ": available {} MiB of {} (usage {}, inactive file ",
+        a.available_bytes >> 20,
+        a.limit_bytes >> 20,
+        a.usage_bytes >> 20
+    );
+    let _ = match a.inactive_file_bytes {
+        Some(i) => uwrite!(figures, "{})", i >> 20),
+        None => uwrite!(figures, "unknown)"),
+    };
+    label(w, "")?;
+    w.write_str("cgroup ")?;
+    let mut path = heapless::String::<256>::new();
+    host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
+    let room = MAX_COLUMNS.saturating_sub(LABEL_WIDTH + 7 + figures.len());
+    if path.is_empty() {
+        w.write_str("(path unknown)")?;
+    } else {
+        show(w, path.as_bytes(), room)?;
+    }
+    w.write_str(&figures)?;
+    w.write_str("\n")?;
+    label(w, "")?;
+    uwrite!(w, "usable {} MiB: ", m.usable_mb)?;
+    w.write_str(match m.limit {
+        host::MemLimit::Cgroup => "the cgroup binds\n",
+        host::MemLimit::MemAvailable => "MemAvailable binds\n",
+    })
+}
+
+/// The swap totals of /proc/meminfo.
+fn swap_total_line<W: uWrite>(
+    w: &mut W,
+    mem: &Result<Memory, MemoryError>,
+) -> Result<(), W::Error> {
     label(w, "swap")?;
+    let Ok(m) = mem.as_ref().map(|m| m.meminfo) else {
+        return w.write_str("total unknown (no meminfo)\n");
+    };
     uwrite!(
         w,
         "total {} MiB  used {} MiB",
@@ -498,26 +555,27 @@ fn cgroup_memory_lines<W: uWrite>(
         return w.write_str("limit unknown (needs MemTotal from proc/meminfo)\n");
     };
     match m.cgroup {
-        Some(r) => {
-            uwrite!(
-                w,
-                "limit {} MiB  usage {} MiB  remaining {} MiB  ",
-                r.limit_bytes >> 20,
-                r.usage_bytes >> 20,
-                r.remaining_bytes >> 20
-            )?;
+        Some(a) => {
+            uwrite!(w, "limit {} MiB  ", a.limit_bytes >> 20)?;
             version(w, cg.version)?;
             w.write_str("\n")?;
             label(w, "")?;
             w.write_str("limit set at ")?;
             let mut path = heapless::String::<256>::new();
-            host::cgroup_path(root, b"memory", r.depth, buf, &mut path);
+            host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
             if path.is_empty() {
                 w.write_str("unknown path")?;
             } else {
                 show(w, path.as_bytes(), MAX_COLUMNS - LABEL_WIDTH - 13)?;
             }
-            w.write_str("\n")
+            w.write_str("\n")?;
+            if a.inactive_file_bytes.is_none() {
+                label(w, "")?;
+                w.write_str("no inactive_file in ")?;
+                w.write_str(cgroup::STAT_FILE)?;
+                w.write_str(": its page cache counts as used\n")?;
+            }
+            swap_allowance_line(w, cg.version, m.cgroup_swap_allowance_bytes)
         }
         None => {
             w.write_str("no memory limit ")?;
@@ -527,6 +585,23 @@ fn cgroup_memory_lines<W: uWrite>(
             }
             w.write_str("\n")
         }
+    }
+}
+
+/// The swap the cgroup allows (`swap: none allowed (memory.swap.max 0)`),
+/// under a memory limit.
+fn swap_allowance_line<W: uWrite>(
+    w: &mut W,
+    v: Version,
+    allowance: Option<u64>,
+) -> Result<(), W::Error> {
+    label(w, "")?;
+    let file = cgroup::swap_limit_file(v);
+    match (allowance, v) {
+        (None, _) => w.write_str("swap: not limited by the cgroup\n"),
+        (Some(0), Version::V2) => uwrite!(w, "swap: none allowed ({} 0)\n", file),
+        (Some(0), Version::V1) => uwrite!(w, "swap: none allowed ({} = the limit)\n", file),
+        (Some(n), _) => uwrite!(w, "swap: at most {} MiB ({})\n", n >> 20, file),
     }
 }
 

@@ -52,6 +52,15 @@ fn has(out: &str, line: &str) {
     );
 }
 
+/// Whole lines `text` (several, each ending in a newline), in order.
+#[track_caller]
+fn has_lines(out: &str, text: &str) {
+    assert!(
+        out.starts_with(text) || out.contains(&std::format!("\n{text}")),
+        "no lines {text:?} in:\n{out}"
+    );
+}
+
 /// A scratch tree under the temp dir, removed on drop.
 struct Tree(std::path::PathBuf);
 
@@ -86,11 +95,15 @@ impl Drop for Tree {
 fn fixture_06_cgroupv2_container_cpu_max_unlimited() {
     let out = fixture("06-cgroupv2-container-cpu-max-unlimited");
     std::println!("{out}");
-    has(
+    // No memory.stat in the case: the cache counts as used, and it says so.
+    has_lines(
         &out,
-        "cgroup mem  limit 2048 MiB  usage 2044 MiB  remaining 4 MiB  (v2)",
+        "            cgroup /: available 4 MiB of 2048 (usage 2044, inactive file unknown)\n            usable 4 MiB: the cgroup binds\nswap        total 8191 MiB",
     );
-    has(&out, "            limit set at /");
+    has_lines(
+        &out,
+        "cgroup mem  limit 2048 MiB  (v2)\n            limit set at /\n            no inactive_file in memory.stat: its page cache counts as used\n            swap: at most 2048 MiB (memory.swap.max)\n",
+    );
     has(&out, "cgroup cpu  no CPU quota (v2)");
     has(
         &out,
@@ -532,6 +545,8 @@ fn json_has_every_key_in_order_on_a_full_and_an_empty_tree() {
     // Nothing to read: every figure is null (zram: no sys/block).
     for k in [
         "mem_total_mib",
+        "mem_usable_mib",
+        "mem_limited_by",
         "swap_devices",
         "zram_devices",
         "cgroup_memory",
@@ -564,4 +579,80 @@ fn json_zram_and_swap_rows_carry_the_screens_figures() {
     let out = json_at(swaps.path());
     assert!(out.contains("{\"name\":\"/dev/zram0\",\"type\":\"partition\",\"size_mib\":1023,\"used_mib\":1023,\"priority\":100,\"zram\":true,\"zram_full\":true}"), "{out}");
     assert!(out.contains("{\"name\":\"/swap file\",\"type\":\"file\",\"size_mib\":2,\"used_mib\":0,\"priority\":-2,\"zram\":false,\"zram_full\":null}"), "{out}");
+}
+
+/// Issue 25's acceptance: in a 1 GiB cgroup holding 700 MiB of clean
+/// cache and allowed no swap, the cgroup's available memory (~1 GiB, not
+/// 304 MiB) stands under the host's, named, said to bind; the swap it may
+/// not use is said too.
+#[test]
+fn fixture_46_a_v1_docker_memsw_equal() {
+    let out = fixture("46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal");
+    has_lines(
+        &out,
+        "memory      total 24105 MiB  available 22999 MiB  used 4%\n            cgroup ...4a5f60718293a4b5c6d: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\nswap        total 0 MiB  used 0 MiB\n",
+    );
+    has_lines(
+        &out,
+        "cgroup mem  limit 1024 MiB  (v1)\n            limit set at /docker/3f9d2c7a1b0e4f6d8c5a9b2e1f0d3c4b5a6978e1d2c3b4a5f60718293a4b5c6d\n            swap: none allowed (memory.memsw.limit_in_bytes = the limit)\n",
+    );
+}
+
+#[test]
+fn fixture_46_b_v2_docker_swap_max_0() {
+    let out = fixture("46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0");
+    has_lines(
+        &out,
+        "            cgroup /: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\n",
+    );
+    has(&out, "            swap: none allowed (memory.swap.max 0)");
+    // A host limit tighter than the cgroup's: MemAvailable binds, and the
+    // cgroup's figures are still shown.
+    let t = Tree::new("46b-host-binds");
+    let src = std::format!("{FIX}46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0");
+    for f in [
+        "proc/self/cgroup",
+        "proc/self/mountinfo",
+        "sys/fs/cgroup/memory.max",
+        "sys/fs/cgroup/memory.current",
+        "sys/fs/cgroup/memory.stat",
+    ] {
+        t.file(f, &std::fs::read(std::format!("{src}/{f}")).unwrap());
+    }
+    t.file(
+        "proc/meminfo",
+        b"MemTotal: 2097152 kB\nMemFree: 102400 kB\nMemAvailable: 512000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+    );
+    let out = render_at(t.path(), "/");
+    has_lines(
+        &out,
+        "            cgroup /: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 500 MiB: MemAvailable binds\n",
+    );
+    has(&out, "            swap: not limited by the cgroup");
+}
+
+/// The JSON of fixture 46: usable memory and what binds beside the host's
+/// figures, and the cgroup's limit, usage, inactive file cache, available
+/// memory and swap allowance.
+#[test]
+fn json_of_fixture_46_names_the_binding_cgroup() {
+    let j = json_at(&std::format!(
+        "{FIX}46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0"
+    ));
+    assert!(
+        j.contains("\"mem_available_mib\":12573,\"mem_used_pct\":21,\"mem_available_estimated\":false,\"mem_usable_mib\":1004,\"mem_limited_by\":\"cgroup\","),
+        "{j}"
+    );
+    assert!(
+        j.contains("\"cgroup_memory\":{\"version\":\"v2\",\"limit_mib\":1024,\"usage_mib\":719,\"inactive_file_mib\":700,\"available_mib\":1004,\"binds\":true,\"swap_allowance_mib\":0,\"limit_path\":\"/\"}"),
+        "{j}"
+    );
+    // Fixture 06 has no memory.stat: its inactive file cache is unknown.
+    let j = json_at(&std::format!(
+        "{FIX}06-cgroupv2-container-cpu-max-unlimited"
+    ));
+    assert!(
+        j.contains("\"inactive_file_mib\":null,\"available_mib\":4,\"binds\":true,\"swap_allowance_mib\":2048,"),
+        "{j}"
+    );
 }

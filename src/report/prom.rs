@@ -127,7 +127,7 @@ const ZRAM_RAM: Family = gauge(
 );
 const CG_AVAIL: Family = gauge(
     "headroom_cgroup_memory_available_bytes",
-    "Memory available under the tightest cgroup limit (v2 memory.max, v1 limit_in_bytes) on headroom's cgroup path: the limit less usage less inactive file cache; absent when unlimited.",
+    "Available memory of the tightest cgroup limit on headroom's cgroup path: limit - (usage - inactive file cache) (v2 memory.max, memory.current, memory.stat inactive_file; v1 limit_in_bytes, usage_in_bytes, total_inactive_file); absent when unlimited.",
 );
 const CG_LIMIT: Family = gauge(
     "headroom_cgroup_memory_limit_bytes",

@@ -215,9 +215,9 @@ pub struct Ext {
     /// Kernel OOM kills since the first sample (/proc/vmstat `oom_kill`
     /// delta, Linux ≥ 4.13).
     pub oom_kills: Option<u64>,
-    /// Memory available under the tightest cgroup limit on the path (MiB):
-    /// the limit less what the cgroup cannot reclaim (usage less its
-    /// inactive file cache); `None` when unlimited.
+    /// The available memory of the tightest cgroup limit on the path:
+    /// limit − (usage − inactive file cache), MiB
+    /// ([`crate::kernel::cgroup::Available`]); `None` when unlimited.
     pub cg_mem_avail_mb: Option<u64>,
     /// `some avg10` of /proc/pressure/memory, verbatim.
     pub psi_mem_some_avg10: Option<Decimal>,

@@ -57,8 +57,9 @@ const LOG_FLAGS: OFlags = OFlags::RDONLY
 
 /// Most descriptors a recording keeps open between ticks, all readers
 /// together ([`crate::kernel::kept`]): loadavg, stat, meminfo, vmstat and
-/// psi, [`zram::KEPT_DEVICES`] zram devices, two files at each of
-/// [`cgroup::KEPT_LEVELS`] cgroup levels, the build cgroup's two,
+/// psi, [`zram::KEPT_DEVICES`] zram devices, two files (limit, usage) at
+/// each of [`cgroup::KEPT_LEVELS`] cgroup levels (their `memory.stat` is
+/// read by name: see [`cgroup::KeptLevels`]), the build cgroup's two,
 /// [`KEPT_COMPILERS`] compilers' `status`, and the build disk's `stat`, two
 /// CPU sensors, the throttle word and four cpufreq policies
 /// ([`slow::MAX_KEPT`]). Each holds a seq_file buffer in the kernel, a page
@@ -623,13 +624,14 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// The tightest cgroup memory limit on our path.
+    /// The available memory of the tightest cgroup memory limit on our
+    /// path: limit − (usage − inactive file cache), MiB.
     fn read_cgroup(&mut self, row: &mut Row, bufs: &mut Buffers, mem_total_kib: Option<u64>) {
         if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib)
-            && let Some(r) = cg.remaining_kept(&mut self.kept.cgroup, total, &mut bufs.file)
+            && let Some(a) = cg.available_kept(&mut self.kept.cgroup, total, &mut bufs.file)
         {
-            row.ext.cg_mem_avail_mb = Some(r.remaining_bytes >> 20);
-            row.ext.cg_mem_limit_mb = Some(r.limit_bytes >> 20);
+            row.ext.cg_mem_avail_mb = Some(a.available_bytes >> 20);
+            row.ext.cg_mem_limit_mb = Some(a.limit_bytes >> 20);
         }
     }
 

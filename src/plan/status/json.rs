@@ -29,11 +29,13 @@ use crate::tick::footprint::{NotLocked, Outlook};
 use super::StatusOpts;
 
 /// The top-level keys of [`render_json`], in order.
-pub const KEYS: [&str; 28] = [
+pub const KEYS: [&str; 30] = [
     "mem_total_mib",
     "mem_available_mib",
     "mem_used_pct",
     "mem_available_estimated",
+    "mem_usable_mib",
+    "mem_limited_by",
     "swap_total_mib",
     "swap_used_mib",
     "swap_free_clamped",
@@ -106,6 +108,17 @@ fn memory<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Result<(),
     opt(w, m.map(|m| m.mem_used_pct()))?;
     w.write_str(",\"mem_available_estimated\":")?;
     flag(w, m.map(|m| m.mem_available_estimated))?;
+    // What a build can use: the smaller of MemAvailable and the tightest
+    // cgroup's available memory, and which binds.
+    let ok = mem.as_ref().ok();
+    w.write_str(",\"mem_usable_mib\":")?;
+    opt(w, ok.map(|m| m.usable_mb))?;
+    w.write_str(",\"mem_limited_by\":")?;
+    match ok.map(|m| m.limit) {
+        Some(host::MemLimit::Cgroup) => string(w, "cgroup")?,
+        Some(host::MemLimit::MemAvailable) => string(w, "MemAvailable")?,
+        None => w.write_str("null")?,
+    }
     w.write_str(",\"swap_total_mib\":")?;
     opt(w, m.map(|m| m.swap_total_kib / 1024))?;
     w.write_str(",\"swap_used_mib\":")?;
@@ -249,7 +262,8 @@ fn cgroup_memory<W: uWrite>(
     };
     w.write_str("{\"version\":")?;
     string(w, version(cg.version))?;
-    let limit = mem.as_ref().ok().and_then(|m| m.cgroup);
+    let m = mem.as_ref().ok();
+    let limit = m.and_then(|m| m.cgroup);
     let usage = match limit {
         Some(r) => Some(r.usage_bytes),
         None if mem.is_ok() => cg.usage_bytes(buf),
@@ -259,8 +273,22 @@ fn cgroup_memory<W: uWrite>(
     opt(w, limit.map(|r| r.limit_bytes >> 20))?;
     w.write_str(",\"usage_mib\":")?;
     opt(w, usage.map(|u| u >> 20))?;
-    w.write_str(",\"remaining_mib\":")?;
-    opt(w, limit.map(|r| r.remaining_bytes >> 20))?;
+    w.write_str(",\"inactive_file_mib\":")?;
+    opt(
+        w,
+        limit.and_then(|r| r.inactive_file_bytes).map(|i| i >> 20),
+    )?;
+    w.write_str(",\"available_mib\":")?;
+    opt(w, limit.map(|r| r.available_bytes >> 20))?;
+    w.write_str(",\"binds\":")?;
+    flag(w, m.map(|m| m.binding_cgroup().is_some()))?;
+    w.write_str(",\"swap_allowance_mib\":")?;
+    opt(
+        w,
+        m.filter(|_| limit.is_some())
+            .and_then(|m| m.cgroup_swap_allowance_bytes)
+            .map(|s| s >> 20),
+    )?;
     w.write_str(",\"limit_path\":")?;
     let mut path = heapless::String::<256>::new();
     if let Some(r) = limit {

@@ -1,7 +1,7 @@
 //! A glance: the few facts `run --jobserver`'s governor decides from,
 //! read between rows at its own pace instead of a whole tick.
 //!
-//! Usable memory and the tightest cgroup's remaining come from the same
+//! Usable memory and the tightest cgroup's available memory come from the same
 //! readers as a row's ([`Sampler::tick`], through the same kept
 //! descriptors); the build's compilers from the same [`Scan`] and the
 //! same table of kept compilers. For a build in a cgroup of its own, only
@@ -32,7 +32,8 @@ pub struct Glance {
     pub mem_known: bool,
     /// MemAvailable, MiB ([`Row::mem_avail_mb`]).
     pub mem_avail_mb: u64,
-    /// What the tightest memory cgroup on headroom's path leaves, MiB
+    /// The available memory of the tightest memory cgroup on headroom's
+    /// path, limit − (usage − inactive file cache), MiB
     /// ([`crate::tick::row::Ext::cg_mem_avail_mb`]); `None` without a
     /// limit.
     pub cg_mem_avail_mb: Option<u64>,
@@ -263,6 +264,14 @@ mod tests {
         // 20 is listed but in another cgroup: not the build's.
         assert_eq!((g.build_rss_mb, g.build_peak_rss_mb), (50, Some(70)));
         assert_eq!((g.mem_avail_mb, g.cg_mem_avail_mb), (3072, Some(768)));
+        // The cgroup's inactive file cache is available to the governor
+        // too: 1024 − (256 − 128) MiB.
+        fs::write(
+            cg.join("memory.stat"),
+            "inactive_file 0\ntotal_inactive_file 134217728\n",
+        )
+        .unwrap();
+        assert_eq!(s.glance(&mut bufs, &mut Quiet).cg_mem_avail_mb, Some(896));
         // The row's full scan finds 13 too.
         let r = s.tick(1, &mut bufs, &mut Quiet);
         assert_eq!((r.build_rss_mb, r.ext.build_peak_rss_mb), (90, Some(70)));

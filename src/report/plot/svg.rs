@@ -681,5 +681,8 @@ fn threshold_text<W: uWrite>(
     if let Some(from) = t.scaled_from() {
         uwrite!(w, " from {} {} {}", from, unit, host)?;
     }
+    if let Some(limit) = t.scaled_from_cgroup() {
+        uwrite!(w, " from the {} {} cgroup limit", limit, unit)?;
+    }
     uwrite!(w, ")")
 }

@@ -660,7 +660,7 @@ fn cg_row(epoch: u64, cg_used: u64, limit: Option<u64>) -> Row {
 }
 
 /// The polyline of a series: its opening tag, up to `points=`.
-fn polyline_of<'a>(svg: &'a str, s: Series) -> Option<&'a str> {
+fn polyline_of(svg: &str, s: Series) -> Option<&str> {
     let at = svg.find(&std::format!("data-series=\"{}\"", s.column()))?;
     let start = svg[..at].rfind('<')?;
     Some(&svg[start..start + svg[start..].find("points=")?])

@@ -124,17 +124,17 @@ fn memory_lines(summary: &str) -> String {
         } else if line.is_empty() || line.starts_with("MIN DISK FREE") {
             take = false;
         }
-        let kept =
-            if take || line.starts_with("PEAK SWAP USE:") || line.starts_with("memory that binds:")
-            {
-                Some(line)
-            } else if line.contains("MB free RAM (near-OOM)") {
-                Some(line)
-            } else if let Some(t) = line.strip_prefix("thresholds: ") {
-                t.split(", low-disk").next()
-            } else {
-                None
-            };
+        let whole = take
+            || line.starts_with("PEAK SWAP USE:")
+            || line.starts_with("memory that binds:")
+            || line.contains("MB free RAM (near-OOM)");
+        let kept = if whole {
+            Some(line)
+        } else if let Some(t) = line.strip_prefix("thresholds: ") {
+            t.split(", low-disk").next()
+        } else {
+            None
+        };
         if let Some(l) = kept {
             out.push_str(&mask_times(l));
             out.push('\n');

@@ -87,8 +87,87 @@ fn every_board_reproduces_its_expected_record() {
             got, want,
             "board {name}: record differs from expected/record.csv"
         );
+        let summary = fs::read_to_string(out_dir.join("resources-golden.summary.txt")).unwrap();
+        let got = memory_lines(&summary);
+        let want_path = dir.join("expected/summary-memory.txt");
+        if std::env::var_os("BLESS").is_some() {
+            fs::write(&want_path, &got).unwrap();
+        }
+        let want = fs::read_to_string(&want_path)
+            .unwrap_or_else(|e| panic!("{}: {e} (run ci/bless-boards)", want_path.display()));
+        assert_eq!(
+            got, want,
+            "board {name}: the summary's memory lines differ from expected/summary-memory.txt"
+        );
     }
     assert!(seen >= 2, "expected at least two boards, found {seen}");
+}
+
+/// The lines of a summary that the board's memory decides, with every UTC
+/// time masked as `*`: PEAK MEMORY USE and MIN MEMORY AVAILABLE (the host's,
+/// or a binding cgroup's), PEAK SWAP USE, the near-OOM count, its
+/// threshold, which limit binds, and CGROUP HEADROOM. Disk, load and the
+/// rest depend on the machine running the test.
+fn memory_lines(summary: &str) -> String {
+    let mut out = String::new();
+    let mut take = false;
+    for line in summary.lines() {
+        if [
+            "PEAK MEMORY USE:",
+            "MIN MEMORY AVAILABLE",
+            "CGROUP HEADROOM:",
+        ]
+        .iter()
+        .any(|h| line.starts_with(h))
+        {
+            take = true;
+        } else if line.is_empty() || line.starts_with("MIN DISK FREE") {
+            take = false;
+        }
+        let whole = take
+            || line.starts_with("PEAK SWAP USE:")
+            || line.starts_with("memory that binds:")
+            || line.contains("MB free RAM (near-OOM)");
+        let kept = if whole {
+            Some(line)
+        } else if let Some(t) = line.strip_prefix("thresholds: ") {
+            t.split(", low-disk").next()
+        } else {
+            None
+        };
+        if let Some(l) = kept {
+            out.push_str(&mask_times(l));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `l` with each `YYYY-MM-DDTHH:MM:SSZ` replaced by `*`.
+fn mask_times(l: &str) -> String {
+    let b = l.as_bytes();
+    let shape = b"dddd-dd-ddTdd:dd:ddZ";
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let is_time = b.len() - i >= shape.len()
+            && shape.iter().zip(&b[i..]).all(|(&p, &c)| {
+                if p == b'd' {
+                    c.is_ascii_digit()
+                } else {
+                    p == c
+                }
+            });
+        if is_time {
+            out.push('*');
+            i += shape.len();
+        } else {
+            let ch = l[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
 }
 
 /// The planning commands whose whole output each board must reproduce.

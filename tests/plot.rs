@@ -234,6 +234,105 @@ fn a_run_recorded_from_a_board_root() {
     assert!(svg.contains("(scaled from "), "{svg}");
 }
 
+/// Issue 25: a 1 GiB cgroup on a 22 GiB host (tests/data/cgroup-1g.csv),
+/// and a run recorded in the container board's 2 GiB cgroup: the memory
+/// panel draws the cgroup's limit (dashed), its use and its available
+/// memory, and the legend names them.
+#[test]
+fn a_binding_cgroup_is_drawn() {
+    let d = scratch("cgroup");
+    let csv = d.join("cgroup-1g.csv");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cgroup-1g.csv"),
+        &csv,
+    )
+    .unwrap();
+    let svg = plot_ok(&csv);
+    assert!(
+        svg.contains(
+            "data-series=\"cg_mem_limit_mb\" stroke=\"#393b79\" stroke-dasharray=\"8 4\" points=\""
+        ),
+        "{svg}"
+    );
+    for col in ["cg_mem_used_mb", "cg_mem_avail_mb"] {
+        assert!(svg.contains(&format!("data-series=\"{col}\"")), "{col}");
+    }
+    for label in [
+        ">cgroup limit (MiB)<",
+        ">cgroup used (MiB)<",
+        ">cgroup available (MiB)<",
+    ] {
+        assert!(svg.contains(label), "{label}");
+    }
+    assert!(svg.contains("near-OOM &lt; 128 MiB"), "{svg}");
+
+    // The host-bound twin: nothing of a cgroup.
+    let host = d.join("host-bound.csv");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-bound.csv"),
+        &host,
+    )
+    .unwrap();
+    assert!(!plot_ok(&host).contains("cgroup"));
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards/container-2g-1.5cpu");
+    let out = headroom(&[
+        "--root",
+        s(&root),
+        "record",
+        "--count",
+        "3",
+        "--interval",
+        "0",
+        "--run-id",
+        "c",
+        "--out-dir",
+        s(&d),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = plot_ok(&d.join("resources-c.csv"));
+    assert!(svg.contains("data-series=\"cg_mem_limit_mb\""), "{svg}");
+    assert!(
+        svg.contains("<title>cgroup limit (MiB), peak 2048</title>"),
+        "{svg}"
+    );
+    assert!(svg.contains("data-series=\"cg_mem_used_mb\""), "{svg}");
+}
+
+/// Issue 25: a `run --jobserver` CSV draws the jobs running, allowed and
+/// paused on the CPU panel's count axis.
+#[test]
+fn a_jobserver_csv_draws_its_paused_jobs() {
+    let d = scratch("jobs");
+    let data =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-bound.csv"))
+            .unwrap();
+    let mut csv = String::new();
+    for (i, line) in data.lines().enumerate() {
+        let jobs = match i {
+            0 => ",jobs_running,jobs_allowed,jobs_paused".to_string(),
+            5..=7 => ",2,3,1".to_string(),
+            _ => ",3,3,0".to_string(),
+        };
+        csv.push_str(&format!("{line}{jobs}\n"));
+    }
+    let path = d.join("resources-j.csv");
+    fs::write(&path, csv).unwrap();
+    let svg = plot_ok(&path);
+    for col in ["jobs_running", "jobs_allowed", "jobs_paused"] {
+        assert!(svg.contains(&format!("data-series=\"{col}\"")), "{col}");
+    }
+    assert!(
+        svg.contains("<title>jobs paused (count), peak 1</title>"),
+        "{svg}"
+    );
+    assert!(svg.contains(">jobs paused (count)</text>"), "{svg}");
+}
+
 /// A headroom CSV with OOM kills, in the 27 columns of before the slow
 /// ones (a recording of an earlier version); the context is CSV-quoted.
 fn oom_csv(rows: usize) -> String {

@@ -193,7 +193,8 @@ twin_args! {
     second_mid {}
     shared {
         [
-            /// near-OOM threshold in MiB of MemAvailable (default 4096, scaled on small hosts)
+            /// near-OOM threshold in MiB available (MemAvailable, or a tighter
+            /// cgroup's; default 4096, scaled to small hosts and cgroups)
             #[argh(option)]
         ] [] []
         near_oom_mb: Option<u64>,
@@ -313,7 +314,8 @@ pub struct SummarizeArgs {
     /// the CSV file
     #[argh(positional)]
     pub file: String,
-    /// near-OOM threshold in MiB of MemAvailable (default 4096, scaled on small hosts)
+    /// near-OOM threshold in MiB available (MemAvailable, or a tighter
+    /// cgroup's; default 4096, scaled to small hosts and cgroups)
     #[argh(option)]
     pub near_oom_mb: Option<u64>,
     /// low-disk threshold in GiB available (default 20, scaled on small disks)
@@ -384,9 +386,10 @@ twin_args! {
         [
             #[argh(option)]
         ] [
-            /// a recorded CSV: plan from its build's largest compiler
-            /// (build_peak_rss_mb; without a build, peak_rss_mb), keeping 10 %
-            /// headroom
+            /// a recorded CSV: print, as a bare number on stdout, the -j at
+            /// which its build's largest compiler (build_peak_rss_mb; without a
+            /// build, peak_rss_mb) plus 10 % headroom fits here now; --explain
+            /// says how
         ] [
             /// a recorded CSV: plan from its build's largest compiler
             /// (build_peak_rss_mb; without a build, peak_rss_mb)

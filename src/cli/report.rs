@@ -191,7 +191,7 @@ pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
 
 /// `plot`: two streaming passes over the CSV (headroom::report::plot), then the SVG
 /// into a temporary file beside the output, renamed over it when whole.
-/// Never inlined: `Plot::new` builds 130 KiB of buckets in this frame, and
+/// Never inlined: `Plot::new` builds ~300 KiB of buckets in this frame, and
 /// inlined into `main` stack probes would make it resident for every
 /// command.
 #[inline(never)]

@@ -17,9 +17,11 @@
 //!
 //! Layout: a title (file name, samples, duration, time range), a legend,
 //! then three panels on one time axis — memory in MiB (RAM used and
-//! available, swap used, zram stored and zram RAM, the near-OOM line),
-//! disk available (with the low-disk line), CPU % with the compiler count on a
-//! right-hand axis — and a fourth, "I/O and temperature", only when some
+//! available, swap used, zram stored and zram RAM, the near-OOM line; and
+//! when a memory cgroup binds, its limit as a dashed line, its use and its
+//! available memory), disk available (with the low-disk line), CPU % with
+//! the compiler count on a right-hand axis (and, for `run --jobserver`, the
+//! jobs running, allowed and paused) — and a fourth, "I/O and temperature", only when some
 //! row has one of its columns (none in a 14- or 27-column CSV, whose plot
 //! is as before): the build disk's read and write MiB/s and swap-in and
 //! swap-out MiB/s, with the CPU temperature in °C on a right-hand axis.
@@ -29,9 +31,11 @@
 //! the CSV goes through [`escape`].
 //!
 //! The memory axis is scaled to `MEM_USE`, what the host and the build
-//! take; RAM available is drawn where it falls on it, MemTotal is a line
-//! on it or a note above it. A series that is 0 throughout where 0 shows
-//! nothing is left out of the plot and the legend, and named in a note.
+//! take (and the cgroup's limit when it binds); RAM available is drawn
+//! where it falls on it, MemTotal is a line on it or a note above it. A
+//! series that is 0 throughout where 0 shows nothing is left out of the
+//! plot and the legend, and named in a note. Every series has a colour of
+//! its own.
 //!
 //! # References
 //! SVG 1.1 (W3C), "Basic shapes" and "The 'title' element"; XML 1.0, "Char"
@@ -41,6 +45,7 @@ use heapless::Vec;
 use ufmt::{uWrite, uwrite};
 
 use crate::build::text::{Context, Stage};
+use crate::report::summary::binding::Binding;
 use crate::report::summary::{Summary, Threshold};
 use crate::tick::clock::Iso;
 use crate::tick::row::Row;
@@ -62,7 +67,7 @@ pub const BANDS: usize = 48;
 pub const OOM_MARKS: usize = 64;
 
 /// Number of [`Series`]: [`SERIES`] and [`IO_SERIES`].
-pub const SERIES_N: usize = 13;
+pub const SERIES_N: usize = 19;
 
 /// One line of the plot, with the CSV column(s) it comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +82,15 @@ pub enum Series {
     ZramStored,
     /// `zram_ram_mb`, MiB (headroom's CSV only).
     ZramRam,
+    /// `cg_mem_limit_mb`, MiB: the binding cgroup's limit, a dashed line
+    /// (drawn only when a cgroup binds: [`Scan`]).
+    CgLimit,
+    /// The cgroup's use, `cg_mem_limit_mb` − `cg_mem_avail_mb`, MiB (not a
+    /// column of its own; drawn only when a cgroup binds).
+    CgUsed,
+    /// `cg_mem_avail_mb`, MiB: the cgroup's available memory (drawn only
+    /// when a cgroup binds).
+    CgAvail,
     /// `disk_avail_mb`, else `disk_avail_gb` × 1024: MiB free on the build
     /// filesystem.
     DiskFree,
@@ -84,6 +98,13 @@ pub enum Series {
     Cpu,
     /// `compilers`, a count of processes.
     Compilers,
+    /// `jobs_running` of `run --jobserver`, a count.
+    JobsRunning,
+    /// `jobs_allowed` of `run --jobserver`, a count.
+    JobsAllowed,
+    /// `jobs_paused` of `run --jobserver`: jobs stopped because their
+    /// growth would outrun memory, a count.
+    JobsPaused,
     /// `disk_read_mibps`, hundredths of MiB/s.
     DiskRead,
     /// `disk_write_mibps`, hundredths of MiB/s.
@@ -97,19 +118,45 @@ pub enum Series {
 }
 
 /// The series of the first three panels, in legend order.
-pub const SERIES: [Series; 8] = [
+pub const SERIES: [Series; 14] = [
     Series::MemUsed,
     Series::MemAvail,
     Series::SwapUsed,
     Series::ZramStored,
     Series::ZramRam,
+    Series::CgLimit,
+    Series::CgUsed,
+    Series::CgAvail,
     Series::DiskFree,
     Series::Cpu,
     Series::Compilers,
+    Series::JobsRunning,
+    Series::JobsAllowed,
+    Series::JobsPaused,
+];
+
+/// The series of the memory panel, in drawing order.
+const MEM_SERIES: [Series; 8] = [
+    Series::MemUsed,
+    Series::MemAvail,
+    Series::SwapUsed,
+    Series::ZramStored,
+    Series::ZramRam,
+    Series::CgLimit,
+    Series::CgUsed,
+    Series::CgAvail,
+];
+
+/// The counts on the CPU panel's right-hand axis, in drawing order.
+const COUNT_SERIES: [Series; 4] = [
+    Series::Compilers,
+    Series::JobsRunning,
+    Series::JobsAllowed,
+    Series::JobsPaused,
 ];
 
 /// The series of the fourth panel, I/O and temperature, in legend order.
-pub const IO_SERIES: [Series; SERIES_N - 8] = [
+pub const IO_SERIES: [Series; SERIES_N - SERIES.len()] = [
     Series::DiskRead,
     Series::DiskWrite,
     Series::SwapIn,
@@ -142,6 +189,12 @@ impl Series {
             Series::SwapUsed => row.mem_known.then_some(row.swap_used_mb),
             Series::ZramStored => row.ext.zram_stored_mb,
             Series::ZramRam => row.ext.zram_ram_mb,
+            Series::CgLimit => row.ext.cg_mem_avail_mb.and(row.ext.cg_mem_limit_mb),
+            Series::CgUsed => match (row.ext.cg_mem_limit_mb, row.ext.cg_mem_avail_mb) {
+                (Some(l), Some(a)) => Some(l.saturating_sub(a)),
+                _ => None,
+            },
+            Series::CgAvail => row.ext.cg_mem_avail_mb,
             Series::DiskFree => row.disk_known.then(|| {
                 row.ext
                     .disk_avail_mb
@@ -149,6 +202,9 @@ impl Series {
             }),
             Series::Cpu => Some(row.cpu_pct),
             Series::Compilers => Some(row.compilers),
+            Series::JobsRunning => row.jobs.map(|(r, _, _)| u64::from(r)),
+            Series::JobsAllowed => row.jobs.map(|(_, a, _)| u64::from(a)),
+            Series::JobsPaused => row.jobs.map(|(_, _, p)| u64::from(p)),
             Series::DiskRead => row.ext.disk_read_mibps.as_ref().map(|d| d.centi),
             Series::DiskWrite => row.ext.disk_write_mibps.as_ref().map(|d| d.centi),
             Series::SwapIn => row.ext.swap_in_mibps.as_ref().map(|d| d.centi),
@@ -165,9 +221,15 @@ impl Series {
             Series::SwapUsed => "swap used (MiB)",
             Series::ZramStored => "zram stored (MiB)",
             Series::ZramRam => "zram RAM (MiB)",
+            Series::CgLimit => "cgroup limit (MiB)",
+            Series::CgUsed => "cgroup used (MiB)",
+            Series::CgAvail => "cgroup available (MiB)",
             Series::DiskFree => "disk available",
             Series::Cpu => "CPU %",
             Series::Compilers => "compilers (count)",
+            Series::JobsRunning => "jobs running (count)",
+            Series::JobsAllowed => "jobs allowed (count)",
+            Series::JobsPaused => "jobs paused (count)",
             Series::DiskRead => "disk read (MiB/s)",
             Series::DiskWrite => "disk write (MiB/s)",
             Series::SwapIn => "swap-in (MiB/s)",
@@ -176,7 +238,8 @@ impl Series {
         }
     }
 
-    /// The CSV column name, used as the polyline's `data-series`.
+    /// The CSV column name, used as the polyline's `data-series`; for
+    /// the cgroup's use, which no column holds, `cg_mem_used_mb`.
     pub fn column(self) -> &'static str {
         match self {
             Series::MemUsed => "mem_used_mb",
@@ -184,9 +247,15 @@ impl Series {
             Series::SwapUsed => "swap_used_mb",
             Series::ZramStored => "zram_stored_mb",
             Series::ZramRam => "zram_ram_mb",
+            Series::CgLimit => "cg_mem_limit_mb",
+            Series::CgUsed => "cg_mem_used_mb",
+            Series::CgAvail => "cg_mem_avail_mb",
             Series::DiskFree => "disk_avail_mb",
             Series::Cpu => "cpu_pct",
             Series::Compilers => "compilers",
+            Series::JobsRunning => "jobs_running",
+            Series::JobsAllowed => "jobs_allowed",
+            Series::JobsPaused => "jobs_paused",
             Series::DiskRead => "disk_read_mibps",
             Series::DiskWrite => "disk_write_mibps",
             Series::SwapIn => "swap_in_mibps",
@@ -195,6 +264,8 @@ impl Series {
         }
     }
 
+    /// The stroke colour, one per series (no two alike, and none the
+    /// near-OOM line's, the OOM marker's or MemTotal's).
     fn color(self) -> &'static str {
         match self {
             Series::MemUsed => "#1f77b4",
@@ -202,15 +273,34 @@ impl Series {
             Series::SwapUsed => "#9467bd",
             Series::ZramStored => "#ff7f0e",
             Series::ZramRam => "#8c564b",
+            Series::CgLimit => "#393b79",
+            Series::CgUsed => "#c51b7d",
+            Series::CgAvail => "#1b9e77",
             Series::DiskFree => "#17becf",
             Series::Cpu => "#d62728",
             Series::Compilers => "#555555",
-            Series::DiskRead => "#17becf",
-            Series::DiskWrite => "#1f77b4",
-            Series::SwapIn => "#9467bd",
+            Series::JobsRunning => "#08519c",
+            Series::JobsAllowed => "#a6761d",
+            Series::JobsPaused => "#f0027f",
+            Series::DiskRead => "#008080",
+            Series::DiskWrite => "#000080",
+            Series::SwapIn => "#bcbd22",
             Series::SwapOut => "#e377c2",
-            Series::CpuTemp => "#ff7f0e",
+            Series::CpuTemp => "#d95f02",
         }
+    }
+
+    /// Drawn dashed: a limit, not a measure.
+    fn dashed(self) -> bool {
+        self == Series::CgLimit
+    }
+
+    /// One of `run --jobserver`'s columns, which only its CSVs have.
+    fn of_jobserver(self) -> bool {
+        matches!(
+            self,
+            Series::JobsRunning | Series::JobsAllowed | Series::JobsPaused
+        )
     }
 
     fn index(self) -> usize {
@@ -238,23 +328,36 @@ impl Series {
     }
 
     /// A series whose values are all 0 shows nothing (no swap, no zram, no
-    /// compiler, an idle CPU) and is left out; 0 RAM available or 0 disk
-    /// free is the news itself, and RAM used is never 0.
+    /// compiler, an idle CPU, no job paused) and is left out; 0 RAM or
+    /// cgroup memory available or 0 disk free is the news itself, and RAM
+    /// used is never 0.
     fn zero_is_nothing(self) -> bool {
-        !matches!(self, Series::MemAvail | Series::DiskFree)
+        !matches!(
+            self,
+            Series::MemAvail | Series::DiskFree | Series::CgAvail | Series::CgLimit
+        )
+    }
+
+    /// Whether this is one of the cgroup's series, drawn only when a
+    /// cgroup binds.
+    fn of_cgroup(self) -> bool {
+        matches!(self, Series::CgLimit | Series::CgUsed | Series::CgAvail)
     }
 }
 
 /// The memory series that the memory axis is scaled to: what the host and
-/// the build take. RAM available is MemTotal minus RAM used: on a large
-/// host it would put the axis near MemTotal and the build's use flat at
-/// the bottom, so it is drawn where it falls on the axis (with the
-/// near-OOM line, which is always on it) and marked when above it.
-const MEM_USE: [Series; 4] = [
+/// the build take, and the binding cgroup's limit and use. RAM available
+/// is MemTotal minus RAM used: on a large host it would put the axis near
+/// MemTotal and the build's use flat at the bottom, so it is drawn where
+/// it falls on the axis (with the near-OOM line, which is always on it)
+/// and marked when above it; so is the cgroup's available memory.
+const MEM_USE: [Series; 6] = [
     Series::MemUsed,
     Series::SwapUsed,
     Series::ZramStored,
     Series::ZramRam,
+    Series::CgLimit,
+    Series::CgUsed,
 ];
 
 /// Pass 1 over the CSV: time range, row count, the series present and the
@@ -270,6 +373,9 @@ pub struct Scan {
     present: [bool; SERIES_N],
     nonzero: [bool; SERIES_N],
     oom_counter: bool,
+    /// Some row's cgroup had less available memory than MemAvailable
+    /// ([`Binding`]): the cgroup's series are drawn.
+    cg_binds: bool,
 }
 
 impl Scan {
@@ -286,6 +392,7 @@ impl Scan {
             present: [false; SERIES_N],
             nonzero: [false; SERIES_N],
             oom_counter: false,
+            cg_binds: false,
         }
     }
 
@@ -308,6 +415,7 @@ impl Scan {
             }
         }
         self.oom_counter |= row.ext.oom_kills.is_some();
+        self.cg_binds |= row.mem_known && Binding::of(row).by_cgroup();
     }
 
     /// Rows observed.
@@ -396,7 +504,7 @@ struct Mark {
     context: Context,
 }
 
-/// Pass 2 over the CSV and the SVG. About 180 KiB: box it.
+/// Pass 2 over the CSV and the SVG. About 300 KiB: box it.
 #[derive(Clone, Debug)]
 pub struct Plot {
     t0: u64,
@@ -409,8 +517,11 @@ pub struct Plot {
     /// The series with a value in some row.
     present: [bool; SERIES_N],
     /// The series drawn and in the legend: present, and not all 0 where
-    /// 0 shows nothing ([`Series::zero_is_nothing`]).
+    /// 0 shows nothing ([`Series::zero_is_nothing`]); the cgroup's only
+    /// when a cgroup binds.
     drawn: [bool; SERIES_N],
+    /// A cgroup bound some row: the near-OOM line is about its memory too.
+    cg_binds: bool,
     /// MemTotal, MiB: the largest RAM used + RAM available of a row (the
     /// CSV has no MemTotal column; `mem_used_mb` is MemTotal −
     /// MemAvailable); 0 without memory figures.
@@ -531,8 +642,11 @@ impl Plot {
             low_disk: scan.summary.low_disk(),
             present: scan.present,
             drawn: core::array::from_fn(|i| {
-                scan.present[i] && (scan.nonzero[i] || !ALL[i].zero_is_nothing())
+                scan.present[i]
+                    && (scan.nonzero[i] || !ALL[i].zero_is_nothing())
+                    && (scan.cg_binds || !ALL[i].of_cgroup())
             }),
+            cg_binds: scan.cg_binds,
             mem_total: 0,
             oom_counter: scan.oom_counter,
             io: IO_SERIES.iter().any(|s| scan.present[s.index()]),
@@ -688,9 +802,22 @@ impl Plot {
     }
 
     /// The series the legend and notes name: [`SERIES`], and [`IO_SERIES`]
-    /// when the fourth panel is drawn.
+    /// when the fourth panel is drawn; see [`Plot::named`].
     fn listed(&self) -> &'static [Series] {
         if self.io { &ALL } else { &SERIES }
+    }
+
+    /// Whether the notes may name `s` (as absent, or 0 throughout): the
+    /// cgroup's series only when drawn (a cgroup binds), the jobserver's
+    /// only in a `run --jobserver` CSV, so that other plots read as before.
+    fn named(&self, s: Series) -> bool {
+        if s.of_cgroup() {
+            self.drawn[s.index()]
+        } else if s.of_jobserver() {
+            self.present[s.index()]
+        } else {
+            true
+        }
     }
 
     /// The bottom of the lowest panel: where bands and OOM lines end and

@@ -329,7 +329,8 @@ fn toolchain_14_column_csv_omits_the_absent_series() {
         let gone = matches!(
             s,
             Series::ZramStored | Series::ZramRam | Series::SwapUsed | Series::MemAvail
-        );
+        ) || s.of_cgroup()
+            || s.of_jobserver();
         assert_eq!(svg.contains(&line), !gone, "{line}");
     }
     assert!(svg.contains("not in this CSV (omitted): zram stored (MiB), zram RAM (MiB)"));
@@ -594,7 +595,7 @@ fn the_fourth_panel_draws_io_and_temperature() {
         IO.0 + 4
     )));
     assert!(svg.contains(&std::format!(
-        "y=\"{}\" fill=\"#ff7f0e\">80</text>",
+        "y=\"{}\" fill=\"#d95f02\">80</text>",
         IO.0 + 4
     )));
     // The time axis and the stage bands reach below the fourth panel.
@@ -645,4 +646,222 @@ fn without_the_columns_the_plot_is_the_three_panels_as_before() {
     let (a, b) = (svg_of(&old), svg_of(&new));
     assert_eq!(a, b);
     assert!(a.contains("height=\"900\""));
+}
+
+/// [`row`] on a 22 GiB host inside a memory cgroup of `limit` MiB whose
+/// use is `cg_used` (`None` limit: a CSV before `cg_mem_limit_mb`).
+fn cg_row(epoch: u64, cg_used: u64, limit: Option<u64>) -> Row {
+    let mut r = row(epoch, "build");
+    r.mem_used_mb = 2_000 + cg_used;
+    r.mem_avail_mb = 22_000 - r.mem_used_mb;
+    r.ext.cg_mem_avail_mb = Some(1024 - cg_used);
+    r.ext.cg_mem_limit_mb = limit;
+    r
+}
+
+/// The polyline of a series: its opening tag, up to `points=`.
+fn polyline_of(svg: &str, s: Series) -> Option<&str> {
+    let at = svg.find(&std::format!("data-series=\"{}\"", s.column()))?;
+    let start = svg[..at].rfind('<')?;
+    Some(&svg[start..start + svg[start..].find("points=")?])
+}
+
+/// Issue 25: in a 1 GiB cgroup on a 22 GiB host, the memory panel draws
+/// the cgroup's limit (dashed), its use and its available memory, and the
+/// legend names them; the axis reaches the limit.
+#[test]
+fn a_binding_cgroup_draws_its_limit_and_use() {
+    let rows: Vec<Row> = (0..20)
+        .map(|i| cg_row(i, 300 + 30 * i, Some(1024)))
+        .collect();
+    let (p, svg) = plot_of(&rows);
+    assert!(p.cg_binds);
+    let limit = polyline_of(&svg, Series::CgLimit).expect("the limit line");
+    assert!(limit.contains("stroke-dasharray=\"8 4\""), "{limit}");
+    assert!(polyline_of(&svg, Series::CgUsed).is_some(), "{svg}");
+    assert!(polyline_of(&svg, Series::CgAvail).is_some(), "{svg}");
+    assert!(
+        !polyline_of(&svg, Series::CgUsed)
+            .unwrap()
+            .contains("dasharray")
+    );
+    assert_eq!(p.peak(Series::CgUsed), Some(300 + 30 * 19));
+    assert_eq!(p.low(Series::CgAvail), Some(1024 - 870));
+    let legend = legend_labels(&svg);
+    for s in [Series::CgLimit, Series::CgUsed, Series::CgAvail] {
+        assert!(legend.contains(&s.label()), "{s:?}: {legend:?}");
+    }
+    // The limit's swatch is dashed too.
+    assert!(svg.contains("stroke=\"#393b79\" stroke-width=\"3\" stroke-dasharray=\"6 3\"/>"));
+    // The axis: host RAM used peaks at 2870 MiB: 3000; the limit is on it.
+    assert_eq!(mem_top(&svg), 4_000, "{svg}");
+    assert!(svg.contains("<title>cgroup limit (MiB), peak 1024</title>"));
+    // The near-OOM line is the cgroup's, scaled to its limit, and says so.
+    assert_eq!(p.near_oom, Threshold::ScaledToCgroup(128, 1024));
+    assert!(svg.contains("<title>near-OOM: available memory (the cgroup's where it binds) below 128 MB (scaled from the 1024 MB cgroup limit)</title>"), "{svg}");
+    assert!(
+        svg.contains("0 throughout (not drawn): swap used (MiB)<"),
+        "{svg}"
+    );
+
+    // A CSV written before cg_mem_limit_mb: the cgroup's available memory
+    // alone (its use and limit are unknown), and nothing said of them.
+    let old: Vec<Row> = (0..20).map(|i| cg_row(i, 300 + 30 * i, None)).collect();
+    let (_, svg) = plot_of(&old);
+    assert!(polyline_of(&svg, Series::CgAvail).is_some());
+    assert!(polyline_of(&svg, Series::CgLimit).is_none());
+    assert!(polyline_of(&svg, Series::CgUsed).is_none());
+    assert!(!svg.contains("cgroup limit"), "{svg}");
+    assert!(!svg.contains("cgroup used"), "{svg}");
+}
+
+/// A cgroup that never has less room than MemAvailable, or none at all:
+/// nothing of the cgroup is drawn or named, the plot is as before.
+#[test]
+fn without_a_binding_cgroup_nothing_of_it_is_drawn() {
+    let loose: Vec<Row> = (0..20)
+        .map(|i| {
+            let mut r = row(i, "build");
+            r.ext.cg_mem_avail_mb = Some(r.mem_avail_mb + 500);
+            r.ext.cg_mem_limit_mb = Some(8192);
+            r
+        })
+        .collect();
+    let (p, with_cg) = plot_of(&loose);
+    assert!(!p.cg_binds);
+    for s in [Series::CgLimit, Series::CgUsed, Series::CgAvail] {
+        assert!(polyline_of(&with_cg, s).is_none(), "{s:?}");
+        assert!(!with_cg.contains(s.label()), "{s:?}");
+    }
+    assert!(!with_cg.contains("cgroup"), "{with_cg}");
+    // Byte for byte the plot of the same rows without cgroup figures.
+    let bare: Vec<Row> = (0..20).map(|i| row(i, "build")).collect();
+    let (_, without) = plot_of(&bare);
+    assert_eq!(with_cg, without);
+}
+
+/// Issue 25: series used to share colours (disk read with disk free, disk
+/// write with RAM used, swap-in with swap used, the temperature with zram
+/// stored). Each has its own now, and none is a marker's or a threshold's.
+#[test]
+fn every_series_has_its_own_colour() {
+    let mut colours: Vec<&str> = ALL.iter().map(|s| s.color()).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    assert_eq!(colours.len(), SERIES_N, "{colours:?}");
+    for taken in ["#e31a1c", "#c00000", "#888", "#ffffff"] {
+        assert!(!colours.contains(&taken), "{taken}");
+    }
+    // In a rendered plot with every series, each polyline's stroke is its own.
+    let rows: Vec<Row> = (0..20)
+        .map(|i| {
+            let mut r = io_row(i, "build", 100 * i, 600);
+            // RAM available on the memory axis, so that it is drawn.
+            (r.mem_used_mb, r.mem_avail_mb) = (3000, 500 + i);
+            r.ext.swap_in_mibps = Some(crate::tick::row::Decimal::from_centi(30));
+            r.swap_used_mb = 10 + i;
+            r.ext.zram_stored_mb = Some(20 + i);
+            r.ext.zram_ram_mb = Some(5 + i);
+            r.ext.cg_mem_avail_mb = Some(400 - i);
+            r.ext.cg_mem_limit_mb = Some(1024);
+            r.jobs = Some((2, 3, u32::from(i % 3 == 0)));
+            r
+        })
+        .collect();
+    let (_, svg) = plot_of(&rows);
+    let mut strokes: Vec<(&str, &str)> = Vec::new();
+    for s in ALL {
+        let tag = polyline_of(&svg, s).unwrap_or_else(|| panic!("{s:?} not drawn"));
+        let stroke = tag
+            .split("stroke=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert_eq!(stroke, s.color(), "{s:?}");
+        strokes.push((s.column(), stroke));
+    }
+    let mut only: Vec<&str> = strokes.iter().map(|(_, c)| *c).collect();
+    only.sort_unstable();
+    only.dedup();
+    assert_eq!(only.len(), SERIES_N, "{strokes:?}");
+}
+
+/// Issue 25: the jobs a `run --jobserver` paused are drawn, with the jobs
+/// running and allowed, on the CPU panel's count axis.
+#[test]
+fn paused_jobs_are_drawn() {
+    let rows: Vec<Row> = (0..30)
+        .map(|i| {
+            let mut r = row(i, "build");
+            let paused = if (10..15).contains(&i) { 2 } else { 0 };
+            r.jobs = Some((4 - paused, 4, paused));
+            r
+        })
+        .collect();
+    let (p, svg) = plot_of(&rows);
+    assert_eq!(p.peak(Series::JobsPaused), Some(2));
+    for s in [Series::JobsRunning, Series::JobsAllowed, Series::JobsPaused] {
+        assert!(polyline_of(&svg, s).is_some(), "{s:?}");
+        assert!(legend_labels(&svg).contains(&s.label()), "{s:?}");
+    }
+    assert!(svg.contains("<title>jobs paused (count), peak 2</title>"));
+    // The count axis reaches the 4 jobs allowed; its title names the jobs.
+    assert!(svg.contains(">compilers, jobs</text>"), "{svg}");
+    assert!(svg.contains(">CPU % / compilers, jobs</text>"), "{svg}");
+    // Never paused: said so, not drawn.
+    let calm: Vec<Row> = (0..30)
+        .map(|i| {
+            let mut r = row(i, "build");
+            r.jobs = Some((2, 2, 0));
+            r
+        })
+        .collect();
+    let (_, svg) = plot_of(&calm);
+    assert!(polyline_of(&svg, Series::JobsPaused).is_none());
+    assert!(
+        svg.contains("0 throughout (not drawn): swap used (MiB), jobs paused (count)<"),
+        "{svg}"
+    );
+    // Without the jobserver's columns: no word of jobs.
+    let (_, svg) = plot_of(&[row(1, "a"), row(2, "a")]);
+    assert!(!svg.contains("jobs"), "{svg}");
+}
+
+/// A legend of more than two rows moves the panels down rather than onto
+/// them; two rows or fewer leave the layout as it was.
+#[test]
+fn a_long_legend_moves_the_panels_down() {
+    let rows: Vec<Row> = (0..20)
+        .map(|i| {
+            let mut r = io_row(i, "build", 100 * i, 600);
+            r.jobs = Some((2, 3, u32::from(i % 3 == 0)));
+            r.swap_used_mb = 10 + i;
+            r
+        })
+        .collect();
+    let (_, svg) = plot_of(&rows);
+    // Three rows: 18 px more, everything below the legend in one group.
+    assert!(
+        svg.contains("height=\"1078\" viewBox=\"0 0 1200 1078\""),
+        "{svg}"
+    );
+    let g = "<g transform=\"translate(0 18)\">\n";
+    let at = svg.find(g).expect("the shifted group");
+    assert!(at > svg.find("<g class=\"legend\">").unwrap());
+    assert!(at < svg.find("<g class=\"bands\">").unwrap());
+    assert!(svg.ends_with("</g>\n</svg>\n"));
+    assert_eq!(count(&svg, "<g"), count(&svg, "</g>"));
+    // The legend's third row is at 70 + 2 × 18.
+    let legend = &svg[svg.find("<g class=\"legend\">").unwrap()..at];
+    assert!(
+        legend.contains("x1=\"80\" y1=\"106\" x2=\"98\" y2=\"106\""),
+        "{legend}"
+    );
+    assert!(!legend.contains("y1=\"124\""), "{legend}");
+    // Two rows: no group, the height as before.
+    let (_, svg) = plot_of(&[row(1, "a"), row(2, "a")]);
+    assert!(!svg.contains("transform=\"translate"));
+    assert!(svg.contains("height=\"900\""));
 }

@@ -11,6 +11,12 @@
 //! prints `samples=0` and no peaks; OOM kills come from /proc/vmstat; the
 //! default thresholds scale down on small hosts and the summary says which
 //! threshold it used.
+//!
+//! The memory lines carry the memory the build could really use
+//! ([`binding`]): inside a memory cgroup whose available memory is below
+//! MemAvailable, the cgroup's, said to be the cgroup's; the near-OOM
+//! default then scales to the cgroup's limit. Where no cgroup binds, the
+//! toolchain's lines are byte for byte what they were.
 
 use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
@@ -20,7 +26,10 @@ use crate::build::usage::{Usage, write_centi};
 use crate::report::plot::stage_str;
 use crate::tick::clock::Iso;
 use crate::tick::row::{BufferFull, Row};
+use binding::{Binding, BoundBy};
 
+/// The memory the build could use at each row: host or cgroup.
+pub mod binding;
 /// The JSON form: [`Summary::render_json`].
 mod json;
 /// The WHY IT WAS SLOW section: swap thrash, a busy disk, heat and power.
@@ -46,7 +55,7 @@ const NO_MEM: &str = "  unknown: /proc/meminfo could not be read on any sample\n
 pub type Text = String<TEXT_CAP>;
 
 /// A threshold and where its value came from. Near-OOM is in MiB of
-/// MemAvailable, low-disk in MiB free.
+/// available memory (the [`binding`] figure), low-disk in MiB free.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Threshold {
     /// Given on the command line (`--low-disk-gb N` is kept as N × 1024).
@@ -55,13 +64,19 @@ pub enum Threshold {
     Default(u64),
     /// Default scaled to a small host: (value, the host size it was scaled from).
     Scaled(u64, u64),
+    /// The near-OOM default scaled to a memory cgroup whose limit is below
+    /// the host's RAM and twice the default: (value, the limit, MiB).
+    ScaledToCgroup(u64, u64),
 }
 
 impl Threshold {
     /// The value in the threshold's unit.
     pub fn value(self) -> u64 {
         match self {
-            Threshold::Given(v) | Threshold::Default(v) | Threshold::Scaled(v, _) => v,
+            Threshold::Given(v)
+            | Threshold::Default(v)
+            | Threshold::Scaled(v, _)
+            | Threshold::ScaledToCgroup(v, _) => v,
         }
     }
 }
@@ -154,8 +169,14 @@ pub struct Summary {
     low_disk: Option<Threshold>,
     samples: u64,
     max_elapsed: u64,
+    /// The row with the largest [`Binding::used_mb`].
     peak_mem: Option<Row>,
+    /// The row with the smallest [`Binding::avail_mb`].
     min_avail: Option<Row>,
+    /// Rows with memory figures ([`Row::mem_known`]).
+    mem_samples: u64,
+    /// Of those, rows where a cgroup bound.
+    cg_bound_samples: u64,
     peak_swap: Option<Row>,
     min_disk: Option<Row>,
     peak_load: Option<Row>,
@@ -236,6 +257,8 @@ impl Summary {
             max_elapsed: 0,
             peak_mem: None,
             min_avail: None,
+            mem_samples: 0,
+            cg_bound_samples: 0,
             peak_swap: None,
             min_disk: None,
             peak_load: None,
@@ -337,14 +360,22 @@ impl Summary {
         self.samples
     }
 
-    /// Near-OOM threshold from the first row with memory figures:
-    /// RAM = used + available.
+    /// Near-OOM threshold from the first row with memory figures: 1/8 of
+    /// the memory there is when that is below twice the default, where the
+    /// memory is RAM (used + available) or, when smaller, the cgroup's
+    /// limit ([`binding::memory_size_mb`]; a CSV without `cg_mem_limit_mb`
+    /// scales to RAM alone).
     fn near_oom_for(row: &Row) -> Threshold {
-        let ram = row.mem_used_mb.saturating_add(row.mem_avail_mb);
-        if ram > 0 && ram < 2 * DEFAULT_NEAR_OOM_MB {
-            Threshold::Scaled((ram / 8).max(1), ram)
-        } else {
-            Threshold::Default(DEFAULT_NEAR_OOM_MB)
+        match binding::memory_size_mb(row) {
+            Some((mb, cgroup)) if mb < 2 * DEFAULT_NEAR_OOM_MB => {
+                let v = (mb / 8).max(1);
+                if cgroup {
+                    Threshold::ScaledToCgroup(v, mb)
+                } else {
+                    Threshold::Scaled(v, mb)
+                }
+            }
+            _ => Threshold::Default(DEFAULT_NEAR_OOM_MB),
         }
     }
 
@@ -391,9 +422,10 @@ impl Summary {
         )
     }
 
-    /// The near-OOM threshold in force, MiB of MemAvailable: given, else
-    /// set from the first row observed with memory figures (scaled on a
-    /// small host), else the toolchain's default. `plot` draws this line;
+    /// The near-OOM threshold in force, MiB of available memory (the
+    /// [`binding`] figure): given, else set from the first row observed
+    /// with memory figures (scaled on a small host or cgroup), else the
+    /// toolchain's default. `plot` draws this line;
     /// `--prom` exposes it.
     pub fn near_oom(&self) -> Threshold {
         self.thresholds().0
@@ -416,7 +448,8 @@ impl Summary {
 
     /// Takes one row into account. Memory (or disk) figures of a row whose
     /// source could not be read are left out: a 0 written for a missing
-    /// /proc/meminfo is not an OOM edge.
+    /// /proc/meminfo is not an OOM edge. Memory peaks and the near-OOM
+    /// count take the row's [`Binding`].
     pub fn observe(&mut self, row: &Row) {
         self.samples += 1;
         if let Some(jobs) = row.jobs {
@@ -427,11 +460,26 @@ impl Summary {
         self.max_elapsed = self.max_elapsed.max(row.elapsed_s);
         if row.mem_known {
             let near = *self.near_oom.get_or_insert_with(|| Self::near_oom_for(row));
-            keep(&mut self.peak_mem, row, |r| Some(r.mem_used_mb), true);
-            keep(&mut self.min_avail, row, |r| Some(r.mem_avail_mb), false);
+            let b = Binding::of(row);
+            keep(
+                &mut self.peak_mem,
+                row,
+                |r| Some(Binding::of(r).used_mb),
+                true,
+            );
+            keep(
+                &mut self.min_avail,
+                row,
+                |r| Some(Binding::of(r).avail_mb),
+                false,
+            );
             keep(&mut self.peak_swap, row, |r| Some(r.swap_used_mb), true);
-            if row.mem_avail_mb < near.value() {
+            if b.avail_mb < near.value() {
                 self.near_oom_samples += 1;
+            }
+            self.mem_samples += 1;
+            if b.by_cgroup() {
+                self.cg_bound_samples += 1;
             }
         }
         if row.disk_known {
@@ -527,13 +575,30 @@ impl Summary {
         uwrite!(w, "\nPEAK MEMORY USE:\n")?;
         match &self.peak_mem {
             Some(pm) => {
+                let b = Binding::of(pm);
                 uwrite!(
                     w,
-                    "  {} MB used  (only {} MB available)  at {}\n",
-                    pm.mem_used_mb,
-                    pm.mem_avail_mb,
+                    "  {} MB used  (only {} MB available)  at {}",
+                    b.used_mb,
+                    b.avail_mb,
                     pm.iso.as_str()
                 )?;
+                match b.by {
+                    BoundBy::Host => {}
+                    BoundBy::Cgroup { limit_mb: Some(l) } => uwrite!(
+                        w,
+                        "  (the cgroup's, limit {} MB; host {} MB used, {} MB available)",
+                        l,
+                        pm.mem_used_mb,
+                        pm.mem_avail_mb
+                    )?,
+                    BoundBy::Cgroup { limit_mb: None } => uwrite!(
+                        w,
+                        "  (used: the host's; available: the cgroup's, limit not in this CSV; host {} MB available)",
+                        pm.mem_avail_mb
+                    )?,
+                }
+                uwrite!(w, "\n")?;
                 stage_context(w, pm)?;
             }
             None => uwrite!(w, "{}", NO_MEM)?,
@@ -541,7 +606,23 @@ impl Summary {
         uwrite!(w, "\nMIN MEMORY AVAILABLE (closest to OOM):\n")?;
         match &self.min_avail {
             Some(ma) => {
-                uwrite!(w, "  {} MB free  at {}\n", ma.mem_avail_mb, ma.iso.as_str())?;
+                let b = Binding::of(ma);
+                uwrite!(w, "  {} MB free  at {}", b.avail_mb, ma.iso.as_str())?;
+                match b.by {
+                    BoundBy::Host => {}
+                    BoundBy::Cgroup { limit_mb: Some(l) } => uwrite!(
+                        w,
+                        "  (the cgroup's, limit {} MB; host {} MB free)",
+                        l,
+                        ma.mem_avail_mb
+                    )?,
+                    BoundBy::Cgroup { limit_mb: None } => uwrite!(
+                        w,
+                        "  (the cgroup's, limit not in this CSV; host {} MB free)",
+                        ma.mem_avail_mb
+                    )?,
+                }
+                uwrite!(w, "\n")?;
                 stage_context(w, ma)?;
             }
             None => uwrite!(w, "{}", NO_MEM)?,
@@ -636,7 +717,27 @@ impl Summary {
         uwrite!(w, ", low-disk ")?;
         threshold(w, low, "MiB", "disk", "1/10")?;
         uwrite!(w, "\n")?;
-        Ok(())
+        self.render_bound(w)
+    }
+
+    /// When a cgroup bound some rows: in how many, so that the memory lines
+    /// above read as what they are.
+    fn render_bound<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let n = self.cg_bound_samples;
+        if n == 0 {
+            return Ok(());
+        }
+        let with_mem = self.mem_samples;
+        uwrite!(
+            w,
+            "memory that binds: the cgroup's available memory (below MemAvailable) in {} of {} samples",
+            n,
+            with_mem
+        )?;
+        if n < with_mem {
+            uwrite!(w, ", MemAvailable in the other {}", with_mem - n)?;
+        }
+        uwrite!(w, "\n")
     }
 
     /// headroom's sections, each only when its column has data, in SPEC.md's
@@ -684,12 +785,22 @@ impl Summary {
         if let Some(r) = &self.min_cg
             && let Some(mb) = r.ext.cg_mem_avail_mb
         {
-            uwrite!(
-                w,
-                "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
-                mb,
-                r.iso.as_str()
-            )?;
+            match r.ext.cg_mem_limit_mb {
+                Some(limit) => uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MiB available under the {} MiB memory limit (its inactive file cache counted as available)  at {}\n",
+                    mb,
+                    limit,
+                    r.iso.as_str()
+                )?,
+                // A CSV written before cg_mem_limit_mb: limit − usage.
+                None => uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
+                    mb,
+                    r.iso.as_str()
+                )?,
+            }
             stage_context(w, r)?;
         }
         self.render_compilers(w)?;
@@ -807,7 +918,8 @@ impl Summary {
 
 impl Threshold {
     /// The host size a scaled default was computed from (MiB of RAM or of
-    /// disk); `None` for a given or unscaled threshold.
+    /// disk); `None` for a given or unscaled threshold, or one scaled to a
+    /// cgroup.
     pub fn scaled_from(self) -> Option<u64> {
         match self {
             Threshold::Scaled(_, host) => Some(host),
@@ -815,12 +927,22 @@ impl Threshold {
         }
     }
 
-    /// Where the value came from, one word: `given`, `default`, `scaled`.
+    /// The cgroup limit a near-OOM default was scaled to, MiB; `None`
+    /// unless [`Threshold::ScaledToCgroup`].
+    pub fn scaled_from_cgroup(self) -> Option<u64> {
+        match self {
+            Threshold::ScaledToCgroup(_, limit) => Some(limit),
+            _ => None,
+        }
+    }
+
+    /// Where the value came from, one word: `given`, `default`, `scaled`
+    /// (to the host's or to a cgroup's size).
     pub fn source(self) -> &'static str {
         match self {
             Threshold::Given(_) => "given",
             Threshold::Default(_) => "default",
-            Threshold::Scaled(..) => "scaled",
+            Threshold::Scaled(..) | Threshold::ScaledToCgroup(..) => "scaled",
         }
     }
 }
@@ -864,6 +986,15 @@ fn threshold<W: uWrite>(
             host,
             unit,
             what
+        ),
+        Threshold::ScaledToCgroup(v, limit) => uwrite!(
+            w,
+            "< {} {} (default scaled to {} of {} {} cgroup limit)",
+            v,
+            unit,
+            frac,
+            limit,
+            unit
         ),
     }
 }

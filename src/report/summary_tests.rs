@@ -95,7 +95,7 @@ fn zeros_count_as_near_oom_and_low_disk() {
     ));
     let mut j = Text::new();
     sum.render_json(&mut j).unwrap();
-    assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"samples\":1}"), "{j}");
+    assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"scaled_from_cgroup_limit_mb\":null,\"samples\":1}"), "{j}");
     assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"majflt\":1,\"minflt\":2,\"nvcsw\":3,\"nivcsw\":4,\"inblock\":5,\"oublock\":6,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
 }
 
@@ -337,4 +337,270 @@ fn small_disk_compat_csv_scales_from_whole_gib() {
         got.contains("low-disk < 409 MiB (default scaled to 1/10 of 4096 MiB disk)\n"),
         "{got}"
     );
+}
+
+// Issue 25: the memory lines carry the figure that binds, host or cgroup.
+// tests/data/gen-summary-csvs.py writes the three CSVs.
+
+const HOST_BOUND: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/host-bound.csv"
+));
+const CGROUP_LOOSE: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/cgroup-loose.csv"
+));
+const CGROUP_1G: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/cgroup-1g.csv"
+));
+
+/// The summary text up to headroom's own sections: the toolchain's lines,
+/// the thresholds line and what follows it in the counts block.
+fn compat_part(text: &str) -> &str {
+    let end = text.find("\nZRAM:").unwrap_or(text.len());
+    &text[..end]
+}
+
+/// Without a cgroup that binds, every line is what headroom wrote before
+/// issue 25 (the golden was written by that version).
+#[test]
+fn no_binding_cgroup_is_byte_for_byte_as_before() {
+    let golden = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/host-bound.summary.txt"
+    ));
+    let got = summarize(HOST_BOUND, None, None);
+    assert_eq!(got, golden);
+    // The same host inside an 8 GiB cgroup that never has less room than
+    // MemAvailable: the toolchain's lines are the host's, unchanged; only
+    // CGROUP HEADROOM (headroom's own) tells of the cgroup.
+    let loose = summarize(CGROUP_LOOSE, None, None);
+    assert_eq!(compat_part(&loose), compat_part(golden));
+    assert!(!loose.contains("memory that binds"), "{loose}");
+    assert!(
+        loose.contains("\nCGROUP HEADROOM: min 2210 MiB available under the 8192 MiB memory limit (its inactive file cache counted as available)  at 2026-11-30T00:53:45Z\n"),
+        "{loose}"
+    );
+    // And the 14 compatible columns of the binding CSV alone (no cgroup
+    // columns at all) are the host's.
+    let compat: std::string::String = std::str::from_utf8(CGROUP_1G)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: std::vec::Vec<&str> = l.split(',').take(14).collect();
+            std::format!("{}\n", f.join(","))
+        })
+        .collect();
+    let t = summarize(compat.as_bytes(), None, None);
+    assert!(
+        t.contains(
+            "\nMIN MEMORY AVAILABLE (closest to OOM):\n  18210 MB free  at 2026-11-30T00:53:45Z\n"
+        ),
+        "{t}"
+    );
+}
+
+/// A 1 GiB cgroup on a 22 GiB host (the issue's container): the lines keep
+/// their exact prefixes and carry the cgroup's figures, said to be its.
+#[test]
+fn a_binding_cgroup_carries_its_figures_with_the_compatible_prefixes() {
+    let got = summarize(CGROUP_1G, None, None);
+    let want = "\nPEAK MEMORY USE:
+  947 MB used  (only 77 MB available)  at 2026-11-30T00:53:45Z  (the cgroup's, limit 1024 MB; host 3790 MB used, 18210 MB available)
+  stage=link  context=[ 90%] Linking CXX executable app
+
+MIN MEMORY AVAILABLE (closest to OOM):
+  77 MB free  at 2026-11-30T00:53:45Z  (the cgroup's, limit 1024 MB; host 18210 MB free)
+  stage=link  context=[ 90%] Linking CXX executable app
+";
+    assert!(got.contains(want), "{got}");
+    // What scripts grep still matches, and reads the cgroup's number.
+    let line = got
+        .lines()
+        .skip_while(|l| !l.starts_with("MIN MEMORY AVAILABLE"))
+        .nth(1)
+        .unwrap();
+    assert!(
+        line.starts_with("  77 MB free  at 2026-11-30T00:53:45Z"),
+        "{line}"
+    );
+    assert_eq!(line.split_whitespace().next(), Some("77"));
+    // 1/8 of the 1024 MiB limit: rows at 112 and 77 MiB are near OOM.
+    assert!(
+        got.contains("\nsamples below 128 MB free RAM (near-OOM): 2\n"),
+        "{got}"
+    );
+    assert!(
+        got.contains("thresholds: near-OOM < 128 MiB (default scaled to 1/8 of 1024 MiB cgroup limit), low-disk"),
+        "{got}"
+    );
+    assert!(got.contains("\nmemory that binds: the cgroup's available memory (below MemAvailable) in 10 of 10 samples\n"), "{got}");
+    assert!(
+        got.contains("\nCGROUP HEADROOM: min 77 MiB available under the 1024 MiB memory limit (its inactive file cache counted as available)  at 2026-11-30T00:53:45Z\n"),
+        "{got}"
+    );
+    // A given threshold is kept, and counts the cgroup's figures (449,
+    // 249, 112, 77, 174 and 474 MiB).
+    let given = summarize(CGROUP_1G, Some(500), None);
+    assert!(
+        given.contains("samples below 500 MB free RAM (near-OOM): 6\n"),
+        "{given}"
+    );
+    assert!(given.contains("near-OOM < 500 MiB (given)"), "{given}");
+}
+
+#[test]
+fn the_near_oom_default_scales_to_the_cgroups_limit() {
+    let scaled = |used, avail, cg: Option<u64>, limit: Option<u64>| {
+        let mut r = Row::empty(1);
+        (r.mem_used_mb, r.mem_avail_mb) = (used, avail);
+        (r.ext.cg_mem_avail_mb, r.ext.cg_mem_limit_mb) = (cg, limit);
+        let mut s = Summary::new(None, None);
+        s.observe(&r);
+        s.near_oom()
+    };
+    assert_eq!(
+        scaled(3000, 21000, Some(700), Some(1024)),
+        Threshold::ScaledToCgroup(128, 1024)
+    );
+    assert_eq!(
+        scaled(3000, 21000, Some(5000), Some(6144)),
+        Threshold::ScaledToCgroup(768, 6144)
+    );
+    // A cgroup of twice the default or more: the default, as a large host.
+    assert_eq!(
+        scaled(3000, 21000, Some(5000), Some(8192)),
+        Threshold::Default(4096)
+    );
+    // A limit above RAM: the host's RAM scales it, as before.
+    assert_eq!(
+        scaled(300, 3500, Some(7000), Some(8000)),
+        Threshold::Scaled(475, 3800)
+    );
+    // No limit recorded (a CSV before cg_mem_limit_mb): RAM alone.
+    assert_eq!(
+        scaled(3000, 21000, Some(700), None),
+        Threshold::Default(4096)
+    );
+    let t = Threshold::ScaledToCgroup(128, 1024);
+    assert_eq!(
+        (
+            t.value(),
+            t.source(),
+            t.scaled_from(),
+            t.scaled_from_cgroup()
+        ),
+        (128, "scaled", None, Some(1024))
+    );
+}
+
+/// A CSV of 37 columns (before cg_mem_limit_mb; cg_mem_avail_mb then meant
+/// limit − usage): the cgroup's available still binds; its use and size
+/// are unknown, so used stays the host's and the threshold scales to RAM.
+#[test]
+fn a_37_column_csv_still_summarizes() {
+    let old: std::string::String = std::str::from_utf8(CGROUP_1G)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (head, _) = l.rsplit_once(',').unwrap();
+            std::format!("{head}\n")
+        })
+        .collect();
+    assert_eq!(old.lines().next().unwrap().split(',').count(), 37);
+    let got = summarize(old.as_bytes(), None, None);
+    assert!(got.contains("\nPEAK MEMORY USE:\n  3790 MB used  (only 77 MB available)  at 2026-11-30T00:53:45Z  (used: the host's; available: the cgroup's, limit not in this CSV; host 18210 MB available)\n"), "{got}");
+    assert!(got.contains("\nMIN MEMORY AVAILABLE (closest to OOM):\n  77 MB free  at 2026-11-30T00:53:45Z  (the cgroup's, limit not in this CSV; host 18210 MB free)\n"), "{got}");
+    // 22 GiB of RAM: the toolchain's default, and every row is below it.
+    assert!(
+        got.contains("\nsamples below 4096 MB free RAM (near-OOM): 10\n"),
+        "{got}"
+    );
+    assert!(
+        got.contains("thresholds: near-OOM < 4096 MiB (toolchain default)"),
+        "{got}"
+    );
+    assert!(
+        got.contains(
+            "\nCGROUP HEADROOM: min 77 MiB left under the memory limit  at 2026-11-30T00:53:45Z\n"
+        ),
+        "{got}"
+    );
+    let mut s = Summary::new(None, None);
+    CsvRows::new()
+        .feed(old.as_bytes(), &mut |r| s.observe(r))
+        .unwrap();
+    let mut j = Text::new();
+    s.render_json(&mut j).unwrap();
+    assert!(j.contains(",\"peak_mem\":{\"mem_used_mb\":3790,\"mem_avail_mb\":77,\"bound_by\":\"cgroup\",\"cg_mem_limit_mb\":null,\"host_mem_used_mb\":3790,\"host_mem_avail_mb\":18210,\"iso\""), "{j}");
+}
+
+/// The cgroup binds in some rows and the host in others: each line takes
+/// the row with the extreme binding figure, and names what bound there.
+#[test]
+fn host_and_cgroup_may_take_turns() {
+    let mut s = Summary::new(None, None);
+    // (host used, host avail, cgroup avail) on a 4000 MiB host in a 2 GiB cgroup.
+    for (i, (used, avail, cg)) in [(1000, 3000, 1500), (3800, 200, 300), (2000, 2000, 400)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut r = Row::empty(100 + i as u64);
+        (r.mem_used_mb, r.mem_avail_mb) = (used, avail);
+        (r.ext.cg_mem_avail_mb, r.ext.cg_mem_limit_mb) = (Some(cg), Some(2048));
+        s.observe(&r);
+    }
+    let mut t = Text::new();
+    s.render(&mut t).unwrap();
+    // Row 2: the host binds (200 < 300); its use, 3800 MB, is the peak.
+    assert!(
+        t.contains(
+            "\nPEAK MEMORY USE:\n  3800 MB used  (only 200 MB available)  at 1970-01-01T00:01:41Z\n"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "\nMIN MEMORY AVAILABLE (closest to OOM):\n  200 MB free  at 1970-01-01T00:01:41Z\n"
+        ),
+        "{t}"
+    );
+    // 1/8 of the 2048 MiB limit; 200 is below it.
+    assert!(
+        t.contains("samples below 256 MB free RAM (near-OOM): 1\n"),
+        "{t}"
+    );
+    assert!(t.contains("\nmemory that binds: the cgroup's available memory (below MemAvailable) in 2 of 3 samples, MemAvailable in the other 1\n"), "{t}");
+    let mut j = Text::new();
+    s.render_json(&mut j).unwrap();
+    assert!(j.contains(",\"min_mem_avail\":{\"mem_avail_mb\":200,\"bound_by\":\"host\",\"cg_mem_limit_mb\":2048,\"host_mem_avail_mb\":200,\"iso\""), "{j}");
+    assert!(j.contains(",\"mem_bound_by_cgroup_samples\":2,"), "{j}");
+}
+
+#[test]
+fn json_names_the_limit_that_binds() {
+    let mut s = Summary::new(None, None);
+    CsvRows::new()
+        .feed(CGROUP_1G, &mut |r| s.observe(r))
+        .unwrap();
+    let mut j = Text::new();
+    s.render_json(&mut j).unwrap();
+    assert!(j.contains(",\"peak_mem\":{\"mem_used_mb\":947,\"mem_avail_mb\":77,\"bound_by\":\"cgroup\",\"cg_mem_limit_mb\":1024,\"host_mem_used_mb\":3790,\"host_mem_avail_mb\":18210,\"iso\":\"2026-11-30T00:53:45Z\""), "{j}");
+    assert!(j.contains(",\"min_mem_avail\":{\"mem_avail_mb\":77,\"bound_by\":\"cgroup\",\"cg_mem_limit_mb\":1024,\"host_mem_avail_mb\":18210,\"iso\":\"2026-11-30T00:53:45Z\""), "{j}");
+    assert!(j.contains(",\"mem_bound_by_cgroup_samples\":10,"), "{j}");
+    assert!(j.contains(",\"near_oom\":{\"below_mb\":128,\"from\":\"scaled\",\"scaled_from_ram_mb\":null,\"scaled_from_cgroup_limit_mb\":1024,\"samples\":2}"), "{j}");
+    assert!(
+        j.contains(",\"min_cgroup_avail\":{\"cg_mem_avail_mb\":77,\"cg_mem_limit_mb\":1024,"),
+        "{j}"
+    );
+    // Without a cgroup: the host's, said to be the host's.
+    let mut s = Summary::new(None, None);
+    CsvRows::new()
+        .feed(HOST_BOUND, &mut |r| s.observe(r))
+        .unwrap();
+    let mut j = Text::new();
+    s.render_json(&mut j).unwrap();
+    assert!(j.contains(",\"min_mem_avail\":{\"mem_avail_mb\":10,\"bound_by\":\"host\",\"cg_mem_limit_mb\":null,\"host_mem_avail_mb\":10,"), "{j}");
+    assert!(j.contains(",\"near_oom\":{\"below_mb\":475,\"from\":\"scaled\",\"scaled_from_ram_mb\":3800,\"scaled_from_cgroup_limit_mb\":null,\"samples\":3}"), "{j}");
 }

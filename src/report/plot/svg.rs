@@ -4,8 +4,8 @@
 use ufmt::{uWrite, uwrite};
 
 use super::{
-    Axis, BANDS, CPU, DISK, IO, IO_SERIES, MEM, MEM_USE, OOM_MARKS, PW, Plot, Series, W, X0, X1,
-    duration, escape, run_id, stage_str, time_step,
+    Axis, BANDS, COUNT_SERIES, CPU, DISK, IO, IO_SERIES, MEM, MEM_SERIES, MEM_USE, OOM_MARKS, PW,
+    Plot, Series, W, X0, X1, duration, escape, run_id, stage_str, time_step,
 };
 use crate::report::summary::Threshold;
 
@@ -18,13 +18,19 @@ impl Plot {
     /// # Errors
     /// Only those of `w`.
     pub fn render<W: uWrite>(&self, name: &str, w: &mut W) -> Result<(), W::Error> {
+        let mem_axis = self.mem_axis();
+        let entries = self.legend_entries(mem_axis);
+        // Legend rows past the two the layout leaves room for push the
+        // panels down.
+        let shift = legend_rows(&entries).saturating_sub(2) * LEGEND_ROW;
+        let height = self.height() + shift;
         uwrite!(
             w,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
             W,
-            self.height(),
+            height,
             W,
-            self.height()
+            height
         )?;
         w.write_str(
             "<style>text{font-family:DejaVu Sans,Arial,sans-serif;font-size:12px;fill:#222}\
@@ -37,8 +43,10 @@ impl Plot {
         )?;
         w.write_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n")?;
         self.title(name, w)?;
-        let mem_axis = self.mem_axis();
-        self.legend(w, mem_axis)?;
+        legend(w, &entries)?;
+        if shift > 0 {
+            uwrite!(w, "<g transform=\"translate(0 {})\">\n", shift)?;
+        }
         self.draw_bands(name, w)?;
         self.panel(w, MEM, mem_axis, "memory (MiB)")?;
         let disk_peak = self.peak(Series::DiskFree);
@@ -52,24 +60,19 @@ impl Plot {
         let disk_axis = Axis::new(disk_max, disk_div);
         self.panel(w, DISK, disk_axis, disk_title)?;
         let cpu_axis = Axis::new(self.peak(Series::Cpu).unwrap_or(0).max(100), 1);
-        let comp_axis = Axis::new(self.peak(Series::Compilers).unwrap_or(0).max(1), 1);
-        self.panel(w, CPU, cpu_axis, "CPU % / compilers")?;
-        if self.drawn[Series::Compilers.index()] {
-            self.right_axis(w, CPU, comp_axis, Series::Compilers, "compilers")?;
-        }
+        let comp_axis = self.cpu_panel(w, cpu_axis)?;
         let io_axes = self.io_panel(w)?;
         self.time_axis(w)?;
 
-        for s in [Series::MemUsed, Series::MemAvail]
-            .into_iter()
-            .chain(MEM_USE.into_iter().skip(1))
-        {
+        for s in MEM_SERIES {
             self.series(w, s, mem_axis, MEM)?;
         }
         let total_note = self.mem_total_mark(w, mem_axis)?;
         self.series(w, Series::DiskFree, disk_axis, DISK)?;
         self.series(w, Series::Cpu, cpu_axis, CPU)?;
-        self.series(w, Series::Compilers, comp_axis, CPU)?;
+        for s in COUNT_SERIES {
+            self.series(w, s, comp_axis, CPU)?;
+        }
         if let Some((rate, temp)) = io_axes {
             for s in IO_SERIES {
                 let axis = if s == Series::CpuTemp { temp } else { rate };
@@ -86,13 +89,12 @@ impl Plot {
                 X1,
                 y
             )?;
-            threshold_text(
-                w,
-                "near-OOM: MemAvailable below ",
-                self.near_oom,
-                "MB",
-                "RAM",
-            )?;
+            let what = if self.cg_binds {
+                "near-OOM: available memory (the cgroup's where it binds) below "
+            } else {
+                "near-OOM: MemAvailable below "
+            };
+            threshold_text(w, what, self.near_oom, "MB", "RAM")?;
             uwrite!(
                 w,
                 "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">near-OOM &lt; {} MiB</text>\n",
@@ -129,7 +131,44 @@ impl Plot {
         }
         self.draw_marks(w)?;
         self.notes(w)?;
+        if shift > 0 {
+            w.write_str("</g>\n")?;
+        }
         w.write_str("</svg>\n")
+    }
+
+    /// The CPU panel's frame and CPU % axis, and the counts' right-hand
+    /// axis (compilers, and the jobserver's jobs) when one of them is
+    /// drawn; returns the counts' axis.
+    fn cpu_panel<W: uWrite>(&self, w: &mut W, cpu_axis: Axis) -> Result<Axis, W::Error> {
+        let drawn = COUNT_SERIES.map(|s| self.drawn[s.index()]);
+        let peak = COUNT_SERIES
+            .iter()
+            .zip(drawn)
+            .filter(|&(_, d)| d)
+            .filter_map(|(&s, _)| self.peak(s))
+            .max()
+            .unwrap_or(0);
+        let axis = Axis::new(peak.max(1), 1);
+        let jobs = drawn[1..].iter().any(|&d| d);
+        self.panel(
+            w,
+            CPU,
+            cpu_axis,
+            if jobs {
+                "CPU % / compilers, jobs"
+            } else {
+                "CPU % / compilers"
+            },
+        )?;
+        let (s, title) = match (drawn[0], jobs) {
+            (true, false) => (Series::Compilers, "compilers"),
+            (true, true) => (Series::Compilers, "compilers, jobs"),
+            (false, true) => (Series::JobsRunning, "jobs"),
+            (false, false) => return Ok(axis),
+        };
+        self.right_axis(w, CPU, axis, s, title)?;
+        Ok(axis)
     }
 
     /// The fourth panel's frame and axes, when it is drawn: MiB/s on the
@@ -242,30 +281,34 @@ impl Plot {
         uwrite!(w, "</text>\n")
     }
 
-    /// The legend: each series drawn (RAM available not when it is above
-    /// the memory axis throughout), then the thresholds, OOM kills, stages.
-    fn legend<W: uWrite>(&self, w: &mut W, mem_axis: Axis) -> Result<(), W::Error> {
-        let mut at = (X0, 70);
-        w.write_str("<g class=\"legend\">\n")?;
-        let avail_off = self.low(Series::MemAvail).is_some_and(|v| v > mem_axis.max);
+    /// The legend's entries: each series drawn (RAM or the cgroup's
+    /// available not when it is above the memory axis throughout), then
+    /// the thresholds, OOM kills, stages.
+    fn legend_entries(&self, mem_axis: Axis) -> Legend {
+        let mut out = Legend::new();
+        let off = |s: Series| {
+            matches!(s, Series::MemAvail | Series::CgAvail)
+                && self.low(s).is_some_and(|v| v > mem_axis.max)
+        };
+        // Capacity: every series and three more; a failed push cannot happen.
         for &s in self.listed() {
-            if self.drawn[s.index()] && !(s == Series::MemAvail && avail_off) {
-                legend_entry(w, &mut at, s.label(), Swatch::Line(s.color()))?;
+            if self.drawn[s.index()] && !off(s) {
+                let swatch = if s.dashed() {
+                    Swatch::Dashed(s.color())
+                } else {
+                    Swatch::Line(s.color())
+                };
+                let _ = out.push((s.label(), swatch));
             }
         }
-        legend_entry(
-            w,
-            &mut at,
-            "near-OOM / low-disk threshold",
-            Swatch::Threshold,
-        )?;
+        let _ = out.push(("near-OOM / low-disk threshold", Swatch::Threshold));
         if self.oom_counter {
-            legend_entry(w, &mut at, "OOM kill", Swatch::Oom)?;
+            let _ = out.push(("OOM kill", Swatch::Oom));
         }
         if !self.bands.is_empty() {
-            legend_entry(w, &mut at, "stage (hover for details)", Swatch::Band)?;
+            let _ = out.push(("stage (hover for details)", Swatch::Band));
         }
-        w.write_str("</g>\n")
+        out
     }
 
     /// The stage bands; a run without stages (every row's stage empty) is
@@ -470,10 +513,14 @@ impl Plot {
             if !open {
                 uwrite!(
                     w,
-                    "<polyline class=\"series\" data-series=\"{}\" stroke=\"{}\" points=\"",
+                    "<polyline class=\"series\" data-series=\"{}\" stroke=\"{}\" ",
                     s.column(),
                     s.color()
                 )?;
+                if s.dashed() {
+                    uwrite!(w, "stroke-dasharray=\"8 4\" ")?;
+                }
+                uwrite!(w, "points=\"")?;
                 open = true;
             }
             let (xa, xm, xb) = self.xs(t);
@@ -540,12 +587,13 @@ impl Plot {
             uwrite!(w, "</text>\n")
         };
         let listed = self.listed();
-        if listed.iter().any(|s| !self.present[s.index()]) {
+        let absent = |s: &Series| self.named(*s) && !self.present[s.index()];
+        if listed.iter().any(absent) {
             note(w, &|w: &mut W| {
                 uwrite!(w, "not in this CSV (omitted):")?;
                 let mut first = true;
                 for s in listed {
-                    if !self.present[s.index()] {
+                    if absent(s) {
                         uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
                         first = false;
                     }
@@ -553,15 +601,13 @@ impl Plot {
                 Ok(())
             })?;
         }
-        if listed
-            .iter()
-            .any(|s| self.present[s.index()] && !self.drawn[s.index()])
-        {
+        let zero = |s: &Series| self.named(*s) && self.present[s.index()] && !self.drawn[s.index()];
+        if listed.iter().any(zero) {
             note(w, &|w: &mut W| {
                 uwrite!(w, "0 throughout (not drawn):")?;
                 let mut first = true;
                 for s in listed {
-                    if self.present[s.index()] && !self.drawn[s.index()] {
+                    if zero(s) {
                         uwrite!(w, "{} {}", if first { "" } else { "," }, s.label())?;
                         first = false;
                     }
@@ -607,32 +653,83 @@ impl Plot {
     }
 }
 
+/// The legend's entries: label and swatch.
+type Legend = heapless::Vec<(&'static str, Swatch), { super::SERIES_N + 3 }>;
+
+/// The first legend row's y; the rows below follow [`LEGEND_ROW`] apart.
+const LEGEND_Y: u64 = 70;
+/// Distance between legend rows, px. Two rows fit above the memory panel;
+/// each row more moves the panels down by as much.
+const LEGEND_ROW: u64 = 18;
+
+/// Writes the legend.
+fn legend<W: uWrite>(w: &mut W, entries: &Legend) -> Result<(), W::Error> {
+    let mut at = (X0, LEGEND_Y);
+    w.write_str("<g class=\"legend\">\n")?;
+    for &(label, swatch) in entries {
+        legend_entry(w, &mut at, label, swatch)?;
+    }
+    w.write_str("</g>\n")
+}
+
+/// The rows the legend takes.
+fn legend_rows(entries: &Legend) -> u64 {
+    let mut at = (X0, LEGEND_Y);
+    for &(label, _) in entries {
+        place(&mut at, label);
+    }
+    if entries.is_empty() {
+        0
+    } else {
+        (at.1 - LEGEND_Y) / LEGEND_ROW + 1
+    }
+}
+
+/// Where a legend entry goes: at `at` (x, y), or at the start of the next
+/// row when it would not fit; `at` moves past it.
+fn place(at: &mut (u64, u64), label: &str) -> (u64, u64) {
+    let width = 34 + 8 * label.chars().count() as u64;
+    if at.0 + width > W - 20 {
+        *at = (X0, at.1 + LEGEND_ROW);
+    }
+    let xy = *at;
+    at.0 += width;
+    xy
+}
+
 /// What a legend entry shows before its label.
 #[derive(Clone, Copy)]
 enum Swatch {
     Line(&'static str),
+    /// A limit: the line dashed as in the plot.
+    Dashed(&'static str),
     Threshold,
     Oom,
     Band,
 }
 
 /// One legend entry at `at` (x, y), which moves right, or to the next row
-/// when the entry would not fit.
+/// when the entry would not fit ([`place`]).
 fn legend_entry<W: uWrite>(
     w: &mut W,
     at: &mut (u64, u64),
     label: &str,
     swatch: Swatch,
 ) -> Result<(), W::Error> {
-    let width = 34 + 8 * label.chars().count() as u64;
-    if at.0 + width > W - 20 {
-        *at = (X0, at.1 + 18);
-    }
-    let (x, y) = *at;
+    let (x, y) = place(at, label);
     match swatch {
         Swatch::Line(color) => uwrite!(
             w,
             "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>",
+            x,
+            y,
+            x + 18,
+            y,
+            color
+        )?,
+        Swatch::Dashed(color) => uwrite!(
+            w,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\" stroke-dasharray=\"6 3\"/>",
             x,
             y,
             x + 18,
@@ -664,9 +761,7 @@ fn legend_entry<W: uWrite>(
     }
     uwrite!(w, "<text x=\"{}\" y=\"{}\">", x + 24, y + 4)?;
     escape(w, label)?;
-    uwrite!(w, "</text>\n")?;
-    at.0 += width;
-    Ok(())
+    uwrite!(w, "</text>\n")
 }
 
 /// A threshold for a hover text: value, unit and where it came from.
@@ -680,6 +775,9 @@ fn threshold_text<W: uWrite>(
     uwrite!(w, "{}{} {} ({}", what, t.value(), unit, t.source())?;
     if let Some(from) = t.scaled_from() {
         uwrite!(w, " from {} {} {}", from, unit, host)?;
+    }
+    if let Some(limit) = t.scaled_from_cgroup() {
+        uwrite!(w, " from the {} {} cgroup limit", limit, unit)?;
     }
     uwrite!(w, ")")
 }

@@ -7,6 +7,7 @@ use crate::report::json;
 use crate::report::plot::stage_str;
 use crate::tick::row::{BufferFull, Row};
 
+use super::binding::Binding;
 use super::slow::{Finding, Fit, ThrashKind, Worst};
 use super::{BuildScope, Summary, Text, stage_of};
 
@@ -44,16 +45,32 @@ impl Summary {
             self.mem_estimated
         )?;
         json_row(w, "peak_mem", self.peak_mem.as_ref(), |w, r| {
+            let b = Binding::of(r);
             uwrite!(
                 w,
                 "\"mem_used_mb\":{},\"mem_avail_mb\":{},",
+                b.used_mb,
+                b.avail_mb
+            )?;
+            bound_by(w, r, b)?;
+            uwrite!(
+                w,
+                "\"host_mem_used_mb\":{},\"host_mem_avail_mb\":{},",
                 r.mem_used_mb,
                 r.mem_avail_mb
             )
         })?;
         json_row(w, "min_mem_avail", self.min_avail.as_ref(), |w, r| {
-            uwrite!(w, "\"mem_avail_mb\":{},", r.mem_avail_mb)
+            let b = Binding::of(r);
+            uwrite!(w, "\"mem_avail_mb\":{},", b.avail_mb)?;
+            bound_by(w, r, b)?;
+            uwrite!(w, "\"host_mem_avail_mb\":{},", r.mem_avail_mb)
         })?;
+        uwrite!(
+            w,
+            ",\"mem_bound_by_cgroup_samples\":{}",
+            self.cg_bound_samples
+        )?;
         let swap = self.peak_swap.as_ref().filter(|r| r.swap_used_mb > 0);
         json_row(w, "peak_swap", swap, |w, r| {
             uwrite!(w, "\"swap_used_mb\":{},", r.swap_used_mb)
@@ -78,6 +95,8 @@ impl Summary {
             near.source()
         )?;
         json::opt(w, near.scaled_from())?;
+        uwrite!(w, ",\"scaled_from_cgroup_limit_mb\":")?;
+        json::opt(w, near.scaled_from_cgroup())?;
         uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
         uwrite!(
             w,
@@ -392,6 +411,14 @@ impl Summary {
         }
         Ok(())
     }
+}
+
+/// `"bound_by":"host"|"cgroup","cg_mem_limit_mb":N|null,` of a memory row:
+/// which limit gave its [`Binding`], and the row's cgroup limit.
+fn bound_by<W: uWrite>(w: &mut W, r: &Row, b: Binding) -> Result<(), W::Error> {
+    uwrite!(w, "\"bound_by\":\"{}\",\"cg_mem_limit_mb\":", b.by.word())?;
+    json::opt(w, r.ext.cg_mem_limit_mb)?;
+    uwrite!(w, ",")
 }
 
 /// `,"key":{fields…,"iso":…,"stage":…,"context":…}` or `,"key":null`.

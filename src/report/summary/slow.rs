@@ -71,6 +71,8 @@ use crate::report::plot::{duration, stage_str};
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
 
+use super::binding::Binding;
+
 /// The flags' names, in bit order.
 const THROTTLE_NAMES: [&str; 4] = Flags::NAMES;
 
@@ -308,13 +310,13 @@ pub struct Slow {
     peak_temp: Option<(Tenths, Iso, Stage, Context)>,
 }
 
-/// The memory `row` says the build could use, MiB: `mem_avail_mb` (when
-/// /proc/meminfo was read), or `cg_mem_avail_mb` when smaller.
+/// The memory `row` says the build could use, MiB: the binding figure
+/// ([`Binding::of`]) when /proc/meminfo was read, else `cg_mem_avail_mb`.
 fn usable_mb(row: &Row) -> Option<u64> {
-    let host = row.mem_known.then_some(row.mem_avail_mb);
-    match (host, row.ext.cg_mem_avail_mb) {
-        (Some(h), Some(c)) => Some(h.min(c)),
-        (h, c) => h.or(c),
+    if row.mem_known {
+        Some(Binding::of(row).avail_mb)
+    } else {
+        row.ext.cg_mem_avail_mb
     }
 }
 

@@ -359,7 +359,7 @@ fn cg_line(
     let iso = Iso::from_epoch(epoch);
     let comm = if peak.is_empty() { "" } else { "cc1" };
     std::format!(
-        "{epoch},{},{elapsed},4.00,100,1400,22604,6,0,50,50,{compilers},compile,\"[1/4] CC sqlite3.c\",{swap_total},,,,,51200,0,{cg},,{peak},{comm},{peak},{comm},{slow}\n",
+        "{epoch},{},{elapsed},4.00,100,1400,22604,6,0,50,50,{compilers},compile,\"[1/4] CC sqlite3.c\",{swap_total},,,,,51200,0,{cg},,{peak},{comm},{peak},{comm},{slow},\n",
         iso.as_str()
     )
 }

@@ -3,12 +3,13 @@
 //! stop signals passed on to it, and reaped with the wait4(2) system call
 //! for its rusage.
 
+use std::cell::Cell;
 use std::os::raw::c_int;
 use std::sync::atomic::Ordering;
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 
-use headroom::build::usage::{Counts, End, Usage};
+use headroom::build::usage::{Counts, End, Interrupt, Usage};
 use headroom::govern::record::{self, StopFlag, Watch};
 use headroom::tick::clock;
 
@@ -25,12 +26,38 @@ use super::common::{SIG_DFL, SIGNAL, io_text, signal};
 /// and every signal goes to that whole group, grandchildren included.
 pub struct Forward<'a> {
     /// CMD's pid; with `own_group`, also its process group.
-    /// CMD's pid.
     pub pid: rustix::process::Pid,
     /// CMD leads a process group of its own (no controlling terminal).
     pub own_group: bool,
     /// The self-pipe's read end, emptied at each look.
     pub wake: BorrowedFd<'a>,
+    /// Where the first stop signal is kept.
+    pub stops: &'a Stops,
+}
+
+/// The first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that reached
+/// headroom while CMD ran, and when (CLOCK_MONOTONIC ns): passed on to
+/// CMD, or sent to it by the terminal as well, it means CMD did not end
+/// by itself.
+#[derive(Default)]
+pub struct Stops(Cell<Option<(i32, u64)>>);
+
+impl Stops {
+    /// Keeps `sig` and the time now unless a signal is kept already.
+    fn saw(&self, sig: i32) {
+        if self.0.get().is_none() {
+            self.0.set(Some((sig, clock::monotonic_ns())));
+        }
+    }
+
+    /// The interruption of `c`, which used `u`: the first stop signal,
+    /// unless it came after CMD had ended (Ctrl-C during the summary
+    /// interrupts nothing).
+    pub fn interrupt(&self, c: &Started, u: &Usage) -> Option<Interrupt> {
+        let (signal, at_ns) = self.0.get()?;
+        let after_ms = at_ns.saturating_sub(c.start_ns) / 1_000_000;
+        (after_ms <= u.wall_ms).then_some(Interrupt { signal, after_ms })
+    }
 }
 
 impl StopFlag for Forward<'_> {
@@ -39,7 +66,11 @@ impl StopFlag for Forward<'_> {
         // Empty the self-pipe so the next poll(2) waits again.
         let mut sink = [0u8; 64];
         while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
-        let forward = match (SIGNAL.swap(0, Ordering::SeqCst), self.own_group) {
+        let sig = SIGNAL.swap(0, Ordering::SeqCst);
+        if sig != 0 {
+            self.stops.saw(sig);
+        }
+        let forward = match (sig, self.own_group) {
             (0, _) => return None,
             // From the terminal, CMD got it as we did.
             (2 | 3, false) => return None,
@@ -291,7 +322,8 @@ impl Rusage {
     }
 }
 
-/// Waits for the child to exit, forwarding stop signals meanwhile, then
+/// Waits for the child to exit, forwarding stop signals meanwhile
+/// through `fwd` (which keeps the first in its [`Stops`]), then
 /// reaps it with wait4(2) for its status and rusage. Its wall time ends at
 /// `exited_ns` (CLOCK_MONOTONIC ns) when the recording saw the exit first
 /// ([`record::Stop::WatchedExited`]: the final row and its wait for a new
@@ -299,18 +331,12 @@ impl Rusage {
 pub fn finish_child(
     c: &Started,
     watch: &Watch,
-    wake: BorrowedFd<'_>,
-    own_group: bool,
+    fwd: &Forward<'_>,
     exited_ns: Option<u64>,
 ) -> Usage {
-    let fwd = Forward {
-        pid: c.pid,
-        own_group,
-        wake,
-    };
     while !watch.exited() {
         // Wakes at once on the exit (pidfd) or a signal (the self-pipe).
-        record::wait(1000, Some(wake), watch);
+        record::wait(1000, Some(fwd.wake), watch);
         fwd.signal();
     }
     let end_ns = exited_ns.unwrap_or_else(clock::monotonic_ns);

@@ -923,7 +923,9 @@ fn leftovers(cg: &BuildCgroup, buf: &mut [u8]) -> (u32, u32) {
     let mut pids = Vec::new();
     let mut look = || {
         pids.clear();
-        let _ = cg.members_here().for_each(&mut list, buf, &mut |p| pids.push(p));
+        let _ = cg
+            .members_here()
+            .for_each(&mut list, buf, &mut |p| pids.push(p));
         Look::of(&mut pids, |p| {
             Fate::of_stat(std::fs::read(format!("/proc/{p}/stat")).ok().as_deref())
         })

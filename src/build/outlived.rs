@@ -101,21 +101,28 @@ impl Look {
         self.live.saturating_add(self.leaving)
     }
 
-    /// Whether the count can be taken from this look: nothing is leaving,
-    /// and either nothing is left or as many live as at the look before
-    /// (`prev`), so a process still on its way to a signal's exit is not
-    /// counted.
+    /// Whether the count can be taken from this look, `waited_ms` after
+    /// the first: nothing is left; or the grace ([`GRACE_MS`]) is over;
+    /// or, for a build that was not `interrupted`, nothing is leaving and
+    /// as many run on as at the look before (`prev`). An interrupted
+    /// build's processes got the same stop signal and may still be
+    /// handling it (a compiler removing its temporary files), running on
+    /// for a moment: they are given the whole grace to end.
     ///
     /// ```
     /// use headroom::build::outlived::Look;
     /// let two = Look { live: 2, leaving: 0 };
-    /// assert!(!two.settled(None));
-    /// assert!(two.settled(Some(two)));
-    /// assert!(Look::default().settled(None));
-    /// assert!(!Look { live: 0, leaving: 2 }.settled(Some(two)));
+    /// assert!(!two.settled(None, false, 0));
+    /// assert!(two.settled(Some(two), false, 100));
+    /// assert!(!two.settled(Some(two), true, 100));
+    /// assert!(two.settled(Some(two), true, 2000));
+    /// assert!(Look::default().settled(None, true, 0));
+    /// assert!(!Look { live: 0, leaving: 2 }.settled(Some(two), false, 100));
     /// ```
-    pub fn settled(&self, prev: Option<Look>) -> bool {
-        self.leaving == 0 && (self.live == 0 || prev == Some(*self))
+    pub fn settled(&self, prev: Option<Look>, interrupted: bool, waited_ms: u64) -> bool {
+        self.present() == 0
+            || waited_ms >= GRACE_MS
+            || (!interrupted && self.leaving == 0 && prev == Some(*self))
     }
 }
 
@@ -138,11 +145,11 @@ mod tests {
             }
         );
         assert_eq!(look.present(), 2);
-        assert!(!look.settled(None));
+        assert!(!look.settled(None, true, 0));
         let mut later = [101, 102];
         let gone = Look::of(&mut later, |_| Fate::of_stat(None));
         assert_eq!(gone.present(), 0);
-        assert!(gone.settled(Some(look)));
+        assert!(gone.settled(Some(look), true, 100));
 
         let sleep = b"7 (sleep) S 1 7 7 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 5 2269184 130 0\n";
         let mut listed = [7, 7];
@@ -154,8 +161,11 @@ mod tests {
                 leaving: 0
             }
         );
-        assert!(!orphan.settled(Some(look)));
-        assert!(orphan.settled(Some(orphan)));
+        assert!(!orphan.settled(Some(look), false, 100));
+        assert!(orphan.settled(Some(orphan), false, 200));
+        // Interrupted: the same orphan is counted when the grace is over.
+        assert!(!orphan.settled(Some(orphan), true, 200));
+        assert!(orphan.settled(Some(orphan), true, GRACE_MS));
         assert_eq!(
             Fate::of_stat(Some(b"not a stat")),
             Fate::Gone,

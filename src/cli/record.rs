@@ -894,7 +894,8 @@ pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
             .build_oom_final(cg.oom_kills(&mut headroom::kernel::kept::Kept::new(false), &mut buf));
         summary.build_peak_charge_mb = cg.peak_bytes(&mut buf).map(|b| b >> 20);
     }
-    let (unreaped, outlived) = leftovers(cg, &mut buf);
+    let interrupted = summary.partial.interrupt.is_some();
+    let (unreaped, outlived) = leftovers(cg, interrupted, &mut buf);
     summary.partial.unreaped = unreaped;
     let r = cg.remove(&mut buf);
     if outlived > 0 {
@@ -915,9 +916,10 @@ pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
 /// The build's processes once CMD has been reaped: how many it never
 /// waited for (the first look: running on, or exiting on the same
 /// signal), and how many really outlived it (running on, each counted
-/// once, after a look every [`outlived::STEP_MS`] until two agree and
-/// none is leaving, for at most [`outlived::GRACE_MS`]).
-fn leftovers(cg: &BuildCgroup, buf: &mut [u8]) -> (u32, u32) {
+/// once, after a look every [`outlived::STEP_MS`] until they have
+/// settled, [`outlived::Look::settled`]: at most [`outlived::GRACE_MS`],
+/// all of it when the build was `interrupted` and some are left).
+fn leftovers(cg: &BuildCgroup, interrupted: bool, buf: &mut [u8]) -> (u32, u32) {
     use headroom::build::outlived::{self, Fate, Look};
     let mut list = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
     let mut pids = Vec::new();
@@ -932,7 +934,7 @@ fn leftovers(cg: &BuildCgroup, buf: &mut [u8]) -> (u32, u32) {
     };
     let first = look();
     let (mut prev, mut now, mut waited_ms) = (None, first, 0);
-    while !now.settled(prev) && waited_ms < outlived::GRACE_MS {
+    while !now.settled(prev, interrupted, waited_ms) {
         std::thread::sleep(std::time::Duration::from_millis(outlived::STEP_MS));
         waited_ms += outlived::STEP_MS;
         (prev, now) = (Some(now), look());

@@ -410,3 +410,24 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_words_say_an_interrupted_build() {
+        assert_eq!(
+            measured_words("this build's largest compiler", None),
+            "this build's largest compiler"
+        );
+        let i = Interrupt {
+            signal: 15,
+            after_ms: 900_000,
+        };
+        assert_eq!(
+            measured_words("r.csv: this build's largest compiler", Some(i)),
+            "r.csv: this build's largest compiler; sized from an interrupted build (SIGTERM after 900.000 s): its peaks are lower bounds"
+        );
+    }
+}

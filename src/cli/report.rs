@@ -350,3 +350,17 @@ impl ufmt::uWrite for FdSink<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_beside_a_csv() {
+        let p = |csv: &str| summary_path(csv).display().to_string();
+        assert_eq!(p("resources-run.csv"), "resources-run.summary.txt");
+        assert_eq!(p("logs/r.csv"), "logs/r.summary.txt");
+        assert_eq!(p("/a/b.csv.csv"), "/a/b.csv.summary.txt");
+        assert_eq!(p("data"), "data.summary.txt");
+    }
+}

@@ -581,6 +581,93 @@ fn hundreds_of_processes_left_behind_are_all_moved_out() {
     assert!(!own.join(format!("headroom-{pid}.build")).exists(), "{err}");
 }
 
+/// Issue 25: one process left running by the command is one that
+/// outlived it, counted once, and the RUN block says the command did not
+/// wait for it (its CPU is in no one's rusage).
+#[test]
+fn a_real_orphan_counts_one() {
+    if cgroup_case("orphan").is_none() {
+        return;
+    }
+    let d = scratch("build-orphan");
+    let sleeper = d.join("orphan-sleep");
+    fs::copy("/bin/sleep", &sleeper).unwrap();
+    let script = format!(
+        "{} 30 </dev/null >/dev/null 2>&1 & exit 0",
+        sleeper.display()
+    );
+    let out = common::output_within(
+        Command::new(BIN)
+            .args(["run", "--interval", "1", "--run-id", "o", "--out-dir"])
+            .arg(&d)
+            .args(["--", "sh", "-c", &script]),
+        60,
+    );
+    let stopped = kill_exe(&sleeper);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    assert_eq!(stopped, 1, "{err}");
+    assert!(
+        err.contains("headroom: 1 process(es) outlived the command; moved out of its cgroup\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n  exit 0\n  not all reaped: 1 process(es) of the build were not waited for by the command; "),
+        "{err}"
+    );
+    assert!(!err.contains("\n  interrupted: "), "{err}");
+}
+
+/// Issue 25: Ctrl-C during `make -j2` said "32 process(es) outlived the
+/// command" (two exiting compilers counted at each of sixteen moves).
+/// Here each job's process forks a child that takes a second to end on
+/// SIGINT while its parent dies at once (as cc1 outlives gcc): when make
+/// has ended, both children are still there, and neither outlives the
+/// build.
+#[test]
+fn make_j2_stopped_by_sigint_leaves_none_behind() {
+    use std::os::unix::process::ExitStatusExt;
+    if cgroup_case("sigint").is_none() {
+        return;
+    }
+    let d = scratch("build-sigint");
+    let job = "import os, signal, sys, time\n\
+               if os.fork() == 0:\n\
+               \x20   signal.signal(signal.SIGINT, lambda *a: (time.sleep(1), os._exit(0)))\n\
+               \x20   open(sys.argv[1], 'w').close()\n\
+               \x20   time.sleep(60)\n\
+               time.sleep(60)\n";
+    fs::write(d.join("job.py"), job).unwrap();
+    fs::write(
+        d.join("Makefile"),
+        "all: a b\na b:\n\t@python3 job.py ready-$@ 2>/dev/null\n",
+    )
+    .unwrap();
+    let child = Command::new(BIN)
+        .args(["run", "--interval", "1", "--run-id", "s", "--out-dir"])
+        .arg(&d)
+        .args(["--", "make", "-s", "-j2", "-C"])
+        .arg(&d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ready = || d.join("ready-a").exists() && d.join("ready-b").exists();
+    let start = Instant::now();
+    while !ready() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(ready(), "the jobs never started:\n{err}");
+    assert_eq!(out.status.signal(), Some(2), "{err}");
+    assert!(!err.contains("outlived the command"), "{err}");
+    assert!(err.contains("\n  interrupted: SIGINT after "), "{err}");
+}
+
 /// The `context` column of each row of the CSV at `csv` (quotes stripped).
 fn contexts(csv: &Path) -> Vec<String> {
     let text = fs::read_to_string(csv).unwrap();

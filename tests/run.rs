@@ -821,3 +821,142 @@ fn run_wall_time_ends_when_the_command_exits_not_at_the_final_row() {
         "RUN wall {ours} s, time's elapsed {theirs} s:\n{err}"
     );
 }
+
+/// The largest `build_peak_rss_mb` in the CSV at `csv` so far (0 before
+/// any).
+fn build_peak_so_far(csv: &Path) -> u64 {
+    let text = fs::read_to_string(csv).unwrap_or_default();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or("");
+    let Some(col) = header.split(',').position(|c| c == "build_peak_rss_mb") else {
+        return 0;
+    };
+    lines
+        .filter_map(|l| l.split(',').nth(col)?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
+}
+
+/// `headroom jobs ARGS`: (stdout, stderr), which must succeed.
+fn jobs(args: &[&str], csv: &Path) -> (String, String) {
+    let out = common::headroom()
+        .arg("jobs")
+        .args(args)
+        .arg("--from")
+        .arg(csv)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 25: a run stopped by SIGINT reported as if whole. The RUN block
+/// says it was interrupted and which figures are partial, the summary
+/// (text and JSON), the ADVICE and `jobs --from` its CSV say it sized
+/// from an interrupted build; the same command left to end says none of
+/// it.
+#[test]
+fn an_interrupted_run_says_so_and_jobs_from_its_csv_warns() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = scratch("interrupted");
+    let cc1 = common::tail_named(&d, "cc1");
+    // A "compiler" holding 60 MiB until its input ends: 30 s, or SIGINT.
+    let hold = |secs: u32| {
+        format!(
+            "{{ head -c 60M /dev/zero; sleep {secs}; }} | {} >/dev/null",
+            cc1.display()
+        )
+    };
+    let csv = d.join("resources-i.csv");
+    let child = common::headroom()
+        .args(["run", "--interval", "0.2", "--run-id", "i", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sh", "-c", &hold(30)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once a row has seen the compiler at its size, Ctrl-C (no terminal:
+    // headroom passes it on to the command's process group).
+    let mut waited = 0;
+    while build_peak_so_far(&csv) < 50 && waited < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(waited < 600, "the compiler was never recorded:\n{err}");
+    // The command died of SIGINT, and so did headroom after reporting.
+    assert_eq!(out.status.signal(), Some(2), "{err}");
+    let line = "\n  killed by signal INT (2), exit status 130\n  interrupted: SIGINT after ";
+    assert!(err.contains(line), "{err}");
+    assert!(
+        err.contains(
+            ": wall is to the interrupt; CPU and max RSS cover only the processes that were reaped"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("  measured: this build's largest compiler; sized from an interrupted build (SIGINT after "),
+        "{err}"
+    );
+    let summary = fs::read_to_string(d.join("resources-i.summary.txt")).unwrap();
+    assert!(summary.contains(line), "{summary}");
+    let json = common::headroom()
+        .args(["summarize", "--json"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&json.stdout);
+    assert!(
+        json.contains(",\"interrupted\":{\"signal\":\"INT\",\"after_ms\":"),
+        "{json}"
+    );
+    // summarize kept the line; jobs --from reads it there.
+    let (n, warn) = jobs(&[], &csv);
+    assert!(
+        n.trim().parse::<u32>().is_ok() && n.lines().count() == 1,
+        "{n}"
+    );
+    assert_eq!(warn.lines().count(), 1, "{warn}");
+    assert!(
+        warn.starts_with("headroom: warning: ")
+            && warn.contains("resources-i.csv is of an interrupted build (SIGINT after ")
+            && warn.contains("MiB, is a lower bound"),
+        "{warn}"
+    );
+    let (explain, _) = jobs(&["--explain"], &csv);
+    assert!(
+        explain.contains("(build_peak_rss_mb); sized from an interrupted build (SIGINT after "),
+        "{explain}"
+    );
+
+    // The same compiler left to end: whole.
+    let out = common::headroom()
+        .args(["run", "--interval", "0.2", "--run-id", "w", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sh", "-c", &hold(1)])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("\n  interrupted: "), "{err}");
+    assert!(!err.contains("an interrupted build"), "{err}");
+    assert!(!err.contains("\n  not all reaped: "), "{err}");
+    let csv = d.join("resources-w.csv");
+    let (_, warn) = jobs(&["--explain"], &csv);
+    assert_eq!(warn, "", "a whole build: no warning");
+    let json = common::headroom()
+        .args(["summarize", "--json"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&json.stdout).contains(",\"interrupted\":null,"));
+}

@@ -8,5 +8,6 @@ pub mod cmdline; // compiler and linker command lines in a build log, made short
 pub mod compilers; // which processes are compilers; the per-tick /proc scan
 pub mod jobtree; // the build's jobs: children of its build tool, their RSS, CPU and start
 pub mod logtail; // the stage and context columns from the build log's tail
+pub mod outlived; // which of the build's processes really outlived the command
 pub mod text; // hostile log bytes made short and CSV-safe
 pub mod usage; // what one command used, as `/usr/bin/time -v` reports it

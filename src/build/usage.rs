@@ -51,13 +51,154 @@ impl End {
 /// The name of a Linux signal without `SIG` (generic numbering, shared by
 /// x86_64, aarch64 and riscv64); `None` for real-time and unknown numbers.
 pub fn signal_name(sig: i32) -> Option<&'static str> {
-    const NAMES: [&str; 31] = [
-        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
-        "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
-        "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
-    ];
     let i = usize::try_from(sig.checked_sub(1)?).ok()?;
-    NAMES.get(i).copied()
+    SIGNAL_NAMES.get(i).copied()
+}
+
+/// The number of the signal named `name` without `SIG` ([`signal_name`]
+/// read back).
+///
+/// ```
+/// use headroom::build::usage::signal_number;
+/// assert_eq!(signal_number("INT"), Some(2));
+/// assert_eq!(signal_number("NOPE"), None);
+/// ```
+pub fn signal_number(name: &str) -> Option<i32> {
+    let i = SIGNAL_NAMES.iter().position(|n| *n == name)?;
+    i32::try_from(i + 1).ok()
+}
+
+/// Signals 1 to 31 by name, without `SIG`.
+const SIGNAL_NAMES: [&str; 31] = [
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+];
+
+/// A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that reached headroom
+/// while the command ran, passed on to it or sent to it by the terminal
+/// too: the command did not end by itself, so the build is not whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupt {
+    /// The signal's number.
+    pub signal: i32,
+    /// When it came, milliseconds after the command started.
+    pub after_ms: u64,
+}
+
+impl Interrupt {
+    /// Writes `SIGINT after 60.012 s` (`signal 40 after …` for a signal
+    /// without a name): the words of the RUN block's `interrupted:` line,
+    /// of ADVICE and of `jobs --from`.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write<W: uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        match signal_name(self.signal) {
+            Some(n) => uwrite!(w, "SIG{} after ", n)?,
+            None => uwrite!(w, "signal {} after ", self.signal)?,
+        }
+        write_milli(w, self.after_ms)?;
+        uwrite!(w, " s")
+    }
+
+    /// Reads [`Interrupt::write`]'s words back from the start of `text`
+    /// (what follows them is ignored); `None` when they are not there.
+    ///
+    /// ```
+    /// use headroom::build::usage::Interrupt;
+    /// let i = Interrupt::parse("SIGTERM after 3.250 s: wall is to the interrupt").unwrap();
+    /// assert_eq!((i.signal, i.after_ms), (15, 3250));
+    /// assert_eq!(Interrupt::parse("SIGTERM soon"), None);
+    /// ```
+    pub fn parse(text: &str) -> Option<Interrupt> {
+        let (sig, rest) = text.split_once(" after ")?;
+        let signal = match sig.strip_prefix("SIG") {
+            Some(name) => signal_number(name)?,
+            None => sig.strip_prefix("signal ")?.parse().ok()?,
+        };
+        let (secs, _) = rest.split_once(" s")?;
+        let (whole, milli) = secs.split_once('.')?;
+        if milli.len() != 3 {
+            return None;
+        }
+        let after_ms = whole
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(1000)?
+            .checked_add(milli.parse::<u64>().ok()?)?;
+        Some(Interrupt { signal, after_ms })
+    }
+}
+
+/// Why the RUN block's rusage figures do not cover the whole build: the
+/// command was interrupted, or processes of the build were never reaped
+/// by it. wait4(2) counts only the descendants that were waited for, so
+/// user, sys, average cores and max RSS are then lower bounds; a compiler
+/// orphaned by a killed driver (gcc dies on SIGINT without waiting for
+/// cc1) is counted by no one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Partial {
+    /// The stop signal that reached headroom while the command ran.
+    pub interrupt: Option<Interrupt>,
+    /// Processes of the build the command had not reaped when it exited:
+    /// still in its cgroup then, running on or exiting on the same
+    /// signal. 0 when none, or when there is no cgroup to look in.
+    pub unreaped: u32,
+}
+
+impl Partial {
+    /// How the RUN block's `interrupted:` line starts: the one place an
+    /// interruption is kept with a recording (in its summary file).
+    pub const INTERRUPTED: &'static str = "  interrupted: ";
+
+    /// True when the figures are not the whole build's.
+    pub fn is_partial(&self) -> bool {
+        self.interrupt.is_some() || self.unreaped > 0
+    }
+
+    /// Writes the RUN block's line that says which figures are partial;
+    /// nothing when they are whole:
+    ///
+    /// ```text
+    ///   interrupted: SIGINT after 60.012 s: wall is to the interrupt; CPU and max RSS cover only the processes that were reaped (2 were not): lower bounds
+    ///   not all reaped: 1 process(es) of the build were not waited for by the command; CPU and max RSS cover only the processes that were reaped: lower bounds
+    /// ```
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn render<W: uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        match self.interrupt {
+            Some(i) => {
+                uwrite!(w, "{}", Self::INTERRUPTED)?;
+                i.write(w)?;
+                uwrite!(w, ": wall is to the interrupt")?;
+            }
+            None if self.unreaped > 0 => uwrite!(
+                w,
+                "  not all reaped: {} process(es) of the build were not waited for by the command",
+                self.unreaped
+            )?,
+            None => return Ok(()),
+        }
+        uwrite!(
+            w,
+            "; CPU and max RSS cover only the processes that were reaped"
+        )?;
+        if self.interrupt.is_some() && self.unreaped > 0 {
+            uwrite!(w, " ({} were not)", self.unreaped)?;
+        }
+        uwrite!(w, ": lower bounds\n")
+    }
+
+    /// The interruption a summary's text records: its RUN block's
+    /// `interrupted:` line read back ([`Partial::render`]).
+    pub fn interrupt_in(summary: &str) -> Option<Interrupt> {
+        summary
+            .lines()
+            .find_map(|l| l.strip_prefix(Self::INTERRUPTED))
+            .and_then(Interrupt::parse)
+    }
 }
 
 /// The counters of getrusage(2) that `/usr/bin/time -v` prints beside the
@@ -313,5 +454,63 @@ mod tests {
         s.clear();
         write_centi(&mut s, 7).unwrap();
         assert_eq!(s.as_str(), "0.07");
+    }
+
+    fn partial_line(p: Partial) -> heapless::String<256> {
+        let mut s = heapless::String::<256>::new();
+        p.render(&mut s).unwrap();
+        s
+    }
+
+    #[test]
+    fn the_partial_line_says_why_and_reads_back() {
+        assert_eq!(partial_line(Partial::default()).as_str(), "");
+        let int = Interrupt {
+            signal: 2,
+            after_ms: 60_012,
+        };
+        let both = Partial {
+            interrupt: Some(int),
+            unreaped: 2,
+        };
+        let line = partial_line(both);
+        assert_eq!(
+            line.as_str(),
+            "  interrupted: SIGINT after 60.012 s: wall is to the interrupt; CPU and max RSS cover only the processes that were reaped (2 were not): lower bounds\n"
+        );
+        // Read back from a whole summary, wherever the line is.
+        let mut summary = heapless::String::<512>::new();
+        summary.push_str("RUN: make\n  exit 0\n").unwrap();
+        summary.push_str(&line).unwrap();
+        summary.push_str("  build cgroup peak 3 MiB\n").unwrap();
+        assert_eq!(Partial::interrupt_in(&summary), Some(int));
+        assert_eq!(Partial::interrupt_in("RUN: make\n  exit 0\n"), None);
+        let only = partial_line(Partial {
+            interrupt: None,
+            unreaped: 1,
+        });
+        assert_eq!(
+            only.as_str(),
+            "  not all reaped: 1 process(es) of the build were not waited for by the command; CPU and max RSS cover only the processes that were reaped: lower bounds\n"
+        );
+        assert_eq!(Partial::interrupt_in(&only), None);
+        // A signal without a name, and hand-edited or cut lines.
+        let odd = Interrupt {
+            signal: 40,
+            after_ms: 5,
+        };
+        let mut s = heapless::String::<64>::new();
+        odd.write(&mut s).unwrap();
+        assert_eq!(s.as_str(), "signal 40 after 0.005 s");
+        assert_eq!(Interrupt::parse(&s), Some(odd));
+        for bad in [
+            "SIGNOPE after 1.000 s",
+            "SIGINT after 1.5 s",
+            "SIGINT after x.000 s",
+            "SIGINT after 1.000",
+            "SIGINT",
+        ] {
+            assert_eq!(Interrupt::parse(bad), None, "{bad}");
+        }
     }
 }

@@ -117,7 +117,11 @@ twin_args! {
     /// switches, file system inputs and outputs, signal) on stderr and exit with
     /// CMD's status. On a terminal CMD shares headroom's job (Ctrl-C, Ctrl-Z and
     /// fg act on both); SIGTERM and SIGHUP sent to headroom are passed on to CMD,
-    /// and without a terminal SIGINT too, to CMD's whole process group. With
+    /// and without a terminal SIGINT too, to CMD's whole process group. A run
+    /// stopped so (Ctrl-C too) says in its RUN block that it was interrupted
+    /// and that CPU and max RSS cover only the processes that were reaped;
+    /// its ADVICE, and jobs --from its CSV, say they sized from an interrupted
+    /// build. With
     /// --actions and none of --out-dir, --run-id or --prom, nothing is
     /// recorded or printed: one row is appended to the actions file (for
     /// wrapping every compile: make CC="headroom run --actions a.csv -- gcc").
@@ -389,10 +393,12 @@ twin_args! {
             /// a recorded CSV: print, as a bare number on stdout, the -j at
             /// which its build's largest compiler (build_peak_rss_mb; without a
             /// build, peak_rss_mb) plus 10 % headroom fits here now; --explain
-            /// says how
+            /// says how; a warning on stderr when its summary says the run was
+            /// interrupted (the peak is then a lower bound)
         ] [
             /// a recorded CSV: plan from its build's largest compiler
-            /// (build_peak_rss_mb; without a build, peak_rss_mb)
+            /// (build_peak_rss_mb; without a build, peak_rss_mb); said, and
+            /// warned on stderr, when its run was interrupted
         ]
         from: Option<String>,
         [

@@ -3,16 +3,17 @@
 //! stop signals passed on to it, and reaped with the wait4(2) system call
 //! for its rusage.
 
+use std::cell::Cell;
 use std::os::raw::c_int;
 use std::sync::atomic::Ordering;
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 
-use headroom::build::usage::{Counts, End, Usage};
+use headroom::build::usage::{Counts, End, Interrupt, Usage};
 use headroom::govern::record::{self, StopFlag, Watch};
 use headroom::tick::clock;
 
-use super::common::{SIG_DFL, SIGNAL, io_text, signal};
+use super::common::{SIG_DFL, SIGNAL, SIGNAL_NS, io_text, signal};
 
 /// Passes stop signals on to CMD instead of stopping: the recording ends
 /// when CMD does.
@@ -25,12 +26,50 @@ use super::common::{SIG_DFL, SIGNAL, io_text, signal};
 /// and every signal goes to that whole group, grandchildren included.
 pub struct Forward<'a> {
     /// CMD's pid; with `own_group`, also its process group.
-    /// CMD's pid.
     pub pid: rustix::process::Pid,
     /// CMD leads a process group of its own (no controlling terminal).
     pub own_group: bool,
     /// The self-pipe's read end, emptied at each look.
     pub wake: BorrowedFd<'a>,
+    /// Where the first stop signal is kept.
+    pub stops: &'a Stops,
+}
+
+/// The first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that reached
+/// headroom while CMD ran, and when (CLOCK_MONOTONIC ns): passed on to
+/// CMD, or sent to it by the terminal as well, it means CMD did not end
+/// by itself.
+#[derive(Default)]
+pub struct Stops(Cell<Option<(i32, u64)>>);
+
+impl Stops {
+    /// Keeps `sig`, which came at `at_ns` ([`SIGNAL_NS`]), unless a
+    /// signal is kept already.
+    fn saw(&self, sig: i32, at_ns: u64) {
+        if sig != 0 && self.0.get().is_none() {
+            self.0.set(Some((sig, at_ns)));
+        }
+    }
+
+    /// Keeps a stop signal not yet passed on (the recording may see CMD's
+    /// exit before the signal that caused it), leaving it in place for
+    /// [`die_like`]; one that came after the exit is no interruption
+    /// ([`Stops::interrupt`]).
+    fn pending(&self) {
+        self.saw(
+            SIGNAL.load(Ordering::SeqCst),
+            SIGNAL_NS.load(Ordering::SeqCst),
+        );
+    }
+
+    /// The interruption of `c`, which used `u`: the first stop signal,
+    /// unless it came after CMD had ended, to the millisecond of its wall
+    /// time (Ctrl-C during the summary interrupts nothing).
+    pub fn interrupt(&self, c: &Started, u: &Usage) -> Option<Interrupt> {
+        let (signal, at_ns) = self.0.get()?;
+        let after_ms = at_ns.saturating_sub(c.start_ns) / 1_000_000;
+        (after_ms <= u.wall_ms).then_some(Interrupt { signal, after_ms })
+    }
 }
 
 impl StopFlag for Forward<'_> {
@@ -39,7 +78,11 @@ impl StopFlag for Forward<'_> {
         // Empty the self-pipe so the next poll(2) waits again.
         let mut sink = [0u8; 64];
         while matches!(rustix::io::read(self.wake, &mut sink), Ok(n) if n > 0) {}
-        let forward = match (SIGNAL.swap(0, Ordering::SeqCst), self.own_group) {
+        // The handler sets the time before the signal: read after it, the
+        // time is this signal's (or a later one's).
+        let sig = SIGNAL.swap(0, Ordering::SeqCst);
+        self.stops.saw(sig, SIGNAL_NS.load(Ordering::SeqCst));
+        let forward = match (sig, self.own_group) {
             (0, _) => return None,
             // From the terminal, CMD got it as we did.
             (2 | 3, false) => return None,
@@ -291,7 +334,8 @@ impl Rusage {
     }
 }
 
-/// Waits for the child to exit, forwarding stop signals meanwhile, then
+/// Waits for the child to exit, forwarding stop signals meanwhile
+/// through `fwd` (which keeps the first in its [`Stops`]), then
 /// reaps it with wait4(2) for its status and rusage. Its wall time ends at
 /// `exited_ns` (CLOCK_MONOTONIC ns) when the recording saw the exit first
 /// ([`record::Stop::WatchedExited`]: the final row and its wait for a new
@@ -299,21 +343,16 @@ impl Rusage {
 pub fn finish_child(
     c: &Started,
     watch: &Watch,
-    wake: BorrowedFd<'_>,
-    own_group: bool,
+    fwd: &Forward<'_>,
     exited_ns: Option<u64>,
 ) -> Usage {
-    let fwd = Forward {
-        pid: c.pid,
-        own_group,
-        wake,
-    };
     while !watch.exited() {
         // Wakes at once on the exit (pidfd) or a signal (the self-pipe).
-        record::wait(1000, Some(wake), watch);
+        record::wait(1000, Some(fwd.wake), watch);
         fwd.signal();
     }
     let end_ns = exited_ns.unwrap_or_else(clock::monotonic_ns);
+    fwd.stops.pending();
     let mut status: c_int = 0;
     let mut ru = Rusage::default();
     loop {
@@ -368,6 +407,39 @@ mod tests {
         let long = command_label(&words(&["echo", &"é".repeat(200)]));
         assert!(long.ends_with("..."), "{long}");
         assert!(long.chars().count() <= LABEL_CHARS, "{long}");
+    }
+
+    /// The first stop signal is the interruption, unless it came after
+    /// CMD's exit; none is none.
+    #[test]
+    fn the_first_stop_before_the_exit_interrupts() {
+        let c = Started {
+            pid: rustix::process::Pid::from_raw(1).unwrap(),
+            start_epoch: 0,
+            start_ns: 5_000_000_000,
+        };
+        let u = Usage {
+            wall_ms: 3000,
+            user_ms: 0,
+            sys_ms: 0,
+            max_rss_kib: 0,
+            counts: Counts::default(),
+            end: End::Signaled(2),
+        };
+        let stops = Stops::default();
+        assert_eq!(stops.interrupt(&c, &u), None);
+        stops.saw(0, 6_000_000_000);
+        assert_eq!(stops.interrupt(&c, &u), None, "0 is no signal");
+        stops.saw(2, 6_500_000_000);
+        stops.saw(15, 7_000_000_000);
+        let int = Interrupt {
+            signal: 2,
+            after_ms: 1500,
+        };
+        assert_eq!(stops.interrupt(&c, &u), Some(int));
+        let late = Stops::default();
+        late.saw(2, 8_001_000_000);
+        assert_eq!(late.interrupt(&c, &u), None, "after the exit");
     }
 
     /// Each counter comes from its own field of the kernel's struct.

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::os::raw::c_int;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use rustix::fd::{BorrowedFd, OwnedFd};
 
@@ -137,6 +137,11 @@ impl Warn for StderrWarn {
 /// The signal that asked us to stop (0: none yet).
 pub static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
+/// When [`SIGNAL`] was last set, CLOCK_MONOTONIC ns
+/// ([`headroom::tick::clock::monotonic_ns`]): the time a stop signal
+/// came, which `run` compares with CMD's exit.
+pub static SIGNAL_NS: AtomicU64 = AtomicU64::new(0);
+
 /// Write end of the self-pipe that wakes the loop's poll(2).
 pub static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 
@@ -144,6 +149,8 @@ pub static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 pub extern "C" fn on_xfsz(_sig: c_int) {}
 
 pub extern "C" fn on_signal(sig: c_int) {
+    // clock_gettime(2) is async-signal-safe (signal-safety(7)).
+    SIGNAL_NS.store(headroom::tick::clock::monotonic_ns(), Ordering::SeqCst);
     SIGNAL.store(sig, Ordering::SeqCst);
     let fd = WAKE_FD.load(Ordering::SeqCst);
     if fd >= 0 {

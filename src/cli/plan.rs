@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use headroom::build::usage::Interrupt;
 use headroom::kernel::root::Root;
 use headroom::report::csvread::CsvRows;
 use headroom::report::summary::{Summary, Text};
@@ -13,6 +14,7 @@ use super::common::{
     Fail, disk_for, disk_path, env_nonempty, no_mlock, open_regular, open_root, print_text, stream,
     usage,
 };
+use super::report::{recorded_interrupt, summary_path};
 
 /// The advice of `advise` for the largest compiler this recording measured
 /// (keeping 10 % headroom), on the host recorded: THE BUILD's when a build
@@ -35,10 +37,11 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
         usable_from: "this host",
         usable_figure: usable_figure(mem.limit),
     };
+    let measured = measured_words(whose.words(), summary.partial.interrupt);
     let ask = headroom::plan::jobs::Ask {
         profile: headroom::plan::jobs::Profile::Generic,
         peak_mb: None,
-        measured: Some((peak, whose.words())),
+        measured: Some((peak, &measured)),
         requested: None,
     };
     let plan = headroom::plan::jobs::plan(&ask, &headroom::plan::jobs::Env::default(), &cap);
@@ -67,6 +70,26 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
         &mut *text,
     );
     text.as_str().to_string()
+}
+
+/// What `measured:` says of a peak (`whose`, where from): with an
+/// interrupted build, that it sized from one and that the peaks are
+/// lower bounds (a whole build may peak higher).
+fn measured_words(whose: &str, interrupt: Option<Interrupt>) -> String {
+    match interrupt {
+        None => whose.to_string(),
+        Some(i) => format!(
+            "{whose}; sized from an interrupted build ({}): its peaks are lower bounds",
+            interrupt_words(i)
+        ),
+    }
+}
+
+/// `SIGINT after 60.012 s` ([`Interrupt::write`]).
+fn interrupt_words(i: Interrupt) -> String {
+    let mut s = heapless::String::<64>::new();
+    let _ = i.write(&mut s);
+    s.as_str().to_string()
 }
 
 /// Everything `jobs` and `advise` compute before printing.
@@ -237,7 +260,8 @@ fn usable_from(
 /// ([`Summary::sizing_peak`]): the largest build_peak_rss_mb (THE BUILD's
 /// compilers) when the CSV has any, else the largest peak_rss_mb (every
 /// compiler on the host: a plain `record`, or a CSV from before the build
-/// columns), said as such.
+/// columns), said as such; of an interrupted build (its summary says so,
+/// [`recorded_interrupt`]) said too, and warned on stderr.
 fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
     let fd = open_regular(path)?;
     let mut rows = Box::new(CsvRows::new());
@@ -253,10 +277,17 @@ fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
             "{path}: no peak_rss_mb recorded (a --compat CSV, or no compiler ran)"
         ))
     })?;
-    Ok((
-        peak,
-        format!("{path}: {} ({})", whose.words(), whose.column()),
-    ))
+    let interrupt = recorded_interrupt(path);
+    if let Some(i) = interrupt {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: {path} is of an interrupted build ({}, says {}): its peak, {peak} MiB, is a lower bound",
+            interrupt_words(i),
+            summary_path(path).display()
+        );
+    }
+    let whose = format!("{path}: {} ({})", whose.words(), whose.column());
+    Ok((peak, measured_words(&whose, interrupt)))
 }
 
 impl Planned {
@@ -416,4 +447,25 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         print_text(&block)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_words_say_an_interrupted_build() {
+        assert_eq!(
+            measured_words("this build's largest compiler", None),
+            "this build's largest compiler"
+        );
+        let i = Interrupt {
+            signal: 15,
+            after_ms: 900_000,
+        };
+        assert_eq!(
+            measured_words("r.csv: this build's largest compiler", Some(i)),
+            "r.csv: this build's largest compiler; sized from an interrupted build (SIGTERM after 900.000 s): its peaks are lower bounds"
+        );
+    }
 }

@@ -23,7 +23,7 @@ use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog
 use super::action_row::append_action;
 use super::args::{RecordArgs, RunArgs};
 use super::child::{
-    Forward, Started, command_label, controlling_terminal, die_like, finish_child, spawn,
+    Forward, Started, Stops, command_label, controlling_terminal, die_like, finish_child, spawn,
 };
 use super::common::{
     Fail, Signals, StderrWarn, disk_path, env_nonempty, errtext, install_signals, io_text,
@@ -97,7 +97,14 @@ pub fn run_light(spec: ChildSpec, label: Option<&str>) -> Result<ExitCode, Fail>
         }
     };
     let watch = Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid));
-    let u = finish_child(&c, &watch, wake.as_fd(), own_group, None);
+    let stops = Stops::default();
+    let fwd = Forward {
+        pid: c.pid,
+        own_group,
+        wake: wake.as_fd(),
+        stops: &stops,
+    };
+    let u = finish_child(&c, &watch, &fwd, None);
     if let Some(path) = &spec.actions {
         append_action(path, label, &spec.argv, &c, &u);
     }
@@ -173,6 +180,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         &mut summary,
     );
     let plan = r.plan(child.is_some(), f.js.is_some(), &watch);
+    let stops = Stops::default();
     let stop = match &started {
         None => run_loop(
             &mut sampler,
@@ -190,6 +198,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
                 pid: c.pid,
                 own_group,
                 wake: wake.as_fd(),
+                stops: &stops,
             };
             run_loop(
                 &mut sampler,
@@ -210,6 +219,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         build_cg,
         watch,
         own_group,
+        stops,
     };
     finish(&r, &mut f, &mut summary, stop, ended, wake.as_fd())
 }
@@ -738,6 +748,8 @@ struct Ended {
     build_cg: Option<BuildCgroup>,
     watch: Watch,
     own_group: bool,
+    /// The first stop signal while CMD ran.
+    stops: Stops,
 }
 
 /// The end: the governor's report and its FIFO's name gone, `--prom`'s
@@ -790,8 +802,15 @@ fn finish(
                 Stop::WatchedExited { at_ns } => Some(at_ns),
                 Stop::Count | Stop::Signal(_) => None,
             };
-            let u = finish_child(&c, &e.watch, wake, e.own_group, exited_ns);
+            let fwd = Forward {
+                pid: c.pid,
+                own_group: e.own_group,
+                wake,
+                stops: &e.stops,
+            };
+            let u = finish_child(&c, &e.watch, &fwd, exited_ns);
             summary.run = Some((command_label(&spec.argv), u));
+            summary.partial.interrupt = e.stops.interrupt(&c, &u);
             if let Some(mut cg) = e.build_cg {
                 end_build_cgroup(&mut cg, summary);
             }
@@ -864,7 +883,10 @@ pub fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
 }
 
 /// The build cgroup's last figures (its OOM kills, its peak charge) into
-/// the summary, then the cgroup removed, leftovers moved out first.
+/// the summary, and the processes CMD never waited for
+/// ([`headroom::build::usage::Partial::unreaped`]); then the cgroup
+/// removed, leftovers moved out first, and those that really outlived
+/// CMD said ([`leftovers`]).
 pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
     let mut buf = vec![0u8; headroom::build::buildcg::BUF_LEN];
     if matches!(summary.build, Some(BuildScope::Cgroup(_))) {
@@ -872,12 +894,14 @@ pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
             .build_oom_final(cg.oom_kills(&mut headroom::kernel::kept::Kept::new(false), &mut buf));
         summary.build_peak_charge_mb = cg.peak_bytes(&mut buf).map(|b| b >> 20);
     }
+    let interrupted = summary.partial.interrupt.is_some();
+    let (unreaped, outlived) = leftovers(cg, interrupted, &mut buf);
+    summary.partial.unreaped = unreaped;
     let r = cg.remove(&mut buf);
-    if r.moved > 0 {
+    if outlived > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "headroom: {} process(es) outlived the command; moved out of its cgroup",
-            r.moved
+            "headroom: {outlived} process(es) outlived the command; moved out of its cgroup"
         );
     }
     if !r.removed {
@@ -887,6 +911,35 @@ pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
             cg.name()
         );
     }
+}
+
+/// The build's processes once CMD has been reaped: how many it never
+/// waited for (the first look: running on, or exiting on the same
+/// signal), and how many really outlived it (running on, each counted
+/// once, after a look every [`outlived::STEP_MS`] until they have
+/// settled, [`outlived::Look::settled`]: at most [`outlived::GRACE_MS`],
+/// all of it when the build was `interrupted` and some are left).
+fn leftovers(cg: &BuildCgroup, interrupted: bool, buf: &mut [u8]) -> (u32, u32) {
+    use headroom::build::outlived::{self, Fate, Look};
+    let mut list = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
+    let mut pids = Vec::new();
+    let mut look = || {
+        pids.clear();
+        let _ = cg
+            .members_here()
+            .for_each(&mut list, buf, &mut |p| pids.push(p));
+        Look::of(&mut pids, |p| {
+            Fate::of_stat(std::fs::read(format!("/proc/{p}/stat")).ok().as_deref())
+        })
+    };
+    let first = look();
+    let (mut prev, mut now, mut waited_ms) = (None, first, 0);
+    while !now.settled(prev, interrupted, waited_ms) {
+        std::thread::sleep(std::time::Duration::from_millis(outlived::STEP_MS));
+        waited_ms += outlived::STEP_MS;
+        (prev, now) = (Some(now), look());
+    }
+    (first.present(), now.live)
 }
 
 /// THE BUILD for the sampler and the summary: `cg` when the build's

@@ -87,6 +87,25 @@ pub fn not_a_csv(file: &str, e: CsvError) -> Fail {
     })
 }
 
+/// The summary file beside the CSV at `csv`: `<csv minus .csv>.summary.txt`
+/// in the same directory, where `record`, `run` and `summarize` write it.
+pub fn summary_path(csv: &str) -> std::path::PathBuf {
+    let path = std::path::Path::new(csv);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = name.unwrap_or_default();
+    let stem = name.strip_suffix(".csv").unwrap_or(&name);
+    path.with_file_name(format!("{stem}.summary.txt"))
+}
+
+/// The interruption the summary beside the CSV at `csv` records (its RUN
+/// block's `interrupted:` line, which `summarize` keeps): the one place
+/// the fact is kept with a recording, the CSV's format being the
+/// toolchain's. `None` when the run was whole, or there is no summary.
+pub fn recorded_interrupt(csv: &str) -> Option<headroom::build::usage::Interrupt> {
+    let text = std::fs::read_to_string(summary_path(csv)).ok()?;
+    headroom::build::usage::Partial::interrupt_in(&text)
+}
+
 /// `summarize`: the summary of a recorded CSV, on stdout and beside it (the RUN block of an earlier summary kept).
 // Never inlined (see `dispatch` in main.rs).
 #[inline(never)]
@@ -124,7 +143,7 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     // A summary written by `run` holds the RUN block (and the advice from
     // that host) and the build's OOM kills, which no CSV column carries:
     // keep them when rewriting.
-    let old = std::fs::read_to_string(parent.join(format!("{stem}.summary.txt"))).ok();
+    let old = std::fs::read_to_string(summary_path(&a.file)).ok();
     let kept = old
         .as_deref()
         .and_then(|old| old.find("\nRUN: ").map(|at| old[at..].to_string()))
@@ -135,6 +154,10 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
             .find(|l| l.starts_with("OOM kills in this build: "))?;
         heapless::String::try_from(line).ok()
     });
+    // Kept in the RUN block's text; read back for --json.
+    summary.partial.interrupt = old
+        .as_deref()
+        .and_then(headroom::build::usage::Partial::interrupt_in);
     emit_summary(
         &summary,
         dir.as_fd(),
@@ -325,5 +348,19 @@ impl ufmt::uWrite for FdSink<'_> {
             self.flush()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_beside_a_csv() {
+        let p = |csv: &str| summary_path(csv).display().to_string();
+        assert_eq!(p("resources-run.csv"), "resources-run.summary.txt");
+        assert_eq!(p("logs/r.csv"), "logs/r.summary.txt");
+        assert_eq!(p("/a/b.csv.csv"), "/a/b.csv.summary.txt");
+        assert_eq!(p("data"), "data.summary.txt");
     }
 }

@@ -19,6 +19,12 @@ use crate::kernel::parse::{
 /// (`include/linux/sched.h`).
 pub const PF_KTHREAD: u32 = 0x0020_0000;
 
+/// `PF_EXITING` in the `flags` field of `stat`: the process is exiting
+/// (set by `do_exit` before it frees the memory, which for a large
+/// compiler takes a moment; `include/linux/sched.h`). It is still listed
+/// in `cgroup.procs` then, and cannot be moved to another cgroup.
+pub const PF_EXITING: u32 = 0x0000_0004;
+
 /// Read buffer for `stat` or `status`, in bytes.
 ///
 /// `stat` is 52 fields, at most ~700 bytes with 20-digit numbers; `status`
@@ -64,6 +70,12 @@ impl PidStat<'_> {
     /// by Linux 2.6.33–3.13).
     pub fn is_zombie(&self) -> bool {
         matches!(self.state, b'Z' | b'X' | b'x')
+    }
+
+    /// True while the process is exiting: `PF_EXITING` set (it is ending,
+    /// not running on), or already a zombie.
+    pub fn is_exiting(&self) -> bool {
+        self.flags & PF_EXITING != 0 || self.is_zombie()
     }
 }
 
@@ -454,6 +466,20 @@ mod tests {
             parse_status(b"VmHWM:\t18446744073709551616 kB\n").vm_hwm_kib,
             None
         );
+    }
+
+    /// A real `stat` of a 1.5 GiB python3 caught while it exited after
+    /// SIGKILL (state still `R`, flags 0x40040c with `PF_EXITING`, its
+    /// memory already gone), then the same process a zombie.
+    #[test]
+    fn exiting_is_pf_exiting_or_a_zombie() {
+        let exiting = b"29379 (python3) R 29317 29314 6757 0 -1 4195340 119633 0 0 0 2 111 0 0 20 0 1 0 61698 0 0 18446744073709551615 0 0 0 0 0 0 0 16781312 2 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 9\n";
+        let s = parse_stat(exiting).unwrap();
+        assert!(s.is_exiting() && !s.is_zombie(), "{s:?}");
+        let zombie = b"29379 (python3) Z 29317 29314 6757 0 -1 4228108 119633 0 0 0 2 111 0 0 20 0 1 0 61698 0 0 18446744073709551615 0 0 0 0 0 0 0 16781312 2 1 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 9\n";
+        assert!(parse_stat(zombie).unwrap().is_exiting());
+        let live = parse_stat(f12!("1591", "stat")).unwrap();
+        assert!(!live.is_exiting(), "{live:?}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
 use crate::build::text::{Context, Stage};
-use crate::build::usage::{Usage, write_centi};
+use crate::build::usage::{Partial, Usage, write_centi};
 use crate::report::plot::stage_str;
 use crate::tick::clock::Iso;
 use crate::tick::row::{BufferFull, Row};
@@ -201,6 +201,11 @@ pub struct Summary {
     pub tmp_is_tmpfs: Option<bool>,
     /// For `run`: the command's label and what it used.
     pub run: Option<(String<128>, Usage)>,
+    /// For `run`: why the RUN block's figures are not the whole build's,
+    /// if they are not (said in the RUN block). For `summarize`, the
+    /// interruption its summary's RUN block records, so that `--json`
+    /// says it too.
+    pub partial: Partial,
     /// For `run --jobserver`: what the jobserver did.
     pub jobserver: Option<crate::report::jobserver_block::Report>,
     /// The jobs columns of the rows seen (`summarize` of a `run
@@ -277,6 +282,7 @@ impl Summary {
             mem_estimated: false,
             tmp_is_tmpfs: None,
             run: None,
+            partial: Partial::default(),
             jobserver: None,
             jobs_rows: None,
             build: None,
@@ -828,6 +834,7 @@ impl Summary {
         self.slow.render(w, self.zram_swap(), peak_mb)?;
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;
+            self.partial.render(w)?;
             self.render_build_memory(w)?;
         }
         if let Some(j) = &self.jobserver {

@@ -96,7 +96,28 @@ fn zeros_count_as_near_oom_and_low_disk() {
     let mut j = Text::new();
     sum.render_json(&mut j).unwrap();
     assert!(j.contains(",\"near_oom\":{\"below_mb\":487,\"from\":\"scaled\",\"scaled_from_ram_mb\":3900,\"scaled_from_cgroup_limit_mb\":null,\"samples\":1}"), "{j}");
-    assert!(j.contains("\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"majflt\":1,\"minflt\":2,\"nvcsw\":3,\"nivcsw\":4,\"inblock\":5,\"oublock\":6,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
+    assert!(j.contains("\"interrupted\":null,\"run\":{\"command\":\"make -j2\",\"wall_ms\":1500,\"user_ms\":2000,\"sys_ms\":100,\"cores_centi\":140,\"max_rss_kib\":2048,\"majflt\":1,\"minflt\":2,\"nvcsw\":3,\"nivcsw\":4,\"inblock\":5,\"oublock\":6,\"exit\":null,\"signal\":\"KILL\"},\"jobserver\":null,\"memory_lock\":null}\n"), "{j}");
+    let mut t = Text::new();
+    sum.render(&mut t).unwrap();
+    assert!(!t.contains("interrupted"), "{t}");
+    // Interrupted: the RUN block says which figures are partial, right
+    // after how the command ended, and the JSON says it was.
+    sum.partial = crate::build::usage::Partial {
+        interrupt: Some(crate::build::usage::Interrupt {
+            signal: 2,
+            after_ms: 1200,
+        }),
+        unreaped: 2,
+    };
+    let mut t = Text::new();
+    sum.render(&mut t).unwrap();
+    assert!(t.contains("  killed by signal KILL (9), exit status 137\n  interrupted: SIGINT after 1.200 s: wall is to the interrupt; CPU and max RSS cover only the processes that were reaped (2 were not): lower bounds\n"), "{t}");
+    let mut j = Text::new();
+    sum.render_json(&mut j).unwrap();
+    assert!(
+        j.contains(",\"interrupted\":{\"signal\":\"INT\",\"after_ms\":1200},\"run\":{"),
+        "{j}"
+    );
 }
 
 #[test]

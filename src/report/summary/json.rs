@@ -319,8 +319,17 @@ impl Summary {
         Ok(())
     }
 
-    /// The `run`, `jobserver` and `memory_lock` objects.
+    /// `interrupted` (the stop signal that cut the run short and when, or
+    /// `null`), then the `run`, `jobserver` and `memory_lock` objects.
     fn json_run<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        match self.partial.interrupt {
+            Some(i) => {
+                uwrite!(w, ",\"interrupted\":{{\"signal\":")?;
+                json::string(w, crate::build::usage::signal_name(i.signal).unwrap_or("?"))?;
+                uwrite!(w, ",\"after_ms\":{}}}", i.after_ms)?;
+            }
+            None => uwrite!(w, ",\"interrupted\":null")?,
+        }
         match &self.run {
             Some((label, u)) => {
                 uwrite!(w, ",\"run\":{{\"command\":")?;

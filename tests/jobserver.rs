@@ -155,11 +155,20 @@ fn a_peak_larger_than_memory_leaves_one_job_and_explain_says_why() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(overlap(&[&d]), (1, 4));
     let err = String::from_utf8_lossy(&out.stderr);
+    // The peak per job it starts from, said once: stated, it never moves
+    // (no compiler runs here).
+    assert!(
+        err.contains(
+            "headroom: jobserver: peak per job 100000000 MiB to start (--peak-mb, a guess)\n"
+        ),
+        "{err}"
+    );
     let said: Vec<&str> = err
         .lines()
-        .filter(|l| l.starts_with("headroom: jobserver: "))
+        .filter(|l| l.starts_with("headroom: jobserver: ") && l.contains(" at once "))
         .collect();
     assert_eq!(said.len(), 1, "one line per change: {err}");
+    assert!(!err.contains("peak per job 100000000 MiB →"), "{err}");
     assert!(said[0].contains("1 job(s) at once (memory: room "), "{err}");
     assert!(err.contains("throttled by memory: "), "{err}");
 }

@@ -248,11 +248,18 @@ twin_args! {
         ]
         max_jobs: Option<u32>,
         [
-            /// with --jobserver: the memory a job may grow to, MiB, before any
-            /// compiler is measured (default: the profile's)
+            /// with --jobserver: the memory a job may grow to, MiB, until the
+            /// build's jobs are measured (default: the profile's, a guess)
             #[argh(option)]
         ]
         peak_mb: Option<u64>,
+        [
+            /// with --jobserver: start the peak per job from the largest
+            /// compiler a recorded run of this build measured (its CSV, read
+            /// as jobs --from reads it), plus 10 %
+            #[argh(option)]
+        ]
+        from: Option<String>,
         [
             /// with --jobserver: generic, rust or heavy, as for `jobs` (default
             /// generic)

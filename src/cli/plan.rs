@@ -203,8 +203,9 @@ fn usable_figure(limit: headroom::plan::host::MemLimit) -> &'static str {
 /// ([`Summary::sizing_peak`]): the largest build_peak_rss_mb (THE BUILD's
 /// compilers) when the CSV has any, else the largest peak_rss_mb (every
 /// compiler on the host: a plain `record`, or a CSV from before the build
-/// columns), said as such.
-fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
+/// columns), said as such. `jobs --from`, `advise --from` and `run
+/// --jobserver --from` all read it here.
+pub fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
     let fd = open_regular(path)?;
     let mut rows = Box::new(CsvRows::new());
     let mut summary = Box::new(Summary::new(None, None));

@@ -426,10 +426,14 @@ impl Js {
             return;
         }
         self.said_peak = (p.now_mb, p.basis);
+        let moved = if was == p.now_mb {
+            format!("still {was} MiB")
+        } else {
+            format!("{was} MiB → {} MiB", p.now_mb)
+        };
         let _ = writeln!(
             std::io::stderr(),
-            "headroom: jobserver: peak per job {was} MiB → {} MiB {}",
-            p.now_mb,
+            "headroom: jobserver: peak per job {moved} {}",
             basis_text(&p)
         );
     }

@@ -107,7 +107,8 @@ pub struct PeakReport {
 }
 
 impl PeakReport {
-    /// It never moved from where it started.
+    /// Its figure never moved from where it started (why may have: a
+    /// start measured again at the same figure).
     pub fn fixed(&self) -> bool {
         self.least_mb == self.start_mb && self.most_mb == self.start_mb
     }
@@ -225,14 +226,15 @@ impl Report {
             self.cap,
             p.now_mb
         )?;
-        if p.fixed() && p.source.measured_mb().is_none() {
+        let unmoved = p.fixed() && p.basis == Basis::Start;
+        if unmoved && p.source.measured_mb().is_none() {
             // As it always was: where the figure came from.
             ufmt::uwrite!(w, "({})\n", p.source.name())?;
         } else {
             p.write_basis(w)?;
             ufmt::uwrite!(w, "\n")?;
         }
-        if !p.fixed() {
+        if !unmoved {
             let start = PeakReport {
                 now_mb: p.start_mb,
                 basis: Basis::Start,
@@ -416,6 +418,16 @@ mod tests {
         assert!(
             out.starts_with("JOBSERVER: up to 2 job(s) at once; peak per job 385 MiB (--pool: an earlier run measured 350 MiB, + 10 %)\n  slots in use"),
             "{out}"
+        );
+        // Measured again at the same figure: its one figure, both whys.
+        let again = PeakReport {
+            basis: Basis::Measured(350),
+            ..remembered
+        };
+        assert!(
+            render(again, None).starts_with("JOBSERVER: up to 2 job(s) at once; peak per job 385 MiB (measured 350 MiB + 10 %)\n  peak per job: 385 MiB to start (--pool: an earlier run measured 350 MiB, + 10 %); least 385 MiB, most 385 MiB\n"),
+            "{}",
+            render(again, None)
         );
         let from = fixed(385, Source::FromCsv(350));
         assert!(render(from, None).contains("(--from: an earlier run measured 350 MiB, + 10 %)"));

@@ -277,12 +277,14 @@ twin_args! {
         [
             /// with --jobserver: share one memory budget with every run
             /// --jobserver that names the same DIR, each counting the others'
-            /// reservations (default: $HEADROOM_POOL)
+            /// reservations; DIR also remembers each run id's measured peak per
+            /// job for its next run (default: $HEADROOM_POOL)
             #[argh(option)]
         ]
         pool: Option<String>,
         [
-            /// with --jobserver: say on stderr each time the slots change, and why
+            /// with --jobserver: say on stderr each time the slots change, and why,
+            /// and where the peak per job started and each time it moves
             #[argh(switch)]
         ]
         explain: bool,

@@ -155,11 +155,20 @@ fn a_peak_larger_than_memory_leaves_one_job_and_explain_says_why() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(overlap(&[&d]), (1, 4));
     let err = String::from_utf8_lossy(&out.stderr);
+    // The peak per job it starts from, said once: stated, it never moves
+    // (no compiler runs here).
+    assert!(
+        err.contains(
+            "headroom: jobserver: peak per job 100000000 MiB to start (--peak-mb, a guess)\n"
+        ),
+        "{err}"
+    );
     let said: Vec<&str> = err
         .lines()
-        .filter(|l| l.starts_with("headroom: jobserver: "))
+        .filter(|l| l.starts_with("headroom: jobserver: ") && l.contains(" at once "))
         .collect();
     assert_eq!(said.len(), 1, "one line per change: {err}");
+    assert!(!err.contains("peak per job 100000000 MiB →"), "{err}");
     assert!(said[0].contains("1 job(s) at once (memory: room "), "{err}");
     assert!(err.contains("throttled by memory: "), "{err}");
 }
@@ -440,4 +449,180 @@ fn without_interval_the_jobserver_rows_are_the_sampling_interval_s() {
     assert!(out.status.success(), "{out:?}");
     let rows = jobs_columns(&d.join("out/resources-j.csv")).len();
     assert!((2..=3).contains(&rows), "{rows} rows");
+}
+
+/// A recipe of python3 (by its own path, so its comm is `python3`: a
+/// "compiler" with `--compilers python3`) holding `mib` MiB, resident,
+/// for `secs` s.
+fn holder(mib: u32, secs: f64) -> String {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3");
+    let py = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    format!(
+        "{py} -c 'import time; t = time.time(); b = bytearray({mib} << 20); time.sleep(max(0, {secs} - (time.time() - t)))'"
+    )
+}
+
+/// The peak a pool remembers for run id `run`, from its `peak-RUN`.
+fn remembered(pool: &Path, run: &str) -> u64 {
+    let text = fs::read_to_string(pool.join(format!("peak-{run}")))
+        .unwrap_or_else(|e| panic!("peak-{run}: {e}"));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("headroom-peak 1"), "{text}");
+    lines
+        .find_map(|l| l.strip_prefix("peak_mb "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"))
+}
+
+/// The JOBSERVER block of a summary on stderr.
+fn jobserver_block(stderr: &str) -> &str {
+    let at = stderr
+        .find("JOBSERVER: ")
+        .unwrap_or_else(|| panic!("no JOBSERVER block: {stderr}"));
+    &stderr[at..]
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn a_second_run_starts_from_the_peak_the_pool_remembers_and_from_works() {
+    use headroom::govern::estimate::with_margin;
+    let cg =
+        Cgroup::create("js-remember", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("remember");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    // Three jobs of python3 holding 60 MiB (about 70 resident), measured as
+    // compilers.
+    makefile(&d, 3, &holder(60, 1.0));
+    let run = |extra: &str| {
+        let _ = fs::remove_file(d.join("log"));
+        let out = common::sh_in_cgroup(
+            &cg,
+            &d,
+            &format!(
+                "exec {BIN} run --jobserver --explain --compilers python3 {extra} --run-id rem --out-dir out -- make"
+            ),
+            120,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(overlap(&[&d]).1, 3, "{stderr}");
+        stderr
+    };
+    let with_pool = format!("--pool {}", pool.display());
+    // The first run: nothing remembered, the profile's guess; at its end
+    // the pool remembers what its jobs measured.
+    let first = run(&with_pool);
+    assert!(
+        first.contains(
+            "headroom: jobserver: peak per job 2000 MiB to start (profile generic, a guess)\n"
+        ),
+        "{first}"
+    );
+    let peak = remembered(&pool, "rem");
+    assert!((60..=120).contains(&peak), "{peak} MiB\n{first}");
+    assert!(
+        first.contains(&format!(
+            "remembers {peak} MiB, the largest peak of run rem's jobs"
+        )),
+        "{first}"
+    );
+    // The second starts there, plus the margin; --explain and the
+    // JOBSERVER block say so.
+    let second = run(&with_pool);
+    let said = format!("(--pool: an earlier run measured {peak} MiB, + 10 %)");
+    assert!(
+        second.contains(&format!(
+            "headroom: jobserver: peak per job {} MiB to start {said}\n",
+            with_margin(peak)
+        )),
+        "{second}"
+    );
+    assert!(jobserver_block(&second).contains(&said), "{second}");
+    // --from a recording: its largest compiler as `jobs --from` reads it,
+    // ahead of the pool's and of --peak-mb.
+    let csv = d.join("out/resources-rem.csv");
+    let jobs = Command::new(BIN)
+        .args(["jobs", "--explain", "--from"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let jobs = String::from_utf8_lossy(&jobs.stdout).into_owned();
+    let measured: u64 = jobs
+        .lines()
+        .find_map(|l| l.strip_prefix("peak per job:"))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{jobs}"));
+    let third = run(&format!(
+        "{with_pool} --peak-mb 500 --from {}",
+        csv.display()
+    ));
+    let said = format!("(--from: an earlier run measured {measured} MiB, + 10 %)");
+    assert!(
+        third.contains(&format!(
+            "headroom: jobserver: peak per job {} MiB to start {said} [",
+            with_margin(measured)
+        )),
+        "{third}"
+    );
+    assert!(
+        third.contains("; --peak-mb 500 not used: a measurement comes first\n"),
+        "{third}"
+    );
+    assert!(jobserver_block(&third).contains(&said), "{third}");
+}
+
+#[test]
+fn from_goes_with_jobserver_and_a_csv_without_a_peak_stops_the_run_before_cmd() {
+    let d = scratch("from-bad");
+    fs::write(
+        d.join("empty.csv"),
+        "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--from", "empty.csv", "--", "true"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    for csv in ["empty.csv", "missing.csv"] {
+        let out = run_jobserver(&d, &["--from", csv], &["sh", "-c", "echo ran > ran"]);
+        assert!(!out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(csv), "{err}");
+        assert!(!d.join("ran").exists(), "CMD ran: {err}");
+    }
+}
+
+#[test]
+fn a_bad_remembered_peak_is_warned_about_and_ignored() {
+    let d = scratch("bad-peak");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    fs::write(pool.join("peak-j"), "peak_mb 350\n").unwrap();
+    let out = run_jobserver(
+        &d,
+        &["--max-jobs", "2", "--pool", pool.to_str().unwrap()],
+        &["sh", "-c", "echo ran > ran"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(d.join("ran").exists(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "headroom: warning: --pool {}: peak-j: not a peak file (Magic); ignored\n",
+            pool.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("peak per job 2000 MiB (generic)"), "{err}");
+    // No compiler ran: nothing measured, the file is left as it was.
+    assert_eq!(
+        fs::read_to_string(pool.join("peak-j")).unwrap(),
+        "peak_mb 350\n"
+    );
 }

@@ -99,7 +99,7 @@ fn ticks_after_start_up_allocate_nothing() {
     .unwrap();
     // run --jobserver's tick: the governor and its FIFO.
     let pool = Pool::create(out.as_fd()).unwrap();
-    let mut gov = Governor::new(4, 500, "--peak-mb");
+    let mut gov = Governor::new(4, 500, headroom::report::jobserver_block::Source::PeakMb);
     // … and its pausing: this test's own jobs scanned from /proc.
     let proc_dir = root.open_dir("proc").unwrap();
     let mut tree = Box::new(headroom::build::jobtree::JobTree::new());
@@ -111,11 +111,16 @@ fn ticks_after_start_up_allocate_nothing() {
         tree.scan(proc_dir.as_fd(), (me, 0), 4, &mut scratch, &mut stat_buf)
             .unwrap();
         let now = headroom::tick::clock::monotonic_ns() / 1_000_000;
-        pauser.tick(tree.jobs(), 500, 1 << 20, now);
+        gov.measure(&headroom::govern::estimate::Seen {
+            usable_mb: Some(row.mem_avail_mb),
+            held_mb: row.build_rss_mb,
+            compiler_peak_mb: row.ext.build_peak_rss_mb,
+            job_mb: headroom::govern::pause::largest_mb(tree.jobs()),
+        });
+        pauser.tick(tree.jobs(), gov.peak_mb(), 1 << 20, now);
         let d = gov.decide(&Inputs {
             usable_mb: Some(row.mem_avail_mb),
             compiler_rss_mb: row.build_rss_mb,
-            compiler_peak_mb: row.ext.build_peak_rss_mb,
             in_pipe: pool.in_pipe().unwrap(),
             now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
             pool_allowed: None,

@@ -253,11 +253,18 @@ twin_args! {
         ]
         max_jobs: Option<u32>,
         [
-            /// with --jobserver: the memory a job may grow to, MiB, before any
-            /// compiler is measured (default: the profile's)
+            /// with --jobserver: the memory a job may grow to, MiB, until the
+            /// build's jobs are measured (default: the profile's, a guess)
             #[argh(option)]
         ]
         peak_mb: Option<u64>,
+        [
+            /// with --jobserver: start the peak per job from the largest
+            /// compiler a recorded run of this build measured (its CSV, read
+            /// as jobs --from reads it), plus 10 %
+            #[argh(option)]
+        ]
+        from: Option<String>,
         [
             /// with --jobserver: generic, rust or heavy, as for `jobs` (default
             /// generic)
@@ -275,12 +282,14 @@ twin_args! {
         [
             /// with --jobserver: share one memory budget with every run
             /// --jobserver that names the same DIR, each counting the others'
-            /// reservations (default: $HEADROOM_POOL)
+            /// reservations; DIR also remembers each run id's measured peak per
+            /// job for its next run (default: $HEADROOM_POOL)
             #[argh(option)]
         ]
         pool: Option<String>,
         [
-            /// with --jobserver: say on stderr each time the slots change, and why
+            /// with --jobserver: say on stderr each time the slots change, and why,
+            /// and where the peak per job started and each time it moves
             #[argh(switch)]
         ]
         explain: bool,

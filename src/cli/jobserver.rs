@@ -9,6 +9,9 @@ use headroom::build::buildcg::BuildCgroup;
 use headroom::kernel::root::Root;
 use headroom::tick::sampler::glance::Glance;
 
+use headroom::govern::estimate::Seen;
+use headroom::report::jobserver_block::{Basis, PeakReport, Source};
+
 use super::args::RunOnly;
 use super::common::{Fail, env_nonempty, errtext, io_text, shown};
 use super::pause::Pausing;
@@ -18,6 +21,8 @@ use super::pool::Shared;
 pub struct JobserverArgs {
     max_jobs: Option<u32>,
     peak_mb: Option<u64>,
+    /// `--from FILE.csv`: a recorded run whose measured peak to start from.
+    pub from: Option<String>,
     profile: headroom::plan::jobs::Profile,
     fifo: bool,
     explain: bool,
@@ -37,6 +42,7 @@ impl JobserverArgs {
             let given = [
                 ("--max-jobs", a.max_jobs.is_some()),
                 ("--peak-mb", a.peak_mb.is_some()),
+                ("--from", a.from.is_some()),
                 ("--profile", a.profile.is_some()),
                 ("--jobserver-style", a.jobserver_style.is_some()),
                 ("--explain", a.explain),
@@ -93,6 +99,7 @@ impl JobserverArgs {
         Ok(Some(JobserverArgs {
             max_jobs: a.max_jobs,
             peak_mb: a.peak_mb,
+            from: a.from.clone(),
             profile,
             fifo,
             explain: a.explain,
@@ -115,6 +122,10 @@ pub struct Js {
     /// The slots last said (with --explain): (allowed, memory-bound, left
     /// to other builds).
     said: Option<(u32, bool, u32)>,
+    /// The peak per job last said (with --explain), and why.
+    said_peak: (u64, Basis),
+    /// `--run-id`: the name the pool remembers the measured peak under.
+    run_id: String,
     /// `--pool`: the memory budget shared with other governors.
     pub shared: Option<Box<Shared>>,
     /// Jobs may be paused (not `--no-pause`).
@@ -160,8 +171,8 @@ impl JobsColumns {
 
 impl Js {
     /// Makes the FIFO in the out dir, sizes the governor (cap: --max-jobs,
-    /// else the usable cores; peak: --peak-mb, else the profile's, with
-    /// its environment override) and composes MAKEFLAGS.
+    /// else the usable cores; peak: [`starting_peak`], `measured` being
+    /// `--from`'s peak and where it was read) and composes MAKEFLAGS.
     ///
     /// Never inlined: with `--pool` it builds the pool's tables (tens of
     /// KiB) on its own frame, which inlined into `record_job` would be made
@@ -173,6 +184,7 @@ impl Js {
         dir: BorrowedFd<'_>,
         out_dir: &str,
         run_id: &str,
+        measured: Option<(u64, String)>,
     ) -> Result<Js, Fail> {
         use headroom::govern::jobserver::{Governor, Pool};
         let cap = match j.max_jobs {
@@ -182,12 +194,7 @@ impl Js {
                 headroom::plan::host::cores(root, root.is_live(), &mut buf).usable
             }
         };
-        let from_env = env_nonempty(j.profile.env_var()).and_then(|v| v.parse::<u64>().ok());
-        let (peak, from) = match (j.peak_mb, from_env) {
-            (Some(p), _) => (p, "--peak-mb"),
-            (None, Some(p)) if p > 0 => (p, j.profile.env_var()),
-            _ => (j.profile.default_mb(false), j.profile.name()),
-        };
+        let (peak, source) = starting_peak(j, measured.as_ref().map(|m| m.0), run_id);
         let mut pool = Pool::create(dir).map_err(|e| {
             Fail(format!(
                 "--jobserver: cannot make its FIFO in {out_dir}: {}",
@@ -208,7 +215,7 @@ impl Js {
                 pool.client_fd_w().as_raw_fd()
             )
         };
-        let gov = Governor::new(cap, peak, from);
+        let gov = Governor::new(cap, peak, source);
         if gov.cap < cap {
             let _ = writeln!(
                 std::io::stderr(),
@@ -222,12 +229,16 @@ impl Js {
                 from,
                 run_id,
                 gov.cap,
-                gov.peak_mb,
+                gov.peak_mb(),
                 root,
             )?)),
             None => None,
         };
         let flags = makeflags(std::env::var_os("MAKEFLAGS").as_deref(), gov.cap, &auth);
+        if j.explain {
+            say_start(&gov.estimate().report(), j, measured.as_ref());
+        }
+        let said_peak = (gov.peak_mb(), Basis::Start);
         Ok(Js {
             shared,
             pool,
@@ -235,6 +246,8 @@ impl Js {
             env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
             explain: j.explain,
             said: None,
+            said_peak,
+            run_id: run_id.to_string(),
             pause_on: j.pause,
             pausing: None,
             columns: JobsColumns::default(),
@@ -249,6 +262,31 @@ impl Js {
         if self.pause_on && root.is_live() {
             let members = cg.and_then(|cg| cg.members().ok());
             self.pausing = Pausing::follow(root, pid, self.explain, members);
+        }
+    }
+
+    /// The end of a run whose CMD ended `end`: with `--pool`, the peak per
+    /// job its build measured is remembered for the next run of the same
+    /// run id — when CMD ended by itself with status 0 (a build that
+    /// failed or was stopped may not have run its largest job) and a
+    /// compiler of it was measured. Every job of a build that ended has
+    /// ended: the largest seen is whole.
+    pub fn remember(&self, end: headroom::build::usage::End) {
+        let (Some(sh), Some(mb)) = (self.shared.as_ref(), self.gov.estimate().build_peak_mb())
+        else {
+            return;
+        };
+        let named = headroom::govern::peakfile::name(&self.run_id).is_some();
+        if end != headroom::build::usage::End::Exited(0) || !named {
+            return;
+        }
+        if sh.remember(&self.run_id, mb) && self.explain {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: jobserver: --pool {} remembers {mb} MiB, the largest peak of run {}'s jobs, for its next run",
+                sh.dir,
+                self.run_id
+            );
         }
     }
 
@@ -268,12 +306,23 @@ impl Js {
             g.cg_mem_avail_mb
                 .map_or(g.mem_avail_mb, |cg| cg.min(g.mem_avail_mb))
         });
+        // What the jobs reach first: pausing, slots and the pool then
+        // weigh the same peak per job.
+        let job_mb = self.pausing.as_mut().and_then(|p| p.scan());
+        let moved = self.gov.measure(&Seen {
+            usable_mb: usable,
+            held_mb: g.build_rss_mb,
+            compiler_peak_mb: g.build_peak_rss_mb,
+            job_mb,
+        });
+        if self.explain && moved.is_some() {
+            self.say_peak();
+        }
         let paused = self.pause(usable);
         let in_pipe = self.pool.in_pipe().unwrap_or(0);
         let mut inp = headroom::govern::jobserver::Inputs {
             usable_mb: usable,
             compiler_rss_mb: g.build_rss_mb,
-            compiler_peak_mb: g.build_peak_rss_mb,
             in_pipe,
             now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
             pool_allowed: None,
@@ -282,7 +331,7 @@ impl Js {
             available_mb: g.mem_avail_mb,
             running: self.gov.running(in_pipe),
             cap: self.gov.cap,
-            peak_mb: self.gov.peak_mb.max(g.build_peak_rss_mb.unwrap_or(0)),
+            peak_mb: self.gov.peak_mb(),
             held_mb: g.build_rss_mb,
         };
         let (gov, fifo) = (&mut self.gov, &mut self.pool);
@@ -355,16 +404,38 @@ impl Js {
             .shared
             .as_ref()
             .map_or(0, |sh| sh.figures().others_growth_mb);
-        let room = i128::from(usable)
-            - i128::from(others)
-            - i128::from(headroom::govern::jobserver::RESERVE_MB);
-        let room = i64::try_from(room).unwrap_or(if room < 0 { i64::MIN } else { i64::MAX });
+        // The running jobs' growth is the pauser's to weigh: none here.
+        let room = headroom::govern::jobserver::room_mb(i128::from(usable) - i128::from(others), 0);
         let now_ms = headroom::tick::clock::monotonic_ns() / 1_000_000;
-        let n = p.tick(self.gov.peak_mb, room, now_ms);
+        let n = p.act(self.gov.peak_mb(), room, now_ms);
         if let Some(sh) = self.shared.as_mut() {
             sh.set_paused(p.paused());
         }
         n
+    }
+
+    /// `--explain`: the peak per job moved: from what was last said, to
+    /// what it is now, and why. Said when why changes, or when it moved by
+    /// a tenth or more since (a job growing past it would raise it a few
+    /// MiB every tick).
+    fn say_peak(&mut self) {
+        let p = self.gov.estimate().report();
+        let (was, why) = self.said_peak;
+        let moved_far = p.now_mb.abs_diff(was).saturating_mul(10) >= was;
+        if core::mem::discriminant(&why) == core::mem::discriminant(&p.basis) && !moved_far {
+            return;
+        }
+        self.said_peak = (p.now_mb, p.basis);
+        let moved = if was == p.now_mb {
+            format!("still {was} MiB")
+        } else {
+            format!("{was} MiB → {} MiB", p.now_mb)
+        };
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: jobserver: peak per job {moved} {}",
+            basis_text(&p)
+        );
     }
 
     /// `--explain`: the slots now, and why.
@@ -379,7 +450,7 @@ impl Js {
                 "pool {}: room {} MiB for {} MiB per job with {} other build(s)' growth reserved{}",
                 sh.dir,
                 a.room_mb,
-                self.gov.peak_mb,
+                self.gov.peak_mb(),
                 sh.others.len(),
                 if a.yielded > 0 {
                     format!("; {} slot(s) left to builds running fewer", a.yielded)
@@ -390,7 +461,7 @@ impl Js {
             _ if d.memory_bound => format!(
                 "memory: room {} MiB for {} MiB per job (usable {} MiB, {} running)",
                 d.room_mb,
-                self.gov.peak_mb,
+                self.gov.peak_mb(),
                 usable.unwrap_or(0),
                 d.running
             ),
@@ -402,6 +473,54 @@ impl Js {
             d.allowed
         );
     }
+}
+
+/// The peak per job to start from, and where it came from, surest first:
+/// `--from`'s measured peak (`from_csv`), else the one the pool remembers
+/// for `run_id` (`--pool`), else `--peak-mb`, else the profile's
+/// environment override, else the profile (a guess).
+fn starting_peak(j: &JobserverArgs, from_csv: Option<u64>, run_id: &str) -> (u64, Source) {
+    let remembered = match (from_csv, &j.pool) {
+        (None, Some((dir, from))) => super::pool::remembered(dir, from, run_id),
+        _ => None,
+    };
+    let from_env = env_nonempty(j.profile.env_var()).and_then(|v| v.parse::<u64>().ok());
+    match (from_csv.or(remembered), j.peak_mb, from_env) {
+        (Some(p), ..) if from_csv.is_some() => (p, Source::FromCsv(p)),
+        (Some(p), ..) => (p, Source::Pool(p)),
+        (None, Some(p), _) => (p, Source::PeakMb),
+        (None, None, Some(p)) if p > 0 => (p, Source::Env(j.profile.env_var())),
+        _ => (
+            j.profile.default_mb(false),
+            Source::Profile(j.profile.name()),
+        ),
+    }
+}
+
+/// `--explain`: the peak per job it starts from, and where that came from
+/// (`measured`: `--from`'s peak and where it was read).
+fn say_start(p: &PeakReport, j: &JobserverArgs, measured: Option<&(u64, String)>) {
+    let mut why = basis_text(p);
+    if let (Source::FromCsv(_), Some((_, label))) = (p.source, measured) {
+        why.push_str(&format!(" [{label}]"));
+    }
+    if let (Some(mb), Some(_)) = (j.peak_mb, p.source.measured_mb()) {
+        why.push_str(&format!(
+            "; --peak-mb {mb} not used: a measurement comes first"
+        ));
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "headroom: jobserver: peak per job {} MiB to start {why}",
+        p.now_mb
+    );
+}
+
+/// Why the peak per job is what `p` says, as the report layer writes it.
+fn basis_text(p: &PeakReport) -> String {
+    let mut t: heapless::String<256> = heapless::String::new();
+    let _ = p.write_basis(&mut t);
+    t.as_str().to_string()
 }
 
 /// MAKEFLAGS for CMD: the caller's own flags kept (bytes as they are),

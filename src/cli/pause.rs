@@ -33,6 +33,8 @@ pub struct Pausing {
     /// When each paused job was paused (monotonic ms), for `--explain`.
     since: Vec<(Paused, u64)>,
     explain: bool,
+    /// The last [`Pausing::scan`] read the jobs.
+    scanned: bool,
     scratch: Vec<MaybeUninit<u8>>,
     buf: Vec<u8>,
 }
@@ -65,17 +67,30 @@ impl Pausing {
             page_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             since: Vec::with_capacity(headroom::govern::lease::PAUSED_CAP),
             explain,
+            scanned: false,
             scratch: vec![MaybeUninit::uninit(); 8 * 1024],
             buf,
         }))
     }
 
-    /// One tick: the jobs found ([`Pausing::find_jobs`]), the rule
-    /// applied with `peak_mb` per job and `room_mb` (usable memory less
-    /// the other builds' growth and the reserve), the signal sent. Returns
-    /// the jobs paused now.
-    pub fn tick(&mut self, peak_mb: u64, room_mb: i64, now_ms: u64) -> u32 {
-        if self.find_jobs().is_err() {
+    /// The first half of a tick: the jobs found ([`Pausing::find_jobs`]).
+    /// Returns the most one of them holds now, MiB, for the estimate per
+    /// job (`govern::pause::largest_mb`); `None` when none was found.
+    pub fn scan(&mut self) -> Option<u64> {
+        self.scanned = self.find_jobs().is_ok();
+        if !self.scanned {
+            return None;
+        }
+        headroom::govern::pause::largest_mb(self.tree.jobs())
+    }
+
+    /// The second half: the rule applied to the jobs of the last
+    /// [`Pausing::scan`] with `peak_mb` per job (the estimate, which has
+    /// taken them in) and `room_mb` (usable memory less the other builds'
+    /// growth and the reserve), the signal sent. Returns the jobs paused
+    /// now.
+    pub fn act(&mut self, peak_mb: u64, room_mb: i64, now_ms: u64) -> u32 {
+        if !std::mem::take(&mut self.scanned) {
             return self.paused_now();
         }
         let act = self.pauser.tick(self.tree.jobs(), peak_mb, room_mb, now_ms);

@@ -261,8 +261,9 @@ fn usable_from(
 /// compilers) when the CSV has any, else the largest peak_rss_mb (every
 /// compiler on the host: a plain `record`, or a CSV from before the build
 /// columns), said as such; of an interrupted build (its summary says so,
-/// [`recorded_interrupt`]) said too, and warned on stderr.
-fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
+/// [`recorded_interrupt`]) said too, and warned on stderr. `jobs --from`,
+/// `advise --from` and `run --jobserver --from` all read it here.
+pub fn largest_peak(path: &str) -> Result<(u64, String), Fail> {
     let fd = open_regular(path)?;
     let mut rows = Box::new(CsvRows::new());
     let mut summary = Box::new(Summary::new(None, None));

@@ -132,6 +132,25 @@ impl Shared {
         self.pool.leave();
     }
 
+    /// Remembers `mb` as the peak per job run `run_id`'s build measured,
+    /// for the next run with that id (`govern::peakfile`); a failure is
+    /// warned about. Returns whether it was written.
+    pub fn remember(&self, run_id: &str, mb: u64) -> bool {
+        let Err(e) = self.pool.remember_peak(run_id, mb) else {
+            return true;
+        };
+        let why = match e {
+            rustix::io::Errno::INVAL => "the run id is not a safe file name".to_string(),
+            e => errtext(e),
+        };
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: --pool {}: cannot remember run {run_id}'s peak per job ({mb} MiB): {why}",
+            self.dir
+        );
+        false
+    }
+
     /// The limits the build lies in, into its lease.
     fn refresh_limits(&mut self) -> heapless::Vec<Limit, 8> {
         let mut out = heapless::Vec::new();
@@ -210,7 +229,8 @@ impl Shared {
         me.allowed = allowed;
         me.peak_mb = own.peak_mb;
         me.held_mb = own.held_mb;
-        me.growth_mb = admit::growth(allowed.max(running), own.peak_mb, own.held_mb);
+        me.growth_mb =
+            headroom::govern::jobserver::growth_mb(allowed.max(running), own.peak_mb, own.held_mb);
         me.wants_more = wants_more;
         let written = guard.write(me);
         drop(guard);
@@ -235,6 +255,38 @@ impl Shared {
         }
         Some(a)
     }
+}
+
+/// The peak per job pool DIR (named by `from`) remembers for `run_id`,
+/// MiB; `None` when it has none. A file that is there but cannot be used
+/// is warned about and ignored, and so is a run id that cannot name one.
+pub fn remembered(dir: &str, from: &str, run_id: &str) -> Option<u64> {
+    use headroom::govern::peakfile::{PEAK_FILE_CAP, PEAK_PREFIX, PeakIssue};
+    let uid = rustix::process::geteuid().as_raw();
+    let mut buf = vec![0u8; PEAK_FILE_CAP + 1];
+    let issue = match headroom::govern::pool::remembered_peak(dir, uid, run_id, &mut buf) {
+        Ok(peak) => return peak,
+        Err(i) => i,
+    };
+    let why = match issue {
+        PeakIssue::BadName => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: warning: {from} {dir}: run id '{}' is not a safe file name (1 to 64 letters, digits, . _ -, no leading dot): its peak per job is not remembered",
+                super::common::shown(run_id)
+            );
+            return None;
+        }
+        PeakIssue::NotRegular => "not a regular file (a symlink?), never followed".into(),
+        PeakIssue::Untrusted { uid } => format!("owned by uid {uid}, not this user or root"),
+        PeakIssue::Unreadable(e) => format!("cannot be read: {}", errtext(e)),
+        PeakIssue::Unparsable(e) => format!("not a peak file ({e:?})"),
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "headroom: warning: {from} {dir}: {PEAK_PREFIX}{run_id}: {why}; ignored"
+    );
+    None
 }
 
 /// What is wrong with a file the pool does not count.

@@ -468,7 +468,23 @@ impl Files {
         // run --jobserver: the FIFO and the governor, before CMD starts and
         // before the CSV is truncated (a failure must not cost the last one).
         let js = match jobserver {
-            Some(j) => Some(Js::start(j, &r.root, dir.as_fd(), out_dir, &r.run_id)?),
+            Some(j) => {
+                // `--from`: read as `jobs --from` reads it, before anything
+                // is made (a bad file fails the run now).
+                let measured = j
+                    .from
+                    .as_deref()
+                    .map(super::plan::largest_peak)
+                    .transpose()?;
+                Some(Js::start(
+                    j,
+                    &r.root,
+                    dir.as_fd(),
+                    out_dir,
+                    &r.run_id,
+                    measured,
+                )?)
+            }
             None => None,
         };
         if child.is_some() && holds_rows(dir.as_fd(), &csv_name) {
@@ -809,6 +825,9 @@ fn finish(
                 stops: &e.stops,
             };
             let u = finish_child(&c, &e.watch, &fwd, exited_ns);
+            if let (Some(j), Stop::WatchedExited { .. }) = (f.js.as_ref(), &stop) {
+                j.remember(u.end);
+            }
             summary.run = Some((command_label(&spec.argv), u));
             summary.partial.interrupt = e.stops.interrupt(&c, &u);
             if let Some(mut cg) = e.build_cg {

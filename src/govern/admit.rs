@@ -5,11 +5,12 @@
 //! Pure arithmetic over one look at the pool (taken under its lock):
 //!
 //! - a build allowing `k` jobs may grow by `g(k) = k × peak − held` (at
-//!   least 0): every allowed job, running or not yet started, is assumed
+//!   least 0, [`growth_mb`]): every allowed job, running or not yet started, is assumed
 //!   able to grow to the peak per job;
 //! - room(k) = min(MemAvailable − Σ others' growth − g(k), for each cgroup
 //!   limiting this build: its available memory − Σ growth of the others
-//!   inside it − g(k)) − [`RESERVE_MB`]; `k` is allowed while room(k) ≥ 0;
+//!   inside it − g(k)) − the reserve ([`room_mb`]); `k` is allowed while
+//!   room(k) ≥ 0;
 //! - jobs already running grow whatever is allowed: `k` below them
 //!   reserves g(running);
 //! - max-min fairness: a slot above the jobs this build runs now is left
@@ -31,7 +32,7 @@
 //!
 //! Nothing here reads a file or the clock.
 
-use crate::govern::jobserver::RESERVE_MB;
+use crate::govern::jobserver::{growth_mb, room_mb};
 use crate::govern::lease::Lease;
 
 /// A cgroup that limits this build: its identity and what is available
@@ -55,7 +56,8 @@ pub struct Own {
     pub running: u32,
     /// Most jobs at once (cores or `--max-jobs`).
     pub cap: u32,
-    /// Peak per job, MiB (at least 1).
+    /// Peak per job, MiB (at least 1): the governor's estimate
+    /// (`govern::estimate`).
     pub peak_mb: u64,
     /// What its compilers hold now, MiB.
     pub held_mb: u64,
@@ -76,11 +78,6 @@ pub struct Admission {
     pub over_budget: bool,
 }
 
-/// The growth `k` jobs may still add: `k × peak − held`, at least 0.
-pub fn growth(k: u32, peak_mb: u64, held_mb: u64) -> u64 {
-    u64::from(k).saturating_mul(peak_mb).saturating_sub(held_mb)
-}
-
 /// The room, MiB, when this build reserves `own_growth` and the `others`
 /// (live leases, this build's own left out) theirs.
 pub fn room(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i64 {
@@ -94,8 +91,7 @@ pub fn room(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i
             .sum();
         least = least.min(i128::from(c.available_mb) - inside as i128);
     }
-    let r = least - i128::from(own_growth) - i128::from(RESERVE_MB);
-    i64::try_from(r).unwrap_or(if r < 0 { i64::MIN } else { i64::MAX })
+    room_mb(least, own_growth)
 }
 
 /// How many jobs this build may allow now.
@@ -104,7 +100,7 @@ pub fn admit(own: &Own, limits: &[Limit], others: &[Lease]) -> Admission {
     let cap = own.cap.max(1);
     // Jobs already running grow whatever is allowed: `k` below them
     // reserves what they need.
-    let need = |k: u32| growth(k.max(own.running), peak, own.held_mb);
+    let need = |k: u32| growth_mb(k.max(own.running), peak, own.held_mb);
     let room_at = |k: u32| room(need(k), own, limits, others);
     // The most that fits, by memory alone (1 at least: the implicit slot).
     let mut allowed = 1;
@@ -161,6 +157,7 @@ pub fn steady(cur: u32, prev: u32, now: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::govern::jobserver::RESERVE_MB;
 
     #[test]
     fn a_change_seen_on_one_look_only_is_not_acted_on() {

@@ -12,10 +12,11 @@
 //!
 //! - held by clients = issued − bytes in the FIFO (FIONREAD); running jobs
 //!   = held + 1 (the implicit slot);
-//! - every running job is assumed able to grow to the peak per job; what
-//!   compilers already hold (RSS) is taken off that growth;
-//! - room = usable memory (MemAvailable, or the cgroup remaining when
-//!   smaller) − that growth − [`RESERVE_MB`];
+//! - every running job is assumed able to grow to the peak per job
+//!   ([`crate::govern::estimate`]); what compilers already hold (RSS) is
+//!   taken off that growth ([`growth_mb`]);
+//! - room = usable memory (MemAvailable, or the cgroup's available memory when
+//!   smaller) − that growth − [`RESERVE_MB`] ([`room_mb`]);
 //! - allowed = running + ⌊room / peak⌋ (fewer when room is negative),
 //!   between 1 and the cap (cores, or `--max-jobs`);
 //! - bytes are written while issued < allowed − 1, and read back (taken
@@ -23,8 +24,9 @@
 //!   already running is never stopped: a withheld slot is one a client
 //!   returned.
 //!
-//! The peak per job starts from the profile or `--peak-mb` and rises to
-//! the largest compiler peak (VmHWM) seen; it never falls.
+//! The peak per job is [`Estimate`]'s: where it starts and how it moves
+//! with what the build's jobs reach is `govern::estimate`'s rule, which
+//! the pool's admission and pausing weigh too.
 //!
 //! # References
 //! GNU make manual, "Sharing Job Slots with GNU make" (`--jobserver-auth=
@@ -34,11 +36,30 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::report::jobserver_block::Report;
+use crate::govern::estimate::{Estimate, Seen};
+use crate::report::jobserver_block::{Basis, Report, Source};
 
 /// Memory kept free beyond the running jobs' growth, MiB: room for make,
 /// the shell, headroom and the kernel's own needs between two ticks.
 pub const RESERVE_MB: u64 = 32;
+
+/// The room for new jobs, MiB: `left_mb` (usable memory, less what other
+/// builds reserve when they share a pool) − `growth_mb` (what the running
+/// jobs may still grow by) − [`RESERVE_MB`]; negative when the running
+/// ones may outgrow memory; saturated, never wrapped. The one room
+/// formula: token handout, pool admission and pausing all use it.
+pub fn room_mb(left_mb: i128, growth_mb: u64) -> i64 {
+    let r = left_mb
+        .saturating_sub(i128::from(growth_mb))
+        .saturating_sub(i128::from(RESERVE_MB));
+    i64::try_from(r).unwrap_or(if r < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// The growth `k` jobs may still add at `peak_mb` each when their
+/// compilers hold `held_mb` already: `k × peak − held`, at least 0, MiB.
+pub fn growth_mb(k: u32, peak_mb: u64, held_mb: u64) -> u64 {
+    u64::from(k).saturating_mul(peak_mb).saturating_sub(held_mb)
+}
 
 /// Longest time between two governor ticks, milliseconds: a job that
 /// starts right after a tick has grown at most this long before the next
@@ -52,13 +73,11 @@ pub const MAX_SLOTS: u32 = 4096;
 /// One tick's figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inputs {
-    /// MemAvailable, or the cgroup remaining when smaller, MiB; `None`
+    /// MemAvailable, or the cgroup's available memory when smaller, MiB; `None`
     /// when /proc/meminfo could not be read this tick (nothing changes).
     pub usable_mb: Option<u64>,
     /// RSS summed over the live compilers, MiB.
     pub compiler_rss_mb: u64,
-    /// The largest compiler peak (VmHWM) this tick, MiB.
-    pub compiler_peak_mb: Option<u64>,
     /// Bytes sitting in the FIFO (FIONREAD).
     pub in_pipe: u32,
     /// A monotonic clock, milliseconds: the time between ticks is what
@@ -93,12 +112,8 @@ pub struct Decision {
 pub struct Governor {
     /// Most jobs at once: cores, or `--max-jobs`.
     pub cap: u32,
-    /// The peak per job now, MiB.
-    pub peak_mb: u64,
-    /// Where `peak_mb` came from at start (`--peak-mb`, a profile).
-    pub peak_from: &'static str,
-    /// The peak per job it started with, MiB.
-    peak_start_mb: u64,
+    /// The peak per job: where it started, how it moves.
+    estimate: Estimate,
     /// Bytes in circulation: in the FIFO or held by clients.
     issued: u32,
     /// Bytes found in the FIFO beyond `issued` at the last decision.
@@ -116,13 +131,13 @@ pub struct Governor {
 
 impl Governor {
     /// A governor with at most `cap` jobs at once (clamped to
-    /// 1..=[`MAX_SLOTS`]) and `peak_mb` per job to start with.
-    pub fn new(cap: u32, peak_mb: u64, peak_from: &'static str) -> Governor {
+    /// 1..=[`MAX_SLOTS`]) and `peak_mb` per job to start with, given by
+    /// `source` ([`Estimate::new`]).
+    pub fn new(cap: u32, peak_mb: u64, source: Source) -> Governor {
+        let cap = cap.clamp(1, MAX_SLOTS);
         Governor {
-            cap: cap.clamp(1, MAX_SLOTS),
-            peak_mb: peak_mb.max(1),
-            peak_from,
-            peak_start_mb: peak_mb.max(1),
+            cap,
+            estimate: Estimate::new(peak_mb, source, cap),
             issued: 0,
             surplus: 0,
             allowed: 1,
@@ -136,29 +151,41 @@ impl Governor {
         }
     }
 
-    /// Decides this tick from `inp`. Call [`Governor::settled`] with what
-    /// the FIFO really took and gave before the next tick.
+    /// The peak per job now, MiB ([`Estimate::per_job_mb`]).
+    pub fn peak_mb(&self) -> u64 {
+        self.estimate.per_job_mb()
+    }
+
+    /// The peak per job: where it started, how it moved.
+    pub fn estimate(&self) -> &Estimate {
+        &self.estimate
+    }
+
+    /// Takes in what the build's jobs reach this tick, before pausing and
+    /// [`Governor::decide`] weigh the peak per job; returns the estimate
+    /// before when it moved ([`Estimate::observe`]).
+    pub fn measure(&mut self, seen: &Seen) -> Option<(u64, Basis)> {
+        self.estimate.observe(seen)
+    }
+
+    /// Decides this tick from `inp` at the peak per job now. Call
+    /// [`Governor::settled`] with what the FIFO really took and gave
+    /// before the next tick.
     pub fn decide(&mut self, inp: &Inputs) -> Decision {
-        if let Some(p) = inp.compiler_peak_mb {
-            self.peak_mb = self.peak_mb.max(p);
-        }
         // Bytes beyond those given out were forged by a client (returned
         // twice, or written): they are read back first, whatever else.
         let surplus = inp.in_pipe.saturating_sub(self.issued);
         self.surplus = surplus;
         let held = self.issued.saturating_sub(inp.in_pipe);
         let running = held.saturating_add(1);
-        let peak = self.peak_mb;
+        let peak = self.peak_mb();
         let (allowed, room_mb) = match inp.usable_mb {
             // Nothing to decide from: keep what was allowed.
             None => (self.allowed, 0),
             Some(usable) => {
-                let budget = u64::from(running).saturating_mul(peak);
-                let growth = budget - inp.compiler_rss_mb.min(budget);
-                let room = i128::from(usable) - i128::from(growth) - i128::from(RESERVE_MB);
-                let room_mb =
-                    i64::try_from(room).unwrap_or(if room < 0 { i64::MIN } else { i64::MAX });
-                let fit = room.div_euclid(i128::from(peak));
+                let growth = growth_mb(running, peak, inp.compiler_rss_mb);
+                let room_mb = room_mb(i128::from(usable), growth);
+                let fit = i128::from(room_mb).div_euclid(i128::from(peak));
                 let allowed = (i128::from(running) + fit).clamp(1, i128::from(self.cap));
                 (u32::try_from(allowed).unwrap_or(1), room_mb)
             }
@@ -252,9 +279,7 @@ impl Governor {
             max,
             throttled_ms: self.throttled_ms,
             span_ms: span,
-            peak_mb: self.peak_mb,
-            peak_from: self.peak_from,
-            peak_start_mb: self.peak_start_mb,
+            peak: self.estimate.report(),
             pool: None,
             pausing: None,
         })
@@ -407,7 +432,6 @@ mod tests {
         Inputs {
             usable_mb: Some(usable),
             compiler_rss_mb: rss,
-            compiler_peak_mb: None,
             in_pipe,
             now_ms: 0,
             pool_allowed: None,
@@ -423,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_400_mib_cgroup_and_160_mib_jobs_allow_two() {
-        let mut g = Governor::new(8, 160, "--peak-mb");
+        let mut g = Governor::new(8, 160, Source::PeakMb);
         // Start: only make's implicit job, nothing held.
         let d = tick(&mut g, inputs(380, 0, 0));
         // room = 380 − 160 − 32 = 188: one more job.
@@ -437,7 +461,7 @@ mod tests {
 
     #[test]
     fn plenty_of_memory_gives_the_cap() {
-        let mut g = Governor::new(4, 2000, "generic");
+        let mut g = Governor::new(4, 2000, Source::Profile("generic"));
         let d = tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!((d.allowed, d.put), (4, 3));
         assert!(!d.memory_bound);
@@ -448,7 +472,7 @@ mod tests {
 
     #[test]
     fn tokens_withheld_are_kept_as_they_come_back_between_ticks() {
-        let mut g = Governor::new(4, 1000, "--peak-mb");
+        let mut g = Governor::new(4, 1000, Source::PeakMb);
         tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!(g.withholding(), 0);
         // Memory collapses while the client holds all 3: one job at once
@@ -467,7 +491,7 @@ mod tests {
 
     #[test]
     fn shrinking_memory_takes_returned_tokens_back_never_below_one_job() {
-        let mut g = Governor::new(4, 1000, "--peak-mb");
+        let mut g = Governor::new(4, 1000, Source::PeakMb);
         tick(&mut g, inputs(64_000, 0, 0));
         // Memory collapses while 2 tokens are held and 1 is back in the
         // pipe: the one in the pipe is taken back.
@@ -482,7 +506,7 @@ mod tests {
 
     #[test]
     fn tokens_a_client_forged_are_read_back() {
-        let mut g = Governor::new(2, 100, "--peak-mb");
+        let mut g = Governor::new(2, 100, Source::PeakMb);
         let d = tick(&mut g, inputs(10_000, 0, 0));
         assert_eq!(d.put, 1);
         // Six more bytes than were given: all read back, the cap holds.
@@ -493,20 +517,41 @@ mod tests {
     }
 
     #[test]
-    fn the_peak_per_job_rises_to_what_compilers_reach_and_never_falls() {
-        let mut g = Governor::new(8, 500, "--peak-mb");
-        let mut inp = inputs(10_000, 0, 0);
-        inp.compiler_peak_mb = Some(1200);
-        g.decide(&inp);
-        assert_eq!(g.peak_mb, 1200);
-        inp.compiler_peak_mb = Some(300);
-        g.decide(&inp);
-        assert_eq!(g.peak_mb, 1200);
+    fn the_slots_follow_the_peak_per_job_it_measures() {
+        // 1 GiB, two cores, the generic guess: lowered so that two jobs
+        // run before anything is measured, then the measured 350 + 10 %.
+        let mut g = Governor::new(2, 2000, Source::Profile("generic"));
+        let seen = |compiler| Seen {
+            usable_mb: Some(990),
+            held_mb: 0,
+            compiler_peak_mb: compiler,
+            job_mb: None,
+        };
+        g.measure(&seen(None));
+        assert_eq!(g.peak_mb(), 435);
+        let d = tick(&mut g, inputs(990, 0, 0));
+        assert_eq!((d.running, d.allowed, d.put), (1, 2, 1));
+        g.measure(&seen(Some(350)));
+        g.measure(&seen(None));
+        assert_eq!(g.peak_mb(), 385);
+        let r = g.report().unwrap();
+        assert_eq!((r.peak.start_mb, r.peak.now_mb), (2000, 385));
+    }
+
+    #[test]
+    fn one_room_formula_saturates() {
+        assert_eq!(room_mb(1000, 600), 1000 - 600 - RESERVE_MB as i64);
+        assert_eq!(room_mb(0, 0), -(RESERVE_MB as i64));
+        assert_eq!(room_mb(i128::MAX, 0), i64::MAX);
+        assert_eq!(room_mb(i128::MIN, u64::MAX), i64::MIN);
+        assert_eq!(growth_mb(3, 100, 250), 50);
+        assert_eq!(growth_mb(3, 100, 400), 0);
+        assert_eq!(growth_mb(u32::MAX, u64::MAX, 0), u64::MAX);
     }
 
     #[test]
     fn unknown_memory_keeps_the_last_decision() {
-        let mut g = Governor::new(8, 100, "--peak-mb");
+        let mut g = Governor::new(8, 100, Source::PeakMb);
         let d = tick(&mut g, inputs(332, 0, 0));
         assert_eq!(d.allowed, 3);
         let mut inp = inputs(0, 0, 2);
@@ -517,7 +562,7 @@ mod tests {
 
     #[test]
     fn concurrency_and_throttling_are_counted() {
-        let mut g = Governor::new(2, 100, "--peak-mb");
+        let mut g = Governor::new(2, 100, Source::PeakMb);
         assert_eq!(g.concurrency(), None);
         assert_eq!(g.report(), None);
         let at = |usable, ms| Inputs {
@@ -543,11 +588,11 @@ mod tests {
 
     #[test]
     fn absurd_figures_do_not_overflow() {
-        let mut g = Governor::new(u32::MAX, u64::MAX, "--peak-mb");
+        let mut g = Governor::new(u32::MAX, u64::MAX, Source::PeakMb);
         assert_eq!(g.cap, MAX_SLOTS);
         let d = tick(&mut g, inputs(u64::MAX, u64::MAX, u32::MAX));
         assert!(d.allowed >= 1 && d.allowed <= MAX_SLOTS);
-        let mut g = Governor::new(3, 1, "--peak-mb");
+        let mut g = Governor::new(3, 1, Source::PeakMb);
         let d = tick(&mut g, inputs(u64::MAX, 0, 0));
         assert_eq!(d.allowed, 3);
     }

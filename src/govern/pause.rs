@@ -6,7 +6,8 @@
 //! estimate can still get the build OOM-killed. So, each tick:
 //!
 //! - the growth still ahead of a running job is the larger of what it
-//!   lacks to the peak per job (peak − RSS) and what it would add in
+//!   lacks to the peak per job (peak − RSS; the governor's estimate,
+//!   `govern::estimate`, which the largest job raises) and what it would add in
 //!   [`HORIZON_MS`] at the rate it grew since the last tick (the peak is an
 //!   estimate; a job above it is not done growing); a paused job does not
 //!   grow;
@@ -128,6 +129,13 @@ pub fn decide(jobs: &[Job], peak_mb: u64, room_mb: i64, stalled: bool) -> Act {
     }
 }
 
+/// The most one of `jobs` holds now (its processes' RSS summed), MiB;
+/// `None` when there is none: what the build's jobs reach, for the
+/// estimate per job (`govern::estimate::Seen::job_mb`).
+pub fn largest_mb(jobs: &[jobtree::Job]) -> Option<u64> {
+    jobs.iter().map(|j| j.rss_kib / 1024).max()
+}
+
 /// `a` started after `b`.
 fn later(a: &Job, b: &Job) -> bool {
     (a.start_ticks, a.pid) > (b.start_ticks, b.pid)
@@ -168,7 +176,6 @@ pub struct Pauser {
     prev: Vec<Seen, JOBS_CAP>,
     prev_ms: Option<u64>,
     progress_ms: u64,
-    peak_mb: u64,
     pauses: u32,
     paused_ms: u64,
 }
@@ -180,8 +187,9 @@ impl Pauser {
     }
 
     /// This tick: `jobs` as scanned now (`build::jobtree`), the
-    /// governor's `peak_mb` per job (raised here to the largest job seen),
-    /// `room_mb` as for [`decide`], `now_ms` a monotonic clock. The action
+    /// governor's `peak_mb` per job (`govern::estimate`, which has taken in
+    /// [`largest_mb`] of these jobs), `room_mb` as for [`decide`], `now_ms`
+    /// a monotonic clock. The action
     /// is already booked (a `Pause` is in [`Pauser::paused`]); the caller
     /// sends the signal to `jobs[i]`'s processes.
     pub fn tick(&mut self, jobs: &[jobtree::Job], peak_mb: u64, room_mb: i64, now_ms: u64) -> Act {
@@ -208,22 +216,19 @@ impl Pauser {
                 }
                 _ => 0,
             };
-            let rss_mb = j.rss_kib / 1024;
-            self.peak_mb = self.peak_mb.max(rss_mb);
             let _ = now.push(Job {
                 pid: j.pid,
                 start_ticks: j.start_ticks,
-                rss_mb,
+                rss_mb: j.rss_kib / 1024,
                 rate_mb_s,
                 paused: paused.is_some(),
             });
         }
-        self.peak_mb = self.peak_mb.max(peak_mb);
         if progress || self.paused.is_empty() {
             self.progress_ms = now_ms;
         }
         let stalled = now_ms.saturating_sub(self.progress_ms) >= STALL_MS;
-        let act = match decide(&now, self.peak_mb, room_mb, stalled) {
+        let act = match decide(&now, peak_mb, room_mb, stalled) {
             Act::Pause(_) if now_ms < self.calm_until => Act::Hold,
             act => act,
         };
@@ -317,6 +322,8 @@ impl Pauser {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::govern::estimate::{Estimate, Seen};
+    use crate::report::jobserver_block::Source;
 
     fn job(pid: u32, start_ticks: u64, rss_mb: u64, paused: bool) -> Job {
         Job {
@@ -507,25 +514,34 @@ mod tests {
         assert_eq!(p.tick(&b, 100, 0, t + STALL_MS), Act::Pause(2));
     }
 
+    /// The estimate per job after `jobs` at a start of `peak_mb` stated.
+    fn estimated(e: &mut Estimate, jobs: &[jobtree::Job]) -> u64 {
+        e.observe(&Seen {
+            job_mb: largest_mb(jobs),
+            ..Seen::default()
+        });
+        e.per_job_mb()
+    }
+
     #[test]
     fn a_paused_job_keeps_the_rate_it_was_paused_at() {
         // 11 grows at 40 MiB/s past a 100 MiB peak it was declared at.
+        let mut e = Estimate::new(100, Source::PeakMb, 4);
         let mut p = Pauser::new();
-        p.tick(
-            &[tree_job(10, 1, 50, 5), tree_job(11, 2, 100, 5)],
-            100,
-            1000,
-            0,
-        );
+        let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 100, 5)];
+        p.tick(&a, estimated(&mut e, &a), 1000, 0);
         let a = [tree_job(10, 1, 60, 6), tree_job(11, 2, 110, 6)];
-        assert_eq!(p.tick(&a, 100, 100, 250), Act::Pause(1));
+        // The estimate rises with it: 110 + 10 %.
+        let peak = estimated(&mut e, &a);
+        assert_eq!(peak, 121);
+        assert_eq!(p.tick(&a, peak, 100, 250), Act::Pause(1));
         // Its growth left the sum, but it is taken to go on at 40 MiB/s (80
-        // ahead, the peak now 110): it needs 10's 50 + 80 + the reserve.
+        // ahead): it needs 10's 61 + 80 + the reserve.
         let b = [tree_job(10, 1, 60, 7), tree_job(11, 2, 110, 6)];
-        let need = 50 + 80 + RESERVE_MB as i64;
-        assert_eq!(p.tick(&b, 100, 100, 500), Act::Hold);
-        assert_eq!(p.tick(&b, 100, need - 1, 750), Act::Hold);
-        assert_eq!(p.tick(&b, 100, need, 1000), Act::Resume(1));
+        let need = 61 + 80 + RESERVE_MB as i64;
+        assert_eq!(p.tick(&b, peak, 100, 500), Act::Hold);
+        assert_eq!(p.tick(&b, peak, need - 1, 750), Act::Hold);
+        assert_eq!(p.tick(&b, peak, need, 1000), Act::Resume(1));
     }
 
     /// Memory of a 400 MiB cgroup, tick by tick (250 ms), holding jobs that
@@ -537,6 +553,7 @@ mod tests {
         let mut rss = [base; 3];
         let mut done = [false; 3];
         let mut p = Pauser::new();
+        let mut e = Estimate::new(100, Source::PeakMb, 3);
         let mut most = 0;
         for step in 0..400u64 {
             let t = step * tick;
@@ -548,7 +565,8 @@ mod tests {
                 .collect();
             let room = limit as i64 - used as i64 - RESERVE_MB as i64;
             let act = if pausing {
-                p.tick(&jobs, 100, room, t)
+                let peak = estimated(&mut e, &jobs);
+                p.tick(&jobs, peak, room, t)
             } else {
                 Act::Hold
             };

@@ -9,6 +9,9 @@
 //!   flock'ed `LOCK_EX` while the pool lock is held, so nobody ever sees it
 //!   unlocked; rewritten in place (pwrite at 0, then ftruncate), never by
 //!   temp-and-rename, which would move the name off the locked inode.
+//! - `DIR/peak-RUN` is the peak per job the last run of run id RUN
+//!   measured (`govern::peakfile`), written whole at its end; a look
+//!   reads only `lease-*`.
 //! - A lease whose `LOCK_SH | LOCK_NB` succeeds belongs to a governor that
 //!   is gone (killed, OOM-killed, its container stopped: the kernel drops
 //!   a flock with the last descriptor): it counts nothing and is removed,
@@ -170,6 +173,36 @@ impl MemPool {
         drop(guard);
         self.name.clear();
     }
+}
+
+impl MemPool {
+    /// Writes `mb` as the peak per job the build of run id `run` measured
+    /// (`govern::peakfile`), for the next run with that id.
+    ///
+    /// # Errors
+    /// As [`crate::govern::peakfile::write`].
+    pub fn remember_peak(&self, run: &str, mb: u64) -> Result<(), Errno> {
+        crate::govern::peakfile::write(self.dir.as_fd(), run, mb)
+    }
+}
+
+/// The peak per job the pool DIR remembers for run id `run`
+/// (`govern::peakfile`), read before this governor joins it; `Ok(None)`
+/// when there is none, or when DIR cannot be used as a pool (joining it
+/// says why). `buf`: at least `peakfile::PEAK_FILE_CAP` + 1 bytes.
+///
+/// # Errors
+/// [`crate::govern::peakfile::PeakIssue`]: a file is there but not used.
+pub fn remembered_peak(
+    path: &str,
+    uid: u32,
+    run: &str,
+    buf: &mut [u8],
+) -> Result<Option<u64>, crate::govern::peakfile::PeakIssue> {
+    let Ok((dir, shared)) = open_dir(path) else {
+        return Ok(None);
+    };
+    crate::govern::peakfile::read(dir.as_fd(), run, shared, uid, buf)
 }
 
 impl Drop for MemPool {

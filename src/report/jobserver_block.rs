@@ -20,19 +20,131 @@ pub struct Report {
     pub throttled_ms: u64,
     /// From the first tick to the last, ms.
     pub span_ms: u64,
-    /// The peak per job it ended with, MiB.
-    pub peak_mb: u64,
-    /// Where the starting peak came from.
-    pub peak_from: &'static str,
-    /// The starting peak, MiB (below `peak_mb` once a compiler was seen
-    /// larger).
-    pub peak_start_mb: u64,
+    /// The peak per job: where it started and how it moved.
+    pub peak: PeakReport,
     /// `--pool`: the pool and the other builds seen in it.
     pub pool: Option<PoolShare>,
     /// Jobs paused (SIGSTOP) because their growth would outrun memory,
     /// and the time they spent paused summed over jobs, ms; `None` with
     /// `--no-pause`.
     pub pausing: Option<(u32, u64)>,
+}
+
+/// Where the peak per job a governor started from came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `run --from FILE.csv`: the largest compiler a recorded run of the
+    /// build measured, MiB.
+    FromCsv(u64),
+    /// `--pool DIR`: the peak the last run of the same `--run-id` measured,
+    /// remembered in the pool directory, MiB.
+    Pool(u64),
+    /// `--peak-mb N`: the user's figure.
+    PeakMb,
+    /// A profile's environment override (`DEFAULT_MB_PER_JOB`, …).
+    Env(&'static str),
+    /// A profile's default (`generic`, `rust`, `heavy`).
+    Profile(&'static str),
+}
+
+impl Source {
+    /// Its name as the summary and `--explain` say it: `--from`,
+    /// `--pool`, `--peak-mb`, the variable or the profile.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::FromCsv(_) => "--from",
+            Source::Pool(_) => "--pool",
+            Source::PeakMb => "--peak-mb",
+            Source::Env(v) | Source::Profile(v) => v,
+        }
+    }
+
+    /// The peak an earlier run measured (`--from`, the pool's), MiB;
+    /// `None` for a figure given or guessed.
+    pub fn measured_mb(self) -> Option<u64> {
+        match self {
+            Source::FromCsv(mb) | Source::Pool(mb) => Some(mb),
+            _ => None,
+        }
+    }
+}
+
+/// Why the peak per job is what it is (`govern::estimate::per_job_mb`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// The starting figure as given or guessed (a measured start: its
+    /// peak plus the margin).
+    Start,
+    /// A guess lowered so that two jobs fit: nothing measured yet.
+    Lowered,
+    /// A job of this build running now has reached this many MiB, more
+    /// than the estimate held: that plus the margin (a lower bound).
+    Reached(u64),
+    /// This build's jobs measured: the largest peak seen, MiB, a job of it
+    /// having ended; that plus the margin.
+    Measured(u64),
+}
+
+/// The peak per job over a run: where it started, where it ended, how far
+/// it moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeakReport {
+    /// The estimate it started with, MiB (a measured start with its
+    /// margin).
+    pub start_mb: u64,
+    /// Where that came from.
+    pub source: Source,
+    /// The estimate now (at the end of a run), MiB.
+    pub now_mb: u64,
+    /// Why it is there.
+    pub basis: Basis,
+    /// The least and the most it was over the run, MiB.
+    pub least_mb: u64,
+    /// See `least_mb`.
+    pub most_mb: u64,
+    /// The margin kept over a measured peak, percent.
+    pub margin_pct: u64,
+}
+
+impl PeakReport {
+    /// Its figure never moved from where it started (why may have: a
+    /// start measured again at the same figure).
+    pub fn fixed(&self) -> bool {
+        self.least_mb == self.start_mb && self.most_mb == self.start_mb
+    }
+
+    /// Writes why the estimate is `now_mb`, as it follows `peak per job N
+    /// MiB ` in the summary and `--explain`: e.g. `(measured 350 MiB + 10
+    /// %)`, `(profile generic, a guess)`.
+    ///
+    /// # Errors
+    /// Those of `w`.
+    pub fn write_basis<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        let (name, pct) = (self.source.name(), self.margin_pct);
+        match self.basis {
+            Basis::Start => match self.source {
+                Source::FromCsv(mb) | Source::Pool(mb) => ufmt::uwrite!(
+                    w,
+                    "({}: an earlier run measured {} MiB, + {} %)",
+                    name,
+                    mb,
+                    pct
+                ),
+                Source::Profile(p) => ufmt::uwrite!(w, "(profile {}, a guess)", p),
+                s => ufmt::uwrite!(w, "({}, a guess)", s.name()),
+            },
+            Basis::Lowered => ufmt::uwrite!(
+                w,
+                "({}'s guess of {} MiB lowered so that two jobs fit, nothing being measured yet)",
+                name,
+                self.start_mb
+            ),
+            Basis::Reached(mb) => {
+                ufmt::uwrite!(w, "(a running job reached {} MiB, + {} %)", mb, pct)
+            }
+            Basis::Measured(mb) => ufmt::uwrite!(w, "(measured {} MiB + {} %)", mb, pct),
+        }
+    }
 }
 
 /// The memory pool a governor shared (`run --jobserver --pool DIR`).
@@ -107,21 +219,31 @@ impl Report {
     /// # Errors
     /// Those of `w`.
     pub fn render<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        let p = &self.peak;
         ufmt::uwrite!(
             w,
-            "JOBSERVER: up to {} job(s) at once; peak per job {} MiB ({}",
+            "JOBSERVER: up to {} job(s) at once; peak per job {} MiB ",
             self.cap,
-            self.peak_mb,
-            self.peak_from
+            p.now_mb
         )?;
-        if self.peak_mb > self.peak_start_mb {
-            ufmt::uwrite!(
-                w,
-                " {} MiB, risen to the largest compiler seen",
-                self.peak_start_mb
-            )?;
+        let unmoved = p.fixed() && p.basis == Basis::Start;
+        if unmoved && p.source.measured_mb().is_none() {
+            // As it always was: where the figure came from.
+            ufmt::uwrite!(w, "({})\n", p.source.name())?;
+        } else {
+            p.write_basis(w)?;
+            ufmt::uwrite!(w, "\n")?;
         }
-        ufmt::uwrite!(w, ")\n")?;
+        if !unmoved {
+            let start = PeakReport {
+                now_mb: p.start_mb,
+                basis: Basis::Start,
+                ..*p
+            };
+            ufmt::uwrite!(w, "  peak per job: {} MiB to start ", p.start_mb)?;
+            start.write_basis(w)?;
+            ufmt::uwrite!(w, "; least {} MiB, most {} MiB\n", p.least_mb, p.most_mb)?;
+        }
         ufmt::uwrite!(
             w,
             "  slots in use (jobs at once): min {}  avg {}.{}{}  max {}\n",
@@ -175,9 +297,7 @@ mod tests {
             max: 4,
             throttled_ms: 1500,
             span_ms: 9000,
-            peak_mb: 160,
-            peak_from: "--peak-mb",
-            peak_start_mb: 160,
+            peak: fixed(160, Source::PeakMb),
             pool,
             pausing: Some((0, 0)),
         };
@@ -211,8 +331,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_risen_peak_and_the_pauses_are_said() {
+    fn fixed(mb: u64, source: Source) -> PeakReport {
+        PeakReport {
+            start_mb: mb,
+            source,
+            now_mb: mb,
+            basis: Basis::Start,
+            least_mb: mb,
+            most_mb: mb,
+            margin_pct: 10,
+        }
+    }
+
+    fn render(peak: PeakReport, pausing: Option<(u32, u64)>) -> heapless::String<1024> {
         let r = Report {
             cap: 2,
             min: 1,
@@ -220,18 +351,89 @@ mod tests {
             max: 2,
             throttled_ms: 0,
             span_ms: 4000,
-            peak_mb: 114,
-            peak_from: "--peak-mb",
-            peak_start_mb: 80,
+            peak,
             pool: None,
-            pausing: Some((3, 4250)),
+            pausing,
         };
-        let mut out: heapless::String<512> = heapless::String::new();
+        let mut out = heapless::String::new();
         r.render(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_risen_peak_and_the_pauses_are_said() {
+        let peak = PeakReport {
+            now_mb: 126,
+            basis: Basis::Reached(114),
+            most_mb: 126,
+            ..fixed(80, Source::PeakMb)
+        };
         assert_eq!(
-            out.as_str(),
-            "JOBSERVER: up to 2 job(s) at once; peak per job 114 MiB (--peak-mb 80 MiB, risen to the largest compiler seen)\n  slots in use (jobs at once): min 1  avg 1.50  max 2\n  throttled by memory: 0.0 s of 4.0 s\n  paused, not killed: 3 time(s), 4.2 s in all (a job's growth would have outrun memory)\n"
+            render(peak, Some((3, 4250))).as_str(),
+            "JOBSERVER: up to 2 job(s) at once; peak per job 126 MiB (a running job reached 114 MiB, + 10 %)\n  peak per job: 80 MiB to start (--peak-mb, a guess); least 80 MiB, most 126 MiB\n  slots in use (jobs at once): min 1  avg 1.50  max 2\n  throttled by memory: 0.0 s of 4.0 s\n  paused, not killed: 3 time(s), 4.2 s in all (a job's growth would have outrun memory)\n"
         );
+    }
+
+    #[test]
+    fn where_the_peak_per_job_started_and_how_it_moved_are_said() {
+        // A guess lowered, then measured down.
+        let peak = PeakReport {
+            now_mb: 385,
+            basis: Basis::Measured(350),
+            least_mb: 385,
+            ..fixed(2000, Source::Profile("generic"))
+        };
+        let out = render(peak, None);
+        let mut lines = out.lines();
+        assert_eq!(
+            lines.next(),
+            Some(
+                "JOBSERVER: up to 2 job(s) at once; peak per job 385 MiB (measured 350 MiB + 10 %)"
+            )
+        );
+        assert_eq!(
+            lines.next(),
+            Some(
+                "  peak per job: 2000 MiB to start (profile generic, a guess); least 385 MiB, most 2000 MiB"
+            )
+        );
+        // The lowered guess, as --explain says it.
+        let lowered = PeakReport {
+            now_mb: 435,
+            basis: Basis::Lowered,
+            ..peak
+        };
+        let mut t: heapless::String<256> = heapless::String::new();
+        lowered.write_basis(&mut t).unwrap();
+        assert_eq!(
+            t.as_str(),
+            "(generic's guess of 2000 MiB lowered so that two jobs fit, nothing being measured yet)"
+        );
+        // A measured start that never moved says so on its one line.
+        let remembered = PeakReport {
+            now_mb: 385,
+            ..fixed(385, Source::Pool(350))
+        };
+        let out = render(remembered, None);
+        assert!(
+            out.starts_with("JOBSERVER: up to 2 job(s) at once; peak per job 385 MiB (--pool: an earlier run measured 350 MiB, + 10 %)\n  slots in use"),
+            "{out}"
+        );
+        // Measured again at the same figure: its one figure, both whys.
+        let again = PeakReport {
+            basis: Basis::Measured(350),
+            ..remembered
+        };
+        assert!(
+            render(again, None).starts_with("JOBSERVER: up to 2 job(s) at once; peak per job 385 MiB (measured 350 MiB + 10 %)\n  peak per job: 385 MiB to start (--pool: an earlier run measured 350 MiB, + 10 %); least 385 MiB, most 385 MiB\n"),
+            "{}",
+            render(again, None)
+        );
+        let from = fixed(385, Source::FromCsv(350));
+        assert!(render(from, None).contains("(--from: an earlier run measured 350 MiB, + 10 %)"));
+        // Unmoved, as it always was.
+        let env = fixed(900, Source::Env("DEFAULT_MB_PER_JOB"));
+        assert!(render(env, None).contains("peak per job 900 MiB (DEFAULT_MB_PER_JOB)\n"));
     }
 
     #[test]

@@ -362,15 +362,20 @@ impl Summary {
             Some(j) => {
                 uwrite!(
                     w,
-                    ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{},\"pool\":",
+                    ",\"jobserver\":{{\"cap\":{},\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":{},\"span_ms\":{},\"peak_mb\":{},\"peak_start_mb\":{},\"peak_least_mb\":{},\"peak_most_mb\":{},\"peak_from\":",
                     j.cap,
                     j.min,
                     j.avg_centi,
                     j.max,
                     j.throttled_ms,
                     j.span_ms,
-                    j.peak_mb
+                    j.peak.now_mb,
+                    j.peak.start_mb,
+                    j.peak.least_mb,
+                    j.peak.most_mb
                 )?;
+                json::string(w, j.peak.source.name())?;
+                uwrite!(w, ",\"pool\":")?;
                 match &j.pool {
                     None => uwrite!(w, "null")?,
                     Some(p) => {
@@ -396,7 +401,7 @@ impl Summary {
                 // `summarize` of a --jobserver CSV: what its columns say.
                 Some(f) => uwrite!(
                     w,
-                    ",\"jobserver\":{{\"cap\":null,\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":null,\"span_ms\":null,\"peak_mb\":null,\"pool\":null,\"pauses\":{},\"paused_ms\":{},\"allowed_max\":{}}}",
+                    ",\"jobserver\":{{\"cap\":null,\"jobs_min\":{},\"jobs_avg_centi\":{},\"jobs_max\":{},\"throttled_ms\":null,\"span_ms\":null,\"peak_mb\":null,\"peak_start_mb\":null,\"peak_least_mb\":null,\"peak_most_mb\":null,\"peak_from\":null,\"pool\":null,\"pauses\":{},\"paused_ms\":{},\"allowed_max\":{}}}",
                     f.running_min,
                     f.avg_centi(),
                     f.running_max,

@@ -6,8 +6,10 @@
 //!
 //! What it starts from, surest first: a peak an earlier run of the build
 //! measured (`run --from FILE.csv`, or the one the pool directory
-//! remembers for the run id), plus the margin; `--peak-mb` (the user's
-//! figure); the profile (headroom's guess, 2000 MiB for `generic`).
+//! remembers for the run id), plus the margin; a figure the user gave
+//! (`--peak-mb`, the profile's environment variable, a profile named with
+//! `--profile`); else headroom's own guess, the default profile's
+//! (`generic`, 2000 MiB).
 //!
 //! How it moves:
 //!
@@ -21,21 +23,29 @@
 //! - **before that, up**: what a running job has reached (its compiler's
 //!   VmHWM, or its processes' RSS) is a lower bound of its peak: when that
 //!   plus the margin is above the estimate, the estimate rises to it;
-//! - **before that, a guess is lowered**: a profile's figure is a guess
-//!   about builds in general, not a measurement of this one. When it is
-//!   more than two jobs can share of the memory the build could use (at
-//!   the first tick that reads memory), it cannot tell one job from two:
-//!   it is lowered to the largest peak at which two jobs, with the margin,
-//!   fit ([`lowered_guess_mb`]). Two, not one: one job at a time is what a
-//!   measured peak above half the memory calls for, and a guess is not a
-//!   measurement; holding the build to one job until its first job ends
-//!   loses about half the wall time of a build of equal jobs on two
-//!   cores (a measured 121 s against 62 s). Two, not the cores: each job
-//!   started before one is measured may have to be paused, keeping what it
-//!   holds; with two at most one is. A job that does outgrow half the
-//!   memory raises the estimate as it grows, and the job started later is
-//!   paused (SIGSTOP), not OOM-killed. `--peak-mb` is the user's figure and
-//!   is not lowered; a measured start needs no lowering.
+//! - **before that, headroom's guess is lowered**: the default profile's
+//!   figure is a guess about builds in general, nobody having said
+//!   anything about this one. When it is more than two jobs can share of
+//!   the memory the build could use (at the first tick that reads memory),
+//!   it cannot tell one job from two: it is lowered to the largest peak at
+//!   which two jobs, with the margin, fit ([`lowered_guess_mb`]). Two, not
+//!   one: one job at a time is what a measured peak above half the memory
+//!   calls for, and a guess is not a measurement; holding the build to one
+//!   job until its first job ends loses about half the wall time of a
+//!   build of equal jobs on two cores (SQLite's amalgamation four times in
+//!   a 1 GiB cgroup: 121 s against 62 s for `make -j2`). Two, not the
+//!   cores: each job started before one is measured may have to be
+//!   paused, keeping what it holds; with two, at most one is. A job that
+//!   outgrows half the memory raises the estimate as it grows, and the job
+//!   started later is paused (SIGSTOP), not OOM-killed.
+//!
+//! What the guess cannot save: two jobs started together that each need
+//! more than about half the memory grow in step, so the later one is
+//! paused holding about half, and the earlier may then not fit beside it
+//! (no swap); one job at a time would have. Hence only headroom's own
+//! guess is lowered: a figure the user gave (`--peak-mb`, `--profile
+//! heavy`, the environment variable) is their word about the build, kept
+//! until its jobs are measured, and a measured start needs no lowering.
 //!
 //! The margin, [`MARGIN_PCT`] = 10 %: VmHWM is read every tick (0.25 s),
 //! so a compiler can grow between the last read and its exit; the jobs of
@@ -64,7 +74,7 @@ pub fn with_margin(mb: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Known {
     /// The starting figure, MiB: a measured peak (without the margin), the
-    /// user's or the profile's.
+    /// user's figure or headroom's guess.
     pub start_mb: u64,
     /// Where it came from.
     pub source: Source,
@@ -87,7 +97,7 @@ pub fn per_job_mb(k: &Known) -> (u64, Basis) {
     }
     let (base, basis) = match (k.source, k.guess_ceiling_mb) {
         (Source::FromCsv(mb) | Source::Pool(mb), _) => (with_margin(mb), Basis::Start),
-        (Source::Profile(_) | Source::Env(_), Some(c)) if c < k.start_mb => (c, Basis::Lowered),
+        (Source::Guess(_), Some(c)) if c < k.start_mb => (c, Basis::Lowered),
         _ => (k.start_mb, Basis::Start),
     };
     match seen {
@@ -96,7 +106,7 @@ pub fn per_job_mb(k: &Known) -> (u64, Basis) {
     }
 }
 
-/// A guess's ceiling before anything is measured: the largest peak at
+/// Headroom's guess's ceiling before anything is measured: the largest peak at
 /// which two jobs (at most `cap`), with the margin, fit in `budget_mb`
 /// (the memory the build could use) less [`RESERVE_MB`]; `None` when
 /// `cap` allows one job only (nothing to lower it for).
@@ -220,7 +230,7 @@ impl Estimate {
 mod tests {
     use super::*;
 
-    const GENERIC: Source = Source::Profile("generic");
+    const GENERIC: Source = Source::Guess("generic");
 
     fn seen(usable: u64, compiler: Option<u64>) -> Seen {
         Seen {
@@ -301,10 +311,16 @@ mod tests {
     }
 
     #[test]
-    fn a_stated_peak_is_not_lowered_and_a_measured_start_keeps_the_margin() {
-        let mut e = Estimate::new(100_000_000, Source::PeakMb, 4);
-        e.observe(&seen(900, None));
-        assert_eq!(e.per_job_mb(), 100_000_000);
+    fn a_figure_given_is_not_lowered_and_a_measured_start_keeps_the_margin() {
+        for given in [
+            Source::PeakMb,
+            Source::Profile("heavy"),
+            Source::Env("CPP_HEAVY_MB_PER_JOB"),
+        ] {
+            let mut e = Estimate::new(4096, given, 4);
+            e.observe(&seen(900, None));
+            assert_eq!((e.per_job_mb(), e.report().basis), (4096, Basis::Start));
+        }
         let mut e = Estimate::new(350, Source::Pool(350), 2);
         assert_eq!(e.per_job_mb(), 385);
         e.observe(&seen(900, None));

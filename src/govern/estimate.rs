@@ -16,7 +16,8 @@
 //! - **measured**: once a job of this build has been measured whole (a
 //!   compiler that reached the largest peak seen has ended: a live
 //!   process's VmHWM never falls, so the largest VmHWM seen dropping out
-//!   of the live ones means its process is gone), the estimate is the
+//!   of the live ones, on two ticks in a row, means its process is gone),
+//!   the estimate is the
 //!   largest peak seen in this build plus [`MARGIN_PCT`] — down from the
 //!   start as well as up. A job that later grows larger raises it at once
 //!   (below), and pausing guards against it meanwhile;
@@ -148,6 +149,8 @@ pub struct Estimate {
     cap: u32,
     /// The largest live compiler VmHWM seen, MiB.
     compiler_mb: u64,
+    /// The last tick saw no live compiler as large as `compiler_mb`.
+    gone_once: bool,
     now: (u64, Basis),
     start_mb: u64,
     least_mb: u64,
@@ -170,6 +173,7 @@ impl Estimate {
             known,
             cap,
             compiler_mb: 0,
+            gone_once: false,
             now,
             start_mb: now.0,
             least_mb: now.0,
@@ -185,10 +189,18 @@ impl Estimate {
             k.guess_ceiling_mb = lowered_guess_mb(usable.saturating_add(s.held_mb), self.cap);
         }
         match s.compiler_peak_mb {
-            Some(live) if live >= self.compiler_mb => self.compiler_mb = live,
+            Some(live) if live >= self.compiler_mb => {
+                self.compiler_mb = live;
+                self.gone_once = false;
+            }
             // The compiler that reached the largest VmHWM is gone: its
-            // peak is whole.
-            _ if self.compiler_mb > 0 => k.measured = true,
+            // peak is whole. Seen on two ticks in a row, so that one tick
+            // whose read of the compilers failed (none seen) is not taken
+            // for it.
+            _ if self.compiler_mb > 0 => {
+                k.measured |= self.gone_once;
+                self.gone_once = true;
+            }
             _ => {}
         }
         k.seen_mb = k.seen_mb.max(self.compiler_mb).max(s.job_mb.unwrap_or(0));
@@ -281,13 +293,29 @@ mod tests {
         e.observe(&seen(700, Some(350)));
         assert_eq!(e.per_job_mb(), 435);
         assert_eq!(e.report().basis, Basis::Lowered);
-        // It ends: the live compilers now peak lower (the next one).
-        assert_eq!(e.observe(&seen(900, Some(30))), Some((435, Basis::Lowered)));
+        // It ends: the live compilers now peak lower (the next one), on
+        // two ticks in a row.
+        assert_eq!(e.observe(&seen(900, Some(30))), None);
+        assert_eq!(e.observe(&seen(900, Some(31))), Some((435, Basis::Lowered)));
         assert_eq!(e.per_job_mb(), 385);
         assert_eq!(e.report().basis, Basis::Measured(350));
         assert_eq!(e.build_peak_mb(), Some(350));
         let r = e.report();
         assert_eq!((r.start_mb, r.least_mb, r.most_mb), (2000, 385, 2000));
+    }
+
+    #[test]
+    fn one_tick_without_the_compiler_is_not_its_end() {
+        // A tick whose read of the compilers failed shows none: the
+        // compiler is back at the next, still running.
+        let mut e = Estimate::new(2000, GENERIC, 2);
+        e.observe(&seen(990, Some(300)));
+        e.observe(&seen(990, None));
+        e.observe(&seen(990, Some(310)));
+        e.observe(&seen(990, None));
+        assert_eq!((e.per_job_mb(), e.report().basis), (435, Basis::Lowered));
+        e.observe(&seen(990, Some(5)));
+        assert_eq!(e.report().basis, Basis::Measured(310));
     }
 
     #[test]
@@ -303,6 +331,7 @@ mod tests {
             (132, Basis::Reached(120))
         );
         e.observe(&seen(10_000, Some(180)));
+        e.observe(&seen(10_000, None));
         e.observe(&seen(10_000, None));
         assert_eq!(
             (e.per_job_mb(), e.report().basis),
@@ -328,6 +357,7 @@ mod tests {
         // This run's jobs, once measured, replace it: down to 220.
         e.observe(&seen(900, Some(200)));
         e.observe(&seen(900, None));
+        e.observe(&seen(900, None));
         assert_eq!(e.per_job_mb(), 220);
     }
 
@@ -335,6 +365,7 @@ mod tests {
     fn a_late_larger_job_raises_the_measured_estimate_at_once() {
         let mut e = Estimate::new(2000, GENERIC, 2);
         e.observe(&seen(990, Some(100)));
+        e.observe(&seen(990, None));
         e.observe(&seen(990, None));
         assert_eq!(e.per_job_mb(), 110);
         // A larger job grows: each tick a lower bound above the estimate.

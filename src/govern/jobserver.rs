@@ -533,6 +533,7 @@ mod tests {
         assert_eq!((d.running, d.allowed, d.put), (1, 2, 1));
         g.measure(&seen(Some(350)));
         g.measure(&seen(None));
+        g.measure(&seen(None));
         assert_eq!(g.peak_mb(), 385);
         let r = g.report().unwrap();
         assert_eq!((r.peak.start_mb, r.peak.now_mb), (2000, 385));

@@ -17,10 +17,10 @@
 //!   compiler that reached the largest peak seen has ended: a live
 //!   process's VmHWM never falls, so the largest VmHWM seen dropping out
 //!   of the live ones, on two ticks in a row, means its process is gone),
-//!   the estimate is the
-//!   largest peak seen in this build plus [`MARGIN_PCT`] — down from the
-//!   start as well as up. A job that later grows larger raises it at once
-//!   (below), and pausing guards against it meanwhile;
+//!   the estimate is the largest peak seen in this build plus
+//!   [`MARGIN_PCT`] — down from the start as well as up. A job that later
+//!   grows larger raises it at once (below), and pausing guards against
+//!   it meanwhile;
 //! - **before that, up**: what a running job has reached (its compiler's
 //!   VmHWM, or its processes' RSS) is a lower bound of its peak: when that
 //!   plus the margin is above the estimate, the estimate rises to it;
@@ -62,8 +62,8 @@ use crate::report::jobserver_block::{Basis, PeakReport, Source};
 /// The margin kept over a measured peak, percent.
 pub const MARGIN_PCT: u64 = 10;
 
-/// Jobs a guess may not keep from running side by side before anything
-/// is measured (see the module documentation).
+/// Jobs headroom's guess may not keep from running side by side before
+/// anything is measured (see the module documentation).
 pub const GUESS_JOBS: u64 = 2;
 
 /// `mb` plus [`MARGIN_PCT`], rounded up.
@@ -79,8 +79,8 @@ pub struct Known {
     pub start_mb: u64,
     /// Where it came from.
     pub source: Source,
-    /// A guess's ceiling ([`lowered_guess_mb`]); `None` before memory was
-    /// read, or when the cap allows one job only.
+    /// The ceiling of headroom's guess ([`lowered_guess_mb`]); `None`
+    /// before memory was read, or when the cap allows one job only.
     pub guess_ceiling_mb: Option<u64>,
     /// The most a job of this build has reached so far (compiler VmHWM,
     /// or a job's RSS), MiB; 0 before any.
@@ -107,10 +107,10 @@ pub fn per_job_mb(k: &Known) -> (u64, Basis) {
     }
 }
 
-/// Headroom's guess's ceiling before anything is measured: the largest peak at
-/// which two jobs (at most `cap`), with the margin, fit in `budget_mb`
-/// (the memory the build could use) less [`RESERVE_MB`]; `None` when
-/// `cap` allows one job only (nothing to lower it for).
+/// The ceiling of headroom's guess before anything is measured: the
+/// largest peak at which two jobs (at most `cap`), with the margin, fit in
+/// `budget_mb` (the memory the build could use) less [`RESERVE_MB`];
+/// `None` when `cap` allows one job only (nothing to lower it for).
 pub fn lowered_guess_mb(budget_mb: u64, cap: u32) -> Option<u64> {
     let jobs = GUESS_JOBS.min(u64::from(cap));
     if jobs < 2 {

@@ -159,7 +159,7 @@ fn a_peak_larger_than_memory_leaves_one_job_and_explain_says_why() {
     // (no compiler runs here).
     assert!(
         err.contains(
-            "headroom: jobserver: peak per job 100000000 MiB to start (--peak-mb, a guess)\n"
+            "headroom: jobserver: peak per job 100000000 MiB to start (--peak-mb, as given)\n"
         ),
         "{err}"
     );

@@ -241,3 +241,27 @@ fn mutated_fixtures_and_random_bytes_never_panic() {
         run_all(&v);
     }
 }
+
+/// The pool's peak file (`govern::peakfile`): its own text mutated, and
+/// random bytes, give a peak in range or an error, never a panic.
+#[test]
+fn mutated_peak_files_never_panic() {
+    use headroom::govern::peakfile::{PEAK_MAX_MB, parse, render};
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let seeds = [
+        render(350).as_bytes().to_vec(),
+        b"headroom-peak 1\nat 17\npeak_mb 90\ncomm cc1\n".to_vec(),
+    ];
+    for seed in &seeds {
+        for _ in 0..3000 {
+            if let Ok(mb) = parse(&mutate(&mut rng, seed)) {
+                assert!((1..=PEAK_MAX_MB).contains(&mb));
+            }
+        }
+    }
+    for _ in 0..2000 {
+        let n = rng.below(96);
+        let v: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+        assert!(parse(&v).is_err() || v.starts_with(b"headroom-peak 1"));
+    }
+}

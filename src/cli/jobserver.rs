@@ -24,6 +24,8 @@ pub struct JobserverArgs {
     /// `--from FILE.csv`: a recorded run whose measured peak to start from.
     pub from: Option<String>,
     profile: headroom::plan::jobs::Profile,
+    /// `--profile` was given (its figure is then the user's, not a guess).
+    profile_given: bool,
     fifo: bool,
     explain: bool,
     /// `--pool DIR` (or $HEADROOM_POOL), and which of the two named it.
@@ -101,6 +103,7 @@ impl JobserverArgs {
             peak_mb: a.peak_mb,
             from: a.from.clone(),
             profile,
+            profile_given: a.profile.is_some(),
             fifo,
             explain: a.explain,
             pool,
@@ -478,7 +481,8 @@ impl Js {
 /// The peak per job to start from, and where it came from, surest first:
 /// `--from`'s measured peak (`from_csv`), else the one the pool remembers
 /// for `run_id` (`--pool`), else `--peak-mb`, else the profile's
-/// environment override, else the profile (a guess).
+/// environment override, else the profile: named with `--profile`, the
+/// user's choice; else the default profile's, headroom's guess.
 fn starting_peak(j: &JobserverArgs, from_csv: Option<u64>, run_id: &str) -> (u64, Source) {
     let remembered = match (from_csv, &j.pool) {
         (None, Some((dir, from))) => super::pool::remembered(dir, from, run_id),
@@ -490,10 +494,11 @@ fn starting_peak(j: &JobserverArgs, from_csv: Option<u64>, run_id: &str) -> (u64
         (Some(p), ..) => (p, Source::Pool(p)),
         (None, Some(p), _) => (p, Source::PeakMb),
         (None, None, Some(p)) if p > 0 => (p, Source::Env(j.profile.env_var())),
-        _ => (
+        _ if j.profile_given => (
             j.profile.default_mb(false),
             Source::Profile(j.profile.name()),
         ),
+        _ => (j.profile.default_mb(false), Source::Guess(j.profile.name())),
     }
 }
 

@@ -6,36 +6,47 @@
 //!
 //! What it starts from, surest first: a peak an earlier run of the build
 //! measured (`run --from FILE.csv`, or the one the pool directory
-//! remembers for the run id), plus the margin; `--peak-mb` (the user's
-//! figure); the profile (headroom's guess, 2000 MiB for `generic`).
+//! remembers for the run id), plus the margin; a figure the user gave
+//! (`--peak-mb`, the profile's environment variable, a profile named with
+//! `--profile`); else headroom's own guess, the default profile's
+//! (`generic`, 2000 MiB).
 //!
 //! How it moves:
 //!
 //! - **measured**: once a job of this build has been measured whole (a
 //!   compiler that reached the largest peak seen has ended: a live
 //!   process's VmHWM never falls, so the largest VmHWM seen dropping out
-//!   of the live ones means its process is gone), the estimate is the
-//!   largest peak seen in this build plus [`MARGIN_PCT`] — down from the
-//!   start as well as up. A job that later grows larger raises it at once
-//!   (below), and pausing guards against it meanwhile;
+//!   of the live ones, on two ticks in a row, means its process is gone),
+//!   the estimate is the largest peak seen in this build plus
+//!   [`MARGIN_PCT`] — down from the start as well as up. A job that later
+//!   grows larger raises it at once (below), and pausing guards against
+//!   it meanwhile;
 //! - **before that, up**: what a running job has reached (its compiler's
 //!   VmHWM, or its processes' RSS) is a lower bound of its peak: when that
 //!   plus the margin is above the estimate, the estimate rises to it;
-//! - **before that, a guess is lowered**: a profile's figure is a guess
-//!   about builds in general, not a measurement of this one. When it is
-//!   more than two jobs can share of the memory the build could use (at
-//!   the first tick that reads memory), it cannot tell one job from two:
-//!   it is lowered to the largest peak at which two jobs, with the margin,
-//!   fit ([`lowered_guess_mb`]). Two, not one: one job at a time is what a
-//!   measured peak above half the memory calls for, and a guess is not a
-//!   measurement; holding the build to one job until its first job ends
-//!   loses about half the wall time of a build of equal jobs on two
-//!   cores (a measured 121 s against 62 s). Two, not the cores: each job
-//!   started before one is measured may have to be paused, keeping what it
-//!   holds; with two at most one is. A job that does outgrow half the
-//!   memory raises the estimate as it grows, and the job started later is
-//!   paused (SIGSTOP), not OOM-killed. `--peak-mb` is the user's figure and
-//!   is not lowered; a measured start needs no lowering.
+//! - **before that, headroom's guess is lowered**: the default profile's
+//!   figure is a guess about builds in general, nobody having said
+//!   anything about this one. When it is more than two jobs can share of
+//!   the memory the build could use (at the first tick that reads memory),
+//!   it cannot tell one job from two: it is lowered to the largest peak at
+//!   which two jobs, with the margin, fit ([`lowered_guess_mb`]). Two, not
+//!   one: one job at a time is what a measured peak above half the memory
+//!   calls for, and a guess is not a measurement; holding the build to one
+//!   job until its first job ends loses about half the wall time of a
+//!   build of equal jobs on two cores (SQLite's amalgamation four times in
+//!   a 1 GiB cgroup: 121 s against 62 s for `make -j2`). Two, not the
+//!   cores: each job started before one is measured may have to be
+//!   paused, keeping what it holds; with two, at most one is. A job that
+//!   outgrows half the memory raises the estimate as it grows, and the job
+//!   started later is paused (SIGSTOP), not OOM-killed.
+//!
+//! What the guess cannot save: two jobs started together that each need
+//! more than about half the memory grow in step, so the later one is
+//! paused holding about half, and the earlier may then not fit beside it
+//! (no swap); one job at a time would have. Hence only headroom's own
+//! guess is lowered: a figure the user gave (`--peak-mb`, `--profile
+//! heavy`, the environment variable) is their word about the build, kept
+//! until its jobs are measured, and a measured start needs no lowering.
 //!
 //! The margin, [`MARGIN_PCT`] = 10 %: VmHWM is read every tick (0.25 s),
 //! so a compiler can grow between the last read and its exit; the jobs of
@@ -51,8 +62,8 @@ use crate::report::jobserver_block::{Basis, PeakReport, Source};
 /// The margin kept over a measured peak, percent.
 pub const MARGIN_PCT: u64 = 10;
 
-/// Jobs a guess may not keep from running side by side before anything
-/// is measured (see the module documentation).
+/// Jobs headroom's guess may not keep from running side by side before
+/// anything is measured (see the module documentation).
 pub const GUESS_JOBS: u64 = 2;
 
 /// `mb` plus [`MARGIN_PCT`], rounded up.
@@ -64,12 +75,12 @@ pub fn with_margin(mb: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Known {
     /// The starting figure, MiB: a measured peak (without the margin), the
-    /// user's or the profile's.
+    /// user's figure or headroom's guess.
     pub start_mb: u64,
     /// Where it came from.
     pub source: Source,
-    /// A guess's ceiling ([`lowered_guess_mb`]); `None` before memory was
-    /// read, or when the cap allows one job only.
+    /// The ceiling of headroom's guess ([`lowered_guess_mb`]); `None`
+    /// before memory was read, or when the cap allows one job only.
     pub guess_ceiling_mb: Option<u64>,
     /// The most a job of this build has reached so far (compiler VmHWM,
     /// or a job's RSS), MiB; 0 before any.
@@ -87,7 +98,7 @@ pub fn per_job_mb(k: &Known) -> (u64, Basis) {
     }
     let (base, basis) = match (k.source, k.guess_ceiling_mb) {
         (Source::FromCsv(mb) | Source::Pool(mb), _) => (with_margin(mb), Basis::Start),
-        (Source::Profile(_) | Source::Env(_), Some(c)) if c < k.start_mb => (c, Basis::Lowered),
+        (Source::Guess(_), Some(c)) if c < k.start_mb => (c, Basis::Lowered),
         _ => (k.start_mb, Basis::Start),
     };
     match seen {
@@ -96,10 +107,10 @@ pub fn per_job_mb(k: &Known) -> (u64, Basis) {
     }
 }
 
-/// A guess's ceiling before anything is measured: the largest peak at
-/// which two jobs (at most `cap`), with the margin, fit in `budget_mb`
-/// (the memory the build could use) less [`RESERVE_MB`]; `None` when
-/// `cap` allows one job only (nothing to lower it for).
+/// The ceiling of headroom's guess before anything is measured: the
+/// largest peak at which two jobs (at most `cap`), with the margin, fit in
+/// `budget_mb` (the memory the build could use) less [`RESERVE_MB`];
+/// `None` when `cap` allows one job only (nothing to lower it for).
 pub fn lowered_guess_mb(budget_mb: u64, cap: u32) -> Option<u64> {
     let jobs = GUESS_JOBS.min(u64::from(cap));
     if jobs < 2 {
@@ -138,6 +149,8 @@ pub struct Estimate {
     cap: u32,
     /// The largest live compiler VmHWM seen, MiB.
     compiler_mb: u64,
+    /// The last tick saw no live compiler as large as `compiler_mb`.
+    gone_once: bool,
     now: (u64, Basis),
     start_mb: u64,
     least_mb: u64,
@@ -160,6 +173,7 @@ impl Estimate {
             known,
             cap,
             compiler_mb: 0,
+            gone_once: false,
             now,
             start_mb: now.0,
             least_mb: now.0,
@@ -175,10 +189,18 @@ impl Estimate {
             k.guess_ceiling_mb = lowered_guess_mb(usable.saturating_add(s.held_mb), self.cap);
         }
         match s.compiler_peak_mb {
-            Some(live) if live >= self.compiler_mb => self.compiler_mb = live,
+            Some(live) if live >= self.compiler_mb => {
+                self.compiler_mb = live;
+                self.gone_once = false;
+            }
             // The compiler that reached the largest VmHWM is gone: its
-            // peak is whole.
-            _ if self.compiler_mb > 0 => k.measured = true,
+            // peak is whole. Seen on two ticks in a row, so that one tick
+            // whose read of the compilers failed (none seen) is not taken
+            // for it.
+            _ if self.compiler_mb > 0 => {
+                k.measured |= self.gone_once;
+                self.gone_once = true;
+            }
             _ => {}
         }
         k.seen_mb = k.seen_mb.max(self.compiler_mb).max(s.job_mb.unwrap_or(0));
@@ -220,7 +242,7 @@ impl Estimate {
 mod tests {
     use super::*;
 
-    const GENERIC: Source = Source::Profile("generic");
+    const GENERIC: Source = Source::Guess("generic");
 
     fn seen(usable: u64, compiler: Option<u64>) -> Seen {
         Seen {
@@ -271,13 +293,29 @@ mod tests {
         e.observe(&seen(700, Some(350)));
         assert_eq!(e.per_job_mb(), 435);
         assert_eq!(e.report().basis, Basis::Lowered);
-        // It ends: the live compilers now peak lower (the next one).
-        assert_eq!(e.observe(&seen(900, Some(30))), Some((435, Basis::Lowered)));
+        // It ends: the live compilers now peak lower (the next one), on
+        // two ticks in a row.
+        assert_eq!(e.observe(&seen(900, Some(30))), None);
+        assert_eq!(e.observe(&seen(900, Some(31))), Some((435, Basis::Lowered)));
         assert_eq!(e.per_job_mb(), 385);
         assert_eq!(e.report().basis, Basis::Measured(350));
         assert_eq!(e.build_peak_mb(), Some(350));
         let r = e.report();
         assert_eq!((r.start_mb, r.least_mb, r.most_mb), (2000, 385, 2000));
+    }
+
+    #[test]
+    fn one_tick_without_the_compiler_is_not_its_end() {
+        // A tick whose read of the compilers failed shows none: the
+        // compiler is back at the next, still running.
+        let mut e = Estimate::new(2000, GENERIC, 2);
+        e.observe(&seen(990, Some(300)));
+        e.observe(&seen(990, None));
+        e.observe(&seen(990, Some(310)));
+        e.observe(&seen(990, None));
+        assert_eq!((e.per_job_mb(), e.report().basis), (435, Basis::Lowered));
+        e.observe(&seen(990, Some(5)));
+        assert_eq!(e.report().basis, Basis::Measured(310));
     }
 
     #[test]
@@ -294,6 +332,7 @@ mod tests {
         );
         e.observe(&seen(10_000, Some(180)));
         e.observe(&seen(10_000, None));
+        e.observe(&seen(10_000, None));
         assert_eq!(
             (e.per_job_mb(), e.report().basis),
             (198, Basis::Measured(180))
@@ -301,16 +340,23 @@ mod tests {
     }
 
     #[test]
-    fn a_stated_peak_is_not_lowered_and_a_measured_start_keeps_the_margin() {
-        let mut e = Estimate::new(100_000_000, Source::PeakMb, 4);
-        e.observe(&seen(900, None));
-        assert_eq!(e.per_job_mb(), 100_000_000);
+    fn a_figure_given_is_not_lowered_and_a_measured_start_keeps_the_margin() {
+        for given in [
+            Source::PeakMb,
+            Source::Profile("heavy"),
+            Source::Env("CPP_HEAVY_MB_PER_JOB"),
+        ] {
+            let mut e = Estimate::new(4096, given, 4);
+            e.observe(&seen(900, None));
+            assert_eq!((e.per_job_mb(), e.report().basis), (4096, Basis::Start));
+        }
         let mut e = Estimate::new(350, Source::Pool(350), 2);
         assert_eq!(e.per_job_mb(), 385);
         e.observe(&seen(900, None));
         assert_eq!((e.per_job_mb(), e.report().basis), (385, Basis::Start));
         // This run's jobs, once measured, replace it: down to 220.
         e.observe(&seen(900, Some(200)));
+        e.observe(&seen(900, None));
         e.observe(&seen(900, None));
         assert_eq!(e.per_job_mb(), 220);
     }
@@ -319,6 +365,7 @@ mod tests {
     fn a_late_larger_job_raises_the_measured_estimate_at_once() {
         let mut e = Estimate::new(2000, GENERIC, 2);
         e.observe(&seen(990, Some(100)));
+        e.observe(&seen(990, None));
         e.observe(&seen(990, None));
         assert_eq!(e.per_job_mb(), 110);
         // A larger job grows: each tick a lower bound above the estimate.

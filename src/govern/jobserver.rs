@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn plenty_of_memory_gives_the_cap() {
-        let mut g = Governor::new(4, 2000, Source::Profile("generic"));
+        let mut g = Governor::new(4, 2000, Source::Guess("generic"));
         let d = tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!((d.allowed, d.put), (4, 3));
         assert!(!d.memory_bound);
@@ -520,7 +520,7 @@ mod tests {
     fn the_slots_follow_the_peak_per_job_it_measures() {
         // 1 GiB, two cores, the generic guess: lowered so that two jobs
         // run before anything is measured, then the measured 350 + 10 %.
-        let mut g = Governor::new(2, 2000, Source::Profile("generic"));
+        let mut g = Governor::new(2, 2000, Source::Guess("generic"));
         let seen = |compiler| Seen {
             usable_mb: Some(990),
             held_mb: 0,
@@ -532,6 +532,7 @@ mod tests {
         let d = tick(&mut g, inputs(990, 0, 0));
         assert_eq!((d.running, d.allowed, d.put), (1, 2, 1));
         g.measure(&seen(Some(350)));
+        g.measure(&seen(None));
         g.measure(&seen(None));
         assert_eq!(g.peak_mb(), 385);
         let r = g.report().unwrap();

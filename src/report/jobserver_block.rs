@@ -41,10 +41,15 @@ pub enum Source {
     Pool(u64),
     /// `--peak-mb N`: the user's figure.
     PeakMb,
-    /// A profile's environment override (`DEFAULT_MB_PER_JOB`, …).
+    /// A profile's environment override (`DEFAULT_MB_PER_JOB`, …): the
+    /// user's figure.
     Env(&'static str),
-    /// A profile's default (`generic`, `rust`, `heavy`).
+    /// The default of a profile named with `--profile` (`generic`, `rust`,
+    /// `heavy`): the user's choice of figure.
     Profile(&'static str),
+    /// The default profile's default, nobody having said anything about
+    /// the build (`generic`): headroom's guess.
+    Guess(&'static str),
 }
 
 impl Source {
@@ -55,7 +60,7 @@ impl Source {
             Source::FromCsv(_) => "--from",
             Source::Pool(_) => "--pool",
             Source::PeakMb => "--peak-mb",
-            Source::Env(v) | Source::Profile(v) => v,
+            Source::Env(v) | Source::Profile(v) | Source::Guess(v) => v,
         }
     }
 
@@ -130,8 +135,9 @@ impl PeakReport {
                     mb,
                     pct
                 ),
-                Source::Profile(p) => ufmt::uwrite!(w, "(profile {}, a guess)", p),
-                s => ufmt::uwrite!(w, "({}, a guess)", s.name()),
+                Source::Guess(p) => ufmt::uwrite!(w, "(profile {}, a guess)", p),
+                Source::Profile(p) => ufmt::uwrite!(w, "(--profile {}, as given)", p),
+                s => ufmt::uwrite!(w, "({}, as given)", s.name()),
             },
             Basis::Lowered => ufmt::uwrite!(
                 w,
@@ -370,7 +376,7 @@ mod tests {
         };
         assert_eq!(
             render(peak, Some((3, 4250))).as_str(),
-            "JOBSERVER: up to 2 job(s) at once; peak per job 126 MiB (a running job reached 114 MiB, + 10 %)\n  peak per job: 80 MiB to start (--peak-mb, a guess); least 80 MiB, most 126 MiB\n  slots in use (jobs at once): min 1  avg 1.50  max 2\n  throttled by memory: 0.0 s of 4.0 s\n  paused, not killed: 3 time(s), 4.2 s in all (a job's growth would have outrun memory)\n"
+            "JOBSERVER: up to 2 job(s) at once; peak per job 126 MiB (a running job reached 114 MiB, + 10 %)\n  peak per job: 80 MiB to start (--peak-mb, as given); least 80 MiB, most 126 MiB\n  slots in use (jobs at once): min 1  avg 1.50  max 2\n  throttled by memory: 0.0 s of 4.0 s\n  paused, not killed: 3 time(s), 4.2 s in all (a job's growth would have outrun memory)\n"
         );
     }
 
@@ -381,7 +387,7 @@ mod tests {
             now_mb: 385,
             basis: Basis::Measured(350),
             least_mb: 385,
-            ..fixed(2000, Source::Profile("generic"))
+            ..fixed(2000, Source::Guess("generic"))
         };
         let out = render(peak, None);
         let mut lines = out.lines();

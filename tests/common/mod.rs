@@ -124,6 +124,8 @@ impl Cgroup {
                 usage_bytes: num("memory.usage_in_bytes"),
                 inactive_file_bytes: key("total_inactive_file"),
                 dirty_bytes: key("total_dirty") + key("total_writeback"),
+                major_faults: key("total_pgmajfault"),
+                refaults: key("total_workingset_refault_file"),
             }
         } else {
             CgroupMemory {
@@ -131,6 +133,8 @@ impl Cgroup {
                 usage_bytes: num("memory.current"),
                 inactive_file_bytes: key("inactive_file"),
                 dirty_bytes: key("file_dirty") + key("file_writeback"),
+                major_faults: key("pgmajfault"),
+                refaults: key("workingset_refault_file"),
             }
         }
     }
@@ -150,6 +154,11 @@ pub struct CgroupMemory {
     pub inactive_file_bytes: u64,
     /// Its file pages not yet written back (dirty and under writeback).
     pub dirty_bytes: u64,
+    /// Major page faults of its processes so far (a count).
+    pub major_faults: u64,
+    /// File pages read again soon after they were evicted so far (a
+    /// count; `workingset_refault_file`, kernel 5.9+).
+    pub refaults: u64,
 }
 
 impl CgroupMemory {

@@ -37,17 +37,19 @@ impl Cgroup {
         let name = format!("headroom-{tag}-{}", std::process::id());
         let v1 = Path::new("/sys/fs/cgroup/memory");
         let v2 = Path::new("/sys/fs/cgroup");
-        let (dir, limit_file) = if v1.join("memory.limit_in_bytes").exists() {
-            (v1.join(&name), "memory.limit_in_bytes")
+        let (parent, limit_file) = if v1.join("memory.limit_in_bytes").exists() {
+            (v1, "memory.limit_in_bytes")
         } else if v2.join("cgroup.controllers").exists()
             && fs::read_to_string(v2.join("cgroup.subtree_control"))
                 .map(|s| s.contains("memory"))
                 .unwrap_or(false)
         {
-            (v2.join(&name), "memory.max")
+            (v2, "memory.max")
         } else {
             return Err("no memory cgroup controller mounted at /sys/fs/cgroup".into());
         };
+        remove_stale(parent, tag);
+        let dir = parent.join(&name);
         fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let cg = Cgroup { dir };
         fs::write(cg.dir.join(limit_file), limit.to_string())
@@ -63,16 +65,247 @@ impl Cgroup {
         let _ = fs::write(cg.dir.join("memory.swap.max"), "0");
         Ok(cg)
     }
+
+    /// The cgroup's name (its directory's last component), as the kernel
+    /// writes it in the paths it logs.
+    pub fn name(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Whether this is a cgroup v1 memory cgroup (else v2).
+    pub fn is_v1(&self) -> bool {
+        self.dir.join("memory.limit_in_bytes").exists()
+    }
+
+    /// Checks that the cgroup may not swap beyond its memory limit, as
+    /// `docker run -m X --memory-swap X` sets it: v1
+    /// `memory.memsw.limit_in_bytes` equal to `memory.limit_in_bytes`,
+    /// v2 `memory.swap.max` 0.
+    pub fn swap_capped(&self) -> Result<(), String> {
+        let read = |f: &str| {
+            fs::read_to_string(self.dir.join(f))
+                .map(|s| s.trim().to_string())
+                .map_err(|e| format!("{f}: {e} (no swap accounting?)"))
+        };
+        if self.is_v1() {
+            let (mem, memsw) = (
+                read("memory.limit_in_bytes")?,
+                read("memory.memsw.limit_in_bytes")?,
+            );
+            (mem == memsw)
+                .then_some(())
+                .ok_or(format!("memsw limit {memsw} is not the limit {mem}"))
+        } else {
+            let max = read("memory.swap.max")?;
+            (max == "0")
+                .then_some(())
+                .ok_or(format!("memory.swap.max is {max}, not 0"))
+        }
+    }
+
+    /// The cgroup's memory as the kernel accounts it now.
+    pub fn memory(&self) -> CgroupMemory {
+        let num = |f: &str| -> u64 {
+            let t = fs::read_to_string(self.dir.join(f)).unwrap_or_default();
+            t.trim().parse().unwrap_or(u64::MAX)
+        };
+        let stat = fs::read_to_string(self.dir.join("memory.stat")).unwrap_or_default();
+        let key = |k: &str| -> u64 {
+            stat.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix(' ')?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        if self.is_v1() {
+            CgroupMemory {
+                limit_bytes: num("memory.limit_in_bytes"),
+                usage_bytes: num("memory.usage_in_bytes"),
+                inactive_file_bytes: key("total_inactive_file"),
+                dirty_bytes: key("total_dirty") + key("total_writeback"),
+                major_faults: key("total_pgmajfault"),
+                refaults: key("total_workingset_refault_file"),
+            }
+        } else {
+            CgroupMemory {
+                limit_bytes: num("memory.max"),
+                usage_bytes: num("memory.current"),
+                inactive_file_bytes: key("inactive_file"),
+                dirty_bytes: key("file_dirty") + key("file_writeback"),
+                major_faults: key("pgmajfault"),
+                refaults: key("workingset_refault_file"),
+            }
+        }
+    }
+}
+
+/// A memory cgroup's figures, bytes: v1 `memory.limit_in_bytes`,
+/// `memory.usage_in_bytes` and `memory.stat`'s hierarchical `total_*`
+/// keys; v2 `memory.max`, `memory.current` and `memory.stat` (whose keys
+/// count the subtree).
+#[derive(Clone, Copy, Debug)]
+pub struct CgroupMemory {
+    /// The memory limit (`u64::MAX` when unlimited or unreadable).
+    pub limit_bytes: u64,
+    /// What is charged to it, page cache included.
+    pub usage_bytes: u64,
+    /// Its inactive file cache: reclaimed before anything is OOM-killed.
+    pub inactive_file_bytes: u64,
+    /// Its file pages not yet written back (dirty and under writeback).
+    pub dirty_bytes: u64,
+    /// Major page faults of its processes so far (a count).
+    pub major_faults: u64,
+    /// File pages read again soon after they were evicted so far (a
+    /// count; `workingset_refault_file`, kernel 5.9+).
+    pub refaults: u64,
+}
+
+impl CgroupMemory {
+    /// The limit less what cannot be reclaimed (usage less inactive file
+    /// cache), MiB: what a build in it can still use.
+    pub fn available_mib(&self) -> u64 {
+        let held = self.usage_bytes.saturating_sub(self.inactive_file_bytes);
+        self.limit_bytes.saturating_sub(held) >> 20
+    }
 }
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        for _ in 0..50 {
-            if fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
+        remove_tree(&self.dir);
+    }
+}
+
+/// Kills whatever is left in cgroup `dir` and the cgroups below it (a
+/// build cgroup headroom made, a make a test interrupted) and removes
+/// them, deepest first; retries for 5 s while the kernel lets the killed
+/// go. A cgroup that still cannot be removed is left, said on stderr.
+fn remove_tree(dir: &Path) {
+    for _ in 0..50 {
+        kill_all(dir);
+        if remove_dirs(dir) {
+            return;
         }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("cannot remove cgroup {}", dir.display());
+}
+
+/// SIGKILL to every process of `dir`'s `cgroup.procs` and below (never
+/// this test process itself).
+fn kill_all(dir: &Path) {
+    for sub in sub_dirs(dir) {
+        kill_all(&sub);
+    }
+    let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        if pid as u32 != std::process::id()
+            && let Some(pid) = rustix::process::Pid::from_raw(pid)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// Removes the cgroups below `dir`, then `dir`; whether `dir` is gone.
+fn remove_dirs(dir: &Path) -> bool {
+    for sub in sub_dirs(dir) {
+        remove_dirs(&sub);
+    }
+    fs::remove_dir(dir).is_ok() || !dir.exists()
+}
+
+/// The child cgroups of `dir` (its sub-directories).
+fn sub_dirs(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Removes the `headroom-<tag>-<pid>` cgroups under `parent` left by a test
+/// process that is gone (killed before its `Drop` ran), with what is still
+/// running in them.
+fn remove_stale(parent: &Path, tag: &str) {
+    let prefix = format!("headroom-{tag}-");
+    for d in sub_dirs(parent) {
+        let name = d.file_name().unwrap_or_default().to_string_lossy();
+        let Some(pid) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            remove_tree(&d);
+        }
+    }
+}
+
+/// The kernel's log (`/dev/kmsg`) from the moment it is opened, read
+/// without blocking: what a cgroup's counters cannot show, such as the
+/// OOM kills in a child cgroup that is gone by the time one looks (on v1,
+/// `memory.oom_control` counts only the cgroup itself).
+pub struct KernelLog {
+    file: fs::File,
+}
+
+impl KernelLog {
+    /// Opens `/dev/kmsg` positioned after the last record (root, or
+    /// CAP_SYSLOG), or says why it cannot.
+    pub fn open() -> Result<KernelLog, String> {
+        use std::io::Seek;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open("/dev/kmsg")
+            .map_err(|e| format!("/dev/kmsg: {e}"))?;
+        file.seek(std::io::SeekFrom::End(0))
+            .map_err(|e| format!("/dev/kmsg: seek: {e}"))?;
+        Ok(KernelLog { file })
+    }
+
+    /// The OOM kills the kernel logged since the previous call (or since
+    /// [`KernelLog::open`]) of processes in `cg` or a cgroup below it: its
+    /// `oom-kill:` line names the victim's cgroup (`task_memcg=`), one line
+    /// per kill.
+    pub fn oom_kills_below(&mut self, cg: &Cgroup) -> u64 {
+        let name = cg.name();
+        self.records()
+            .iter()
+            .filter_map(|r| r.split_once("oom-kill:").map(|(_, rest)| rest))
+            .filter_map(|rest| {
+                rest.split(',')
+                    .find_map(|f| f.strip_prefix("task_memcg="))
+                    .map(str::to_string)
+            })
+            .filter(|path| path.split('/').any(|c| c == name))
+            .count() as u64
+    }
+
+    /// The messages of the records logged since the last read.
+    fn records(&mut self) -> Vec<String> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        // One record per read(2); a record is at most ~8 KiB.
+        let mut buf = vec![0u8; 16 << 10];
+        loop {
+            match self.file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let rec = String::from_utf8_lossy(&buf[..n]);
+                    if let Some((_, msg)) = rec.split_once(';') {
+                        out.push(msg.to_string());
+                    }
+                }
+                // EPIPE: records overwritten before we read them; go on.
+                Err(e) if e.raw_os_error() == Some(32) => continue,
+                Err(_) => break,
+            }
+        }
+        out
     }
 }
 

@@ -548,7 +548,12 @@ fn the_governor_cold_keeps_up_with_the_best_fixed_j() {
         println!("FIGURE sqlite_best_fixed_j {j}");
         println!("FIGURE sqlite_governor_ratio {r:.2}");
         println!(
-            "sqlite3.c x{COPIES}: make -j1 / -j{cores} / governor cold: {} s; governor / best (-j{j}, {s:.1} s) = {r:.2}",
+            "sqlite3.c x{COPIES}: {} / governor cold: {} s; governor / best (-j{j}, {s:.1} s) = {r:.2}",
+            fixed
+                .iter()
+                .map(|(j, _)| format!("make -j{j}"))
+                .collect::<Vec<_>>()
+                .join(" / "),
             fixed
                 .iter()
                 .map(|(_, s)| format!("{s:.1}"))

@@ -46,16 +46,16 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
     };
     let plan = headroom::plan::jobs::plan(&ask, &headroom::plan::jobs::Env::default(), &cap);
     let disk = disk_path(None);
-    let mut s = headroom::plan::advise::gather(
+    let s = headroom::plan::advise::gather(
         root,
         live,
         mem.usable_mb,
+        Some(&mem),
         &disk,
         "/tmp",
         &mut buf,
         &mut dir,
     );
-    s.cgroup = headroom::plan::advise::cgroup_limit(root, &mem, &mut buf);
     let mut text = Box::new(Text::new());
     let _ = ufmt::uwrite!(
         text,
@@ -376,19 +376,16 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
     let disk = disk_for(p.live, own.disk_path);
     let mut buf = vec![0u8; 64 * 1024];
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    let mut s = headroom::plan::advise::gather(
+    let s = headroom::plan::advise::gather(
         &p.root,
         p.live,
         p.usable_mb,
+        p.memory.as_ref(),
         &disk,
         "/tmp",
         &mut buf,
         &mut dir,
     );
-    s.cgroup = p
-        .memory
-        .as_ref()
-        .and_then(|m| headroom::plan::advise::cgroup_limit(&p.root, m, &mut buf));
     let mut text = Box::new(Text::new());
     headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
         .map_err(|_| Fail("advice larger than its buffer".into()))?;

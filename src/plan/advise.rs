@@ -128,12 +128,16 @@ pub const DPHYS_CONF: &str = "etc/dphys-swapfile";
 
 /// Measures the [`Situation`] of the host under `root` (`live`: the real
 /// machine, so statvfs is the syscall; else a board tree's capture).
-/// `usable_mb` comes from [`crate::plan::host::memory`]. Missing sources leave
-/// their fields at "unknown" defaults. `buf`: 64 KiB scratch.
+/// `usable_mb` comes from [`crate::plan::host::memory`], and the binding
+/// cgroup ([`cgroup_limit`]) from `memory` when it was read (`None`: a
+/// memory figure given by hand). Missing sources leave their fields at
+/// "unknown" defaults. `buf`: 64 KiB scratch.
+#[allow(clippy::too_many_arguments)]
 pub fn gather(
     root: &crate::kernel::root::Root,
     live: bool,
     usable_mb: u64,
+    memory: Option<&crate::plan::host::Memory>,
     disk_path: &str,
     tmp_path: &str,
     buf: &mut [u8],
@@ -168,6 +172,7 @@ pub fn gather(
     s.tmp_tmpfs = tmp_type.is_some_and(|t| t == "tmpfs");
     s.tmp_avail_mb = crate::plan::host::fs_stat(root, live, tmp_path, buf).map(|f| f.avail_mib());
     s.disk_avail_mb = crate::plan::host::fs_stat(root, live, disk_path, buf).map(|f| f.avail_mib());
+    s.cgroup = memory.and_then(|m| cgroup_limit(root, m, buf));
     s
 }
 

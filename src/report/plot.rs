@@ -190,10 +190,7 @@ impl Series {
             Series::ZramStored => row.ext.zram_stored_mb,
             Series::ZramRam => row.ext.zram_ram_mb,
             Series::CgLimit => row.ext.cg_mem_avail_mb.and(row.ext.cg_mem_limit_mb),
-            Series::CgUsed => match (row.ext.cg_mem_limit_mb, row.ext.cg_mem_avail_mb) {
-                (Some(l), Some(a)) => Some(l.saturating_sub(a)),
-                _ => None,
-            },
+            Series::CgUsed => row.ext.cg_mem_used_mb(),
             Series::CgAvail => row.ext.cg_mem_avail_mb,
             Series::DiskFree => row.disk_known.then(|| {
                 row.ext

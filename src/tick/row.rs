@@ -264,6 +264,15 @@ pub struct Ext {
     pub cg_mem_limit_mb: Option<u64>,
 }
 
+impl Ext {
+    /// What the cgroup that gives `cg_mem_avail_mb` uses of its limit,
+    /// MiB: `cg_mem_limit_mb − cg_mem_avail_mb` (usage less its inactive
+    /// file cache); `None` unless both columns are there.
+    pub fn cg_mem_used_mb(&self) -> Option<u64> {
+        Some(self.cg_mem_limit_mb?.saturating_sub(self.cg_mem_avail_mb?))
+    }
+}
+
 /// One sample, in the CSV's units.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {

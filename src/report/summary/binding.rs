@@ -51,14 +51,13 @@ impl Binding {
     /// and the toolchain's lines, stay as they were.
     pub fn of(row: &Row) -> Binding {
         match row.ext.cg_mem_avail_mb {
-            Some(cg) if cg < row.mem_avail_mb => {
-                let limit_mb = row.ext.cg_mem_limit_mb;
-                Binding {
-                    avail_mb: cg,
-                    used_mb: limit_mb.map_or(row.mem_used_mb, |l| l.saturating_sub(cg)),
-                    by: BoundBy::Cgroup { limit_mb },
-                }
-            }
+            Some(cg) if cg < row.mem_avail_mb => Binding {
+                avail_mb: cg,
+                used_mb: row.ext.cg_mem_used_mb().unwrap_or(row.mem_used_mb),
+                by: BoundBy::Cgroup {
+                    limit_mb: row.ext.cg_mem_limit_mb,
+                },
+            },
             _ => Binding {
                 avail_mb: row.mem_avail_mb,
                 used_mb: row.mem_used_mb,

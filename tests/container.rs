@@ -793,17 +793,20 @@ fn make_j4_interrupted_names_what_stopped_it() {
         !fewer.is_empty(),
         summary.clone(),
     );
+    // The disk's busy time is host-wide: another build on this machine can
+    // keep it busy outside the thrash, and advice for that time may name a
+    // card. What the thrash itself is given must not.
+    let wrong: Vec<&str> = summary
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("zram") || (has_word(&l, "card") && !l.contains("advice for the other"))
+        })
+        .collect();
     checks.check(
-        "nothing in the summary advises zram or a card",
-        !lower.contains("zram") && !has_word(&lower, "card"),
-        summary
-            .lines()
-            .filter(|l| {
-                let l = l.to_ascii_lowercase();
-                l.contains("zram") || has_word(&l, "card")
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        "nothing in the summary advises zram, nor a card for the thrash's own reads",
+        wrong.is_empty(),
+        wrong.join("\n"),
     );
     checks.finish();
 }

@@ -159,8 +159,8 @@ fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
     busiest minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): busy 60 s of 60
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 840.00 MiB/s read, 0.50 MiB/s write
-    3m00s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault
-    advice: fewer jobs, as for the thrashing above (a faster card would only read the evicted pages faster)
+    3m00s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault
+    advice: fewer jobs, as for the thrashing above (a faster disk would only read the evicted pages faster)
   peak temperature: 58.0 °C  at 2026-11-30T00:53:35Z
 ";
     assert!(text.contains(want), "{text}");

@@ -40,7 +40,7 @@
 //! for them. No swap device helps that; fewer jobs do. The run's kind is
 //! the one with more thrashing time (swap on a tie). The build disk's
 //! busy seconds on file-thrashing rows that read at least as much as they
-//! wrote are the thrash's own reads, not the card's fault.
+//! wrote are the thrash's own reads, not the disk's fault.
 //!
 //! # The `-j` that fits ([`Fit`])
 //! From the largest compiler peak the summary sizes from (the caller's
@@ -667,7 +667,7 @@ pub const ADVICE_FILE_THRASH: &str = "too many jobs for the memory";
 /// A busy disk.
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
 /// A disk busy only with the reads of file-page thrash.
-pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster card would only read the evicted pages faster)";
+pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster disk would only read the evicted pages faster)";
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
@@ -850,7 +850,7 @@ impl Slow {
         duration(w, thrash)?;
         uwrite!(
             w,
-            " of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault\n"
+            " of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault\n"
         )?;
         let other = self.disk_busy_s.saturating_sub(thrash);
         if other == 0 {

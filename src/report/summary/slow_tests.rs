@@ -458,7 +458,7 @@ fn a_disk_busy_reading_while_file_pages_thrash_is_not_the_cards_fault() {
     busiest minute: 0s to 1m00s after the start (to {}): busy 45 s of 60
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 840.00 MiB/s read, 1.00 MiB/s write
-    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault
+    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault
     advice: {ADVICE_DISK_THRASH}
 ",
         Iso::from_epoch(1_796_000_060).as_str()
@@ -492,7 +492,7 @@ fn a_disk_busy_outside_the_thrash_keeps_the_card_advice() {
     let t = text(&s);
     assert!(
         t.contains(&std::format!(
-            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the card's fault\n    advice for the other 30s: {ADVICE_DISK}\n"
+            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault\n    advice for the other 30s: {ADVICE_DISK}\n"
         )),
         "{t}"
     );

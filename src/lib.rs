@@ -32,3 +32,11 @@ pub mod plan;
 
 // Governing a recording while it runs: the loop and the jobserver.
 pub mod govern;
+
+// Per-action usage from a remote action cache (feature `remote`): the one
+// layer that uses std, built only with the feature (`tests/layout.rs`
+// checks that nothing else names std or alloc).
+#[cfg(feature = "remote")]
+extern crate std;
+#[cfg(feature = "remote")]
+pub mod remote;

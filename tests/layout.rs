@@ -18,7 +18,9 @@
 use std::path::{Path, PathBuf};
 
 /// The library's layers, lowest first: the folders of `src/`.
-const LAYERS: [&str; 6] = ["kernel", "build", "tick", "report", "plan", "govern"];
+const LAYERS: [&str; 7] = [
+    "kernel", "build", "tick", "report", "plan", "govern", "remote",
+];
 
 /// The binary's modules in `src/cli/`, lowest first: `(module, rank)`. A
 /// module may use those of a lower rank only.
@@ -130,7 +132,13 @@ fn lib_rs_is_the_list_of_layers_lowest_first() {
         .lines()
         .map(code)
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("#![") && !l.starts_with("pub mod "))
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with("#![")
+                && !l.starts_with("pub mod ")
+                && *l != "#[cfg(feature = \"remote\")]"
+                && *l != "extern crate std;"
+        })
         .collect();
     assert!(
         other.is_empty(),
@@ -385,4 +393,40 @@ fn the_checks_find_what_they_look_for() {
     );
     let names: Vec<&str> = p.iter().map(|(_, n)| n.as_str()).collect();
     assert_eq!(names, ["tick", "plan"]);
+}
+
+/// The library is `#![no_std]` without alloc; only `remote/`, built with
+/// the cargo feature `remote`, may use std (the default build, which has
+/// no `remote`, lets the compiler prove the rest).
+#[test]
+fn only_the_remote_layer_names_std_or_alloc() {
+    let mut wrong = Vec::new();
+    for l in LAYERS.iter().filter(|l| **l != "remote") {
+        for f in rust_files(&src().join(l)) {
+            for (n, line) in read(&f).lines().enumerate() {
+                let c = code(line);
+                let names = ["std::", "alloc::", "extern crate"]
+                    .iter()
+                    .any(|p| c.contains(p) && !c.contains(&format!("core::{p}")));
+                // Doc tests and test modules run under std; `#[cfg(test)]`
+                // code is not the library.
+                if names && !c.trim_start().starts_with("///") && !in_test_module(&f, n) {
+                    wrong.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "std or alloc outside src/remote/: {wrong:#?}"
+    );
+}
+
+/// Whether line `n` (0-based) of `f` is inside a `#[cfg(test)]` module,
+/// or `f` is a `_tests.rs` file.
+fn in_test_module(f: &Path, n: usize) -> bool {
+    if f.to_string_lossy().ends_with("_tests.rs") {
+        return true;
+    }
+    read(f).lines().take(n).any(|l| l.trim() == "#[cfg(test)]")
 }

@@ -1,0 +1,7 @@
+//! Per-action usage from a remote action cache (`actions --remote`, cargo
+//! feature `remote`): the only part of the library that uses std, the heap
+//! and a runtime. Without the feature none of it is built.
+//!
+//! The top layer: it reads what `report` reads.
+
+pub mod action; // one remote action: what names it, what the cache stored for it

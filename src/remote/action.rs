@@ -225,6 +225,6 @@ pub struct Stored {
 pub enum Lookup {
     /// `NOT_FOUND`: no stored result (evicted, or the action failed).
     NotFound,
-    /// A stored result.
-    Stored(Stored),
+    /// A stored result (boxed: it is large beside `NotFound`).
+    Stored(std::boxed::Box<Stored>),
 }

@@ -233,7 +233,11 @@ fn term_int_hup_at_random_moments_always_yield_the_summary() {
         let sig = ["TERM", "INT", "HUP"][round % 3];
         xorshift(&mut x);
         let _ = fs::remove_file(&csv);
-        let child = Command::new(BIN)
+        // The signals at their default disposition whatever this test was
+        // started under: under nohup (or as a background job of a shell)
+        // HUP or INT arrive ignored, and headroom keeps them ignored.
+        let child = Command::new("env")
+            .args(["--default-signal=HUP,INT,TERM", BIN])
             .args(["record", "--interval", "0.05", "--run-id", "s"])
             .arg("--out-dir")
             .arg(&d)

@@ -5,3 +5,5 @@
 //! The top layer: it reads what `report` reads.
 
 pub mod action; // one remote action: what names it, what the cache stored for it
+pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
+pub mod usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)

@@ -5,5 +5,6 @@
 //! The top layer: it reads what `report` reads.
 
 pub mod action; // one remote action: what names it, what the cache stored for it
+pub mod endpoint;
 pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
-pub mod usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)
+pub mod usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm) // a --remote address, its TLS files and headers, parsed

@@ -291,7 +291,7 @@ fn wrong_instance(port: u16) {
 fn instances_are_separate(port: u16, written: &Digest) {
     let got = client::look_up(
         &endpoint(port, "other"),
-        &[written.clone()],
+        std::slice::from_ref(written),
         &Options::default(),
     )
     .expect("other");
@@ -312,7 +312,10 @@ fn server_down_is_unreachable_with_the_address() {
     let text = e.to_string();
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
     assert!(text.to_ascii_lowercase().contains("refused"), "{text}");
-    assert!(!text.contains('\n'), "{text}");
+    assert!(
+        !text.contains('\n') && !text.contains("transport error"),
+        "{text}"
+    );
 }
 
 /// grpcs:// with the CA that signed the server's certificate; without it,
@@ -340,5 +343,8 @@ fn tls_with_a_ca_and_without() {
         text.contains("UnknownIssuer") && text.contains("--tls-ca"),
         "{text}"
     );
-    assert!(!text.contains('\n') && text != "transport error", "{text}");
+    assert!(
+        !text.contains('\n') && !text.contains("transport error"),
+        "{text}"
+    );
 }

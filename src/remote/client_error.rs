@@ -201,6 +201,11 @@ impl Error for RemoteError {}
 pub fn cause_chain(e: &(dyn Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut next = e.source();
+    // tonic's outer words say nothing its source does not.
+    if let Some(s) = next.filter(|_| out == "transport error") {
+        out = s.to_string();
+        next = s.source();
+    }
     while let Some(s) = next {
         let text = s.to_string();
         if !out.ends_with(text.as_str()) {

@@ -2,6 +2,7 @@
 //! BuildGrid are in tests/remote.rs).
 
 use super::*;
+use crate::remote::client_error::cause_chain;
 use crate::remote::endpoint::parse_url;
 
 #[test]
@@ -124,4 +125,40 @@ fn displays_are_one_line() {
         assert!(!std::format!("{e}").contains('\n'));
     }
     assert!(std::format!("{}", errors[0]).contains("--tls-ca"));
+}
+
+/// An error with a source, for [`cause_chain`].
+#[derive(Debug)]
+struct Wrap(&'static str, Option<std::boxed::Box<Wrap>>);
+
+impl core::fmt::Display for Wrap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Wrap {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.1
+            .as_deref()
+            .map(|w| w as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[test]
+fn cause_chain_says_every_cause_once() {
+    use std::boxed::Box;
+    let io = Wrap("Connection refused (os error 111)", None);
+    let tcp = Wrap("tcp connect error", Some(Box::new(io)));
+    let top = Wrap("transport error", Some(Box::new(tcp)));
+    assert_eq!(
+        cause_chain(&top),
+        "tcp connect error: Connection refused (os error 111)"
+    );
+    let same = Wrap("x: y", Some(Box::new(Wrap("y", None))));
+    assert_eq!(cause_chain(&same), "x: y");
+    assert_eq!(
+        cause_chain(&Wrap("transport error", None)),
+        "transport error"
+    );
 }

@@ -132,6 +132,24 @@ pub struct Usage {
     pub involuntary_switches: Option<u64>,
     /// Buildbarn `FilePoolResourceUsage.files_size_bytes_peak`, bytes.
     pub file_pool_peak_bytes: Option<u64>,
+    /// CPU pressure stall (BuildBuddy `UsageStats.cpu_pressure`; Buildfarm
+    /// `cpu.pressure.total`).
+    pub cpu_stall: Option<Stall>,
+    /// Memory pressure stall (BuildBuddy `UsageStats.memory_pressure`):
+    /// time the action's tasks waited for memory (reclaim, swap-in).
+    pub memory_stall: Option<Stall>,
+    /// I/O pressure stall (BuildBuddy `UsageStats.io_pressure`).
+    pub io_stall: Option<Stall>,
+}
+
+/// Pressure stall totals of one resource over an action (Linux PSI, the
+/// `total=` of a cgroup's `*.pressure` file), microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stall {
+    /// `some`: time at least one task of the action was stalled, µs.
+    pub some_us: Option<u64>,
+    /// `full`: time every task of the action was stalled, µs.
+    pub full_us: Option<u64>,
 }
 
 impl Usage {
@@ -212,8 +230,10 @@ pub struct Stored {
     pub worker: String,
     /// The timestamps.
     pub times: Times,
-    /// What the worker measured; `None` for a result with no metadata
-    /// (uploaded by a client that ran it locally): "stored, no usage".
+    /// What the worker measured; `None` when no known worker message is
+    /// there: a result with no metadata (uploaded by a client that ran it
+    /// locally), or a worker that stores none (BuildGrid, NativeLink,
+    /// bazel-remote): "stored, no usage". When `Some`, `source` is set.
     pub usage: Option<Usage>,
     /// `auxiliary_metadata` entries of types not read (RequestMetadata,
     /// auth, vendor messages), counted.

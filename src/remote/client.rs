@@ -1,0 +1,421 @@
+//! The REAPI action-cache client: `ActionCache.GetActionResult` for many
+//! digests, many calls in flight on one HTTP/2 connection, each with a
+//! deadline; `UpdateActionResult` for tests and `ci/bench`.
+//!
+//! One current-thread tokio runtime and one tonic `Channel` per call of
+//! [`look_up`] / [`update`]. Retried with exponential backoff:
+//! `UNAVAILABLE`, `RESOURCE_EXHAUSTED` and `DEADLINE_EXCEEDED` (a lookup is
+//! a read: asking again is safe). `NOT_FOUND` is [`Lookup::NotFound`].
+//! Any other failure ends the whole run with one [`RemoteError`]: a partial
+//! table is never presented as whole.
+//!
+//! # References
+//! REAPI v2 `remote_execution.proto` (`ActionCache` service and its
+//! documented errors); gRPC status codes (`grpc/doc/statuscodes.md`).
+
+use super::action::{Digest, Lookup};
+use super::endpoint::Endpoint;
+use super::proto;
+use super::usage;
+use futures_util::stream::{self, StreamExt};
+use std::boxed::Box;
+use std::io::{IsTerminal, Write};
+use std::string::ToString;
+use std::time::{Duration, Instant};
+use std::vec::Vec;
+use tonic::Code;
+use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
+
+pub use super::client_error::RemoteError;
+use super::client_error::{cause_chain, connect_error, status_error};
+
+/// How a run of calls behaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Calls in flight at once on the one connection (default 32).
+    pub in_flight: usize,
+    /// Deadline of each call, and of connecting (default 30 s).
+    pub deadline: Duration,
+    /// Retries of a call that failed with a retryable code (default 4:
+    /// backoff 0.1, 0.2, 0.4, 0.8 s).
+    pub retries: u32,
+    /// A `headroom: looked up N of M` line on stderr when it is a terminal.
+    pub progress: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            in_flight: 32,
+            deadline: Duration::from_secs(30),
+            retries: 4,
+            progress: false,
+        }
+    }
+}
+
+/// Looks every digest up in `ep`'s action cache, in instance
+/// `ep.instance`. The answers are in the order of `digests`.
+///
+/// # Errors
+/// The first failure that is not `NOT_FOUND` (after retries), as a
+/// [`RemoteError`]; no partial answer.
+pub fn look_up(
+    ep: &Endpoint,
+    digests: &[Digest],
+    opts: &Options,
+) -> Result<Vec<Lookup>, RemoteError> {
+    let requests = digests.iter().map(|d| proto::GetActionResultRequest {
+        instance_name: ep.instance.clone(),
+        action_digest: Some(to_proto(d)),
+        ..Default::default()
+    });
+    let answers = run(
+        ep,
+        opts,
+        "looked up",
+        proto::GET_ACTION_RESULT,
+        requests.collect(),
+    )?;
+    Ok(answers
+        .into_iter()
+        .map(|a| match a {
+            Some(result) => Lookup::Stored(Box::new(usage::stored(&result))),
+            None => Lookup::NotFound,
+        })
+        .collect())
+}
+
+/// Writes each result to `ep`'s action cache (`UpdateActionResult`), in
+/// instance `ep.instance`.
+///
+/// # Errors
+/// As [`look_up`]; a `NOT_FOUND` answer is a [`RemoteError::Status`].
+pub fn update(
+    ep: &Endpoint,
+    results: &[(Digest, proto::ActionResult)],
+    opts: &Options,
+) -> Result<(), RemoteError> {
+    let encoded: Vec<(Digest, Vec<u8>)> = results
+        .iter()
+        .map(|(d, r)| (d.clone(), prost::Message::encode_to_vec(r)))
+        .collect();
+    update_encoded(ep, &encoded, opts)
+}
+
+/// As [`update`], each `ActionResult` already encoded: sent byte for byte,
+/// so fields `proto.rs` does not declare reach the server.
+///
+/// # Errors
+/// As [`update`].
+pub fn update_encoded(
+    ep: &Endpoint,
+    results: &[(Digest, Vec<u8>)],
+    opts: &Options,
+) -> Result<(), RemoteError> {
+    let requests = results
+        .iter()
+        .map(|(d, r)| proto::UpdateActionResultEncoded {
+            instance_name: ep.instance.clone(),
+            action_digest: Some(to_proto(d)),
+            action_result: r.clone(),
+        })
+        .collect();
+    let answers = run(ep, opts, "wrote", proto::UPDATE_ACTION_RESULT, requests)?;
+    match answers.iter().position(Option::is_none) {
+        Some(_) => Err(RemoteError::Status {
+            address: ep.authority.clone(),
+            code: "NOT_FOUND",
+            message: "UpdateActionResult answered NOT_FOUND".to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// [`Digest`] → REAPI `Digest`.
+fn to_proto(d: &Digest) -> proto::Digest {
+    proto::Digest {
+        hash: d.hash.clone(),
+        size_bytes: d.size_bytes,
+    }
+}
+
+/// Runs `requests` on `path` with one runtime and one channel; `None` for
+/// a `NOT_FOUND` answer.
+fn run<Req>(
+    ep: &Endpoint,
+    opts: &Options,
+    verb: &'static str,
+    path: &'static str,
+    requests: Vec<Req>,
+) -> Result<Vec<Option<proto::ActionResult>>, RemoteError>
+where
+    Req: prost::Message + Clone + Default + Send + Sync + 'static,
+{
+    let metadata = metadata(ep)?;
+    let tls = tls_config(ep)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RemoteError::Runtime {
+            cause: cause_chain(&e),
+        })?;
+    runtime.block_on(async {
+        let channel = connect(ep, tls, opts).await?;
+        let calls = Calls {
+            ep,
+            opts,
+            channel,
+            metadata,
+            path,
+        };
+        calls.all(requests, verb).await
+    })
+}
+
+/// The headers as gRPC metadata, checked once.
+fn metadata(ep: &Endpoint) -> Result<MetadataMap, RemoteError> {
+    let mut map = MetadataMap::new();
+    for (name, value) in &ep.headers {
+        let bad = || RemoteError::Header { name: name.clone() };
+        let key = AsciiMetadataKey::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        let value = AsciiMetadataValue::try_from(value.as_str()).map_err(|_| bad())?;
+        map.append(key, value);
+    }
+    Ok(map)
+}
+
+/// Reads a PEM file named by `option`.
+fn read_pem(option: &'static str, path: &std::path::Path) -> Result<Vec<u8>, RemoteError> {
+    let bytes = std::fs::read(path).map_err(|e| RemoteError::File {
+        option,
+        path: path.to_path_buf(),
+        cause: cause_chain(&e),
+    })?;
+    if !bytes.windows(11).any(|w| w == b"-----BEGIN ") {
+        return Err(RemoteError::NotPem {
+            option,
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// The TLS settings `ep` asks for; `None` for plaintext.
+fn tls_config(ep: &Endpoint) -> Result<Option<ClientTlsConfig>, RemoteError> {
+    let files = ep.tls_ca.is_some() || ep.tls_cert.is_some() || ep.tls_key.is_some();
+    if !ep.tls {
+        if files {
+            return Err(RemoteError::TlsFilesWithoutTls {
+                address: ep.authority.clone(),
+            });
+        }
+        return Ok(None);
+    }
+    let mut cfg = ClientTlsConfig::new().domain_name(ep.host.clone());
+    cfg = match &ep.tls_ca {
+        Some(path) => cfg.ca_certificate(Certificate::from_pem(read_pem("--tls-ca", path)?)),
+        None => cfg.with_webpki_roots(),
+    };
+    match (&ep.tls_cert, &ep.tls_key) {
+        (Some(cert), Some(key)) => {
+            let cert = read_pem("--tls-cert", cert)?;
+            let key = read_pem("--tls-key", key)?;
+            cfg = cfg.identity(Identity::from_pem(cert, key));
+        }
+        (None, None) => {}
+        _ => return Err(RemoteError::CertKeyPair),
+    }
+    Ok(Some(cfg))
+}
+
+/// Opens the one HTTP/2 connection (and the TLS session), so that a
+/// server that is down or a certificate that is refused is one error
+/// before any call.
+async fn connect(
+    ep: &Endpoint,
+    tls: Option<ClientTlsConfig>,
+    opts: &Options,
+) -> Result<Channel, RemoteError> {
+    let mut endpoint = tonic::transport::Endpoint::from_shared(ep.url.clone())
+        .map_err(|e| RemoteError::Address {
+            address: ep.url.clone(),
+            cause: cause_chain(&e),
+        })?
+        .connect_timeout(opts.deadline)
+        .timeout(opts.deadline);
+    if let Some(cfg) = tls {
+        endpoint = endpoint.tls_config(cfg).map_err(|e| RemoteError::Tls {
+            address: ep.authority.clone(),
+            cause: cause_chain(&e),
+        })?;
+    }
+    endpoint.connect().await.map_err(|e| connect_error(ep, &e))
+}
+
+/// The calls of one run.
+struct Calls<'a> {
+    ep: &'a Endpoint,
+    opts: &'a Options,
+    channel: Channel,
+    metadata: MetadataMap,
+    path: &'static str,
+}
+
+impl Calls<'_> {
+    /// Every request, `in_flight` at a time; answers in request order.
+    async fn all<Req>(
+        &self,
+        requests: Vec<Req>,
+        verb: &'static str,
+    ) -> Result<Vec<Option<proto::ActionResult>>, RemoteError>
+    where
+        Req: prost::Message + Clone + Default + Send + Sync + 'static,
+    {
+        let total = requests.len();
+        let mut answers: Vec<Option<proto::ActionResult>> = Vec::new();
+        answers.resize_with(total, || None);
+        let mut progress = Progress::new(self.opts.progress, verb, total);
+        let mut calls = stream::iter(requests.into_iter().enumerate())
+            .map(|(i, req)| async move { (i, self.one(req, i).await) })
+            .buffer_unordered(self.opts.in_flight.max(1));
+        let mut done = 0usize;
+        while let Some((i, answer)) = calls.next().await {
+            let answer = match answer {
+                Ok(a) => a,
+                Err(e) => {
+                    progress.clear();
+                    return Err(e);
+                }
+            };
+            if let Some(slot) = answers.get_mut(i) {
+                *slot = answer;
+            }
+            done += 1;
+            progress.show(done);
+        }
+        progress.clear();
+        Ok(answers)
+    }
+
+    /// One request, retried; `None` for `NOT_FOUND`.
+    async fn one<Req>(
+        &self,
+        req: Req,
+        index: usize,
+    ) -> Result<Option<proto::ActionResult>, RemoteError>
+    where
+        Req: prost::Message + Clone + Default + Send + Sync + 'static,
+    {
+        let mut attempt = 0u32;
+        loop {
+            let status = match self.attempt(req.clone()).await {
+                Ok(result) => return Ok(Some(result)),
+                Err(status) => status,
+            };
+            if status.code() == Code::NotFound {
+                return Ok(None);
+            }
+            if !retryable(status.code()) || attempt >= self.opts.retries {
+                return Err(status_error(self.ep, self.opts, attempt + 1, &status));
+            }
+            tokio::time::sleep(backoff(attempt, index)).await;
+            attempt += 1;
+        }
+    }
+
+    /// One call with its deadline (`grpc-timeout`, and a local timer in
+    /// case the server ignores it).
+    async fn attempt<Req>(&self, req: Req) -> Result<proto::ActionResult, tonic::Status>
+    where
+        Req: prost::Message + Clone + Default + Send + Sync + 'static,
+    {
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+        let mut request = tonic::Request::new(req);
+        *request.metadata_mut() = self.metadata.clone();
+        request.set_timeout(self.opts.deadline);
+        let codec = tonic_prost::ProstCodec::<Req, proto::ActionResult>::default();
+        let path = http::uri::PathAndQuery::from_static(self.path);
+        let call = async {
+            grpc.ready()
+                .await
+                .map_err(|e| tonic::Status::from_error(e.into()))?;
+            grpc.unary(request, path, codec).await
+        };
+        let limit = self.opts.deadline + Duration::from_secs(1);
+        match tokio::time::timeout(limit, call).await {
+            Ok(answer) => answer.map(tonic::Response::into_inner),
+            Err(_) => Err(tonic::Status::deadline_exceeded(
+                "no answer within the deadline",
+            )),
+        }
+    }
+}
+
+/// Codes worth asking again.
+fn retryable(code: Code) -> bool {
+    matches!(
+        code,
+        Code::Unavailable | Code::ResourceExhausted | Code::DeadlineExceeded
+    )
+}
+
+/// Wait before retry `attempt` (0-based): 100 ms × 2^attempt, capped at
+/// 5 s, plus up to 100 ms spread by the request's index so that calls
+/// refused together do not all come back together.
+fn backoff(attempt: u32, index: usize) -> Duration {
+    let base = 100u64.saturating_mul(1u64 << attempt.min(6)).min(5_000);
+    let spread = (index as u64).wrapping_mul(37) % 100;
+    Duration::from_millis(base + spread)
+}
+
+/// The `\r` progress line on a terminal's stderr.
+struct Progress {
+    on: bool,
+    verb: &'static str,
+    total: usize,
+    last: Option<Instant>,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(wanted: bool, verb: &'static str, total: usize) -> Self {
+        Self {
+            on: wanted && std::io::stderr().is_terminal(),
+            verb,
+            total,
+            last: None,
+            shown: false,
+        }
+    }
+
+    /// Shows `done of total`, at most 4 times a second.
+    fn show(&mut self, done: usize) {
+        if !self.on
+            || self
+                .last
+                .is_some_and(|t| t.elapsed() < Duration::from_millis(250))
+        {
+            return;
+        }
+        self.last = Some(Instant::now());
+        self.shown = true;
+        let mut err = std::io::stderr().lock();
+        // A lost progress line is not worth failing a run for.
+        let _ = write!(err, "\rheadroom: {} {done} of {}", self.verb, self.total);
+        let _ = err.flush();
+    }
+
+    /// Erases the line if it was shown.
+    fn clear(&mut self) {
+        if self.shown {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            self.shown = false;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

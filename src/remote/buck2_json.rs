@@ -172,4 +172,4 @@ pub fn read_lines(
 
 #[cfg(test)]
 #[path = "buck2_json_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -353,4 +353,4 @@ pub fn read_plain(src: impl Read, file: &str, out: &mut Collector) -> Result<(),
 
 #[cfg(test)]
 #[path = "buck2_log_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -287,7 +287,7 @@ impl<R: Read> Records<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Cursor;
     use std::process::{Command, Stdio};

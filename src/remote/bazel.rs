@@ -241,4 +241,4 @@ pub fn read_compact_plain(src: impl Read, file: &str, out: &mut Collector) -> Re
 
 #[cfg(test)]
 #[path = "bazel_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -100,8 +100,14 @@ impl<R: Read> Zstd<R> {
         c.read.saturating_sub(self.src.buffer().len() as u64)
     }
 
-    fn fault(&self, what: String) -> io::Error {
-        let truncated = self.src.get_ref().ended && self.src.buffer().is_empty();
+    /// A [`ZstdFault`]: truncated when the source has ended, nothing of it
+    /// is left, and the decoder's error is a read past the end.
+    fn fault(&self, what: String, cause: Option<&(dyn std::error::Error + 'static)>) -> io::Error {
+        let eof = core::iter::successors(cause, |e| e.source()).any(|e| {
+            e.downcast_ref::<io::Error>()
+                .is_some_and(|io| io.kind() == io::ErrorKind::UnexpectedEof)
+        });
+        let truncated = eof && self.src.get_ref().ended && self.src.buffer().is_empty();
         io::Error::other(ZstdFault {
             truncated,
             at: self.compressed_offset(),
@@ -126,7 +132,8 @@ impl<R: Read> Zstd<R> {
                 })) => {
                     let skipped = io::copy(&mut (&mut self.src).take(u64::from(length)), &mut io::sink())?;
                     if skipped < u64::from(length) {
-                        return Err(self.fault("a skippable frame is cut short".to_string()));
+                        let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
+                        return Err(self.fault("a skippable frame is cut short".to_string(), Some(&eof)));
                     }
                 }
                 Err(e) => {
@@ -135,7 +142,7 @@ impl<R: Read> Zstd<R> {
                     } else {
                         std::format!("bad zstd frame header after frame {}: {e}", self.frames)
                     };
-                    return Err(self.fault(what));
+                    return Err(self.fault(what, Some(&e)));
                 }
             }
         }
@@ -160,7 +167,7 @@ impl<R: Read> Read for Zstd<R> {
                     .frame
                     .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(want))
                 {
-                    return Err(self.fault(std::format!("corrupt zstd data: {e}")));
+                    return Err(self.fault(std::format!("corrupt zstd data: {e}"), Some(&e)));
                 }
             }
             let n = self.frame.read(buf)?;

@@ -138,11 +138,21 @@ pub(crate) fn compact_plain() -> Vec<u8> {
             ..w::Entry::default()
         },
         w::Entry {
-            spawn: Some(spawn("//lib:core", "CppLink", "remote cache hit", Some((H2, 90)))),
+            spawn: Some(spawn(
+                "//lib:core",
+                "CppLink",
+                "remote cache hit",
+                Some((H2, 90)),
+            )),
             ..w::Entry::default()
         },
         w::Entry {
-            spawn: Some(spawn("//lib:gen", "Genrule", "linux-sandbox", Some((H2, 1)))),
+            spawn: Some(spawn(
+                "//lib:gen",
+                "Genrule",
+                "linux-sandbox",
+                Some((H2, 1)),
+            )),
             ..w::Entry::default()
         },
         w::Entry {
@@ -175,7 +185,12 @@ pub(crate) fn json_log() -> String {
     };
     [
         obj("//app:main", "CppCompile", "remote", Some((H1, "140"))),
-        obj("//lib:core", "CppLink", "remote cache hit", Some((H2, "90"))),
+        obj(
+            "//lib:core",
+            "CppLink",
+            "remote cache hit",
+            Some((H2, "90")),
+        ),
         obj("//lib:gen", "Genrule", "linux-sandbox", Some((H2, "1"))),
         obj("//lib:gen2", "Genrule", "disk cache hit", None),
         obj("//app:main", "CppCompile", "remote", Some((H1, "140"))),
@@ -187,11 +202,21 @@ fn check(found: &Found, origin: Origin) {
     let got: Vec<(&str, &str, &str, i64)> = found
         .actions
         .iter()
-        .map(|n| (n.id.as_str(), n.category.as_str(), &n.digest.hash[..1], n.digest.size_bytes))
+        .map(|n| {
+            (
+                n.id.as_str(),
+                n.category.as_str(),
+                &n.digest.hash[..1],
+                n.digest.size_bytes,
+            )
+        })
         .collect();
     assert_eq!(
         got,
-        vec![("//app:main", "CppCompile", "a", 140), ("//lib:core", "CppLink", "b", 90)]
+        vec![
+            ("//app:main", "CppCompile", "a", 140),
+            ("//lib:core", "CppLink", "b", 90)
+        ]
     );
     assert!(found.actions.iter().all(|n| n.origin == origin));
     assert_eq!(found.local, 2);
@@ -206,7 +231,10 @@ fn read(bytes: Vec<u8>, name: &str) -> Result<Found, LogError> {
 
 #[test]
 fn compact_log_as_bazel_writes_it() {
-    check(&read(zstd_cli(&compact_plain()), "exec.log.zst").unwrap(), Origin::BazelCompact);
+    check(
+        &read(zstd_cli(&compact_plain()), "exec.log.zst").unwrap(),
+        Origin::BazelCompact,
+    );
     let mut out = Collector::new();
     read_compact_plain(Cursor::new(compact_plain()), "x", &mut out).unwrap();
     check(&out.finish(), Origin::BazelCompact);
@@ -214,12 +242,18 @@ fn compact_log_as_bazel_writes_it() {
 
 #[test]
 fn json_log_as_bazel_writes_it() {
-    check(&read(json_log().into_bytes(), "exec.json").unwrap(), Origin::BazelJson);
+    check(
+        &read(json_log().into_bytes(), "exec.json").unwrap(),
+        Origin::BazelJson,
+    );
     // On one line each, with numbers for int64, also read.
     let compact: String = json_log()
         .replace("\n", "")
         .replace("\"sizeBytes\": \"140\"", "\"sizeBytes\": 140");
-    check(&read(compact.into_bytes(), "exec.json").unwrap(), Origin::BazelJson);
+    check(
+        &read(compact.into_bytes(), "exec.json").unwrap(),
+        Origin::BazelJson,
+    );
 }
 
 #[test]
@@ -244,26 +278,49 @@ fn a_remote_spawn_without_digest_is_bazel_before_7() {
 
 #[test]
 fn json_errors_name_line_or_object() {
-    let text = format!("{}\n{{\"runner\": \"remote\",\n \"digest\": {{\"hash\": \"abc\", \"sizeBytes\": \"1\"}}}}", json_log());
+    let text = format!(
+        "{}\n{{\"runner\": \"remote\",\n \"digest\": {{\"hash\": \"abc\", \"sizeBytes\": \"1\"}}}}",
+        json_log()
+    );
     let e = read(text.into_bytes(), "e.json").unwrap_err();
-    assert!(e.to_string().starts_with("e.json: object 6: action digest \"abc/1\""), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("e.json: object 6: action digest \"abc/1\""),
+        "{e}"
+    );
     let text = format!("{}\n{{\"other\": 1}}", json_log());
     let e = read(text.into_bytes(), "e.json").unwrap_err();
-    assert_eq!(e.to_string(), "e.json: object 6: not a Bazel SpawnExec object");
+    assert_eq!(
+        e.to_string(),
+        "e.json: object 6: not a Bazel SpawnExec object"
+    );
     let text = format!("{}\n{{\"runner\": ", json_log());
     let lines = text.lines().count();
     let e = read(text.into_bytes(), "e.json").unwrap_err();
-    assert!(e.to_string().starts_with(&format!("e.json: line {lines}: not JSON")), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("e.json: line {lines}: not JSON")),
+        "{e}"
+    );
 }
 
 #[test]
 fn garbage_and_cuts_do_not_panic() {
     let plain = compact_plain();
     for cut in 0..plain.len() {
-        let _ = read_compact_plain(Cursor::new(plain[..cut].to_vec()), "x", &mut Collector::new());
+        let _ = read_compact_plain(
+            Cursor::new(plain[..cut].to_vec()),
+            "x",
+            &mut Collector::new(),
+        );
     }
     let mut out = Collector::new();
-    read_compact_plain(Cursor::new(plain[..plain.len() - 4].to_vec()), "x", &mut out).unwrap();
+    read_compact_plain(
+        Cursor::new(plain[..plain.len() - 4].to_vec()),
+        "x",
+        &mut out,
+    )
+    .unwrap();
     let found = out.finish();
     assert_eq!(found.truncated, vec!["x".to_string()]);
     assert_eq!(found.actions.len(), 2);
@@ -271,7 +328,15 @@ fn garbage_and_cuts_do_not_panic() {
     for cut in (0..text.len()).step_by(5) {
         let _ = read(text.as_bytes()[..cut].to_vec(), "x");
     }
-    let e = read_compact_plain(Cursor::new(vec![4u8, 0x3a, 0x09, 1, 2]), "x", &mut Collector::new())
-        .unwrap_err();
-    assert!(e.to_string().contains("not a tools.protos.ExecLogEntry record"), "{e}");
+    let e = read_compact_plain(
+        Cursor::new(vec![4u8, 0x3a, 0x09, 1, 2]),
+        "x",
+        &mut Collector::new(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("not a tools.protos.ExecLogEntry record"),
+        "{e}"
+    );
 }

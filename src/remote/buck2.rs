@@ -91,7 +91,11 @@ impl ActionEnd {
 ///
 /// # Errors
 /// The digest text and why it is not a digest.
-pub fn gather(a: &ActionEnd, origin: Origin, out: &mut Collector) -> Result<(), (String, DigestError)> {
+pub fn gather(
+    a: &ActionEnd,
+    origin: Origin,
+    out: &mut Collector,
+) -> Result<(), (String, DigestError)> {
     if a.failed
         && let Some(line) = a.killed_line()
     {

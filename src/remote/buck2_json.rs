@@ -78,7 +78,12 @@ fn command(c: &Value) -> Option<Command> {
                 .unwrap_or(0),
         });
     }
-    let local = ["LocalCommand", "OmittedLocalCommand", "WorkerCommand", "WorkerInitCommand"];
+    let local = [
+        "LocalCommand",
+        "OmittedLocalCommand",
+        "WorkerCommand",
+        "WorkerInitCommand",
+    ];
     local
         .iter()
         .any(|k| kind.get(k).is_some())
@@ -119,7 +124,11 @@ pub fn action_end(a: &Value) -> ActionEnd {
         identifier: str_at(a, &["name", "identifier"]).unwrap_or("").to_string(),
         failed,
         command: commands.last().and_then(command),
-        texts: if failed { texts(a, commands) } else { Vec::new() },
+        texts: if failed {
+            texts(a, commands)
+        } else {
+            Vec::new()
+        },
     }
 }
 

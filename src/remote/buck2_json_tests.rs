@@ -37,7 +37,13 @@ fn local() -> Value {
         "status": {"Success": {}}})
 }
 
-fn line(target: &str, category: &str, identifier: &str, failed: bool, commands: Vec<Value>) -> String {
+fn line(
+    target: &str,
+    category: &str,
+    identifier: &str,
+    failed: bool,
+    commands: Vec<Value>,
+) -> String {
     let (package, name) = target.split_once(':').unwrap();
     let v = json!({"Event": {
         "timestamp": [1700000000, 0], "trace_id": "c0ffee00-0000-4000-8000-000000000000",
@@ -59,8 +65,9 @@ fn line(target: &str, category: &str, identifier: &str, failed: bool, commands: 
 /// The sample build of `buck2_log_tests.rs`, as `buck2 log show` lines.
 pub(crate) fn sample_lines() -> String {
     let mut killed = remote(D3, 2);
-    killed["details"]["stderr"] =
-        json!("g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n");
+    killed["details"]["stderr"] = json!(
+        "g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n"
+    );
     killed["status"] = json!({"Failure": {}});
     let mut cancelled = remote(D3, 2);
     cancelled["status"] = json!({"Cancelled": {}});
@@ -72,13 +79,43 @@ pub(crate) fn sample_lines() -> String {
     let lines = [
         header.to_string(),
         start.to_string(),
-        line("root//app:main", "cxx_compile", "a.cpp", false, vec![remote(D1, 2)]),
-        line("root//lib:core", "cxx_compile", "b.cpp", false, vec![remote(D2, 0)]),
-        line("root//lib:core", "cxx_link", "", false, vec![cancelled, local()]),
+        line(
+            "root//app:main",
+            "cxx_compile",
+            "a.cpp",
+            false,
+            vec![remote(D1, 2)],
+        ),
+        line(
+            "root//lib:core",
+            "cxx_compile",
+            "b.cpp",
+            false,
+            vec![remote(D2, 0)],
+        ),
+        line(
+            "root//lib:core",
+            "cxx_link",
+            "",
+            false,
+            vec![cancelled, local()],
+        ),
         line("root//app:main", "write", "args", false, vec![]),
-        line("root//big:tu", "cxx_compile", "huge.cpp", true, vec![killed]),
+        line(
+            "root//big:tu",
+            "cxx_compile",
+            "huge.cpp",
+            true,
+            vec![killed],
+        ),
         json!({"Event": {"data": {"SpanEnd": {"data": {"Load": {}}}}}}).to_string(),
-        line("root//app:main", "cxx_compile", "a.cpp", false, vec![remote(D1, 0)]),
+        line(
+            "root//app:main",
+            "cxx_compile",
+            "a.cpp",
+            false,
+            vec![remote(D1, 0)],
+        ),
         json!({"Result": {"result": {"BuildResponse": {}}}}).to_string(),
     ];
     let mut out = lines.join("\n");
@@ -109,18 +146,35 @@ fn a_line_that_is_not_one_names_its_number() {
     text.push_str("{\"Event\": {\"data\": \n");
     let e = read(&format!("\n{text}")).unwrap_err();
     let lines = text.lines().count() + 1;
-    assert!(e.to_string().starts_with(&format!("show.json: line {lines}: not JSON")), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("show.json: line {lines}: not JSON")),
+        "{e}"
+    );
     let text = format!("{}{{\"other\": 1}}\n", sample_lines());
     let e = read(&text).unwrap_err();
-    assert_eq!(e.to_string(), format!("show.json: line {}: not a buck2 log show line", text.lines().count()));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "show.json: line {}: not a buck2 log show line",
+            text.lines().count()
+        )
+    );
 }
 
 #[test]
 fn a_bad_digest_names_its_line() {
     let header = "{\"command_line_args\": [\"buck2\"]}\n";
-    let text = format!("{header}{}\n", line("r//a:b", "c", "i", false, vec![remote("abc:1", 2)]));
+    let text = format!(
+        "{header}{}\n",
+        line("r//a:b", "c", "i", false, vec![remote("abc:1", 2)])
+    );
     let e = read(&text).unwrap_err();
-    assert!(e.to_string().starts_with("show.json: line 2: action digest \"abc:1\""), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("show.json: line 2: action digest \"abc:1\""),
+        "{e}"
+    );
 }
 
 #[test]

@@ -318,7 +318,11 @@ pub fn read_records<R: Read>(
             continue;
         };
         buck2::gather(&action_end(&a), Origin::Buck2Log, out).map_err(|(text, error)| {
-            LogError::new(file, Some(Position::Byte(at)), LogErrorKind::Digest { text, error })
+            LogError::new(
+                file,
+                Some(Position::Byte(at)),
+                LogErrorKind::Digest { text, error },
+            )
         })?;
     }
 }

@@ -232,7 +232,10 @@ fn remote_kind(digest: &str, cache_hit_type: i32) -> w::Kind {
         remote_command: Some(w::Remote {
             action_digest: digest.to_string(),
             cache_hit: cache_hit_type != 2,
-            queue_time: Some(w::Timestamp { seconds: 1, nanos: 5 }),
+            queue_time: Some(w::Timestamp {
+                seconds: 1,
+                nanos: 5,
+            }),
             cache_hit_type,
             remote_dep_file_key: None,
         }),
@@ -265,15 +268,26 @@ fn command(kind: w::Kind, ok: bool, stderr: &str) -> w::CommandExecution {
     }
 }
 
-fn action(target: &str, n: w::Name, failed: bool, commands: Vec<w::CommandExecution>) -> w::BuckEvent {
+fn action(
+    target: &str,
+    n: w::Name,
+    failed: bool,
+    commands: Vec<w::CommandExecution>,
+) -> w::BuckEvent {
     let (package, tname) = target.split_once(':').unwrap();
     w::BuckEvent {
-        timestamp: Some(w::Timestamp { seconds: 1_700_000_000, nanos: 0 }),
+        timestamp: Some(w::Timestamp {
+            seconds: 1_700_000_000,
+            nanos: 0,
+        }),
         trace_id: "c0ffee00-0000-4000-8000-000000000000".to_string(),
         span_id: 9,
         span_start: None,
         span_end: Some(w::SpanEnd {
-            duration: Some(w::Timestamp { seconds: 3, nanos: 0 }),
+            duration: Some(w::Timestamp {
+                seconds: 3,
+                nanos: 0,
+            }),
             action_execution: Some(w::ActionEnd {
                 key: Some(w::Key {
                     id: vec![1, 2, 3],
@@ -288,7 +302,10 @@ fn action(target: &str, n: w::Name, failed: bool, commands: Vec<w::CommandExecut
                 failed,
                 unknown: None,
                 execution_kind: 2,
-                wall_time: Some(w::Timestamp { seconds: 2, nanos: 0 }),
+                wall_time: Some(w::Timestamp {
+                    seconds: 2,
+                    nanos: 0,
+                }),
                 commands,
             }),
             load: None,
@@ -301,7 +318,8 @@ fn action(target: &str, n: w::Name, failed: bool, commands: Vec<w::CommandExecut
 /// cc1plus killed, a span start and a load end (not actions), and the same
 /// digest twice.
 pub(crate) fn sample_events() -> Vec<w::BuckEvent> {
-    let killed = "g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n";
+    let killed =
+        "g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n";
     vec![
         w::BuckEvent {
             span_start: Some(w::SpanStart {
@@ -312,8 +330,18 @@ pub(crate) fn sample_events() -> Vec<w::BuckEvent> {
             }),
             ..w::BuckEvent::default()
         },
-        action("root//app:main", name("cxx_compile", "a.cpp"), false, vec![command(remote_kind(D1, 2), true, "")]),
-        action("root//lib:core", name("cxx_compile", "b.cpp"), false, vec![command(remote_kind(D2, 0), true, "")]),
+        action(
+            "root//app:main",
+            name("cxx_compile", "a.cpp"),
+            false,
+            vec![command(remote_kind(D1, 2), true, "")],
+        ),
+        action(
+            "root//lib:core",
+            name("cxx_compile", "b.cpp"),
+            false,
+            vec![command(remote_kind(D2, 0), true, "")],
+        ),
         action(
             "root//lib:core",
             name("cxx_link", ""),
@@ -327,7 +355,12 @@ pub(crate) fn sample_events() -> Vec<w::BuckEvent> {
             ],
         ),
         action("root//app:main", name("write", "args"), false, vec![]),
-        action("root//big:tu", name("cxx_compile", "huge.cpp"), true, vec![command(remote_kind(D3, 2), false, killed)]),
+        action(
+            "root//big:tu",
+            name("cxx_compile", "huge.cpp"),
+            true,
+            vec![command(remote_kind(D3, 2), false, killed)],
+        ),
         w::BuckEvent {
             span_end: Some(w::SpanEnd {
                 load: Some(name("x", "y")),
@@ -335,7 +368,12 @@ pub(crate) fn sample_events() -> Vec<w::BuckEvent> {
             }),
             ..w::BuckEvent::default()
         },
-        action("root//app:main", name("cxx_compile", "a.cpp"), false, vec![command(remote_kind(D1, 0), true, "")]),
+        action(
+            "root//app:main",
+            name("cxx_compile", "a.cpp"),
+            false,
+            vec![command(remote_kind(D1, 0), true, "")],
+        ),
     ]
 }
 
@@ -343,7 +381,11 @@ pub(crate) fn sample_events() -> Vec<w::BuckEvent> {
 pub(crate) fn plain_log(events: &[w::BuckEvent]) -> Vec<u8> {
     let mut out = Vec::new();
     w::Invocation {
-        command_line_args: vec!["buck2".to_string(), "build".to_string(), "//...".to_string()],
+        command_line_args: vec![
+            "buck2".to_string(),
+            "build".to_string(),
+            "//...".to_string(),
+        ],
         working_dir: "/src/repo".to_string(),
         trace_id: Some("c0ffee00-0000-4000-8000-000000000000".to_string()),
         expanded_command_line_args: vec!["buck2".to_string()],
@@ -420,7 +462,12 @@ fn a_cut_log_keeps_what_came_before_and_says_so() {
     assert_eq!(found.truncated, vec!["x_events.pb.zst".to_string()]);
     // Cut inside a record of the uncompressed stream.
     let mut out = Collector::new();
-    read_plain(Cursor::new(plain[..plain.len() - 3].to_vec()), "x.pb", &mut out).unwrap();
+    read_plain(
+        Cursor::new(plain[..plain.len() - 3].to_vec()),
+        "x.pb",
+        &mut out,
+    )
+    .unwrap();
     let found = out.finish();
     assert_eq!(found.truncated.len(), 1);
     assert_eq!(found.actions.len(), 3);
@@ -428,11 +475,19 @@ fn a_cut_log_keeps_what_came_before_and_says_so() {
 
 #[test]
 fn a_bad_digest_names_the_record() {
-    let events = vec![action("r//a:b", name("c", "i"), false, vec![command(remote_kind("zz:1", 2), true, "")])];
+    let events = vec![action(
+        "r//a:b",
+        name("c", "i"),
+        false,
+        vec![command(remote_kind("zz:1", 2), true, "")],
+    )];
     let e = read_z(zstd_cli(&plain_log(&events))).unwrap_err();
     let s = e.to_string();
     assert!(s.starts_with("x_events.pb.zst: byte "), "{s}");
-    assert!(s.contains("after decompression: action digest \"zz:1\""), "{s}");
+    assert!(
+        s.contains("after decompression: action digest \"zz:1\""),
+        "{s}"
+    );
 }
 
 #[test]
@@ -443,14 +498,32 @@ fn garbage_records_are_errors_not_panics() {
     plain.extend_from_slice(&[3, 0x0a, 0x05, 0x01]);
     let mut out = Collector::new();
     let e = read_plain(Cursor::new(plain), "x.pb", &mut out).unwrap_err();
-    assert!(matches!(e.kind, LogErrorKind::BadRecord { message: "buck.daemon.CommandProgress", .. }), "{e}");
+    assert!(
+        matches!(
+            e.kind,
+            LogErrorKind::BadRecord {
+                message: "buck.daemon.CommandProgress",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Not a header first.
-    let e = read_plain(Cursor::new(vec![2u8, 0x12, 0]), "x.pb", &mut Collector::new()).unwrap_err();
+    let e = read_plain(
+        Cursor::new(vec![2u8, 0x12, 0]),
+        "x.pb",
+        &mut Collector::new(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("buck.data.Invocation"), "{e}");
     // Every prefix and some flipped bytes of a real log: no panic.
     let plain = plain_log(&sample_events());
     for cut in 0..plain.len() {
-        let _ = read_plain(Cursor::new(plain[..cut].to_vec()), "x", &mut Collector::new());
+        let _ = read_plain(
+            Cursor::new(plain[..cut].to_vec()),
+            "x",
+            &mut Collector::new(),
+        );
     }
     let z = zstd_cli(&plain);
     for i in (0..z.len()).step_by(7) {
@@ -466,5 +539,8 @@ fn records_before_a_corrupt_one_are_not_reported_as_whole() {
     plain.extend_from_slice(&[0xff; 12]);
     let e = read_plain(Cursor::new(plain), "x.pb", &mut Collector::new()).unwrap_err();
     assert!(matches!(e.kind, LogErrorKind::BadLength), "{e}");
-    assert_eq!(format!("{}", Position::Byte(5)), "byte 5 after decompression");
+    assert_eq!(
+        format!("{}", Position::Byte(5)),
+        "byte 5 after decompression"
+    );
 }

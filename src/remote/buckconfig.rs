@@ -250,7 +250,10 @@ impl Reader<'_> {
                         self.values.insert(k, set);
                     }
                 }
-                Line::Include { path: inc, optional } => {
+                Line::Include {
+                    path: inc,
+                    optional,
+                } => {
                     let target = path.parent().unwrap_or(Path::new("")).join(&inc);
                     if !self.file(&target, depth + 1)? && !optional {
                         return Err(err(Some(n), BuckconfigErrorKind::MissingInclude(inc)));
@@ -281,7 +284,9 @@ pub fn substitute_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<S
         let after = &rest[i + 1..];
         let len = after
             .char_indices()
-            .take_while(|&(j, c)| c == '_' || c.is_ascii_alphabetic() || (j > 0 && c.is_ascii_digit()))
+            .take_while(|&(j, c)| {
+                c == '_' || c.is_ascii_alphabetic() || (j > 0 && c.is_ascii_digit())
+            })
             .count();
         if len == 0 {
             out.push('$');
@@ -342,7 +347,8 @@ fn resolve(
             let (k, v) = item
                 .split_once(':')
                 .ok_or_else(|| at(s, BuckconfigErrorKind::Header(item.trim().to_string())))?;
-            re.headers.push((expand(s, k.trim())?, expand(s, v.trim())?));
+            re.headers
+                .push((expand(s, k.trim())?, expand(s, v.trim())?));
         }
     }
     Ok(re)

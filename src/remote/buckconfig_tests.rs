@@ -37,8 +37,20 @@ fn lines_sections_assignments_includes_comments_continuations() {
         vec![
             (4, Line::Section("buck2_re_client".to_string())),
             (5, Line::Assign("key".to_string(), "a b".to_string())),
-            (7, Line::Include { path: "opt.bcfg".to_string(), optional: true }),
-            (8, Line::Include { path: "../x".to_string(), optional: false }),
+            (
+                7,
+                Line::Include {
+                    path: "opt.bcfg".to_string(),
+                    optional: true
+                }
+            ),
+            (
+                8,
+                Line::Include {
+                    path: "../x".to_string(),
+                    optional: false
+                }
+            ),
             (9, Line::Section("cells".to_string())),
         ]
     );
@@ -75,7 +87,10 @@ fn the_re_client_values_as_buck2_reads_them() {
     assert_eq!(re.instance.as_deref(), Some("main"));
     assert_eq!(re.tls, Some(true));
     assert_eq!(re.tls_ca, Some(PathBuf::from("/etc/certs/ca.pem")));
-    assert_eq!(re.tls_client_cert, Some(PathBuf::from("/p/certs/client.pem")));
+    assert_eq!(
+        re.tls_client_cert,
+        Some(PathBuf::from("/p/certs/client.pem"))
+    );
     assert_eq!(
         re.headers,
         vec![
@@ -102,9 +117,15 @@ fn address_falls_back_to_address_then_engine() {
 #[test]
 fn local_overrides_and_includes_share_the_section() {
     let files = [
-        ("/p/.buckconfig", "[buck2_re_client]\ninstance_name = a\n<file:conf/re.bcfg>\n"),
+        (
+            "/p/.buckconfig",
+            "[buck2_re_client]\ninstance_name = a\n<file:conf/re.bcfg>\n",
+        ),
         ("/p/conf/re.bcfg", "tls = false\n<?file:absent.bcfg>\n"),
-        ("/p/.buckconfig.local", "[buck2_re_client]\ninstance_name = b\n"),
+        (
+            "/p/.buckconfig.local",
+            "[buck2_re_client]\ninstance_name = b\n",
+        ),
     ];
     let re = load_mem(&files, &["/p/.buckconfig", "/p/.buckconfig.local"]).unwrap();
     assert_eq!(re.instance.as_deref(), Some("b"));
@@ -124,10 +145,22 @@ fn each_top_file_starts_outside_any_section() {
 #[test]
 fn errors_name_file_and_line() {
     let cases = [
-        ("[buck2_re_client]\ntls = yes\n", "/p/.buckconfig:2: buck2_re_client.tls = \"yes\""),
-        ("[buck2_re_client]\n\nhttp_headers = nocolon\n", "/p/.buckconfig:3: buck2_re_client.http_headers item \"nocolon\""),
-        ("[buck2_re_client]\nhttp_headers = k:$NOPE\n", "/p/.buckconfig:2: $NOPE is not set"),
-        ("<file:gone.bcfg>\n", "/p/.buckconfig:1: included file gone.bcfg does not exist"),
+        (
+            "[buck2_re_client]\ntls = yes\n",
+            "/p/.buckconfig:2: buck2_re_client.tls = \"yes\"",
+        ),
+        (
+            "[buck2_re_client]\n\nhttp_headers = nocolon\n",
+            "/p/.buckconfig:3: buck2_re_client.http_headers item \"nocolon\"",
+        ),
+        (
+            "[buck2_re_client]\nhttp_headers = k:$NOPE\n",
+            "/p/.buckconfig:2: $NOPE is not set",
+        ),
+        (
+            "<file:gone.bcfg>\n",
+            "/p/.buckconfig:1: included file gone.bcfg does not exist",
+        ),
     ];
     for (text, want) in cases {
         let e = load_mem(&[("/p/.buckconfig", text)], &["/p/.buckconfig"]).unwrap_err();
@@ -165,7 +198,11 @@ fn project_root_is_the_furthest_buckconfig_below_a_buckroot() {
     let d = tmp("root");
     let cell = d.join("repo/cell/sub");
     std::fs::create_dir_all(&cell).unwrap();
-    std::fs::write(d.join("repo/.buckconfig"), "[buck2_re_client]\ninstance_name = top\n").unwrap();
+    std::fs::write(
+        d.join("repo/.buckconfig"),
+        "[buck2_re_client]\ninstance_name = top\n",
+    )
+    .unwrap();
     std::fs::write(d.join("repo/cell/.buckconfig"), "").unwrap();
     std::fs::write(d.join(".buckconfig"), "").unwrap();
     assert_eq!(project_root(&cell, None), Some(d.clone()));
@@ -176,7 +213,11 @@ fn project_root_is_the_furthest_buckconfig_below_a_buckroot() {
     assert_eq!(re.instance.as_deref(), Some("top"));
     assert_eq!(re.file, d.join("repo/.buckconfig"));
     std::fs::create_dir_all(d.join("repo/.buckconfig.d")).unwrap();
-    std::fs::write(d.join("repo/.buckconfig.d/re"), "[buck2_re_client]\ntls = false\n").unwrap();
+    std::fs::write(
+        d.join("repo/.buckconfig.d/re"),
+        "[buck2_re_client]\ntls = false\n",
+    )
+    .unwrap();
     let re = load(&cell, None, &env).unwrap().unwrap();
     assert_eq!(re.tls, Some(false));
     assert_eq!(load(Path::new("/"), None, &env).unwrap(), None);

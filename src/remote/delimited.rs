@@ -130,10 +130,15 @@ impl<R: Read> Zstd<R> {
                     length,
                     ..
                 })) => {
-                    let skipped = io::copy(&mut (&mut self.src).take(u64::from(length)), &mut io::sink())?;
+                    let skipped = io::copy(
+                        &mut (&mut self.src).take(u64::from(length)),
+                        &mut io::sink(),
+                    )?;
                     if skipped < u64::from(length) {
                         let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
-                        return Err(self.fault("a skippable frame is cut short".to_string(), Some(&eof)));
+                        return Err(
+                            self.fault("a skippable frame is cut short".to_string(), Some(&eof))
+                        );
                     }
                 }
                 Err(e) => {
@@ -381,8 +386,14 @@ pub(crate) mod tests {
     #[test]
     fn lengths_cut_bad_and_too_long() {
         // A record cut in its body, and in its length.
-        assert!(matches!(all(Cursor::new(vec![5u8, 1, 2])), Err(RecordError::Truncated)));
-        assert!(matches!(all(Cursor::new(vec![0x80u8])), Err(RecordError::Truncated)));
+        assert!(matches!(
+            all(Cursor::new(vec![5u8, 1, 2])),
+            Err(RecordError::Truncated)
+        ));
+        assert!(matches!(
+            all(Cursor::new(vec![0x80u8])),
+            Err(RecordError::Truncated)
+        ));
         assert!(matches!(
             all(Cursor::new(vec![0xffu8; 11])),
             Err(RecordError::BadLength)

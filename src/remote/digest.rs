@@ -59,9 +59,7 @@ impl std::error::Error for DigestError {}
 /// signs refused).
 pub fn parse_digest(s: &str) -> Result<Digest, DigestError> {
     let s = s.trim();
-    let (hash, size) = s
-        .rsplit_once(['/', ':'])
-        .ok_or(DigestError::NoSeparator)?;
+    let (hash, size) = s.rsplit_once(['/', ':']).ok_or(DigestError::NoSeparator)?;
     if let Some(at) = hash.bytes().position(|b| !b.is_ascii_hexdigit()) {
         return Err(DigestError::NotHex { at });
     }
@@ -149,10 +147,7 @@ mod tests {
 
     #[test]
     fn from_parts_checks_like_text() {
-        assert_eq!(
-            digest_from_parts(SHA256, 3).map(|d| d.size_bytes),
-            Ok(3)
-        );
+        assert_eq!(digest_from_parts(SHA256, 3).map(|d| d.size_bytes), Ok(3));
         assert_eq!(digest_from_parts(SHA256, -3), Err(DigestError::BadSize));
         assert_eq!(
             digest_from_parts("abc", 3),

@@ -26,11 +26,17 @@ fn read(bytes: &[u8]) -> Result<Found, LogError> {
 #[test]
 fn formats_not_read_say_so() {
     let cases: [(&[u8], &str); 5] = [
-        (&[0x28, 0xB5, 0x2F, 0xFD, 0, 0, 0x07, 0, 0, 1, 2, 3], "f: byte "),
+        (
+            &[0x28, 0xB5, 0x2F, 0xFD, 0, 0, 0x07, 0, 0, 1, 2, 3],
+            "f: byte ",
+        ),
         (b"", "f: empty"),
         (b"  \n\t\n", "f: empty"),
         (&[0x1f, 0x8b, 8, 0], "f: gzip-compressed: gunzip it first"),
-        (b"[1, 2]", "f: not a Buck2 event log (.pb.zst), buck2 log show output, or a Bazel execution log (JSON or compact)"),
+        (
+            b"[1, 2]",
+            "f: not a Buck2 event log (.pb.zst), buck2 log show output, or a Bazel execution log (JSON or compact)",
+        ),
     ];
     for (bytes, want) in cases {
         let e = read(bytes).unwrap_err();
@@ -65,7 +71,10 @@ fn digests_by_hand_after_logs_each_once() {
     );
     assert_eq!(found.actions.len(), 4);
     let hand = &found.actions[3];
-    assert_eq!((hand.id.as_str(), hand.origin), (new.as_str(), Origin::Hand));
+    assert_eq!(
+        (hand.id.as_str(), hand.origin),
+        (new.as_str(), Origin::Hand)
+    );
     assert_eq!(hand.digest.hash, "c".repeat(64));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -73,9 +82,16 @@ fn digests_by_hand_after_logs_each_once() {
 #[test]
 fn a_bad_digest_or_a_missing_file_is_one_line() {
     let e = read_logs(&[], &["xyz".to_string()]).unwrap_err();
-    assert_eq!(e.to_string(), "--digest: action digest \"xyz\": expected HASH/SIZE or HASH:SIZE");
+    assert_eq!(
+        e.to_string(),
+        "--digest: action digest \"xyz\": expected HASH/SIZE or HASH:SIZE"
+    );
     let e = read_logs(&["/nonexistent/x.pb.zst".to_string()], &[]).unwrap_err();
-    assert!(e.to_string().starts_with("/nonexistent/x.pb.zst: cannot read: "), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.pb.zst: cannot read: "),
+        "{e}"
+    );
 }
 
 #[test]
@@ -85,7 +101,10 @@ fn the_checked_in_fixtures_read_as_written() {
     check_sample(&found, Origin::Buck2Log);
     let found = read_logs(&[f("buck2_log_show.json")], &[]).unwrap();
     check_sample(&found, Origin::Buck2Json);
-    for (name, origin) in [("bazel_exec.json", Origin::BazelJson), ("bazel_exec_compact.zst", Origin::BazelCompact)] {
+    for (name, origin) in [
+        ("bazel_exec.json", Origin::BazelJson),
+        ("bazel_exec_compact.zst", Origin::BazelCompact),
+    ] {
         let found = read_logs(&[f(name)], &[]).unwrap();
         assert_eq!(found.actions.len(), 2, "{name}");
         assert_eq!(found.local, 2, "{name}");

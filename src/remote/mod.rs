@@ -5,11 +5,11 @@
 //! The top layer: it reads what `report` reads.
 
 pub mod action; // one remote action: what names it, what the cache stored for it
-pub mod digest; // an action digest as text: HASH/SIZE or HASH:SIZE
-pub mod delimited; // zstd streams and the varint-length-delimited records in them
-pub mod buck2; // one finished Buck2 action, from either encoding: remote, local or killed
-pub mod buck2_log; // Buck2's binary event log (*_events.pb.zst), decoded without buck2
-pub mod buck2_json; // `buck2 log show` JSON lines
 pub mod bazel; // Bazel execution logs: --execution_log_json_file and the compact one
+pub mod buck2; // one finished Buck2 action, from either encoding: remote, local or killed
+pub mod buck2_json; // `buck2 log show` JSON lines
+pub mod buck2_log; // Buck2's binary event log (*_events.pb.zst), decoded without buck2
 pub mod buckconfig; // [buck2_re_client] from .buckconfig: where Buck2's cluster is
+pub mod delimited; // zstd streams and the varint-length-delimited records in them
+pub mod digest; // an action digest as text: HASH/SIZE or HASH:SIZE
 pub mod logs; // which actions to look up: every --log (format from its bytes) and --digest

@@ -77,6 +77,10 @@ pub struct Found {
     pub killed: Vec<Killed>,
     /// Actions the logs show ran locally (not looked up).
     pub local: u64,
+    /// Logs that ended inside a record or a zstd frame (a build still
+    /// running, or its writer killed, e.g. by the OOM killer): the actions
+    /// before the cut are in `actions`, the rest are unknown. Each name once.
+    pub truncated: Vec<String>,
 }
 
 /// Whose memory a peak figure is.

@@ -5,8 +5,16 @@
 //! The top layer: it reads what `report` reads.
 
 pub mod action; // one remote action: what names it, what the cache stored for it
+pub mod bazel; // Bazel execution logs: --execution_log_json_file and the compact one
+pub mod buck2; // one finished Buck2 action, from either encoding: remote, local or killed
+pub mod buck2_json; // `buck2 log show` JSON lines
+pub mod buck2_log; // Buck2's binary event log (*_events.pb.zst), decoded without buck2
+pub mod buckconfig; // [buck2_re_client] from .buckconfig: where Buck2's cluster is
 pub mod client; // the action-cache client: GetActionResult for many digests on one HTTP/2 connection
 pub mod client_error; // why talking to the cache failed, one line each, from tonic's errors and gRPC codes
+pub mod delimited; // zstd streams and the varint-length-delimited records in them
+pub mod digest; // an action digest as text: HASH/SIZE or HASH:SIZE
 pub mod endpoint; // a --remote address, its TLS files and headers, parsed
+pub mod logs; // which actions to look up: every --log (format from its bytes) and --digest
 pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
 pub mod usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)

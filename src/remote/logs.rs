@@ -1,0 +1,338 @@
+//! Which actions to look up: every `--log` (format found from its bytes)
+//! and every `--digest`, each digest once, in the order first named.
+//!
+//! Formats, by their first bytes:
+//! - `28 B5 2F FD` (zstd): decompressed, its first varint-delimited record
+//!   says whose: a Buck2 event log starts with its `Invocation` header,
+//!   whose first field is `command_line_args` (tag 1, bytes: `0x0A`); a
+//!   Bazel compact log's `ExecLogEntry` never starts so (its tag 1 `id` is a
+//!   varint, `0x08`; its `Invocation` is tag 2, `0x12`).
+//! - `{` (after whitespace): JSON. `buck2 log show` prints one object a
+//!   line, the first the `Invocation` (`command_line_args`, `trace_id`),
+//!   then `{"Event": ...}`; Bazel prints `SpawnExec` objects (camelCase
+//!   keys), pretty-printed over many lines.
+//! - `1F 8B` (gzip, Buck2's `.json-lines.gz`, `.pb.gz`): refused with a hint.
+//!
+//! # References
+//! Buck2 `app/buck2_event_log/src/write.rs`, `read.rs`;
+//! `app/buck2_cmd_log_client/src/show_log.rs`; Bazel
+//! `src/main/protobuf/spawn.proto`, `CompactSpawnLogContext.java`.
+
+use core::fmt;
+use std::collections::HashSet;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::remote::action::{Digest, Found, Killed, Named, Origin};
+use crate::remote::delimited::{RecordError, Records, ZSTD_MAGIC, Zstd};
+use crate::remote::digest::{DigestError, parse_digest};
+use crate::remote::{bazel, buck2_json, buck2_log};
+
+/// Where in a log a fault is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Byte offset in the decompressed stream (a record's start).
+    Byte(u64),
+    /// Byte offset in the compressed file.
+    CompressedByte(u64),
+    /// 1-based line.
+    Line(u64),
+    /// 1-based index of a JSON object in a stream of them.
+    Object(u64),
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Byte(b) => write!(f, "byte {b} after decompression"),
+            Self::CompressedByte(b) => write!(f, "byte {b}"),
+            Self::Line(l) => write!(f, "line {l}"),
+            Self::Object(o) => write!(f, "object {o}"),
+        }
+    }
+}
+
+/// What is wrong with a log.
+#[derive(Debug)]
+pub enum LogErrorKind {
+    /// It could not be opened or read.
+    Read(io::Error),
+    /// It holds nothing (or only whitespace).
+    Empty,
+    /// Its first bytes are none of the formats.
+    UnknownFormat,
+    /// gzip: Buck2's `.pb.gz` / `.json-lines.gz` are not read.
+    Gzip,
+    /// The zstd stream is corrupt.
+    Zstd(String),
+    /// The input ends inside a record.
+    Truncated,
+    /// A record length over ten varint bytes.
+    BadLength,
+    /// A record length over `delimited::MAX_RECORD`.
+    TooLong(u64),
+    /// A record that does not decode as the message it must be.
+    BadRecord {
+        /// The message expected (`buck.data.BuckEvent`, ...).
+        message: &'static str,
+        /// prost's words.
+        why: String,
+    },
+    /// A line or object that is not JSON.
+    NotJson(String),
+    /// JSON, but not a `buck2 log show` line.
+    NotBuck2Line,
+    /// JSON, but not a Bazel `SpawnExec`.
+    NotSpawnExec,
+    /// An action digest that is not one.
+    Digest {
+        /// The text as found.
+        text: String,
+        /// Why.
+        error: DigestError,
+    },
+    /// A spawn that ran remotely but has no digest (Bazel before 7).
+    NoDigest,
+}
+
+impl fmt::Display for LogErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Read(e) => write!(f, "cannot read: {e}"),
+            Self::Empty => f.write_str("empty"),
+            Self::UnknownFormat => f.write_str(
+                "not a Buck2 event log (.pb.zst), buck2 log show output, \
+                 or a Bazel execution log (JSON or compact)",
+            ),
+            Self::Gzip => f.write_str("gzip-compressed: gunzip it first"),
+            Self::Zstd(w) => write!(f, "{w}"),
+            Self::Truncated => f.write_str("ends inside a record"),
+            Self::BadLength => f.write_str("a record length that is not a varint"),
+            Self::TooLong(n) => write!(f, "a record of {n} bytes: not a log record"),
+            Self::BadRecord { message, why } => write!(f, "not a {message} record: {why}"),
+            Self::NotJson(w) => write!(f, "not JSON: {w}"),
+            Self::NotBuck2Line => f.write_str("not a buck2 log show line"),
+            Self::NotSpawnExec => f.write_str("not a Bazel SpawnExec object"),
+            Self::Digest { text, error } => write!(f, "action digest {text:?}: {error}"),
+            Self::NoDigest => f.write_str(
+                "a remote spawn without its action digest (Bazel writes it from version 7)",
+            ),
+        }
+    }
+}
+
+/// A log that cannot be read, one line: `FILE: POSITION: what`.
+#[derive(Debug)]
+pub struct LogError {
+    /// The file as named on the command line (`-`: standard input;
+    /// `--digest` for a hand digest).
+    pub file: String,
+    /// Where in it, when known.
+    pub at: Option<Position>,
+    /// What.
+    pub kind: LogErrorKind,
+}
+
+impl LogError {
+    /// An error in `file` at `at`.
+    pub fn new(file: &str, at: Option<Position>, kind: LogErrorKind) -> Self {
+        LogError {
+            file: file.to_string(),
+            at,
+            kind,
+        }
+    }
+
+    /// A record reader's error at decompressed byte `at`.
+    pub fn record(file: &str, at: u64, e: RecordError) -> Self {
+        let (pos, kind) = match e {
+            RecordError::Truncated => (Position::Byte(at), LogErrorKind::Truncated),
+            RecordError::BadLength => (Position::Byte(at), LogErrorKind::BadLength),
+            RecordError::TooLong(n) => (Position::Byte(at), LogErrorKind::TooLong(n)),
+            RecordError::Zstd(f) => (Position::CompressedByte(f.at), LogErrorKind::Zstd(f.what)),
+            RecordError::Io(e) => return LogError::new(file, None, LogErrorKind::Read(e)),
+        };
+        LogError::new(file, Some(pos), kind)
+    }
+}
+
+impl fmt::Display for LogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some(at) => write!(f, "{}: {at}: {}", self.file, self.kind),
+            None => write!(f, "{}: {}", self.file, self.kind),
+        }
+    }
+}
+
+impl std::error::Error for LogError {}
+
+/// Gathers what the readers name into a [`Found`], each digest once (the
+/// first name wins), in order.
+#[derive(Debug, Default)]
+pub struct Collector {
+    found: Found,
+    seen: HashSet<Digest>,
+}
+
+impl Collector {
+    /// Nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A remote action; ignored when its digest was named before.
+    pub fn remote(&mut self, n: Named) {
+        if self.seen.insert(n.digest.clone()) {
+            self.found.actions.push(n);
+        }
+    }
+
+    /// An action that ran locally.
+    pub fn local(&mut self) {
+        self.found.local += 1;
+    }
+
+    /// A failed action whose text says it was killed.
+    pub fn killed(&mut self, k: Killed) {
+        self.found.killed.push(k);
+    }
+
+    /// `file` ended inside a record or frame.
+    pub fn truncated(&mut self, file: &str) {
+        if !self.found.truncated.iter().any(|t| t == file) {
+            self.found.truncated.push(file.to_string());
+        }
+    }
+
+    /// What was gathered.
+    pub fn finish(self) -> Found {
+        self.found
+    }
+}
+
+/// Read every log of `paths` (`-`: standard input) and every `--digest`
+/// of `digests` (`HASH/SIZE` or `HASH:SIZE`, named by their text, origin
+/// [`Origin::Hand`]), logs first: the remote actions, each digest once in
+/// the order first named, the killed actions, the local count.
+///
+/// # Errors
+/// The first log that cannot be read or is not one of the formats, or the
+/// first `--digest` that is not a digest (file `--digest`).
+pub fn read_logs(paths: &[String], digests: &[String]) -> Result<Found, LogError> {
+    let mut out = Collector::new();
+    for path in paths {
+        if path == "-" {
+            read_log(io::stdin().lock(), path, &mut out)?;
+        } else {
+            let f = std::fs::File::open(path)
+                .map_err(|e| LogError::new(path, None, LogErrorKind::Read(e)))?;
+            read_log(f, path, &mut out)?;
+        }
+    }
+    for text in digests {
+        let digest = parse_digest(text).map_err(|error| {
+            let kind = LogErrorKind::Digest {
+                text: text.clone(),
+                error,
+            };
+            LogError::new("--digest", None, kind)
+        })?;
+        out.remote(Named {
+            id: text.trim().to_string(),
+            category: String::new(),
+            digest,
+            origin: Origin::Hand,
+        });
+    }
+    Ok(out.finish())
+}
+
+/// Read one log of any format from `src` (named `file` in errors) into
+/// `out`.
+pub fn read_log(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
+    let mut src = BufReader::new(src);
+    let read_err = |e| LogError::new(file, None, LogErrorKind::Read(e));
+    let head = src.fill_buf().map_err(read_err)?;
+    if head.is_empty() {
+        return Err(LogError::new(file, None, LogErrorKind::Empty));
+    }
+    if head.starts_with(&ZSTD_MAGIC) || (head.len() < 4 && ZSTD_MAGIC.starts_with(head)) {
+        return read_zstd(src, file, out);
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Err(LogError::new(file, None, LogErrorKind::Gzip));
+    }
+    let skipped_lines = skip_whitespace(&mut src).map_err(read_err)?;
+    match src.fill_buf().map_err(read_err)?.first() {
+        None => Err(LogError::new(file, None, LogErrorKind::Empty)),
+        Some(b'{') => read_json(src, skipped_lines, file, out),
+        Some(_) => Err(LogError::new(file, None, LogErrorKind::UnknownFormat)),
+    }
+}
+
+/// Consume leading whitespace; the newlines consumed.
+fn skip_whitespace(src: &mut impl BufRead) -> io::Result<u64> {
+    let mut lines = 0;
+    loop {
+        let buf = src.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(lines);
+        }
+        let n = buf
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(buf.len());
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        let done = n < buf.len();
+        src.consume(n);
+        if done {
+            return Ok(lines);
+        }
+    }
+}
+
+fn read_zstd(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
+    let mut records = Records::new(BufReader::new(Zstd::new(src)));
+    let mut first = Vec::new();
+    match records.next_into(&mut first) {
+        Ok(true) => {}
+        Ok(false) => return Err(LogError::new(file, None, LogErrorKind::Empty)),
+        Err(RecordError::Truncated) => {
+            out.truncated(file);
+            return Ok(());
+        }
+        Err(e) => return Err(LogError::record(file, 0, e)),
+    }
+    if first.first() == Some(&buck2_log::INVOCATION_FIRST_BYTE) {
+        buck2_log::read_records(&mut records, &first, file, out)
+    } else {
+        bazel::read_compact_records(&mut records, &first, file, out)
+    }
+}
+
+fn read_json(
+    mut src: impl BufRead,
+    skipped_lines: u64,
+    file: &str,
+    out: &mut Collector,
+) -> Result<(), LogError> {
+    let mut first = Vec::new();
+    src.read_until(b'\n', &mut first)
+        .map_err(|e| LogError::new(file, None, LogErrorKind::Read(e)))?;
+    let rest = Cursor::new(first).chain(src);
+    let line: Option<serde_json::Value> = {
+        let text = rest.get_ref().0.get_ref();
+        serde_json::from_slice(text).ok()
+    };
+    if line.as_ref().is_some_and(buck2_json::is_buck2_line) {
+        buck2_json::read_lines(BufReader::new(rest), skipped_lines, file, out)
+    } else {
+        bazel::read_json_stream(rest, skipped_lines, file, out)
+    }
+}
+
+#[cfg(test)]
+#[path = "logs_tests.rs"]
+mod tests;

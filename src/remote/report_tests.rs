@@ -1,0 +1,1 @@
+//! Unit tests of `remote::report`, `remote::report_rows` and `remote::sizing`.

@@ -236,9 +236,10 @@ impl<'a> Report<'a> {
     pub fn text(&self) -> String {
         let mut out = String::new();
         out.push_str(&std::format!(
-            "{} of {} have a stored result",
+            "{} of {} {} a stored result",
             self.stored(),
-            plural(self.looked_up(), "action", "actions")
+            plural(self.looked_up(), "action", "actions"),
+            if self.looked_up() == 1 { "has" } else { "have" }
         ));
         let Ok(()) = self.table.render_rates(&mut Buf(&mut out));
         let no_usage = self.stored() - self.measured();
@@ -356,9 +357,19 @@ impl<'a> Report<'a> {
             return;
         }
         let (unit_ns, unit) = time_unit(phases.iter().map(|p| p.total_ns).max().unwrap_or(0));
-        out.push_str(&std::format!(
-            "\nwhere remote time went:\n  phase          actions  total {unit:<3}    max s  longest\n"
-        ));
+        let line = |cells: [&str; 5]| {
+            let [a, b, c, d, e] = cells;
+            let s = std::format!("  {a:<13}{b:>8}{c:>10}{d:>9}  {e}");
+            std::format!("{}\n", s.trim_end())
+        };
+        out.push_str("\nwhere remote time went:\n");
+        out.push_str(&line([
+            "phase",
+            "actions",
+            &std::format!("total {unit}"),
+            "max s",
+            "longest",
+        ]));
         for p in &phases {
             let total = fixed(div_round(p.total_ns * 100, unit_ns), 100);
             let (max, who) = match p.max {
@@ -368,14 +379,13 @@ impl<'a> Report<'a> {
                 ),
                 None => (String::from("-"), ""),
             };
-            out.push_str(&std::format!(
-                "  {:<13}{:>8}{:>10}{:>9}  {}\n",
+            out.push_str(&line([
                 p.name,
-                p.actions,
-                total,
-                max,
-                who
-            ));
+                &std::format!("{}", p.actions),
+                &total,
+                &max,
+                who,
+            ]));
         }
     }
 

@@ -215,3 +215,78 @@ impl JsonRows {
         w.write_str(if self.written { "\n]\n" } else { "]\n" })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::actions::{ID_CAP, Id, Signal};
+    use crate::tick::clock::Iso;
+
+    /// The largest row: an id of ID_CAP `"` (each escaped to 2 bytes; a
+    /// control character would be 6, but sanitized ids have none: both
+    /// are within the cap's count of 6 per byte), every number at its
+    /// widest, a signal of 8 bytes, the most negative exit code.
+    #[test]
+    fn the_widest_row_fits_its_cap_with_the_keys_in_order() {
+        let mut id = Id::new();
+        for _ in 0..ID_CAP {
+            id.push('\u{1}').unwrap();
+        }
+        let mut signal = Signal::new();
+        signal.push_str("RTMIN+15").unwrap();
+        let a = Action {
+            id,
+            start: Iso::from_epoch(u64::MAX),
+            wall_ms: u64::MAX,
+            user_ms: u64::MAX,
+            sys_ms: u64::MAX,
+            max_rss_kib: u64::MAX,
+            signal: Some(signal),
+            exit: Some(i32::MIN),
+            counts: None,
+        };
+        let mut out = heapless::String::<ROW_JSON_CAP>::new();
+        let mut rows = JsonRows::new();
+        rows.row(&mut out, &a).unwrap();
+        // A second row adds only the 2-byte separator in place of 1.
+        assert!(out.len() < ROW_JSON_CAP - 1, "{}", out.len());
+        let mut at = 0;
+        for k in ROW_KEYS {
+            let mut key = heapless::String::<32>::new();
+            ufmt::uwrite!(key, "\"{}\":", k).unwrap();
+            let found = out[at..].find(key.as_str()).map(|i| i + at);
+            assert!(found.is_some(), "{k} missing or out of order in {out}");
+            at = found.unwrap_or(at);
+        }
+    }
+
+    #[test]
+    fn no_rows_is_an_empty_array_and_rows_are_comma_separated() {
+        let mut out = heapless::String::<4096>::new();
+        let rows = JsonRows::new();
+        rows.begin(&mut out).unwrap();
+        rows.end(&mut out).unwrap();
+        assert_eq!(out.as_str(), "[]\n");
+        let a = Action {
+            id: Id::try_from("ld").unwrap(),
+            start: Iso::from_epoch(0),
+            wall_ms: 1500,
+            user_ms: 1000,
+            sys_ms: 250,
+            max_rss_kib: 2048,
+            signal: None,
+            exit: None,
+            counts: None,
+        };
+        out.clear();
+        let mut rows = JsonRows::new();
+        rows.begin(&mut out).unwrap();
+        rows.row(&mut out, &a).unwrap();
+        rows.row(&mut out, &a).unwrap();
+        rows.end(&mut out).unwrap();
+        assert_eq!(out.matches("},\n{").count(), 1);
+        assert!(out.contains(
+            "\"wall_s\":1.500,\"user_s\":1.000,\"sys_s\":0.250,\"cpu_s\":1.250,\"cores\":0.83,\"max_rss_bytes\":2097152,\"max_rss_gib\":0.00,\"rss_scope\":\"largest_process\",\"termination_signal\":null,\"exit_code\":null,"
+        ), "{out}");
+    }
+}

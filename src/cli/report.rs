@@ -296,10 +296,10 @@ fn local_rows(
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failed: Option<std::io::Error> = None;
     let mut put = |s: &str, failed: &mut Option<std::io::Error>| {
-        if failed.is_none() {
-            if let Err(e) = out.write_all(s.as_bytes()) {
-                *failed = Some(e);
-            }
+        if failed.is_none()
+            && let Err(e) = out.write_all(s.as_bytes())
+        {
+            *failed = Some(e);
         }
     };
     let mut json = JsonRows::new();

@@ -122,7 +122,7 @@ pub fn size(figs: &[Figures<'_>], worker: Worker) -> Sizing {
             })
         })
         .collect();
-    too_big.sort_by(|a, b| b.rss_bytes.cmp(&a.rss_bytes));
+    too_big.sort_by_key(|t| core::cmp::Reverse(t.rss_bytes));
     Sizing {
         worker,
         rss_actions: rss.len(),

@@ -641,4 +641,31 @@ mod tests {
         assert!(parse_interval("x").is_err());
         assert!(parse_interval("99999999999999999999").is_err());
     }
+
+    /// `--worker-mem`: binary units whatever the spelling; decimals; a
+    /// unit required; no overflow past u64.
+    #[test]
+    fn size_parsing() {
+        assert_eq!(parse_size("16G"), Ok(16 << 30));
+        assert_eq!(parse_size("16GiB"), Ok(16 << 30));
+        assert_eq!(parse_size("16gb"), Ok(16 << 30));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5T"), Ok(3 << 39));
+        assert_eq!(parse_size("0.5K"), Ok(512));
+        assert!(parse_size("16").unwrap_err().contains("give a unit"));
+        for bad in [
+            "",
+            "G",
+            "1.G",
+            ".5G",
+            "1..5G",
+            "-1G",
+            "16Q",
+            "0G",
+            "16 G",
+            "99999999999T",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
 }

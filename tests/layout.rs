@@ -33,13 +33,14 @@ const CLI: &[(&str, u8)] = &[
     ("argv", 1),
     ("child", 1),
     ("pool", 1),
-    ("report", 1),
+    ("remote", 1),
     ("status_line", 1),
     ("action_row", 2),
     ("jobserver", 2),
-    ("plan", 2),
-    ("record", 3),
-    ("mod", 4),
+    ("report", 2),
+    ("plan", 3),
+    ("record", 4),
+    ("mod", 5),
 ];
 
 const MAX_FILE_LINES: usize = 1200;

@@ -339,17 +339,21 @@ pub struct SummarizeArgs {
     pub json: bool,
 }
 
-/// Summarize an actions file written by `run --actions`: a table by
-/// wall-time bucket, the actions that ended on a signal, the longest ones.
+/// Summarize an actions file written by `run --actions`, or (--remote) what
+/// each action of a Buck2 or Bazel build used on a remote execution
+/// cluster, read from its action cache: a table by wall-time bucket, the
+/// actions that ended on a signal, the longest ones.
 #[derive(FromArgs, ArgsInfo)]
 #[argh(subcommand, name = "actions")]
-#[argh(example = "{command_name} actions.csv")]
 #[argh(example = "{command_name} --top 20 --min-wall 30 actions.csv")]
-#[argh(example = "{command_name} --json actions.csv | jq .buckets")]
+#[argh(example = "{command_name} --json-rows actions.csv | jq '.[] | select(.cores > 2)'")]
+#[argh(
+    example = "{command_name} --remote grpc://127.0.0.1:8980 --instance main --log buck-out/v2/log/*_events.pb.zst"
+)]
 pub struct ActionsArgs {
-    /// the actions CSV
+    /// the actions CSV (none with --remote)
     #[argh(positional)]
-    pub file: String,
+    pub file: Option<String>,
     /// how many of the longest actions to list (default 10, at most 100)
     #[argh(option, default = "10")]
     pub top: usize,
@@ -359,6 +363,45 @@ pub struct ActionsArgs {
     /// print JSON instead of the table
     #[argh(switch)]
     pub json: bool,
+    /// print one JSON object per action (an array) instead of the table
+    #[argh(switch)]
+    pub json_rows: bool,
+    /// the REAPI action cache: grpc://HOST:PORT or grpcs://HOST:PORT
+    /// (http:// and https:// alike); default: [buck2_re_client] of
+    /// .buckconfig (needs the cargo feature remote)
+    #[argh(option)]
+    pub remote: Option<String>,
+    /// the REAPI instance name results are stored under (Buck2:
+    /// instance_name; Bazel: --remote_instance_name)
+    #[argh(option)]
+    pub instance: Option<String>,
+    /// a Buck2 event log (*_events.pb.zst, or buck2 log show output; - is
+    /// stdin) or a Bazel execution log (JSON or compact); repeatable
+    #[argh(option)]
+    pub log: Vec<String>,
+    /// one action digest, HASH/SIZE or HASH:SIZE; repeatable
+    #[argh(option)]
+    pub digest: Vec<String>,
+    /// CA certificates (PEM) for grpcs://, instead of the system's roots
+    #[argh(option)]
+    pub tls_ca: Option<String>,
+    /// client certificate (PEM) for mutual TLS; with --tls-key
+    #[argh(option)]
+    pub tls_cert: Option<String>,
+    /// the client certificate's private key (PEM); with --tls-cert
+    #[argh(option)]
+    pub tls_key: Option<String>,
+    /// a header sent with every call, 'NAME: VALUE' (e.g.
+    /// 'x-buildbuddy-api-key: KEY'); repeatable
+    #[argh(option)]
+    pub header: Vec<String>,
+    /// size a worker with this many cores (with --worker-mem)
+    #[argh(option)]
+    pub worker_cores: Option<u32>,
+    /// size a worker with this much memory: 16G, 512M, 1.5T (binary units:
+    /// G = GiB; a unit is required)
+    #[argh(option, from_str_fn(parse_size))]
+    pub worker_mem: Option<u64>,
 }
 
 twin_args! {
@@ -537,6 +580,49 @@ pub fn parse_interval(s: &str) -> Result<u64, String> {
         .ok_or_else(bad)
 }
 
+/// Parses a memory size for `--worker-mem`: a number (decimals allowed)
+/// and a unit `K`, `M`, `G` or `T`, optionally followed by `i`, `iB` or
+/// `B` and in either case; every unit is binary (`G`, `GB` and `GiB` all
+/// mean 2^30 bytes, as `free -g` counts). A bare number is refused: `16`
+/// is far more likely to mean 16 GiB than 16 bytes. Returns bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("bad size '{s}': expected a number and a unit such as 16G, 512M or 1.5T");
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("bad size '{s}': give a unit (K, M, G, T; binary: 16G = 16 GiB)"))?;
+    let (num, unit) = t.split_at(split);
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "K" | "KB" | "KI" | "KIB" => 10,
+        "M" | "MB" | "MI" | "MIB" => 20,
+        "G" | "GB" | "GI" | "GIB" => 30,
+        "T" | "TB" | "TI" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 6 || num.ends_with('.') {
+        return Err(bad());
+    }
+    let unit_bytes: u128 = 1 << shift;
+    let whole: u128 = whole.parse().map_err(|_| bad())?;
+    let frac_val: u128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| bad())?
+    };
+    let scale = 10u128.pow(u32::try_from(frac.len()).map_err(|_| bad())?);
+    let bytes = whole
+        .checked_mul(unit_bytes)
+        .and_then(|b| b.checked_add(frac_val * unit_bytes / scale))
+        .ok_or_else(bad)?;
+    match u64::try_from(bytes) {
+        Ok(0) => Err(format!("bad size '{s}': must be more than 0")),
+        Ok(b) => Ok(b),
+        Err(_) => Err(bad()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -554,5 +640,32 @@ mod tests {
         assert!(parse_interval("+1").is_err());
         assert!(parse_interval("x").is_err());
         assert!(parse_interval("99999999999999999999").is_err());
+    }
+
+    /// `--worker-mem`: binary units whatever the spelling; decimals; a
+    /// unit required; no overflow past u64.
+    #[test]
+    fn size_parsing() {
+        assert_eq!(parse_size("16G"), Ok(16 << 30));
+        assert_eq!(parse_size("16GiB"), Ok(16 << 30));
+        assert_eq!(parse_size("16gb"), Ok(16 << 30));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5T"), Ok(3 << 39));
+        assert_eq!(parse_size("0.5K"), Ok(512));
+        assert!(parse_size("16").unwrap_err().contains("give a unit"));
+        for bad in [
+            "",
+            "G",
+            "1.G",
+            ".5G",
+            "1..5G",
+            "-1G",
+            "16Q",
+            "0G",
+            "16 G",
+            "99999999999T",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -5,9 +5,9 @@
 //! and exit codes, the warning sink, the signal flags, environment
 //! defaults, opening files) and `pause` (the build's jobs stopped and
 //! continued); then the arguments before argh, the child process, the shared memory
-//! pool, the report commands and the status line; the action row, the
-//! jobserver's FIFO and MAKEFLAGS, and the planning commands; `record` and
-//! `run`. A module uses only those
+//! pool, `actions --remote` and the status line; the action row, the
+//! jobserver's FIFO and MAKEFLAGS, and the report commands; the planning
+//! commands; `record` and `run`. A module uses only those
 //! of the groups above its own (`tests/layout.rs`), and none uses
 //! `main.rs`.
 
@@ -20,11 +20,13 @@ pub mod suggest; // the nearest known word to a mistyped one
 pub mod argv; // --version, --opt=value, unknown commands and options
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
 pub mod pool; // run --jobserver --pool: this governor's side of a shared budget
-pub mod report; // summarize, actions, plot, and writing a summary
+pub mod remote; // actions --remote: endpoint, logs, lookups, report (feature remote)
 pub mod status_line; // the live status line on a terminal
 
 pub mod action_row; // the row `run --actions FILE` appends
 pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS
+pub mod report; // summarize, actions, plot, and writing a summary
+
 pub mod plan; // jobs, advise, status, and the advice after a recording
 
 pub mod record; // record and run: options checked, files, the loop, the end

@@ -169,21 +169,98 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `actions`: the table (or JSON) of an actions file.
+/// `actions`: the options checked (usage errors, exit 2, in every build),
+/// then the table (or JSON) of an actions FILE, or, with no FILE, the
+/// action cache's report ([`super::remote::remote_cmd`]).
 // Never inlined (see `dispatch` in main.rs).
 #[inline(never)]
 pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
-    if a.file.is_empty() {
-        return usage("actions: the file path must not be empty");
+    if let Some(msg) = actions_usage(&a) {
+        return usage(&msg);
     }
-    if a.top > headroom::report::actions::TOP_CAP {
-        return usage(&format!(
-            "--top {}: at most {}",
-            a.top,
-            headroom::report::actions::TOP_CAP
-        ));
+    match &a.file {
+        Some(file) => local_actions(&a, file),
+        None => super::remote::remote_cmd(a),
     }
-    let fd = open_regular(&a.file)?;
+}
+
+/// The first remote-only option given, by its flag (`--remote`, ...).
+fn remote_option(a: &ActionsArgs) -> Option<&'static str> {
+    [
+        ("--remote", a.remote.is_some()),
+        ("--instance", a.instance.is_some()),
+        ("--log", !a.log.is_empty()),
+        ("--digest", !a.digest.is_empty()),
+        ("--tls-ca", a.tls_ca.is_some()),
+        ("--tls-cert", a.tls_cert.is_some()),
+        ("--tls-key", a.tls_key.is_some()),
+        ("--header", !a.header.is_empty()),
+        ("--worker-cores", a.worker_cores.is_some()),
+        ("--worker-mem", a.worker_mem.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(flag, given)| given.then_some(flag))
+}
+
+/// What is wrong with `actions`' options, as one line; `None` when they
+/// go together.
+pub fn actions_usage(a: &ActionsArgs) -> Option<String> {
+    use headroom::report::actions::TOP_CAP;
+    if a.top > TOP_CAP {
+        return Some(format!("--top {}: at most {TOP_CAP}", a.top));
+    }
+    if a.json && a.json_rows {
+        return Some("actions: --json or --json-rows, not both".into());
+    }
+    if let Some(file) = &a.file {
+        if file.is_empty() {
+            return Some("actions: the file path must not be empty".into());
+        }
+        return remote_option(a).map(|flag| {
+            format!("actions: {flag} reads an action cache, not an actions FILE: give FILE or the remote options, not both")
+        });
+    }
+    if a.remote.as_deref() == Some("") {
+        return Some(
+            "actions: --remote needs a URL (grpc://HOST:PORT or grpcs://HOST:PORT)".into(),
+        );
+    }
+    if a.log.is_empty() && a.digest.is_empty() {
+        return Some(match remote_option(a) {
+            Some(_) => "actions --remote: name the actions with --log FILE (a Buck2 or Bazel log) or --digest HASH/SIZE".into(),
+            None => "actions: give an actions FILE, or --log FILE / --digest HASH/SIZE for a remote build".into(),
+        });
+    }
+    if a.tls_cert.is_some() != a.tls_key.is_some() {
+        return Some("actions: --tls-cert and --tls-key go together (mutual TLS)".into());
+    }
+    if a.worker_cores.is_some() != a.worker_mem.is_some() {
+        return Some("actions: --worker-cores and --worker-mem go together".into());
+    }
+    if a.worker_cores == Some(0) {
+        return Some("actions: --worker-cores must be at least 1".into());
+    }
+    let plain = a
+        .remote
+        .as_deref()
+        .is_some_and(|u| u.starts_with("grpc://") || u.starts_with("http://"));
+    if plain && (a.tls_ca.is_some() || a.tls_cert.is_some()) {
+        return Some("actions: --tls-ca and --tls-cert need a grpcs:// (TLS) --remote".into());
+    }
+    None
+}
+
+/// `actions FILE`: the table, `--json`, or `--json-rows` streamed.
+fn local_actions(a: &ActionsArgs, file: &str) -> Result<ExitCode, Fail> {
+    let fd = open_regular(file)?;
+    let not_actions = |e| match e {
+        headroom::report::actions::ActionsError::ResourceCsv => Fail(format!(
+            "{file}: this is a resources CSV; use headroom summarize"
+        )),
+    };
+    if a.json_rows {
+        return local_rows(&fd, file, not_actions);
+    }
     let mut table = Box::new(headroom::report::actions::Table::new(
         a.top,
         a.min_wall.unwrap_or(0),
@@ -191,14 +268,9 @@ pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     let mut rows = Box::new(headroom::report::actions::ActionRows::new());
     stream(
         &fd,
-        &a.file,
+        file,
         |chunk| rows.feed(chunk, &mut |act| table.observe(act)),
-        |e| match e {
-            headroom::report::actions::ActionsError::ResourceCsv => Fail(format!(
-                "{}: this is a resources CSV; use headroom summarize",
-                a.file
-            )),
-        },
+        not_actions,
     )?;
     table.skipped_rows = rows.skipped;
     let mut text = Box::new(Text::new());
@@ -210,6 +282,60 @@ pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     rendered.map_err(|_| Fail("the table is larger than its buffer".into()))?;
     print_text(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `actions FILE --json-rows`: each row written as it is read (a fixed
+/// buffer per row, a buffered stdout), so nothing grows with the file. A
+/// closed stdout (`| head`) ends it quietly.
+fn local_rows(
+    fd: &rustix::fd::OwnedFd,
+    file: &str,
+    not_actions: impl Fn(headroom::report::actions::ActionsError) -> Fail,
+) -> Result<ExitCode, Fail> {
+    use headroom::report::actions_json::{JsonRows, ROW_JSON_CAP};
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut failed: Option<std::io::Error> = None;
+    let mut put = |s: &str, failed: &mut Option<std::io::Error>| {
+        if failed.is_none()
+            && let Err(e) = out.write_all(s.as_bytes())
+        {
+            *failed = Some(e);
+        }
+    };
+    let mut json = JsonRows::new();
+    let mut row = heapless::String::<ROW_JSON_CAP>::new();
+    // Cannot fail: "[" fits.
+    let _ = json.begin(&mut row);
+    put(&row, &mut failed);
+    let mut rows = Box::new(headroom::report::actions::ActionRows::new());
+    stream(
+        fd,
+        file,
+        |chunk| {
+            rows.feed(chunk, &mut |act| {
+                row.clear();
+                // ROW_JSON_CAP holds the longest row; a row that did not
+                // fit would be cut, so it is left out rather than broken.
+                if json.row(&mut row, act).is_ok() {
+                    put(&row, &mut failed);
+                }
+            })
+        },
+        not_actions,
+    )?;
+    row.clear();
+    let _ = json.end(&mut row);
+    put(&row, &mut failed);
+    let flushed = match failed {
+        Some(e) => Err(e),
+        None => out.flush(),
+    };
+    match flushed {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Fail(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// `plot`: two streaming passes over the CSV (headroom::report::plot), then the SVG

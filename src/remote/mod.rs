@@ -17,4 +17,7 @@ pub mod digest; // an action digest as text: HASH/SIZE or HASH:SIZE
 pub mod endpoint; // a --remote address, its TLS files and headers, parsed
 pub mod logs; // which actions to look up: every --log (format from its bytes) and --digest
 pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
+pub mod report; // the report: the local table's layout, remote time, killed actions; text and --json
+pub mod report_rows; // one action's figures, and --json-rows
+pub mod sizing; // how many actions a worker of a given size runs at once
 pub mod usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)

@@ -28,6 +28,7 @@ use csv_core::{ReadRecordResult, Reader};
 use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
+use super::actions_json::{action_json, json_str};
 use crate::build::text::sanitize_into;
 use crate::build::usage::Counts;
 use crate::kernel::parse::{parse_i64, parse_u64, trim};
@@ -294,7 +295,7 @@ pub fn action_id(label: Option<&str>, argv: &[&str], out: &mut Id) {
 
 /// Writes `v / scale` as a decimal with as many fraction digits as `scale`
 /// has zeros (`scale` is 10, 100 or 1000), e.g. 12345 at 1000 → `12.345`.
-fn fixed<W: uWrite>(w: &mut W, v: u64, scale: u64) -> Result<(), W::Error> {
+pub(crate) fn fixed<W: uWrite>(w: &mut W, v: u64, scale: u64) -> Result<(), W::Error> {
     uwrite!(w, "{}.", v / scale)?;
     let frac = v % scale;
     let mut s = scale / 10;
@@ -877,6 +878,53 @@ impl Table {
         )
     }
 
+    /// Writes the rest of the table's first line after its count of
+    /// actions, with its newline: ` | wall X h | cpu Y h | average Z cores
+    /// while running`. The totals are in hours, minutes or seconds,
+    /// whichever keeps the larger of them at 1 or more (one unit for both),
+    /// with 2 decimals; cores with 2; all rounded half up. `actions
+    /// --remote` writes its own count before it.
+    ///
+    /// # Errors
+    /// Whatever `out` returns.
+    pub fn render_rates<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        let (unit_ms, unit) = time_unit(self.wall_ms.max(self.cpu_ms));
+        uwrite!(w, " | wall ")?;
+        fixed(w, div_round(u128::from(self.wall_ms) * 100, unit_ms), 100)?;
+        uwrite!(w, " {} | cpu ", unit)?;
+        fixed(w, div_round(u128::from(self.cpu_ms) * 100, unit_ms), 100)?;
+        uwrite!(w, " {} | average ", unit)?;
+        fixed(w, self.avg_cores_centi(), 100)?;
+        uwrite!(w, " cores while running\n")
+    }
+
+    /// Writes the wall-time buckets: a blank line, the heading and one line
+    /// per bucket that has actions (nothing when no action was counted).
+    ///
+    /// # Errors
+    /// Whatever `out` returns.
+    pub fn render_buckets<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if self.actions > 0 {
+            uwrite!(
+                w,
+                "\n   wall time  actions  % of wall  avg cores  p90 cores  max RSS GiB\n"
+            )?;
+            for (i, label) in BUCKET_LABELS.iter().enumerate() {
+                let Some(b) = self.bucket(i).filter(|b| b.actions > 0) else {
+                    continue;
+                };
+                right(w, 12, label)?;
+                right(w, 9, &int_cell(b.actions))?;
+                right(w, 11, &fixed_cell(self.pct_tenths(b.wall_ms), 10))?;
+                right(w, 11, &fixed_cell(b.avg_cores_centi, 100))?;
+                right(w, 11, &fixed_cell(b.p90_cores_centi, 100))?;
+                right(w, 13, &fixed_cell(gib_centi(b.max_rss_kib), 100))?;
+                w.write_char('\n')?;
+            }
+        }
+        Ok(())
+    }
+
     /// Renders the table as text:
     ///
     /// ```text
@@ -904,19 +952,13 @@ impl Table {
     /// # Errors
     /// Whatever `out` returns.
     pub fn render<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        let (unit_ms, unit) = time_unit(self.wall_ms.max(self.cpu_ms));
         let noun = if self.actions == 1 {
             "action"
         } else {
             "actions"
         };
-        uwrite!(w, "{} {} | wall ", self.actions, noun)?;
-        fixed(w, div_round(u128::from(self.wall_ms) * 100, unit_ms), 100)?;
-        uwrite!(w, " {} | cpu ", unit)?;
-        fixed(w, div_round(u128::from(self.cpu_ms) * 100, unit_ms), 100)?;
-        uwrite!(w, " {} | average ", unit)?;
-        fixed(w, self.avg_cores_centi(), 100)?;
-        uwrite!(w, " cores while running\n")?;
+        uwrite!(w, "{} {}", self.actions, noun)?;
+        self.render_rates(w)?;
         if self.skipped_rows > 0 {
             let rows = if self.skipped_rows == 1 {
                 "row"
@@ -925,25 +967,7 @@ impl Table {
             };
             uwrite!(w, "skipped {} malformed {}\n", self.skipped_rows, rows)?;
         }
-
-        if self.actions > 0 {
-            uwrite!(
-                w,
-                "\n   wall time  actions  % of wall  avg cores  p90 cores  max RSS GiB\n"
-            )?;
-            for (i, label) in BUCKET_LABELS.iter().enumerate() {
-                let Some(b) = self.bucket(i).filter(|b| b.actions > 0) else {
-                    continue;
-                };
-                right(w, 12, label)?;
-                right(w, 9, &int_cell(b.actions))?;
-                right(w, 11, &fixed_cell(self.pct_tenths(b.wall_ms), 10))?;
-                right(w, 11, &fixed_cell(b.avg_cores_centi, 100))?;
-                right(w, 11, &fixed_cell(b.p90_cores_centi, 100))?;
-                right(w, 13, &fixed_cell(gib_centi(b.max_rss_kib), 100))?;
-                w.write_char('\n')?;
-            }
-        }
+        self.render_buckets(w)?;
 
         uwrite!(w, "\nactions that ended on a signal: {}\n", self.signalled)?;
         for (id, sig) in &self.signal_ids {
@@ -1088,44 +1112,6 @@ impl Table {
     }
 }
 
-/// One action as a JSON object.
-fn action_json<W: uWrite>(w: &mut W, a: &Action) -> Result<(), W::Error> {
-    uwrite!(w, "{{\"id\":")?;
-    json_str(w, &a.id)?;
-    uwrite!(w, ",\"start\":\"{}\",\"wall_s\":", a.start.as_str())?;
-    fixed(w, a.wall_ms, 1000)?;
-    uwrite!(w, ",\"user_s\":")?;
-    fixed(w, a.user_ms, 1000)?;
-    uwrite!(w, ",\"sys_s\":")?;
-    fixed(w, a.sys_ms, 1000)?;
-    uwrite!(w, ",\"cores\":")?;
-    fixed(w, a.cores_centi(), 100)?;
-    uwrite!(
-        w,
-        ",\"max_rss_mb\":{},\"max_rss_gib\":",
-        a.max_rss_kib / 1024
-    )?;
-    fixed(w, gib_centi(a.max_rss_kib), 100)?;
-    uwrite!(w, ",\"signal\":")?;
-    match &a.signal {
-        Some(s) => json_str(w, s)?,
-        None => uwrite!(w, "null")?,
-    }
-    match a.exit {
-        Some(e) => uwrite!(w, ",\"exit\":{}", e)?,
-        None => uwrite!(w, ",\"exit\":null")?,
-    }
-    match &a.counts {
-        Some(c) => c.write_json(w)?,
-        None => {
-            for name in Counts::NAMES {
-                uwrite!(w, ",\"{}\":null", name)?;
-            }
-        }
-    }
-    w.write_char('}')
-}
-
 /// The unit of the first line's wall and cpu totals, for the larger of
 /// them (`ms`): hours from one hour up, else minutes from one minute, else
 /// seconds, so a short build does not read `0.00 h`. Returns the unit in
@@ -1141,7 +1127,7 @@ fn time_unit(ms: u64) -> (u128, &'static str) {
 }
 
 /// KiB as hundredths of a GiB, rounded half up.
-fn gib_centi(kib: u64) -> u64 {
+pub(crate) fn gib_centi(kib: u64) -> u64 {
     div_round(u128::from(kib).saturating_mul(100), 1024 * 1024)
 }
 
@@ -1152,29 +1138,6 @@ fn seconds<W: uWrite>(w: &mut W, ms: u64) -> Result<(), W::Error> {
     } else {
         fixed(w, ms, 1000)
     }
-}
-
-/// A JSON string literal: `"` and `\` escaped, control characters as
-/// `\u00XX` (ids are sanitized and have none, but this does not rely on
-/// it).
-fn json_str<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    w.write_char('"')?;
-    for c in s.chars() {
-        match c {
-            '"' => w.write_str("\\\"")?,
-            '\\' => w.write_str("\\\\")?,
-            c if u32::from(c) < 0x20 => {
-                let n = u32::from(c) as usize;
-                w.write_str("\\u00")?;
-                for d in [n >> 4, n & 15] {
-                    w.write_char(char::from(HEX.get(d).copied().unwrap_or(b'0')))?;
-                }
-            }
-            c => w.write_char(c)?,
-        }
-    }
-    w.write_char('"')
 }
 
 #[cfg(test)]

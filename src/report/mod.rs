@@ -4,6 +4,7 @@
 //! Above the tick; below planning.
 
 pub mod actions; // `run --actions` rows and the `actions` table
+pub mod actions_json; // an action as JSON, and `actions --json-rows` streamed
 pub mod csvread; // streaming reader of recorded CSVs, by header name
 pub mod fit; // the jobs a measured peak allows: one rule for jobs --from and the summary
 pub mod jobserver_block; // the JOBSERVER block: what the governor did

@@ -1,0 +1,191 @@
+//! `actions --remote`: the glue between the command line and
+//! `headroom::remote` (cargo feature `remote`): the endpoint from the
+//! options or `.buckconfig`, the logs read, the lookups, the report
+//! printed. A build without the feature says how to get one.
+//!
+//! The options are checked (usage errors, exit 2) in
+//! [`super::report::actions_cmd`] before this is called, in every build.
+
+use std::process::ExitCode;
+
+use super::args::ActionsArgs;
+use super::common::Fail;
+
+/// The line a headroom built without the feature prints.
+#[cfg(not(feature = "remote"))]
+pub const NO_FEATURE: &str = "this headroom was built without `actions --remote`; build it with `cargo install --path . --features remote`, or use the x86_64 or aarch64 release binary or .deb, which have it";
+
+/// `actions` with no FILE: the action cache's report.
+///
+/// Without the feature: [`NO_FEATURE`], exit 1. Not 2: the command line
+/// is right (the options exist in every build and were checked); it is
+/// this binary that cannot do it, and exit 2 would tell a script its
+/// arguments were wrong.
+#[cfg(not(feature = "remote"))]
+pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
+    let _ = a;
+    Err(Fail(NO_FEATURE.into()))
+}
+
+/// `actions` with no FILE: the action cache's report.
+///
+/// The endpoint ([`endpoint`]), then the logs, then one lookup per
+/// digest, then the report as text, `--json` or `--json-rows`. Exit 1 with
+/// one line for what the remote layer reports (a log that is not one of
+/// the formats, the server unreachable, TLS, credentials), for logs that
+/// name no remote action, and when no action has a stored result.
+#[cfg(feature = "remote")]
+// Never inlined (see `dispatch` in main.rs).
+#[inline(never)]
+pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
+    use headroom::remote::action::{Lookup, Named};
+    use headroom::remote::report::{Options, Report};
+    use headroom::remote::sizing::Worker;
+
+    let endpoint = match endpoint(&a) {
+        Ok(e) => e,
+        Err(Stop::Usage(msg)) => return super::common::usage(&msg),
+        Err(Stop::Fail(f)) => return Err(f),
+    };
+    let found =
+        headroom::remote::logs::read_logs(&a.log, &a.digest).map_err(|e| Fail(e.to_string()))?;
+    if found.actions.is_empty() {
+        return Err(Fail(format!(
+            "the logs name no remote action ({} ran locally): nothing to look up",
+            found.local
+        )));
+    }
+    let lookups = look_up(&endpoint, &found.actions)?;
+    let pairs: Vec<(Named, Lookup)> = found.actions.iter().cloned().zip(lookups).collect();
+    let worker = a
+        .worker_cores
+        .zip(a.worker_mem)
+        .map(|(cores, mem_bytes)| Worker { cores, mem_bytes });
+    let report = Report::new(
+        &pairs,
+        &found,
+        Options {
+            top: a.top,
+            min_wall_ms: a.min_wall.unwrap_or(0),
+            worker,
+        },
+    );
+    let text = if a.json_rows {
+        report.rows()
+    } else if a.json {
+        report.json()
+    } else {
+        report.text()
+    };
+    super::common::print_text(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lookups, one per action, checked whole: never a partial table, and
+/// "no stored result for any action" is an error.
+#[cfg(feature = "remote")]
+fn look_up(
+    endpoint: &headroom::remote::endpoint::Endpoint,
+    actions: &[headroom::remote::action::Named],
+) -> Result<Vec<headroom::remote::action::Lookup>, Fail> {
+    use headroom::remote::action::Lookup;
+    use headroom::remote::client::Options;
+    use std::io::IsTerminal;
+
+    let digests: Vec<_> = actions.iter().map(|n| n.digest.clone()).collect();
+    let options = Options {
+        in_flight: 32,
+        deadline: std::time::Duration::from_secs(30),
+        retries: 4,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let lookups = headroom::remote::client::look_up(endpoint, &digests, &options)
+        .map_err(|e| Fail(e.to_string()))?;
+    if lookups.len() != digests.len() {
+        return Err(Fail(format!(
+            "{} answers for {} actions from {}: not reporting a partial table",
+            lookups.len(),
+            digests.len(),
+            endpoint.url
+        )));
+    }
+    if lookups.iter().all(|l| matches!(l, Lookup::NotFound)) {
+        return Err(Fail(format!(
+            "no stored result for any of the {} actions at {} (instance '{}'): check --instance (results are stored per instance); the log's cluster may be gone or have evicted them",
+            lookups.len(),
+            endpoint.url,
+            endpoint.instance
+        )));
+    }
+    Ok(lookups)
+}
+
+/// Why no endpoint: a usage error (exit 2) or a failure (exit 1).
+#[cfg(feature = "remote")]
+enum Stop {
+    Usage(String),
+    Fail(Fail),
+}
+
+/// The endpoint: `--remote` and the TLS and header options when given;
+/// otherwise `[buck2_re_client]` of the `.buckconfig` here or in a
+/// parent, each option given on the command line taking precedence over
+/// it. Buck2's `tls_client_cert` is one PEM file holding the certificate
+/// and its key.
+#[cfg(feature = "remote")]
+fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Stop> {
+    use headroom::remote::endpoint::{parse_header, parse_url};
+    use std::path::PathBuf;
+
+    let mut headers = Vec::new();
+    let mut ep = match &a.remote {
+        Some(url) => {
+            parse_url(url, None).map_err(|e| Stop::Usage(format!("--remote {url}: {e}")))?
+        }
+        None => {
+            let re = headroom::remote::buckconfig::load_here()
+                .map_err(|e| Stop::Fail(Fail(e.to_string())))?
+                .ok_or_else(|| {
+                    Stop::Usage(
+                        "actions: no --remote URL, and no .buckconfig with [buck2_re_client] here or in a parent: give --remote grpcs://HOST:PORT".into(),
+                    )
+                })?;
+            buck_endpoint(re, &mut headers)?
+        }
+    };
+    if let Some(i) = &a.instance {
+        ep.instance = i.clone();
+    }
+    ep.tls_ca = a.tls_ca.as_ref().map(PathBuf::from).or(ep.tls_ca);
+    if a.tls_cert.is_some() {
+        ep.tls_cert = a.tls_cert.as_ref().map(PathBuf::from);
+        ep.tls_key = a.tls_key.as_ref().map(PathBuf::from);
+    }
+    for h in &a.header {
+        headers.push(parse_header(h).map_err(|e| Stop::Usage(format!("--header {h}: {e}")))?);
+    }
+    ep.headers.extend(headers);
+    Ok(ep)
+}
+
+/// The endpoint `[buck2_re_client]` names (its headers go to `headers`).
+#[cfg(feature = "remote")]
+fn buck_endpoint(
+    re: headroom::remote::buckconfig::BuckRe,
+    headers: &mut Vec<(String, String)>,
+) -> Result<headroom::remote::endpoint::Endpoint, Stop> {
+    let address = re.address.ok_or_else(|| {
+        Stop::Fail(Fail(format!(
+            "{}: [buck2_re_client] names no action_cache_address or engine_address: give --remote",
+            re.file.display()
+        )))
+    })?;
+    let mut ep = headroom::remote::endpoint::parse_url(&address, re.tls)
+        .map_err(|e| Stop::Fail(Fail(format!("{}: {address}: {e}", re.file.display()))))?;
+    ep.instance = re.instance.unwrap_or_default();
+    ep.tls_ca = re.tls_ca;
+    ep.tls_cert = re.tls_client_cert.clone();
+    ep.tls_key = re.tls_client_cert;
+    headers.extend(re.headers);
+    Ok(ep)
+}

@@ -1,0 +1,226 @@
+//! End-to-end tests of `headroom actions` options: `--json-rows` of a
+//! local actions file, the usage errors of the `--remote` options (exit 2,
+//! in every build), and what a build without the cargo feature `remote`
+//! says (exit 1). The remote report itself is tested on synthetic lookups
+//! in src/remote/report_tests.rs and against a real server elsewhere.
+
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+/// tests/data/actions-crafted.csv: 25 well-formed rows and 2 malformed
+/// ones (its golden table, actions-crafted.txt, says so).
+const CRAFTED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/actions-crafted.csv"
+);
+
+fn actions(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("actions")
+        .args(args)
+        .output()
+        .expect("run headroom")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn json_rows_of_a_local_file_is_one_object_per_well_formed_row() {
+    let o = actions(&["--json-rows", CRAFTED]);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with("[\n{") && text.ends_with("}\n]\n"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('{')).collect();
+    assert_eq!(rows.len(), 25, "{text}");
+    for r in &rows {
+        assert!(
+            r.contains("\"category\":null,\"digest\":null,\"stored\":null,"),
+            "{r}"
+        );
+        assert!(r.contains("\"rss_scope\":\"largest_process\""), "{r}");
+        assert!(r.ends_with(
+            "\"worker\":null,\"queued_s\":null,\"input_fetch_s\":null,\"upload_s\":null,\"source\":\"local\"}"
+        ) || r.ends_with("\"source\":\"local\"},"), "{r}");
+    }
+    // The first row of the file: cc src/a.c,…,0.812,0.700,0.100,0.99,45,,0
+    // cpu 0.800, cores 0.800/0.812 = 0.985 → 0.99, 45 MiB = 47185920 bytes.
+    assert_eq!(
+        rows[0],
+        "{\"id\":\"cc src/a.c\",\"category\":null,\"digest\":null,\"stored\":null,\"wall_s\":0.812,\
+         \"user_s\":0.700,\"sys_s\":0.100,\"cpu_s\":0.800,\"cores\":0.99,\"max_rss_bytes\":47185920,\
+         \"max_rss_gib\":0.04,\"rss_scope\":\"largest_process\",\"termination_signal\":null,\
+         \"exit_code\":0,\"worker\":null,\"queued_s\":null,\"input_fetch_s\":null,\"upload_s\":null,\
+         \"source\":\"local\"},"
+    );
+}
+
+#[test]
+fn json_rows_of_a_signalled_row_name_the_signal_and_no_exit_code() {
+    let text = String::from_utf8(actions(&["--json-rows", CRAFTED]).stdout).unwrap();
+    let killed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("\"termination_signal\":\"KILL\""))
+        .collect();
+    assert!(!killed.is_empty(), "{text}");
+    assert!(
+        killed.iter().all(|l| l.contains("\"exit_code\":null")),
+        "{killed:?}"
+    );
+}
+
+#[test]
+fn conflicting_options_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--json", "--json-rows", CRAFTED],
+            "--json or --json-rows, not both",
+        ),
+        (
+            &["--remote", "grpc://127.0.0.1:1", CRAFTED],
+            "--remote reads an action cache, not an actions FILE",
+        ),
+        (
+            &["--log", "x.pb.zst", CRAFTED],
+            "--log reads an action cache",
+        ),
+        (
+            &["--worker-cores", "8", "--worker-mem", "16G", CRAFTED],
+            "--worker-cores reads an action cache",
+        ),
+        (
+            &[],
+            "give an actions FILE, or --log FILE / --digest HASH/SIZE",
+        ),
+        (
+            &["--remote", "grpc://127.0.0.1:1"],
+            "name the actions with --log FILE",
+        ),
+        (
+            &["--digest", "ab/1", "--tls-cert", "c.pem"],
+            "--tls-cert and --tls-key go together",
+        ),
+        (
+            &["--digest", "ab/1", "--tls-key", "k.pem"],
+            "--tls-cert and --tls-key go together",
+        ),
+        (
+            &["--digest", "ab/1", "--worker-cores", "8"],
+            "--worker-cores and --worker-mem go together",
+        ),
+        (
+            &["--digest", "ab/1", "--worker-mem", "8G"],
+            "--worker-cores and --worker-mem go together",
+        ),
+        (
+            &[
+                "--digest",
+                "ab/1",
+                "--worker-cores",
+                "0",
+                "--worker-mem",
+                "8G",
+            ],
+            "--worker-cores must be at least 1",
+        ),
+        (
+            &[
+                "--digest",
+                "ab/1",
+                "--worker-cores",
+                "8",
+                "--worker-mem",
+                "16",
+            ],
+            "give a unit",
+        ),
+        (
+            &[
+                "--digest",
+                "ab/1",
+                "--worker-cores",
+                "8",
+                "--worker-mem",
+                "16Q",
+            ],
+            "bad size '16Q'",
+        ),
+        (
+            &["--digest", "ab/1", "--remote", ""],
+            "--remote needs a URL",
+        ),
+        (
+            &[
+                "--digest",
+                "ab/1",
+                "--remote",
+                "grpc://h:1",
+                "--tls-ca",
+                "ca.pem",
+            ],
+            "need a grpcs://",
+        ),
+        (&["--top", "101", CRAFTED], "--top 101: at most 100"),
+    ];
+    for (args, want) in cases {
+        let o = actions(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn worker_mem_takes_binary_units() {
+    // Accepted sizes get past argh; the usage check then stops at the
+    // missing --log/--digest (exit 2 with that message, not the size's).
+    for size in ["16G", "16GiB", "16gb", "512M", "1.5T", "64K"] {
+        let o = actions(&["--worker-cores", "8", "--worker-mem", size]);
+        assert_eq!(o.status.code(), Some(2), "{size}");
+        assert!(
+            stderr(&o).contains("name the actions with --log"),
+            "{size}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// Without the feature, a remote request is refused in one line saying
+/// how to get a build that has it; exit 1 (the command line is right).
+#[cfg(not(feature = "remote"))]
+#[test]
+fn without_the_feature_remote_says_how_to_get_it() {
+    for args in [
+        &["--remote", "grpc://127.0.0.1:1", "--digest", "ab/1"][..],
+        &["--log", "x_events.pb.zst"][..],
+        &["--digest", "ab/1", "--json-rows"][..],
+    ] {
+        let o = actions(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("built without `actions --remote`"), "{e}");
+        assert!(
+            e.contains("cargo install --path . --features remote"),
+            "{e}"
+        );
+    }
+}
+
+/// With the feature, the options reach the remote layer: a digest that is
+/// not HASH/SIZE is the log reader's error, exit 1, one line.
+#[cfg(feature = "remote")]
+#[test]
+fn with_the_feature_a_bad_digest_is_one_line() {
+    let o = actions(&["--remote", "grpc://127.0.0.1:1", "--digest", "nonsense"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("nonsense"), "{}", stderr(&o));
+}

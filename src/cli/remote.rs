@@ -41,6 +41,7 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use headroom::remote::action::{Lookup, Named};
     use headroom::remote::report::{Options, Report};
     use headroom::remote::sizing::Worker;
+    use std::io::Write;
 
     let endpoint = match endpoint(&a) {
         Ok(e) => e,
@@ -71,6 +72,13 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
         },
     );
     let text = if a.json_rows {
+        // The rows have no room to say it; the text and --json do.
+        for log in &found.truncated {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: {log}: cut short mid-record: only the actions before the cut are in the rows"
+            );
+        }
         report.rows()
     } else if a.json {
         report.json()

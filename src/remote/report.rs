@@ -242,6 +242,13 @@ impl<'a> Report<'a> {
             if self.looked_up() == 1 { "has" } else { "have" }
         ));
         let Ok(()) = self.table.render_rates(&mut Buf(&mut out));
+        if !self.found.truncated.is_empty() {
+            out.push_str(&std::format!(
+                "PARTIAL: {} cut short mid-record (a build still running, or buck2 killed): only the actions before the cut: {}\n",
+                plural(self.found.truncated.len(), "log", "logs"),
+                self.found.truncated.join(", ")
+            ));
+        }
         let no_usage = self.stored() - self.measured();
         if no_usage > 0 {
             out.push_str(&std::format!(
@@ -447,6 +454,7 @@ impl<'a> Report<'a> {
             "no_usage": self.stored() - self.measured(),
             "skipped_any": self.skipped_any(),
             "local_actions": self.found.local,
+            "truncated_logs": self.found.truncated,
             "actions": t.actions(),
             "wall_s": num(t.wall_ms(), 3),
             "cpu_s": num(t.cpu_ms(), 3),

@@ -133,6 +133,7 @@ fn found() -> Found {
             line: "g++: fatal error: Killed signal terminated program cc1plus".into(),
         }],
         local: 7,
+        truncated: Vec::new(),
     }
 }
 

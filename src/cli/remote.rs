@@ -142,7 +142,7 @@ enum Stop {
 /// and its key.
 #[cfg(feature = "remote")]
 fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Stop> {
-    use headroom::remote::endpoint::{parse_header, parse_url};
+    use headroom::remote::endpoint::parse_url;
     use std::path::PathBuf;
 
     let mut headers = Vec::new();
@@ -170,10 +170,17 @@ fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Sto
         ep.tls_key = a.tls_key.as_ref().map(PathBuf::from);
     }
     for h in &a.header {
-        headers.push(parse_header(h).map_err(|e| Stop::Usage(format!("--header {h}: {e}")))?);
+        headers.push(header_arg(h).map_err(Stop::Usage)?);
     }
     ep.headers.extend(headers);
     Ok(ep)
+}
+
+/// `--header NAME: VALUE` parsed; the error names the header, never its
+/// value (an API key, a token).
+#[cfg(feature = "remote")]
+fn header_arg(h: &str) -> Result<(String, String), String> {
+    headroom::remote::endpoint::parse_header(h).map_err(|e| format!("--header: {e}"))
 }
 
 /// The endpoint `[buck2_re_client]` names (its headers go to `headers`).
@@ -196,4 +203,30 @@ fn buck_endpoint(
     ep.tls_key = re.tls_client_cert;
     headers.extend(re.headers);
     Ok(ep)
+}
+
+#[cfg(all(test, feature = "remote"))]
+mod tests {
+    //! The option values this module checks itself.
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn a_bad_header_names_it_once_and_never_its_value() {
+        let e = header_arg("x-api-key: s3cret\u{7}").expect_err("control byte");
+        assert!(
+            e.starts_with("--header: ") && e.contains("x-api-key"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("s3cret") && e.matches("--header").count() == 1,
+            "{e}"
+        );
+        let e = header_arg("x-api-key s3cret").expect_err("no colon");
+        assert!(!e.contains("s3cret"), "{e}");
+        assert_eq!(
+            header_arg("X-Team: build"),
+            Ok(("x-team".to_string(), "build".to_string()))
+        );
+    }
 }

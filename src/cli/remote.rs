@@ -43,6 +43,9 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use headroom::remote::sizing::Worker;
     use std::io::Write;
 
+    if let Some(msg) = bad_digest(&a.digest) {
+        return super::common::usage(&msg);
+    }
     let endpoint = match endpoint(&a) {
         Ok(e) => e,
         Err(Stop::Usage(msg)) => return super::common::usage(&msg),
@@ -128,6 +131,18 @@ fn look_up(
     Ok(lookups)
 }
 
+/// The first `--digest` that is not `HASH/SIZE` or `HASH:SIZE`, as a
+/// usage line (exit 2): a malformed option value, as a bad `--remote` or
+/// `--header` is.
+#[cfg(feature = "remote")]
+fn bad_digest(digests: &[String]) -> Option<String> {
+    digests.iter().find_map(|d| {
+        headroom::remote::digest::parse_digest(d)
+            .err()
+            .map(|e| format!("--digest '{}': {e}", super::common::shown(d)))
+    })
+}
+
 /// Why no endpoint: a usage error (exit 2) or a failure (exit 1).
 #[cfg(feature = "remote")]
 enum Stop {
@@ -210,6 +225,20 @@ mod tests {
     //! The option values this module checks itself.
     use super::*;
     use std::string::ToString;
+
+    #[test]
+    fn a_bad_digest_is_one_usage_line_naming_it() {
+        let h = "ab".repeat(32);
+        let good = [format!("{h}/140"), format!("{h}:7")];
+        assert_eq!(bad_digest(&good), None);
+        let bad = [good[0].clone(), "nonsense".to_string(), "x\ny".to_string()];
+        assert_eq!(
+            bad_digest(&bad).as_deref(),
+            Some("--digest 'nonsense': expected HASH/SIZE or HASH:SIZE")
+        );
+        let newline = bad_digest(&bad[2..]).expect("bad");
+        assert!(!newline.contains('\n'), "{newline}");
+    }
 
     #[test]
     fn a_bad_header_names_it_once_and_never_its_value() {

@@ -476,7 +476,7 @@ impl<'a> Report<'a> {
             "remote_time": self.phases().iter().map(|p| json!({
                 "phase": p.name,
                 "actions": p.actions,
-                "total_s": num(u64::try_from(p.total_ns / 1_000_000).unwrap_or(u64::MAX), 3),
+                "total_s": num(div_round(p.total_ns, 1_000_000), 3),
                 "max_s": p.max.map(|(ns, _)| num(ns_to_ms(ns), 3)),
                 "max_id": p.max.map(|(_, n)| n.id.as_str()),
             })).collect::<Vec<_>>(),

@@ -267,6 +267,26 @@ fn remote_time_sums_each_phase_and_names_the_longest() {
 }
 
 #[test]
+fn remote_time_totals_round_as_each_action_does() {
+    // Four inputs fetched in 0.9999999 s each: every row says 1.000 s
+    // (rounded half up to ms), so the total says 4.000, not 3.999.
+    let times = Times {
+        input_fetch_start: Some(110 * S + 100),
+        input_fetch_completed: Some(111 * S),
+        ..buildbarn_times()
+    };
+    let a: Vec<(Named, Lookup)> = ["aa", "bb", "cc", "dd"]
+        .iter()
+        .map(|h| (named(h, "c", h), stored(0, "w", times, None)))
+        .collect();
+    let f = found();
+    let v: Value = serde_json::from_str(&Report::new(&a, &f, options(10, 0)).json()).unwrap();
+    assert_eq!(v["remote_time"][1]["phase"], "input fetch");
+    assert_eq!(v["remote_time"][1]["max_s"], 1.0);
+    assert_eq!(v["remote_time"][1]["total_s"], 4.0);
+}
+
+#[test]
 fn json_rows_give_every_shape_its_keys_and_nulls() {
     let a = shapes();
     let rows: Value = serde_json::from_str(&render_rows(&figures(&a))).unwrap();

@@ -282,9 +282,16 @@ impl<'a> Report<'a> {
             (0, _, 0) => String::from(
                 "RSS: the whole action, every process together (BuildBuddy, its cgroup)",
             ),
-            _ => std::format!(
-                "RSS: the largest process for {proc} actions (Buildbarn rusage), the whole action for {whole} (BuildBuddy cgroup), unknown for {unknown}"
-            ),
+            _ => {
+                let mut l = std::format!(
+                    "RSS: the largest process for {} (Buildbarn rusage), the whole action for {whole} (BuildBuddy cgroup)",
+                    plural(proc, "action", "actions")
+                );
+                if unknown > 0 {
+                    l.push_str(&std::format!(", unknown for {unknown}"));
+                }
+                l
+            }
         };
         out.push_str(&line);
         out.push('\n');

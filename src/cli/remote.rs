@@ -43,6 +43,9 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use headroom::remote::sizing::Worker;
     use std::io::Write;
 
+    if let Some(msg) = bad_digest(&a.digest) {
+        return super::common::usage(&msg);
+    }
     let endpoint = match endpoint(&a) {
         Ok(e) => e,
         Err(Stop::Usage(msg)) => return super::common::usage(&msg),
@@ -128,6 +131,18 @@ fn look_up(
     Ok(lookups)
 }
 
+/// The first `--digest` that is not `HASH/SIZE` or `HASH:SIZE`, as a
+/// usage line (exit 2): a malformed option value, as a bad `--remote` or
+/// `--header` is.
+#[cfg(feature = "remote")]
+fn bad_digest(digests: &[String]) -> Option<String> {
+    digests.iter().find_map(|d| {
+        headroom::remote::digest::parse_digest(d)
+            .err()
+            .map(|e| format!("--digest '{}': {e}", super::common::shown(d)))
+    })
+}
+
 /// Why no endpoint: a usage error (exit 2) or a failure (exit 1).
 #[cfg(feature = "remote")]
 enum Stop {
@@ -142,7 +157,7 @@ enum Stop {
 /// and its key.
 #[cfg(feature = "remote")]
 fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Stop> {
-    use headroom::remote::endpoint::{parse_header, parse_url};
+    use headroom::remote::endpoint::parse_url;
     use std::path::PathBuf;
 
     let mut headers = Vec::new();
@@ -170,10 +185,17 @@ fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Sto
         ep.tls_key = a.tls_key.as_ref().map(PathBuf::from);
     }
     for h in &a.header {
-        headers.push(parse_header(h).map_err(|e| Stop::Usage(format!("--header {h}: {e}")))?);
+        headers.push(header_arg(h).map_err(Stop::Usage)?);
     }
     ep.headers.extend(headers);
     Ok(ep)
+}
+
+/// `--header NAME: VALUE` parsed; the error names the header, never its
+/// value (an API key, a token).
+#[cfg(feature = "remote")]
+fn header_arg(h: &str) -> Result<(String, String), String> {
+    headroom::remote::endpoint::parse_header(h).map_err(|e| format!("--header: {e}"))
 }
 
 /// The endpoint `[buck2_re_client]` names (its headers go to `headers`).
@@ -196,4 +218,44 @@ fn buck_endpoint(
     ep.tls_key = re.tls_client_cert;
     headers.extend(re.headers);
     Ok(ep)
+}
+
+#[cfg(all(test, feature = "remote"))]
+mod tests {
+    //! The option values this module checks itself.
+    use super::*;
+    use std::string::ToString;
+
+    #[test]
+    fn a_bad_digest_is_one_usage_line_naming_it() {
+        let h = "ab".repeat(32);
+        let good = [format!("{h}/140"), format!("{h}:7")];
+        assert_eq!(bad_digest(&good), None);
+        let bad = [good[0].clone(), "nonsense".to_string(), "x\ny".to_string()];
+        assert_eq!(
+            bad_digest(&bad).as_deref(),
+            Some("--digest 'nonsense': expected HASH/SIZE or HASH:SIZE")
+        );
+        let newline = bad_digest(&bad[2..]).expect("bad");
+        assert!(!newline.contains('\n'), "{newline}");
+    }
+
+    #[test]
+    fn a_bad_header_names_it_once_and_never_its_value() {
+        let e = header_arg("x-api-key: s3cret\u{7}").expect_err("control byte");
+        assert!(
+            e.starts_with("--header: ") && e.contains("x-api-key"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("s3cret") && e.matches("--header").count() == 1,
+            "{e}"
+        );
+        let e = header_arg("x-api-key s3cret").expect_err("no colon");
+        assert!(!e.contains("s3cret"), "{e}");
+        assert_eq!(
+            header_arg("X-Team: build"),
+            Ok(("x-team".to_string(), "build".to_string()))
+        );
+    }
 }

@@ -44,7 +44,10 @@ pub struct Endpoint {
     pub headers: Vec<(String, String)>,
 }
 
-/// Why a `--remote` address or a `--header` was refused.
+/// Why a `--remote` address or a `--header` was refused. Its Display
+/// names neither the option nor a header's value (the caller says where
+/// the text came from, `--remote` or a `.buckconfig`; a value may be a
+/// secret).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EndpointError {
     /// The address is empty.
@@ -88,30 +91,26 @@ impl fmt::Display for EndpointError {
         match self {
             Self::Empty => write!(
                 f,
-                "--remote: empty address (give grpc://HOST:PORT or grpcs://HOST:PORT)"
+                "empty address (give grpc://HOST:PORT or grpcs://HOST:PORT)"
             ),
             Self::Scheme { scheme } => write!(
                 f,
-                "--remote: unknown scheme '{scheme}://' (use grpc:// for plaintext, grpcs:// for TLS)"
+                "unknown scheme '{scheme}://' (use grpc:// for plaintext, grpcs:// for TLS)"
             ),
-            Self::Authority { address } => {
-                write!(f, "--remote '{address}': not HOST:PORT")
+            // The caller names the address.
+            Self::Authority { .. } => f.write_str("not HOST:PORT"),
+            Self::Path { .. } => {
+                f.write_str("a path is not used; give the instance name with --instance")
             }
-            Self::Path { address } => write!(
-                f,
-                "--remote '{address}': a path is not used; give the instance name with --instance"
-            ),
-            Self::HeaderColon => write!(f, "--header: expected 'NAME: VALUE' (no ':' found)"),
-            Self::HeaderName { name } => {
-                write!(f, "--header: '{name}' is not a valid header name")
-            }
+            Self::HeaderColon => write!(f, "expected 'NAME: VALUE' (no ':' found)"),
+            Self::HeaderName { name } => write!(f, "'{name}' is not a valid header name"),
             Self::HeaderBinary { name } => write!(
                 f,
-                "--header: '{name}' is binary gRPC metadata (-bin), which is not supported"
+                "'{name}' is binary gRPC metadata (-bin), which is not supported"
             ),
             Self::HeaderValue { name } => write!(
                 f,
-                "--header '{name}': the value has characters a header cannot carry"
+                "the value of header '{name}' has characters a header cannot carry"
             ),
         }
     }
@@ -320,5 +319,28 @@ mod tests {
         let e = parse_header("k: a\u{7}secret").expect_err("control byte");
         assert_eq!(e, EndpointError::HeaderValue { name: "k".into() });
         assert!(!std::format!("{e}").contains("secret"));
+    }
+
+    #[test]
+    fn messages_name_no_option_and_no_value() {
+        // The CLI prefixes `--remote URL: ` or `--header: `, a .buckconfig
+        // error `FILE: ADDRESS: `: the option must not be said again.
+        let bad = [
+            parse_url("foo://h:1", None).expect_err("scheme"),
+            parse_url("grpc://h:1/main", None).expect_err("path"),
+            parse_url("grpc://h:x", None).expect_err("port"),
+            parse_header("a b: v").expect_err("name"),
+            parse_header("x-api-key s3cret").expect_err("colon"),
+            parse_header("x-api-key: s3cret\u{7}").expect_err("value"),
+        ];
+        for e in bad {
+            let s = std::format!("{e}");
+            assert!(!s.contains("--remote") && !s.contains("--header"), "{s}");
+            assert!(!s.contains("s3cret"), "{s}");
+        }
+        assert_eq!(
+            std::format!("{}", parse_url("foo://h:1", None).expect_err("scheme")),
+            "unknown scheme 'foo://' (use grpc:// for plaintext, grpcs:// for TLS)"
+        );
     }
 }

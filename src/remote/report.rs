@@ -282,9 +282,16 @@ impl<'a> Report<'a> {
             (0, _, 0) => String::from(
                 "RSS: the whole action, every process together (BuildBuddy, its cgroup)",
             ),
-            _ => std::format!(
-                "RSS: the largest process for {proc} actions (Buildbarn rusage), the whole action for {whole} (BuildBuddy cgroup), unknown for {unknown}"
-            ),
+            _ => {
+                let mut l = std::format!(
+                    "RSS: the largest process for {} (Buildbarn rusage), the whole action for {whole} (BuildBuddy cgroup)",
+                    plural(proc, "action", "actions")
+                );
+                if unknown > 0 {
+                    l.push_str(&std::format!(", unknown for {unknown}"));
+                }
+                l
+            }
         };
         out.push_str(&line);
         out.push('\n');
@@ -476,7 +483,7 @@ impl<'a> Report<'a> {
             "remote_time": self.phases().iter().map(|p| json!({
                 "phase": p.name,
                 "actions": p.actions,
-                "total_s": num(u64::try_from(p.total_ns / 1_000_000).unwrap_or(u64::MAX), 3),
+                "total_s": num(div_round(p.total_ns, 1_000_000), 3),
                 "max_s": p.max.map(|(ns, _)| num(ns_to_ms(ns), 3)),
                 "max_id": p.max.map(|(_, n)| n.id.as_str()),
             })).collect::<Vec<_>>(),

@@ -174,7 +174,7 @@ fn text_names_the_scope_the_signal_the_worker_and_the_killed() {
     let f = found();
     let text = Report::new(&a, &f, options(10, 0)).text();
     for want in [
-        "RSS: the largest process for 1 actions (Buildbarn rusage), the whole action for 1 (BuildBuddy cgroup), unknown for 0",
+        "RSS: the largest process for 1 action (Buildbarn rusage), the whole action for 1 (BuildBuddy cgroup)\n",
         "actions that ended on a signal: 1\n  //app:big (big.cpp) (KILL: the OOM killer's signal) on w1\n",
         "no stored result (NOT_FOUND: evicted, or the action failed; failed actions are not cached): 1",
         "actions the logs show ran locally (not looked up): 7",
@@ -264,6 +264,44 @@ fn remote_time_sums_each_phase_and_names_the_longest() {
         text.contains("  output upload       1      0.50      0.5"),
         "{text}"
     );
+}
+
+#[test]
+fn the_scope_line_says_unknown_only_when_some_are() {
+    let mut a = shapes();
+    let f = found();
+    let text = Report::new(&a, &f, options(10, 0)).text();
+    assert!(!text.contains("unknown for"), "{text}");
+    // A figure with no scope (a worker message that does not say whose).
+    if let Lookup::Stored(s) = &mut a[2].1 {
+        let u = s.usage.as_mut().unwrap();
+        u.max_rss_bytes = Some(GIB);
+    }
+    let text = Report::new(&a, &f, options(10, 0)).text();
+    assert!(
+        text.contains("(BuildBuddy cgroup), unknown for 1\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn remote_time_totals_round_as_each_action_does() {
+    // Four inputs fetched in 0.9999999 s each: every row says 1.000 s
+    // (rounded half up to ms), so the total says 4.000, not 3.999.
+    let times = Times {
+        input_fetch_start: Some(110 * S + 100),
+        input_fetch_completed: Some(111 * S),
+        ..buildbarn_times()
+    };
+    let a: Vec<(Named, Lookup)> = ["aa", "bb", "cc", "dd"]
+        .iter()
+        .map(|h| (named(h, "c", h), stored(0, "w", times, None)))
+        .collect();
+    let f = found();
+    let v: Value = serde_json::from_str(&Report::new(&a, &f, options(10, 0)).json()).unwrap();
+    assert_eq!(v["remote_time"][1]["phase"], "input fetch");
+    assert_eq!(v["remote_time"][1]["max_s"], 1.0);
+    assert_eq!(v["remote_time"][1]["total_s"], 4.0);
 }
 
 #[test]

@@ -382,7 +382,7 @@ pub struct ActionsArgs {
     /// one action digest, HASH/SIZE or HASH:SIZE; repeatable
     #[argh(option)]
     pub digest: Vec<String>,
-    /// CA certificates (PEM) for grpcs://, instead of the system's roots
+    /// CA certificates (PEM) for grpcs://, instead of the Mozilla roots built in (webpki-roots)
     #[argh(option)]
     pub tls_ca: Option<String>,
     /// client certificate (PEM) for mutual TLS; with --tls-key

@@ -65,3 +65,58 @@ fn a_silent_server_ends_within_the_deadline() {
         assert!(!text.contains("CANCELLED"), "{text}");
     }
 }
+
+/// `headroom actions ARGS`: exit code and stderr.
+fn headroom(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .arg("actions")
+        .args(args)
+        .output()
+        .expect("run headroom");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const DIGEST: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855/1";
+
+/// Found by hand: a bad `--header` was echoed whole, so its value (an API
+/// key) went to stderr, and a CRLF in it split the line; a non-ASCII value
+/// was sent as raw UTF-8. Now: exit 2, one line naming the header only.
+#[test]
+fn a_bad_header_is_one_line_without_its_value() {
+    for h in ["x-api-key: s3cr3t\r\nX-Evil: 1", "x-api-key: s3cr3t\u{e9}"] {
+        let (code, err) = headroom(&[
+            "--remote",
+            "grpc://127.0.0.1:1",
+            "--digest",
+            DIGEST,
+            "--header",
+            h,
+        ]);
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err:?}");
+        assert!(!err.contains("s3cr3t"), "{err}");
+        assert!(err.contains("'x-api-key'"), "{err}");
+    }
+}
+
+/// Found by hand: a failure's line carried what it quoted as it came, so a
+/// file name (or an instance name, a server's message) with a newline or
+/// an escape sequence broke the one line. Control characters show as `?`.
+#[test]
+fn a_failure_stays_one_line_whatever_it_quotes() {
+    let (code, err) = headroom(&[
+        "--remote",
+        "grpc://127.0.0.1:1",
+        "--log",
+        "no\nsuch\u{1b}[2Jlog",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(
+        err.starts_with("headroom: no?such?[2Jlog: cannot read"),
+        "{err}"
+    );
+}

@@ -148,7 +148,8 @@ fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Sto
     let mut headers = Vec::new();
     let mut ep = match &a.remote {
         Some(url) => {
-            parse_url(url, None).map_err(|e| Stop::Usage(format!("--remote {url}: {e}")))?
+            // The error says `--remote` and the address itself.
+            parse_url(url, None).map_err(|e| Stop::Usage(e.to_string()))?
         }
         None => {
             let re = headroom::remote::buckconfig::load_here()
@@ -170,7 +171,8 @@ fn endpoint(a: &ActionsArgs) -> Result<headroom::remote::endpoint::Endpoint, Sto
         ep.tls_key = a.tls_key.as_ref().map(PathBuf::from);
     }
     for h in &a.header {
-        headers.push(parse_header(h).map_err(|e| Stop::Usage(format!("--header {h}: {e}")))?);
+        // The error names the header, never its value (an API key).
+        headers.push(parse_header(h).map_err(|e| Stop::Usage(e.to_string()))?);
     }
     ep.headers.extend(headers);
     Ok(ep)

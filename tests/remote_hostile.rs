@@ -120,3 +120,27 @@ fn a_failure_stays_one_line_whatever_it_quotes() {
         "{err}"
     );
 }
+
+/// Found by hand: a zstd file that is no log (the zstd of `hello`, of a
+/// JSON file, or a stream cut in its first frame) read as a log cut short
+/// with nothing in it, and the one line said only "the logs name no remote
+/// action (0 ran locally)". It now names the file as cut or not a log.
+#[test]
+fn a_zstd_file_that_is_no_log_is_named() {
+    let dir = std::env::temp_dir().join(format!("headroom-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let f = dir.join("cut.zst");
+    // RFC 8878: the magic number, cut after three of its four bytes.
+    std::fs::write(&f, [0x28, 0xB5, 0x2F]).expect("write");
+    let path = f.to_str().expect("utf-8 temp path");
+    let (code, err) = headroom(&["--remote", "grpc://127.0.0.1:1", "--log", path]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(
+        err.contains(&format!(
+            "cut short mid-record, or not a log at all: {path}"
+        )),
+        "{err}"
+    );
+}

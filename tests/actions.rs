@@ -215,12 +215,13 @@ fn without_the_feature_remote_says_how_to_get_it() {
 }
 
 /// With the feature, the options reach the remote layer: a digest that is
-/// not HASH/SIZE is the log reader's error, exit 1, one line.
+/// not HASH/SIZE is a usage error (exit 2, as a bad --remote or --header),
+/// one line.
 #[cfg(feature = "remote")]
 #[test]
 fn with_the_feature_a_bad_digest_is_one_line() {
     let o = actions(&["--remote", "grpc://127.0.0.1:1", "--digest", "nonsense"]);
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("nonsense"), "{}", stderr(&o));
 }

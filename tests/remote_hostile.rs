@@ -144,3 +144,21 @@ fn a_zstd_file_that_is_no_log_is_named() {
         "{err}"
     );
 }
+
+/// Found by hand: a malformed `--digest` exited 1 (a runtime failure)
+/// while a malformed `--remote` or `--header` exits 2 (usage).
+#[test]
+fn a_malformed_digest_is_a_usage_error() {
+    let hash = &DIGEST[..64];
+    for d in [
+        format!("{hash}/-1"),
+        format!("{hash}/99999999999999999999"),
+        hash.to_string(),
+        "/5".into(),
+    ] {
+        let (code, err) = headroom(&["--remote", "grpc://127.0.0.1:1", "--digest", &d]);
+        assert_eq!(code, Some(2), "{d}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err:?}");
+        assert!(err.starts_with("headroom: --digest "), "{err}");
+    }
+}

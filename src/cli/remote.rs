@@ -43,6 +43,13 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use headroom::remote::sizing::Worker;
     use std::io::Write;
 
+    // A malformed --digest is a usage error (exit 2), like a bad --remote
+    // or --header; read_logs would report it as a failure (exit 1).
+    for d in &a.digest {
+        if let Err(e) = headroom::remote::digest::parse_digest(d) {
+            return super::common::usage(&format!("--digest {d}: {e}"));
+        }
+    }
     let endpoint = match endpoint(&a) {
         Ok(e) => e,
         Err(Stop::Usage(msg)) => return super::common::usage(&msg),

@@ -37,7 +37,9 @@ fn main() -> ExitCode {
     match dispatch(cli, raw_cmd) {
         Ok(code) => code,
         Err(Fail(msg)) => {
-            let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+            // One line whatever the message carries (a server's words, a
+            // file or instance name with a newline or an escape sequence).
+            let _ = writeln!(std::io::stderr(), "headroom: {}", shown(&msg));
             ExitCode::from(1)
         }
     }

@@ -45,7 +45,7 @@ impl<E: std::fmt::Display> From<E> for Fail {
 
 /// A usage error found after argh: one line, exit 2.
 pub fn usage(msg: &str) -> Result<ExitCode, Fail> {
-    let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+    let _ = writeln!(std::io::stderr(), "headroom: {}", shown(msg));
     Ok(ExitCode::from(2))
 }
 

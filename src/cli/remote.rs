@@ -54,8 +54,17 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     let found =
         headroom::remote::logs::read_logs(&a.log, &a.digest).map_err(|e| Fail(e.to_string()))?;
     if found.actions.is_empty() {
+        // A log cut in its first record is noted, not refused: say so, or
+        // a zstd file that is no log at all reads as an empty build.
+        let cut = match found.truncated.as_slice() {
+            [] => String::new(),
+            logs => format!(
+                "; cut short mid-record, or not a log at all: {}",
+                logs.join(", ")
+            ),
+        };
         return Err(Fail(format!(
-            "the logs name no remote action ({} ran locally): nothing to look up",
+            "the logs name no remote action ({} ran locally): nothing to look up{cut}",
             found.local
         )));
     }

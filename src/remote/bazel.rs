@@ -20,7 +20,9 @@
 //! the `Invocation` entry first, the digest's `hash_function_name`
 //! cleared); the runner names of `RemoteSpawnRunner` / `RemoteSpawnCache`.
 
-use std::io::Read;
+use core::cell::Cell;
+use std::io::{self, Read};
+use std::rc::Rc;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
@@ -30,7 +32,7 @@ use serde_json::Value;
 use crate::remote::action::{Digest, Named, Origin};
 use crate::remote::delimited::{RecordError, Records};
 use crate::remote::digest::{DigestError, digest_from_parts, parse_digest};
-use crate::remote::logs::{Collector, LogError, LogErrorKind, Position};
+use crate::remote::logs::{Collector, LogError, LogErrorKind, MAX_JSON, Position};
 
 /// Runners that mean the spawn's result is in the remote action cache.
 pub const REMOTE_RUNNERS: [&str; 2] = ["remote", "remote cache hit"];
@@ -149,13 +151,27 @@ pub fn read_json_stream(
     file: &str,
     out: &mut Collector,
 ) -> Result<(), LogError> {
-    let stream = serde_json::Deserializer::from_reader(src).into_iter::<Value>();
-    for (i, v) in stream.enumerate() {
-        let object = Some(Position::Object(i as u64 + 1));
+    let end = Rc::new(Cell::new(MAX_JSON));
+    let bounded = Bounded {
+        inner: src,
+        read: 0,
+        end: Rc::clone(&end),
+    };
+    let mut stream = serde_json::Deserializer::from_reader(bounded).into_iter::<Value>();
+    let mut i = 0u64;
+    while let Some(v) = stream.next() {
+        i += 1;
+        let object = Some(Position::Object(i));
         let v = v.map_err(|e| {
+            let kind = match e.io_error_kind() {
+                Some(io::ErrorKind::FileTooLarge) => LogErrorKind::JsonTooLong,
+                _ => LogErrorKind::NotJson(e.to_string()),
+            };
             let at = Some(Position::Line(e.line() as u64 + skipped_lines));
-            LogError::new(file, at, LogErrorKind::NotJson(e.to_string()))
+            LogError::new(file, at, kind)
         })?;
+        // The next object may take MAX_JSON bytes from where this ended.
+        end.set((stream.byte_offset() as u64).saturating_add(MAX_JSON));
         if !is_spawn_exec(&v) {
             return Err(LogError::new(file, object, LogErrorKind::NotSpawnExec));
         }
@@ -168,6 +184,31 @@ pub fn read_json_stream(
         gather(seen, Origin::BazelJson, out).map_err(|k| LogError::new(file, object, k))?;
     }
     Ok(())
+}
+
+/// `inner`, ending in an error ([`io::ErrorKind::FileTooLarge`]) at byte
+/// `end` (moved on after each object): one JSON object never holds more
+/// than [`MAX_JSON`] bytes in memory.
+struct Bounded<R> {
+    inner: R,
+    read: u64,
+    end: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.end.get().saturating_sub(self.read);
+        if left == 0 && !buf.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                "a JSON object over the limit",
+            ));
+        }
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.read += n as u64;
+        Ok(n)
+    }
 }
 
 /// Read the compact log's entries after `first` (already read) from

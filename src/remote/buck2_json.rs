@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::remote::action::Origin;
 use crate::remote::buck2::{self, ActionEnd, Command};
-use crate::remote::logs::{Collector, LogError, LogErrorKind, Position};
+use crate::remote::logs::{Collector, LogError, LogErrorKind, Position, read_line_capped};
 
 /// Keys of a `buck2 log show` line's object: the header's and
 /// `StreamValue`'s variants.
@@ -156,13 +156,16 @@ pub fn read_lines(
     let mut line = skipped_lines;
     loop {
         buf.clear();
-        let n = src
-            .read_until(b'\n', &mut buf)
+        let n = read_line_capped(&mut src, &mut buf)
             .map_err(|e| LogError::new(file, None, LogErrorKind::Read(e)))?;
+        line += 1;
+        let Some(n) = n else {
+            let at = Some(Position::Line(line));
+            return Err(LogError::new(file, at, LogErrorKind::JsonTooLong));
+        };
         if n == 0 {
             return Ok(());
         }
-        line += 1;
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

@@ -251,7 +251,16 @@ async fn connect(
             cause: cause_chain(&e),
         })?;
     }
-    endpoint.connect().await.map_err(|e| connect_error(ep, &e))
+    // tonic's connect_timeout covers the TCP connect only: a server that
+    // accepts and then says nothing held a grpcs:// TLS handshake forever.
+    match tokio::time::timeout(opts.deadline, endpoint.connect()).await {
+        Ok(connected) => connected.map_err(|e| connect_error(ep, &e)),
+        Err(_) => Err(RemoteError::Deadline {
+            address: ep.authority.clone(),
+            seconds: opts.deadline.as_secs(),
+            tries: 1,
+        }),
+    }
 }
 
 /// The calls of one run.
@@ -317,6 +326,16 @@ impl Calls<'_> {
             if status.code() == Code::NotFound {
                 return Ok(None);
             }
+            // Our own deadline, not the server's word: not asked again (a
+            // server silent for a whole deadline is not one that answers
+            // the next try; retrying made a silent server cost 5 deadlines).
+            if is_local_timeout(&status) {
+                return Err(RemoteError::Deadline {
+                    address: self.ep.authority.clone(),
+                    seconds: self.opts.deadline.as_secs(),
+                    tries: attempt + 1,
+                });
+            }
             if !retryable(status.code()) || attempt >= self.opts.retries {
                 return Err(status_error(self.ep, self.opts, attempt + 1, &status));
             }
@@ -346,11 +365,20 @@ impl Calls<'_> {
         let limit = self.opts.deadline + Duration::from_secs(1);
         match tokio::time::timeout(limit, call).await {
             Ok(answer) => answer.map(tonic::Response::into_inner),
-            Err(_) => Err(tonic::Status::deadline_exceeded(
-                "no answer within the deadline",
+            Err(_) => Err(tonic::Status::cancelled(
+                tonic::TimeoutExpired(()).to_string(),
             )),
         }
     }
+}
+
+/// Whether `status` is this client's own deadline firing: tonic's timeout
+/// layer gives `CANCELLED` with `TimeoutExpired`'s words (tonic
+/// `status.rs`, `find_status_in_source_chain`), as does [`Calls::attempt`]'s
+/// own timer. Printed as it came it read "answered CANCELLED: Timeout
+/// expired", as if the server had answered.
+fn is_local_timeout(status: &tonic::Status) -> bool {
+    status.code() == Code::Cancelled && status.message() == tonic::TimeoutExpired(()).to_string()
 }
 
 /// Codes worth asking again.

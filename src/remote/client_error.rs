@@ -152,10 +152,16 @@ impl fmt::Display for RemoteError {
                 address,
                 seconds,
                 tries,
-            } => write!(
-                f,
-                "{address} did not answer within {seconds} s, {tries} tries: the server is overloaded or the network slow"
-            ),
+            } => {
+                write!(f, "{address} did not answer within {seconds} s")?;
+                if *tries > 1 {
+                    write!(f, ", {tries} tries")?;
+                }
+                write!(
+                    f,
+                    ": the server is overloaded, the network slow, or it is not a gRPC server"
+                )
+            }
             Self::Status {
                 address,
                 code,

@@ -162,3 +162,27 @@ fn cause_chain_says_every_cause_once() {
         "transport error"
     );
 }
+
+// Found by hand (issue 26, hostile input): a server that accepts and never
+// answers was reported as "answered CANCELLED: Timeout expired". tonic's
+// timeout layer makes that status (tonic `status.rs`); a server's own
+// CANCELLED or DEADLINE_EXCEEDED is not ours.
+#[test]
+fn our_own_deadline_is_told_from_the_servers_answers() {
+    assert!(is_local_timeout(&tonic::Status::from_error(
+        std::boxed::Box::new(tonic::TimeoutExpired(()))
+    )));
+    assert!(!is_local_timeout(&tonic::Status::cancelled(
+        "client went away"
+    )));
+    assert!(!is_local_timeout(&tonic::Status::deadline_exceeded("slow")));
+    let one = RemoteError::Deadline {
+        address: "h:1".into(),
+        seconds: 30,
+        tries: 1,
+    };
+    assert_eq!(
+        one.to_string(),
+        "h:1 did not answer within 30 s: the server is overloaded, the network slow, or it is not a gRPC server"
+    );
+}

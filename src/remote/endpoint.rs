@@ -214,7 +214,10 @@ pub fn parse_header(header: &str) -> Result<(String, String), EndpointError> {
     if name.ends_with("-bin") {
         return Err(EndpointError::HeaderBinary { name });
     }
-    if http::HeaderValue::from_str(value).is_err() {
+    // gRPC's ASCII-Value is %x20-%x7E (PROTOCOL-HTTP2.md); http's check
+    // lets bytes over 0x7F through, which went out as raw UTF-8.
+    let ascii = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    if !ascii || http::HeaderValue::from_str(value).is_err() {
         return Err(EndpointError::HeaderValue { name });
     }
     Ok((name, value.to_string()))
@@ -319,6 +322,15 @@ mod tests {
         let e = parse_header("k: a\u{7}secret").expect_err("control byte");
         assert_eq!(e, EndpointError::HeaderValue { name: "k".into() });
         assert!(!std::format!("{e}").contains("secret"));
+        // Found by hand (issue 26): a pasted non-ASCII value (a smart
+        // quote, an accent) was accepted and sent as raw UTF-8.
+        for v in ["k: s\u{e9}cret", "k: \u{201c}key\u{201d}", "k: a\tb"] {
+            assert_eq!(
+                parse_header(v),
+                Err(EndpointError::HeaderValue { name: "k".into() }),
+                "{v}"
+            );
+        }
     }
 
     #[test]

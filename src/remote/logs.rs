@@ -29,6 +29,25 @@ use crate::remote::delimited::{RecordError, Records, ZSTD_MAGIC, Zstd};
 use crate::remote::digest::{DigestError, parse_digest};
 use crate::remote::{bazel, buck2_json, buck2_log};
 
+/// The longest JSON line (`buck2 log show`) or object (Bazel `SpawnExec`)
+/// read, bytes (64 MiB): far above any event or spawn (Buck2 keeps its
+/// events small; a Bazel spawn lists its inputs, some MB at most), low
+/// enough that a file with no line breaks (a core dump, `/dev/zero` after
+/// a `{`) is refused with memory bounded, not read whole.
+pub const MAX_JSON: u64 = 64 << 20;
+
+/// Read one line (its `\n` kept) into `buf` (appended), at most
+/// [`MAX_JSON`] bytes. `Ok(None)`: the line is longer (`buf` then holds
+/// its first `MAX_JSON + 1` bytes); else the bytes read (0 at the end).
+pub fn read_line_capped(src: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
+    let start = buf.len();
+    let n = src.take(MAX_JSON + 1).read_until(b'\n', buf)?;
+    if (buf.len() - start) as u64 > MAX_JSON {
+        return Ok(None);
+    }
+    Ok(Some(n))
+}
+
 /// Where in a log a fault is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Position {
@@ -72,6 +91,9 @@ pub enum LogErrorKind {
     BadLength,
     /// A record length over `delimited::MAX_RECORD`.
     TooLong(u64),
+    /// A JSON line or object over [`MAX_JSON`] bytes (a file that is not
+    /// a log, or one line of a runaway writer): refused, not held.
+    JsonTooLong,
     /// A record that does not decode as the message it must be.
     BadRecord {
         /// The message expected (`buck.data.BuckEvent`, ...).
@@ -110,6 +132,11 @@ impl fmt::Display for LogErrorKind {
             Self::Truncated => f.write_str("ends inside a record"),
             Self::BadLength => f.write_str("a record length that is not a varint"),
             Self::TooLong(n) => write!(f, "a record of {n} bytes: not a log record"),
+            Self::JsonTooLong => write!(
+                f,
+                "a JSON line or object over {} MiB: not a log record",
+                MAX_JSON >> 20
+            ),
             Self::BadRecord { message, why } => write!(f, "not a {message} record: {why}"),
             Self::NotJson(w) => write!(f, "not JSON: {w}"),
             Self::NotBuck2Line => f.write_str("not a buck2 log show line"),
@@ -319,7 +346,9 @@ fn read_json(
     out: &mut Collector,
 ) -> Result<(), LogError> {
     let mut first = Vec::new();
-    src.read_until(b'\n', &mut first)
+    // A first line over the cap is not a buck2 line; the Bazel reader
+    // (which bounds each object) then says what it is.
+    read_line_capped(&mut src, &mut first)
         .map_err(|e| LogError::new(file, None, LogErrorKind::Read(e)))?;
     let rest = Cursor::new(first).chain(src);
     let line: Option<serde_json::Value> = {

@@ -142,3 +142,34 @@ fn write_fixtures() {
         std::fs::write(corpus.join(target).join(name), bytes).unwrap();
     }
 }
+
+/// A JSON log that never ends its line or object: `prefix`, then `a`s
+/// without end (a runaway writer, `/dev/zero`-like input after a `{`).
+fn endless_json(prefix: &'static [u8]) -> Result<Found, LogError> {
+    let mut out = Collector::new();
+    let src = Cursor::new(prefix).chain(io::repeat(b'a'));
+    read_log(src, "f", &mut out)?;
+    Ok(out.finish())
+}
+
+// Found by hand (issue 26, hostile input): a line with no end was read
+// whole (2 GB of RSS for 2 GB piped in). Now each line and object stops at
+// MAX_JSON with one line; before the fix these never returned.
+#[test]
+fn an_endless_json_line_or_object_is_refused_not_held() {
+    // buck2 log show: the Invocation line, then an event line without end.
+    let e = endless_json(b"{\"command_line_args\":[],\"trace_id\":\"x\"}\n{\"Event\":\"")
+        .expect_err("endless line");
+    assert!(matches!(e.kind, LogErrorKind::JsonTooLong), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "f: line 2: a JSON line or object over 64 MiB: not a log record"
+    );
+    // Bazel's JSON: one object, its first line already endless.
+    let e = endless_json(b"{\"mnemonic\":\"").expect_err("endless object");
+    assert!(matches!(e.kind, LogErrorKind::JsonTooLong), "{e}");
+    // Bazel's JSON pretty-printed: a local spawn, then one without end.
+    let e = endless_json(b"{\n  \"runner\": \"local\"\n}\n{\n  \"mnemonic\": \"")
+        .expect_err("second object");
+    assert!(matches!(e.kind, LogErrorKind::JsonTooLong), "{e}");
+}

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 
 use super::action::{Found, Lookup, Named, Origin, RssScope};
 use super::report_rows::{
-    Figures, div_round, figures, fixed, gib_centi, ns_to_ms, num, row_object,
+    Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, div_round, figures, fixed,
+    gib_centi, ns_to_ms, num, row_object,
 };
 use super::sizing::{Sizing, Worker, size};
 use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
@@ -307,12 +308,12 @@ impl<'a> Report<'a> {
         for f in sig.iter().take(LISTED) {
             let worker = f
                 .worker()
-                .map(|w| std::format!(" on {w}"))
+                .map(|w| std::format!(" on {}", cell(w, WORKER_CELL)))
                 .unwrap_or_default();
             out.push_str(&std::format!(
                 "  {} ({}){}\n",
-                f.named.id,
-                signal_text(f.signal().unwrap_or_default()),
+                cell(&f.named.id, ID_CELL),
+                signal_text(&cell(f.signal().unwrap_or_default(), SIGNAL_CELL)),
                 worker
             ));
         }
@@ -389,16 +390,16 @@ impl<'a> Report<'a> {
             let (max, who) = match p.max {
                 Some((ns, n)) => (
                     fixed(div_round(u128::from(ns), 100_000_000), 10),
-                    n.id.as_str(),
+                    cell(&n.id, ID_CELL),
                 ),
-                None => (String::from("-"), ""),
+                None => (String::from("-"), String::new()),
             };
             out.push_str(&line([
                 p.name,
                 &std::format!("{}", p.actions),
                 &total,
                 &max,
-                who,
+                &who,
             ]));
         }
     }
@@ -437,9 +438,14 @@ impl<'a> Report<'a> {
             let cat = if a.category.is_empty() {
                 String::new()
             } else {
-                std::format!(" [{}]", a.category)
+                std::format!(" [{}]", cell(&a.category, ID_CELL))
             };
-            out.push_str(&std::format!("  {}{}: {}\n", a.id, cat, a.line));
+            out.push_str(&std::format!(
+                "  {}{}: {}\n",
+                cell(&a.id, ID_CELL),
+                cat,
+                cell(&a.line, LINE_CELL)
+            ));
         }
         if k.len() > LISTED {
             out.push_str(&std::format!("  and {} more\n", k.len() - LISTED));
@@ -526,8 +532,8 @@ impl<'a> Report<'a> {
 fn longest_cells(f: &Figures<'_>) -> [String; 8] {
     let rss = f.rss();
     [
-        f.named.id.clone(),
-        f.named.category.clone(),
+        cell(&f.named.id, ID_CELL),
+        cell(&f.named.category, ID_CELL),
         or_dash(
             f.wall_ns()
                 .map(|w| fixed(div_round(u128::from(w), 100_000_000), 10)),
@@ -540,8 +546,8 @@ fn longest_cells(f: &Figures<'_>) -> [String; 8] {
                 RssScope::WholeAction => "action",
             })
         })),
-        f.signal().map(String::from).unwrap_or_default(),
-        f.worker().map(String::from).unwrap_or_default(),
+        f.signal().map(|s| cell(s, SIGNAL_CELL)).unwrap_or_default(),
+        f.worker().map(|w| cell(w, WORKER_CELL)).unwrap_or_default(),
     ]
 }
 

@@ -270,3 +270,28 @@ pub fn render_rows(figs: &[Figures<'_>]) -> String {
     out.push_str(if figs.is_empty() { "]\n" } else { "\n]\n" });
     out
 }
+/// The widest id or category the text shows, characters.
+pub const ID_CELL: usize = 200;
+/// The widest failure line (of a killed action) the text shows.
+pub const LINE_CELL: usize = 300;
+/// The widest `termination_signal` the text shows (`KILL`, `SEGV`, ...).
+pub const SIGNAL_CELL: usize = 16;
+/// The widest worker name the text shows.
+pub const WORKER_CELL: usize = 64;
+
+/// `s` as text for the table: control characters (a newline, an escape
+/// sequence from a server's `worker` or `termination_signal`, or a log's
+/// label) shown as `?`, and at most `cap` characters (the last three `...`
+/// when cut). `--json` and `--json-rows` keep the text as stored.
+pub fn cell(s: &str, cap: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(cap.saturating_add(1))
+        .collect();
+    if out.chars().count() > cap {
+        out = out.chars().take(cap.saturating_sub(3)).collect();
+        out.push_str("...");
+    }
+    out
+}

@@ -611,3 +611,17 @@ fn to_action_feeds_a_total_cpu_as_user_time_and_rounds_rss_up() {
         "//app:big (big.cpp)"
     );
 }
+
+// Found by hand (issue 26, hostile server): a `worker` or
+// `termination_signal` with a newline or an escape sequence went into the
+// table as stored (a broken table, the terminal's colours or screen
+// changed), and a 100 kB one made every row 100 kB wide.
+#[test]
+fn table_cells_are_one_line_and_bounded() {
+    use crate::remote::report_rows::cell;
+    assert_eq!(cell("evil\n\u{1b}[31mRED\t", 64), "evil??[31mRED?");
+    assert_eq!(cell("KILL", 16), "KILL");
+    let long = "S".repeat(100_000);
+    assert_eq!(cell(&long, 16), std::format!("{}...", "S".repeat(13)));
+    assert_eq!(cell(&"é".repeat(16), 16), "é".repeat(16));
+}

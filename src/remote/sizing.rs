@@ -16,7 +16,7 @@ use std::vec::Vec;
 use serde_json::{Value, json};
 
 use super::action::RssScope;
-use super::report_rows::{Figures, fixed, gib_centi};
+use super::report_rows::{Figures, ID_CELL, cell, fixed, gib_centi};
 use crate::report::fit::{MEASURED_SHARE_PCT, measured_jobs};
 
 /// Bytes in a MiB.
@@ -234,9 +234,10 @@ impl Sizing {
             let cat = if t.category.is_empty() {
                 String::new()
             } else {
-                std::format!(" [{}]", t.category)
+                std::format!(" [{}]", cell(&t.category, ID_CELL))
             };
-            out.push_str(&std::format!("    {}{}: {}\n", t.id, cat, why.join(", ")));
+            let id = cell(&t.id, ID_CELL);
+            out.push_str(&std::format!("    {id}{cat}: {}\n", why.join(", ")));
         }
         if self.too_big.len() > super::report::LISTED {
             out.push_str(&std::format!(

@@ -86,8 +86,8 @@ fn conflicting_options_are_usage_errors() {
             "--remote reads an action cache, not an actions FILE",
         ),
         (
-            &["--log", "x.pb.zst", CRAFTED],
-            "--log reads an action cache",
+            &[CRAFTED, CRAFTED],
+            "one actions FILE, not 2 (Buck2 or Bazel logs go after --log)",
         ),
         (
             &["--worker-cores", "8", "--worker-mem", "16G", CRAFTED],
@@ -224,4 +224,46 @@ fn with_the_feature_a_bad_digest_is_one_line() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("nonsense"), "{}", stderr(&o));
+}
+
+/// `--log buck-out/v2/log/*_events.pb.zst`: the shell gives --log the
+/// first file and the others as positionals; they are logs too. The
+/// second here is missing, so the one line names it: it was read as a
+/// log, not refused as a second actions FILE (a new user's find).
+#[cfg(feature = "remote")]
+#[test]
+fn files_after_log_are_logs_as_a_shell_glob_gives_them() {
+    let first = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/remote/bazel_exec.json"
+    );
+    let o = actions(&[
+        "--remote",
+        "grpc://127.0.0.1:1",
+        "--log",
+        first,
+        "missing_events.pb.zst",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("missing_events.pb.zst"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A file of which no row is an actions row (here a Bazel execution log
+/// given without --log) is one line and exit 1, not an empty table.
+#[test]
+fn a_file_with_no_actions_row_is_refused_not_an_empty_table() {
+    let log = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/remote/bazel_exec.json"
+    );
+    let o = actions(&[log]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("goes after --log"), "{}", stderr(&o));
 }

@@ -351,9 +351,10 @@ pub struct SummarizeArgs {
     example = "{command_name} --remote grpc://127.0.0.1:8980 --instance main --log buck-out/v2/log/*_events.pb.zst"
 )]
 pub struct ActionsArgs {
-    /// the actions CSV (none with --remote)
+    /// the actions CSV; after --log, more logs (a shell glob's other
+    /// files: --log buck-out/v2/log/*_events.pb.zst)
     #[argh(positional)]
-    pub file: Option<String>,
+    pub files: Vec<String>,
     /// how many of the longest actions to list (default 10, at most 100)
     #[argh(option, default = "10")]
     pub top: usize,

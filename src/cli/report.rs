@@ -174,12 +174,18 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
 /// action cache's report ([`super::remote::remote_cmd`]).
 // Never inlined (see `dispatch` in main.rs).
 #[inline(never)]
-pub fn actions_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
+pub fn actions_cmd(mut a: ActionsArgs) -> Result<ExitCode, Fail> {
+    // `--log *_events.pb.zst`: the shell's glob gives one file to --log and
+    // the rest as positionals; after --log they are logs too.
+    if !a.log.is_empty() {
+        let more = std::mem::take(&mut a.files);
+        a.log.extend(more);
+    }
     if let Some(msg) = actions_usage(&a) {
         return usage(&msg);
     }
-    match &a.file {
-        Some(file) => local_actions(&a, file),
+    match a.files.first().cloned() {
+        Some(file) => local_actions(&a, &file),
         None => super::remote::remote_cmd(a),
     }
 }
@@ -212,12 +218,18 @@ pub fn actions_usage(a: &ActionsArgs) -> Option<String> {
     if a.json && a.json_rows {
         return Some("actions: --json or --json-rows, not both".into());
     }
-    if let Some(file) = &a.file {
+    if a.files.len() > 1 {
+        return Some(format!(
+            "actions: one actions FILE, not {} (Buck2 or Bazel logs go after --log)",
+            a.files.len()
+        ));
+    }
+    if let Some(file) = a.files.first() {
         if file.is_empty() {
             return Some("actions: the file path must not be empty".into());
         }
         return remote_option(a).map(|flag| {
-            format!("actions: {flag} reads an action cache, not an actions FILE: give FILE or the remote options, not both")
+            format!("actions: {flag} reads an action cache, not an actions FILE: give FILE alone, or the build's logs after --log")
         });
     }
     if a.remote.as_deref() == Some("") {
@@ -273,6 +285,15 @@ fn local_actions(a: &ActionsArgs, file: &str) -> Result<ExitCode, Fail> {
         not_actions,
     )?;
     table.skipped_rows = rows.skipped;
+    // Not one row read, and some refused: not an actions file at all (a
+    // Buck2 or Bazel log given without --log, a binary file), rather than
+    // a build of no actions.
+    if table.actions() == 0 && rows.skipped > 0 {
+        return Err(Fail(format!(
+            "{file}: no row is an actions row ({} malformed): a file of run --actions; a Buck2 or Bazel log goes after --log",
+            rows.skipped
+        )));
+    }
     let mut text = Box::new(Text::new());
     let rendered = if a.json {
         table.render_json(&mut *text)

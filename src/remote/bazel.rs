@@ -162,6 +162,13 @@ pub fn read_json_stream(
     while let Some(v) = stream.next() {
         i += 1;
         let object = Some(Position::Object(i));
+        // A log cut inside its last object (Bazel killed mid-build, or the
+        // build still running): the objects before it stand, and the cut
+        // is said, as for a Buck2 log cut mid-record.
+        if v.as_ref().is_err_and(|e| e.is_eof()) && i > 1 {
+            out.truncated(file);
+            return Ok(());
+        }
         let v = v.map_err(|e| {
             let kind = match e.io_error_kind() {
                 Some(io::ErrorKind::FileTooLarge) => LogErrorKind::JsonTooLong,

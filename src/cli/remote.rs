@@ -13,7 +13,7 @@ use super::common::Fail;
 
 /// The line a headroom built without the feature prints.
 #[cfg(not(feature = "remote"))]
-pub const NO_FEATURE: &str = "this headroom was built without `actions --remote`; build it with `cargo install --path . --features remote`, or use the x86_64 release binary or amd64 .deb, which have it";
+pub const NO_FEATURE: &str = "this headroom was built without `actions --remote`; build it with `cargo install --path . --locked --features remote`, or use the x86_64 binary of ci/build-release or its amd64 .deb, which have it";
 
 /// `actions` with no FILE: the action cache's report.
 ///

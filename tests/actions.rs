@@ -208,7 +208,7 @@ fn without_the_feature_remote_says_how_to_get_it() {
         assert_eq!(e.lines().count(), 1, "{e}");
         assert!(e.contains("built without `actions --remote`"), "{e}");
         assert!(
-            e.contains("cargo install --path . --features remote"),
+            e.contains("cargo install --path . --locked --features remote"),
             "{e}"
         );
     }

@@ -649,7 +649,7 @@ fn check_text(text: &str, local: usize, buck2: bool, killed_id: &str, what: &str
         "\nno stored result (NOT_FOUND: evicted, or the action failed; failed actions are not cached): {}\n",
         LOOKED_UP - STORED
     ));
-    has("2 actions stored without usage");
+    has("2 actions stored with no usage the worker measured");
     has("auxiliary_metadata entries of types not read (request metadata, vendor messages): 1\n");
     let local_line = format!("actions the logs show ran locally (not looked up): {local}\n");
     assert_eq!(text.contains(&local_line), local > 0, "{what}: {text}");

@@ -181,20 +181,44 @@ impl<'a> Report<'a> {
         self.figs.iter().filter(|f| f.signal().is_some()).collect()
     }
 
-    /// The longest stored actions with a wall time of at least
-    /// `--min-wall`, longest first (ties in log order), at most `--top`.
+    /// The longest measured actions (those the table counts) with a wall
+    /// time of at least `--min-wall`, longest first (ties in log order),
+    /// at most `--top`.
     fn longest(&self) -> Vec<&Figures<'a>> {
         let mut v: Vec<&Figures<'a>> = self
             .figs
             .iter()
             .filter(|f| {
-                f.wall_ns()
-                    .is_some_and(|w| ns_to_ms(w) >= self.options.min_wall_ms)
+                f.measured()
+                    && f.wall_ns()
+                        .is_some_and(|w| ns_to_ms(w) >= self.options.min_wall_ms)
             })
             .collect();
         v.sort_by_key(|f| core::cmp::Reverse(f.wall_ns()));
         v.truncate(self.options.top);
         v
+    }
+
+    /// Stored actions with at least one phase's timestamps, and of them
+    /// those the table leaves out (not measured): "where remote time
+    /// went" counts every stored action with timestamps.
+    fn timed(&self) -> (usize, usize) {
+        let timed: Vec<&Figures<'a>> = self
+            .figs
+            .iter()
+            .filter(|f| {
+                f.stored.is_some_and(|s| {
+                    let t = &s.times;
+                    t.wall_ns()
+                        .or(t.queued_ns())
+                        .or(t.input_fetch_ns())
+                        .or(t.upload_ns())
+                        .is_some()
+                })
+            })
+            .collect();
+        let unmeasured = timed.iter().filter(|f| !f.measured()).count();
+        (timed.len(), unmeasured)
     }
 
     /// Where remote time went: queued, input fetch, execution, upload.
@@ -250,13 +274,7 @@ impl<'a> Report<'a> {
                 self.found.truncated.join(", ")
             ));
         }
-        let no_usage = self.stored() - self.measured();
-        if no_usage > 0 {
-            out.push_str(&std::format!(
-                "{} stored without usage (no execution_metadata: uploaded by a client that ran it, or a worker that measures nothing): not in the figures\n",
-                plural(no_usage, "action", "actions")
-            ));
-        }
+        self.unmeasured_text(&mut out);
         self.scope_line(&mut out);
         let Ok(()) = self.table.render_buckets(&mut Buf(&mut out));
         self.signals_text(&mut out);
@@ -268,6 +286,28 @@ impl<'a> Report<'a> {
             s.render(&mut out);
         }
         out
+    }
+
+    /// The stored actions the table's figures leave out: with no CPU time
+    /// the worker measured, or with one but no execution timestamps.
+    fn unmeasured_text(&self, out: &mut String) {
+        let stored = || self.figs.iter().filter(|f| f.stored.is_some());
+        let no_usage = stored().filter(|f| f.cpu_ns().is_none()).count();
+        let no_wall = stored()
+            .filter(|f| f.cpu_ns().is_some() && f.wall_ns().is_none())
+            .count();
+        if no_usage > 0 {
+            out.push_str(&std::format!(
+                "{} stored with no usage the worker measured (no Buildbarn, BuildBuddy or Buildfarm message: a client upload, or a worker that measures nothing): not in the table's figures\n",
+                plural(no_usage, "action", "actions")
+            ));
+        }
+        if no_wall > 0 {
+            out.push_str(&std::format!(
+                "{} stored with usage but no execution timestamps (no wall time): not in the table's figures\n",
+                plural(no_wall, "action", "actions")
+            ));
+        }
     }
 
     /// Whose memory the RSS figures are.
@@ -377,7 +417,17 @@ impl<'a> Report<'a> {
             let s = std::format!("  {a:<13}{b:>8}{c:>10}{d:>9}  {e}");
             std::format!("{}\n", s.trim_end())
         };
-        out.push_str("\nwhere remote time went:\n");
+        let (timed, unmeasured) = self.timed();
+        out.push_str(&std::format!(
+            "\nwhere remote time went ({} with timestamps",
+            plural(timed, "action", "actions")
+        ));
+        if unmeasured > 0 {
+            out.push_str(&std::format!(
+                ", {unmeasured} of them not in the table's figures"
+            ));
+        }
+        out.push_str("):\n");
         out.push_str(&line([
             "phase",
             "actions",

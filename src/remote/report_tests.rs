@@ -160,7 +160,10 @@ fn first_line_counts_stored_and_sums_only_the_measured() {
         ),
         "{text}"
     );
-    assert!(text.contains("\n1 action stored without usage"), "{text}");
+    assert!(
+        text.contains("\n1 action stored with no usage the worker measured (no Buildbarn, BuildBuddy or Buildfarm message: a client upload, or a worker that measures nothing): not in the table's figures\n"),
+        "{text}"
+    );
     assert_eq!(
         (r.looked_up(), r.stored(), r.measured(), r.not_found()),
         (5, 4, 3, 1)
@@ -264,6 +267,52 @@ fn remote_time_sums_each_phase_and_names_the_longest() {
         text.contains("  output upload       1      0.50      0.5"),
         "{text}"
     );
+}
+
+/// An action stored with execution_metadata (worker, timestamps: REAPI
+/// `ExecutedActionMetadata`) but no usage message the report reads: the
+/// header and the longest list leave it out, "where remote time went"
+/// counts it and says so.
+#[test]
+fn an_action_with_timestamps_and_no_usage_is_only_in_remote_time() {
+    let mut a = shapes();
+    a.push((
+        named("//lib:bare (bare.c)", "c_compile", "ff"),
+        stored(
+            0,
+            "w9",
+            Times {
+                execution_start: Some(400 * S),
+                execution_completed: Some(430 * S),
+                ..Times::default()
+            },
+            None,
+        ),
+    ));
+    let f = found();
+    let text = Report::new(&a, &f, options(10, 0)).text();
+    // The header: the 3 measured actions' 11 s, not the bare one's 30 s.
+    assert!(
+        text.starts_with("5 of 6 actions have a stored result | wall 11.00 s |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n2 actions stored with no usage the worker measured"),
+        "{text}"
+    );
+    assert!(text.contains("longest 3:\n"), "{text}");
+    assert!(!text.contains("//lib:bare (bare.c)  c_compile"), "{text}");
+    // Execution: 5 + 4 + 2 + 30 = 41 s, over 4 actions with timestamps.
+    assert!(
+        text.contains("where remote time went (4 actions with timestamps, 1 of them not in the table's figures):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  execution           4     41.00     30.0  //lib:bare (bare.c)\n"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&Report::new(&a, &f, options(10, 0)).json()).expect("json");
+    assert_eq!(v["longest"]["actions"].as_array().map(Vec::len), Some(3));
 }
 
 #[test]

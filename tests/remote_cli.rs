@@ -886,7 +886,9 @@ fn worker_sizing(ep: &Endpoint, base: &[String]) {
         "{text}"
     );
     assert!(
-        block.contains(&format!("\n    {big}: RSS 2.00 GiB > 1.00 GiB\n")),
+        block.contains(&format!(
+            "\n    {big}: RSS 2.00 GiB > 90 % of 1.00 GiB = 0.90 GiB\n"
+        )),
         "{text}"
     );
     assert!(!block.contains(&small), "{text}");

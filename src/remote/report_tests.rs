@@ -568,7 +568,8 @@ fn sizing_follows_the_jobs_rule_on_the_p99_and_the_max() {
 #[test]
 fn sizing_lists_what_alone_does_not_fit_and_floors_at_one() {
     // 20 GiB on a 16 GiB worker; 9 cores on 8; 15 GiB fits the worker but
-    // not 90 % of it (14745 MiB < 15360): 0 by memory, floored to 1.
+    // not 90 % of it (16384 MiB × 0.9 = 14745 MiB < 15360): 0 at once by
+    // memory, so it alone does not fit either (the same rule), floored to 1.
     let mut a = many(1, 20 * GIB, 100, "huge");
     a.extend(many(1, GIB, 900, "wide"));
     a.extend(many(1, 15 * GIB, 100, "fat"));
@@ -581,17 +582,64 @@ fn sizing_lists_what_alone_does_not_fit_and_floors_at_one() {
         },
     );
     let ids: Vec<&str> = s.too_big.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, ["huge0", "wide0"]);
+    assert_eq!(ids, ["huge0", "fat0", "wide0"]);
     assert_eq!(s.too_big[0].rss_bytes, Some(20 * GIB));
-    assert_eq!(s.too_big[1].cores_centi, Some(900));
+    assert_eq!(s.too_big[2].cores_centi, Some(900));
     assert_eq!((s.jobs_max_rss, s.worst()), (Some(0), 1));
     let mut text = String::new();
     s.render(&mut text);
-    assert!(text.contains("actions that alone do not fit: 2\n    huge0 [cxx_compile]: RSS 20.00 GiB > 16.00 GiB\n    wide0 [cxx_compile]: 9.00 cores > 8\n"), "{text}");
-    assert!(text.contains("0 by memory"), "{text}");
+    // 14745 MiB = 14.40 GiB.
+    assert!(text.contains("actions that alone do not fit: 3\n    huge0 [cxx_compile]: RSS 20.00 GiB > 90 % of 16.00 GiB = 14.40 GiB\n    fat0 [cxx_compile]: RSS 15.00 GiB > 90 % of 16.00 GiB = 14.40 GiB\n    wide0 [cxx_compile]: 9.00 cores > 8\n"), "{text}");
+    assert!(text.contains("  (0 by memory and by cores: "), "{text}");
     let v = s.to_json();
     assert_eq!(v["too_big"][0]["max_rss_bytes"], 20 * GIB);
     assert_eq!(v["at_once_worst"], 1);
+}
+
+/// An action at 95 % of the worker's memory gives 0 at once by the jobs
+/// rule (SPEC.md "Job-count model": jobs × peak ≤ 0.9 × memory), so it is
+/// listed as not fitting alone; one of 3 cores on 2 gives 0 by cores, and
+/// the floor note names the limit that gave 0.
+#[test]
+fn alone_too_big_is_the_at_once_rule_and_the_floor_note_names_the_limit() {
+    let mem = 6 * GIB + GIB / 2;
+    let a = many(1, mem / 100 * 95, 100, "near");
+    let s = size(
+        &figures(&a),
+        Worker {
+            cores: 8,
+            mem_bytes: mem,
+        },
+    );
+    assert_eq!(s.jobs_max_rss, Some(0));
+    let mut text = String::new();
+    s.render(&mut text);
+    assert!(
+        text.contains("near0 [cxx_compile]: RSS 6.17 GiB > 90 % of 6.50 GiB = 5.85 GiB\n"),
+        "{text}"
+    );
+    assert!(text.contains("  (0 by memory: "), "{text}");
+    // 3 cores, 1 GiB, on 2 cores and 4 GiB: cores give 0, memory 3.
+    let a = many(1, GIB, 300, "wide");
+    let s = size(
+        &figures(&a),
+        Worker {
+            cores: 2,
+            mem_bytes: 4 * GIB,
+        },
+    );
+    let mut text = String::new();
+    s.render(&mut text);
+    assert!(text.contains("-> 0 at once\n"), "{text}");
+    assert!(
+        text.contains("  (0 by cores: one such action alone uses more cores than the worker has; 1 is the floor, as for jobs)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("0 by memory"), "{text}");
+    assert!(
+        text.contains("wide0 [cxx_compile]: 3.00 cores > 2\n"),
+        "{text}"
+    );
 }
 
 #[test]

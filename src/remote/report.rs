@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::action::{Found, Lookup, Named, Origin, RssScope};
 use super::report_rows::{
     Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, div_round, figures, fixed,
-    gib_centi, ns_to_ms, num, row_object,
+    gib_centi, ns_to_ms, num, report_id, row_object, text_id,
 };
 use super::sizing::{Sizing, Worker, size};
 use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
@@ -352,7 +352,7 @@ impl<'a> Report<'a> {
                 .unwrap_or_default();
             out.push_str(&std::format!(
                 "  {} ({}){}\n",
-                cell(&f.named.id, ID_CELL),
+                text_id(f.named),
                 signal_text(&cell(f.signal().unwrap_or_default(), SIGNAL_CELL)),
                 worker
             ));
@@ -440,7 +440,7 @@ impl<'a> Report<'a> {
             let (max, who) = match p.max {
                 Some((ns, n)) => (
                     fixed(div_round(u128::from(ns), 100_000_000), 10),
-                    cell(&n.id, ID_CELL),
+                    text_id(n),
                 ),
                 None => (String::from("-"), String::new()),
             };
@@ -527,7 +527,7 @@ impl<'a> Report<'a> {
             "signals": {
                 "actions": sig.len(),
                 "listed": sig.iter().take(LISTED).map(|f| json!({
-                    "id": f.named.id, "signal": f.signal(), "worker": f.worker(),
+                    "id": report_id(f.named), "signal": f.signal(), "worker": f.worker(),
                 })).collect::<Vec<_>>(),
                 "more": sig.len().saturating_sub(LISTED),
             },
@@ -541,7 +541,7 @@ impl<'a> Report<'a> {
                 "actions": p.actions,
                 "total_s": num(div_round(p.total_ns, 1_000_000), 3),
                 "max_s": p.max.map(|(ns, _)| num(ns_to_ms(ns), 3)),
-                "max_id": p.max.map(|(_, n)| n.id.as_str()),
+                "max_id": p.max.map(|(_, n)| report_id(n)),
             })).collect::<Vec<_>>(),
             "killed": self.found.killed.iter().map(|k| json!({
                 "id": k.id, "category": k.category, "line": k.line,
@@ -582,7 +582,7 @@ impl<'a> Report<'a> {
 fn longest_cells(f: &Figures<'_>) -> [String; 8] {
     let rss = f.rss();
     [
-        cell(&f.named.id, ID_CELL),
+        text_id(f.named),
         cell(&f.named.category, ID_CELL),
         or_dash(
             f.wall_ns()

@@ -13,7 +13,7 @@ use std::vec::Vec;
 
 use serde_json::Value;
 
-use super::action::{Lookup, Named, RssScope, Source, Stored, Usage};
+use super::action::{Lookup, Named, Origin, RssScope, Source, Stored, Usage};
 use crate::report::actions::{Action, ID_CAP, Id, SIGNAL_CAP, Signal};
 use crate::report::actions_json::ROW_KEYS;
 
@@ -210,7 +210,7 @@ pub fn row_values(f: &Figures<'_>) -> [(&'static str, Value); 19] {
     let d = &f.named.digest;
     let rss = f.rss();
     let values = [
-        Value::String(f.named.id.clone()),
+        Value::String(report_id(f.named)),
         text(Some(f.named.category.as_str()).filter(|c| !c.is_empty())),
         Value::String(std::format!("{}/{}", d.hash, d.size_bytes)),
         Value::Bool(f.stored.is_some()),
@@ -278,6 +278,35 @@ pub const LINE_CELL: usize = 300;
 pub const SIGNAL_CELL: usize = 16;
 /// The widest worker name the text shows.
 pub const WORKER_CELL: usize = 64;
+
+/// Hex digits of a hash the text shows of a `--digest` id.
+pub const HASH_SHOWN: usize = 12;
+
+/// The id the report gives an action: [`Named::id`] as the log names it,
+/// or for `--digest` ([`Origin::Hand`]) the digest's canonical
+/// `HASH/SIZE`, whichever separator was typed. `--json` and `--json-rows`
+/// show this.
+pub fn report_id(n: &Named) -> String {
+    match n.origin {
+        Origin::Hand => std::format!("{}/{}", n.digest.hash, n.digest.size_bytes),
+        _ => n.id.clone(),
+    }
+}
+
+/// The id as the text shows it: [`report_id`] as a [`cell`] of
+/// [`ID_CELL`]; a `--digest` id with a SHA-256 hash (64 hex digits) cut to
+/// its first [`HASH_SHOWN`] digits, `…`, `/SIZE`.
+pub fn text_id(n: &Named) -> String {
+    let d = &n.digest;
+    if n.origin == Origin::Hand
+        && d.hash.len() == 64
+        && d.hash.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        let head = d.hash.get(..HASH_SHOWN).unwrap_or_default();
+        return std::format!("{head}\u{2026}/{}", d.size_bytes);
+    }
+    cell(&report_id(n), ID_CELL)
+}
 
 /// `s` as text for the table: control characters (a newline, an escape
 /// sequence from a server's `worker` or `termination_signal`, or a log's

@@ -722,3 +722,39 @@ fn table_cells_are_one_line_and_bounded() {
     assert_eq!(cell(&long, 16), std::format!("{}...", "S".repeat(13)));
     assert_eq!(cell(&"é".repeat(16), 16), "é".repeat(16));
 }
+
+/// `--digest HASH:SIZE` (origin Hand, SPEC.md "Command line": both
+/// separators) is reported as the canonical `HASH/SIZE`; the text cuts a
+/// SHA-256 hash (64 hex digits, REAPI `Digest.hash`) to 12 digits.
+#[test]
+fn a_digest_by_hand_is_canonical_and_cut_in_the_text() {
+    let hash = "0123456789abcdef".repeat(4);
+    let mut a = shapes();
+    let (n, _) = &mut a[0];
+    n.id = std::format!("{hash}:142");
+    n.digest.hash = hash.clone();
+    n.origin = Origin::Hand;
+    let f = found();
+    let r = Report::new(&a, &f, options(10, 0));
+    let text = r.text();
+    let short = "0123456789ab\u{2026}/142";
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(short) && l.contains(" cxx_compile ")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&std::format!(
+            "  {short} (KILL: the OOM killer's signal) on w1\n"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(&hash), "{text}");
+    let rows: Value = serde_json::from_str(&r.rows()).expect("rows");
+    assert_eq!(rows[0]["id"], std::format!("{hash}/142"));
+    assert_eq!(rows[0]["digest"], std::format!("{hash}/142"));
+    let v: Value = serde_json::from_str(&r.json()).expect("json");
+    assert_eq!(v["signals"]["listed"][0]["id"], std::format!("{hash}/142"));
+    // A log's id is kept as the log names it.
+    assert_eq!(rows[1]["id"], "//app:mid (mid.cpp)");
+}

@@ -16,7 +16,7 @@ use std::vec::Vec;
 use serde_json::{Value, json};
 
 use super::action::RssScope;
-use super::report_rows::{Figures, ID_CELL, cell, fixed, gib_centi};
+use super::report_rows::{Figures, ID_CELL, cell, fixed, gib_centi, report_id, text_id};
 use crate::report::fit::{MEASURED_SHARE_PCT, measured_jobs};
 
 /// Bytes in a MiB.
@@ -34,8 +34,10 @@ pub struct Worker {
 /// An action that alone does not fit the worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooBig {
-    /// Its id.
+    /// Its id ([`super::report_rows::report_id`]).
     pub id: String,
+    /// Its id as the text shows it ([`super::report_rows::text_id`]).
+    pub text_id: String,
     /// Its category; empty when unknown.
     pub category: String,
     /// Its peak memory, bytes, when larger than [`mem_limit_bytes`] of the
@@ -129,7 +131,8 @@ pub fn size(figs: &[Figures<'_>], worker: Worker) -> Sizing {
                 .cores_centi()
                 .filter(|&c| jobs_by_cores(worker.cores, c) == 0);
             (r.is_some() || c.is_some()).then(|| TooBig {
-                id: f.named.id.clone(),
+                id: report_id(f.named),
+                text_id: text_id(f.named),
                 category: f.named.category.clone(),
                 rss_bytes: r,
                 cores_centi: c,
@@ -273,7 +276,7 @@ impl Sizing {
             } else {
                 std::format!(" [{}]", cell(&t.category, ID_CELL))
             };
-            let id = cell(&t.id, ID_CELL);
+            let id = &t.text_id;
             out.push_str(&std::format!("    {id}{cat}: {}\n", why.join(", ")));
         }
         if self.too_big.len() > super::report::LISTED {

@@ -918,7 +918,7 @@ fn errors_at_a_server(base: &[String], dir: &Path) {
     let never = digest_text(99, '/');
     let line = one_line(with(&["--digest", &never]), 1, "nothing stored");
     assert!(
-        line.contains("no stored result for any of the 1 actions"),
+        line.contains("no stored result for the 1 action at 127.0.0.1:"),
         "{line}"
     );
     assert!(line.contains("check --instance"), "{line}");

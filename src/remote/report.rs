@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::action::{Found, Lookup, Named, Origin, RssScope};
 use super::report_rows::{
     Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, div_round, figures, fixed,
-    gib_centi, ns_to_ms, num, report_id, row_object, text_id,
+    gib_centi, ns_to_ms, num, report_id, row_object, shown_centi, text_id,
 };
 use super::sizing::{Sizing, Worker, size};
 use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
@@ -302,6 +302,13 @@ impl<'a> Report<'a> {
                 plural(no_usage, "action", "actions")
             ));
         }
+        let absurd = self.figs.iter().filter(|f| f.absurd()).count();
+        if absurd > 0 {
+            out.push_str(&std::format!(
+                "{} with figures past any machine (RSS over 1 PiB, or over 10^6 cores: the server's garbage?): the table counts them at that\n",
+                plural(absurd, "action", "actions")
+            ));
+        }
         if no_wall > 0 {
             out.push_str(&std::format!(
                 "{} stored with usage but no execution timestamps (no wall time): not in the table's figures\n",
@@ -412,11 +419,40 @@ impl<'a> Report<'a> {
             return;
         }
         let (unit_ns, unit) = time_unit(phases.iter().map(|p| p.total_ns).max().unwrap_or(0));
-        let line = |cells: [&str; 5]| {
-            let [a, b, c, d, e] = cells;
-            let s = std::format!("  {a:<13}{b:>8}{c:>10}{d:>9}  {e}");
-            std::format!("{}\n", s.trim_end())
-        };
+        let total_head = std::format!("total {unit}");
+        let mut rows = std::vec![[
+            String::from("phase"),
+            String::from("actions"),
+            total_head,
+            String::from("max s"),
+            String::from("longest"),
+        ]];
+        for p in &phases {
+            let (max, who) = match p.max {
+                Some((ns, n)) => (
+                    fixed(div_round(u128::from(ns), 100_000_000), 10),
+                    text_id(n),
+                ),
+                None => (String::from("-"), String::new()),
+            };
+            rows.push([
+                String::from(p.name),
+                std::format!("{}", p.actions),
+                fixed(div_round(p.total_ns * 100, unit_ns), 100),
+                max,
+                who,
+            ]);
+        }
+        // The usual widths; wider when a server's timestamps are absurd,
+        // so the columns never run together.
+        let mut widths = [13, 8, 10, 9];
+        for r in &rows {
+            for (i, w) in widths.iter_mut().enumerate() {
+                // Two blanks before a figure; "actions" has its one.
+                let min = r[i].chars().count() + [0, 1, 2, 2][i];
+                *w = (*w).max(min);
+            }
+        }
         let (timed, unmeasured) = self.timed();
         out.push_str(&std::format!(
             "\nwhere remote time went ({} with timestamps",
@@ -428,29 +464,11 @@ impl<'a> Report<'a> {
             ));
         }
         out.push_str("):\n");
-        out.push_str(&line([
-            "phase",
-            "actions",
-            &std::format!("total {unit}"),
-            "max s",
-            "longest",
-        ]));
-        for p in &phases {
-            let total = fixed(div_round(p.total_ns * 100, unit_ns), 100);
-            let (max, who) = match p.max {
-                Some((ns, n)) => (
-                    fixed(div_round(u128::from(ns), 100_000_000), 10),
-                    text_id(n),
-                ),
-                None => (String::from("-"), String::new()),
-            };
-            out.push_str(&line([
-                p.name,
-                &std::format!("{}", p.actions),
-                &total,
-                &max,
-                &who,
-            ]));
+        for [a, b, c, d, e] in &rows {
+            let [wa, wb, wc, wd] = widths;
+            let s = std::format!("  {a:<wa$}{b:>wb$}{c:>wc$}{d:>wd$}  {e}");
+            out.push_str(s.trim_end());
+            out.push('\n');
         }
     }
 
@@ -588,8 +606,8 @@ fn longest_cells(f: &Figures<'_>) -> [String; 8] {
             f.wall_ns()
                 .map(|w| fixed(div_round(u128::from(w), 100_000_000), 10)),
         ),
-        or_dash(f.cores_centi().map(|c| fixed(c, 100))),
-        or_dash(rss.map(|(b, _)| fixed(gib_centi(b), 100))),
+        or_dash(f.cores_centi().map(shown_centi)),
+        or_dash(rss.map(|(b, _)| shown_centi(gib_centi(b)))),
         or_dash(rss.and_then(|(_, s)| s).map(|s| {
             String::from(match s {
                 RssScope::LargestProcess => "process",

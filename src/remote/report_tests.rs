@@ -758,3 +758,125 @@ fn a_digest_by_hand_is_canonical_and_cut_in_the_text() {
     // A log's id is kept as the log names it.
     assert_eq!(rows[1]["id"], "//app:mid (mid.cpp)");
 }
+
+/// Absurd numbers a server may store (REAPI `int64` fields, BuildBuddy
+/// `peak_memory_bytes` and `cpu_nanos` of `i64::MAX`; timestamps ~292
+/// years apart): the text's columns stay apart, RSS and cores past 10^6
+/// read `>1e6`, the local table counts them at the caps, `--json-rows`
+/// keeps the stored figure.
+#[test]
+fn absurd_figures_keep_the_columns_apart() {
+    let max = i64::MAX as u64;
+    let garbage = Usage {
+        source: Some(Source::BuildBuddy),
+        cpu_total_ns: Some(max),
+        max_rss_bytes: Some(max),
+        rss_scope: Some(RssScope::WholeAction),
+        ..Usage::default()
+    };
+    // One second of wall, i64::MAX ns of CPU: 9.2e9 cores.
+    let short = Times {
+        execution_start: Some(S),
+        execution_completed: Some(2 * S),
+        ..Times::default()
+    };
+    // Queued, and executing, for i64::MAX ns each.
+    let long = Times {
+        queued: Some(0),
+        worker_start: Some(i128::from(i64::MAX)),
+        execution_start: Some(0),
+        execution_completed: Some(i128::from(i64::MAX)),
+        ..Times::default()
+    };
+    let mut a = shapes();
+    a.push((
+        named("//x:absurd", "cxx_compile", "ff"),
+        stored(0, "w", short, Some(garbage.clone())),
+    ));
+    a.push((
+        named("//x:ages", "cxx_compile", "fe"),
+        stored(0, "w", long, Some(garbage)),
+    ));
+    let f = found();
+    let worker = Some(Worker {
+        cores: 8,
+        mem_bytes: 16 * GIB,
+    });
+    let r = Report::new(
+        &a,
+        &f,
+        Options {
+            top: 10,
+            min_wall_ms: 0,
+            worker,
+        },
+    );
+    let text = r.text();
+    assert!(
+        text.contains(
+            "\n2 actions with figures past any machine (RSS over 1 PiB, or over 10^6 cores"
+        ),
+        "{text}"
+    );
+    // The buckets: at most 10^6 cores and 1 PiB (1048576 GiB), each
+    // cell apart.
+    let bucket = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("0-5 s"))
+        .expect("bucket");
+    let cells: Vec<&str> = bucket.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "0-5",
+            "s",
+            "3",
+            "0.0",
+            "333334.17",
+            "1000000.00",
+            "1048576.00"
+        ],
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("//x:absurd "))
+        .expect("absurd row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "//x:absurd",
+            "cxx_compile",
+            "1.0",
+            ">1e6",
+            ">1e6",
+            "action",
+            "w"
+        ]
+    );
+    // Every row of the longest table and of the phases has its cells
+    // apart: the header's column starts are blanks before each cell.
+    let phases = text
+        .split_once("where remote time went")
+        .and_then(|(_, t)| t.split_once("\n\n"))
+        .map(|(t, _)| t)
+        .expect("phases");
+    for l in phases.lines().skip(1) {
+        assert!(l.split_whitespace().count() >= 4, "{l}");
+    }
+    let queued = phases
+        .lines()
+        .find(|l| l.trim_start().starts_with("queued"))
+        .expect("queued");
+    let q: Vec<&str> = queued.split_whitespace().collect();
+    // 2^63 ns = 2562047.79 h; 9223372036.9 s.
+    assert_eq!(
+        q[..5],
+        ["queued", "2", "2562047.79", "9223372036.9", "//x:ages"],
+        "{phases}"
+    );
+    assert!(text.contains("p99 RSS >1e6 GiB -> 0 at once"), "{text}");
+    let rows: Value = serde_json::from_str(&r.rows()).expect("rows");
+    assert_eq!(rows[5]["max_rss_bytes"], max);
+}

@@ -16,7 +16,9 @@ use std::vec::Vec;
 use serde_json::{Value, json};
 
 use super::action::RssScope;
-use super::report_rows::{Figures, ID_CELL, cell, fixed, gib_centi, report_id, text_id};
+use super::report_rows::{
+    Figures, ID_CELL, cell, fixed, gib_centi, report_id, shown_centi, text_id,
+};
 use crate::report::fit::{MEASURED_SHARE_PCT, measured_jobs};
 
 /// Bytes in a MiB.
@@ -189,8 +191,8 @@ impl Sizing {
         let actions = |k: usize| std::format!("{k} action{}", if k == 1 { "" } else { "s" });
         let n = |v: Option<u64>| v.map_or_else(|| String::from("-"), |v| std::format!("{v}"));
         let gib =
-            |v: Option<u64>| v.map_or_else(|| String::from("-"), |b| fixed(gib_centi(b), 100));
-        let cores = |v: Option<u64>| v.map_or_else(|| String::from("-"), |c| fixed(c, 100));
+            |v: Option<u64>| v.map_or_else(|| String::from("-"), |b| shown_centi(gib_centi(b)));
+        let cores = |v: Option<u64>| v.map_or_else(|| String::from("-"), shown_centi);
         if self.rss_actions > 0 {
             out.push_str(&std::format!(
                 "  memory ({}): p99 RSS {} GiB -> {} at once; max RSS {} GiB -> {} at once\n",
@@ -258,7 +260,7 @@ impl Sizing {
             if let Some(b) = t.rss_bytes {
                 why.push(std::format!(
                     "RSS {} GiB > {} % of {} GiB = {} GiB",
-                    fixed(gib_centi(b), 100),
+                    shown_centi(gib_centi(b)),
                     MEASURED_SHARE_PCT,
                     fixed(gib_centi(self.worker.mem_bytes), 100),
                     fixed(gib_centi(mem_limit_bytes(self.worker.mem_bytes)), 100)
@@ -267,7 +269,7 @@ impl Sizing {
             if let Some(c) = t.cores_centi {
                 why.push(std::format!(
                     "{} cores > {}",
-                    fixed(c, 100),
+                    shown_centi(c),
                     self.worker.cores.max(1)
                 ));
             }

@@ -240,7 +240,7 @@ pub fn has_certificate(pem: &[u8]) -> bool {
         let (head, pad) = body.split_at(data);
         let base64 = |b: &u8| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/';
         if body.first() == Some(&b'M')
-            && body.len() % 4 == 0
+            && body.len().is_multiple_of(4)
             && pad.len() <= 2
             && pad.iter().all(|&b| b == b'=')
             && head.iter().all(base64)

@@ -126,18 +126,47 @@ fn look_up(
             "{} answers for {} actions from {}: not reporting a partial table",
             lookups.len(),
             digests.len(),
-            endpoint.url
+            endpoint.authority
         )));
     }
     if lookups.iter().all(|l| matches!(l, Lookup::NotFound)) {
-        return Err(Fail(format!(
-            "no stored result for any of the {} actions at {} (instance '{}'): check --instance (results are stored per instance); the log's cluster may be gone or have evicted them",
-            lookups.len(),
-            endpoint.url,
-            endpoint.instance
-        )));
+        return Err(Fail(none_stored(endpoint, actions)));
     }
     Ok(lookups)
+}
+
+/// The line when no action has a stored result: the address as given
+/// (`HOST:PORT`, as the remote layer's errors name it), the instance or
+/// that none was given, and that the logs' cluster may be gone only when
+/// some action came from a log (not only `--digest`).
+#[cfg(feature = "remote")]
+fn none_stored(
+    endpoint: &headroom::remote::endpoint::Endpoint,
+    actions: &[headroom::remote::action::Named],
+) -> String {
+    use headroom::remote::action::Origin;
+
+    let what = match actions.len() {
+        1 => "the 1 action".to_string(),
+        n => format!("any of the {n} actions"),
+    };
+    let mut line = format!("no stored result for {what} at {}", endpoint.authority);
+    if endpoint.instance.is_empty() {
+        line.push_str(": no instance name was given (--instance, or instance_name in .buckconfig): most clusters store results under one");
+    } else {
+        line.push_str(&format!(
+            " (instance '{}'): check --instance (results are stored per instance)",
+            super::common::shown(&endpoint.instance)
+        ));
+    }
+    if actions.iter().any(|n| n.origin != Origin::Hand) {
+        line.push_str("; the log's cluster may be gone or have evicted them");
+    } else {
+        line.push_str(
+            "; or the cache evicted them, or they failed (failed actions are not cached)",
+        );
+    }
+    line
 }
 
 /// The first `--digest` that is not `HASH/SIZE` or `HASH:SIZE`, as a
@@ -247,6 +276,53 @@ mod tests {
         );
         let newline = bad_digest(&bad[2..]).expect("bad");
         assert!(!newline.contains('\n'), "{newline}");
+    }
+
+    /// A Named of `origin` (the shapes of `headroom::remote::action`).
+    fn named(origin: headroom::remote::action::Origin) -> headroom::remote::action::Named {
+        headroom::remote::action::Named {
+            id: "x".to_string(),
+            category: String::new(),
+            digest: headroom::remote::action::Digest {
+                hash: "ab".repeat(32),
+                size_bytes: 7,
+            },
+            origin,
+        }
+    }
+
+    #[test]
+    fn no_stored_result_names_the_address_as_given_and_what_to_check() {
+        use headroom::remote::action::Origin;
+        let mut ep =
+            headroom::remote::endpoint::parse_url("grpc://127.0.0.1:48267", None).expect("url");
+        ep.instance = "main".to_string();
+        let one = [named(Origin::Hand)];
+        let line = none_stored(&ep, &one);
+        assert_eq!(
+            line,
+            "no stored result for the 1 action at 127.0.0.1:48267 (instance 'main'): check --instance (results are stored per instance); or the cache evicted them, or they failed (failed actions are not cached)"
+        );
+        assert!(!line.contains("http"), "{line}");
+        let two = [named(Origin::Hand), named(Origin::Buck2Log)];
+        let line = none_stored(&ep, &two);
+        assert!(
+            line.starts_with(
+                "no stored result for any of the 2 actions at 127.0.0.1:48267 (instance 'main')"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("; the log's cluster may be gone or have evicted them"),
+            "{line}"
+        );
+        ep.instance = String::new();
+        let line = none_stored(&ep, &two);
+        assert!(
+            line.contains("at 127.0.0.1:48267: no instance name was given (--instance, or instance_name in .buckconfig): most clusters store results under one;"),
+            "{line}"
+        );
+        assert!(!line.contains("instance ''"), "{line}");
     }
 
     #[test]

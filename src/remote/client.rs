@@ -202,6 +202,56 @@ fn read_pem(option: &'static str, path: &std::path::Path) -> Result<Vec<u8>, Rem
     Ok(bytes)
 }
 
+/// Reads a PEM file of certificates named by `option` ([`read_pem`]),
+/// refusing one with no `CERTIFICATE` block of base64 in it (RFC 7468
+/// section 5): rustls would skip what it cannot read and trust nothing.
+fn read_certs(option: &'static str, path: &std::path::Path) -> Result<Vec<u8>, RemoteError> {
+    let bytes = read_pem(option, path)?;
+    if !has_certificate(&bytes) {
+        return Err(RemoteError::NoCertificate {
+            option,
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Whether `pem` holds a `-----BEGIN CERTIFICATE-----` ...
+/// `-----END CERTIFICATE-----` block whose body is non-empty base64 of a
+/// DER SEQUENCE (its first character `M`: the byte 0x30), RFC 7468.
+pub fn has_certificate(pem: &[u8]) -> bool {
+    const BEGIN: &[u8] = b"-----BEGIN CERTIFICATE-----";
+    const END: &[u8] = b"-----END CERTIFICATE-----";
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let mut rest = pem;
+    while let Some(at) = find(rest, BEGIN) {
+        rest = rest.get(at + BEGIN.len()..).unwrap_or_default();
+        let Some(end) = find(rest, END) else {
+            return false;
+        };
+        let body: Vec<u8> = rest
+            .get(..end)
+            .unwrap_or_default()
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        let data = body.iter().position(|&b| b == b'=').unwrap_or(body.len());
+        let (head, pad) = body.split_at(data);
+        let base64 = |b: &u8| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/';
+        if body.first() == Some(&b'M')
+            && body.len().is_multiple_of(4)
+            && pad.len() <= 2
+            && pad.iter().all(|&b| b == b'=')
+            && head.iter().all(base64)
+        {
+            return true;
+        }
+        rest = rest.get(end + END.len()..).unwrap_or_default();
+    }
+    false
+}
+
 /// The TLS settings `ep` asks for; `None` for plaintext.
 fn tls_config(ep: &Endpoint) -> Result<Option<ClientTlsConfig>, RemoteError> {
     let files = ep.tls_ca.is_some() || ep.tls_cert.is_some() || ep.tls_key.is_some();
@@ -215,12 +265,12 @@ fn tls_config(ep: &Endpoint) -> Result<Option<ClientTlsConfig>, RemoteError> {
     }
     let mut cfg = ClientTlsConfig::new().domain_name(ep.host.clone());
     cfg = match &ep.tls_ca {
-        Some(path) => cfg.ca_certificate(Certificate::from_pem(read_pem("--tls-ca", path)?)),
+        Some(path) => cfg.ca_certificate(Certificate::from_pem(read_certs("--tls-ca", path)?)),
         None => cfg.with_webpki_roots(),
     };
     match (&ep.tls_cert, &ep.tls_key) {
         (Some(cert), Some(key)) => {
-            let cert = read_pem("--tls-cert", cert)?;
+            let cert = read_certs("--tls-cert", cert)?;
             let key = read_pem("--tls-key", key)?;
             cfg = cfg.identity(Identity::from_pem(cert, key));
         }

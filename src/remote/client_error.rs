@@ -86,6 +86,14 @@ pub enum RemoteError {
         /// The file.
         path: PathBuf,
     },
+    /// A certificate file (`--tls-ca`, `--tls-cert`) with no PEM
+    /// `CERTIFICATE` block in it.
+    NoCertificate {
+        /// The option that names it.
+        option: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
     /// Only one of `--tls-cert` and `--tls-key`.
     CertKeyPair,
     /// TLS files for a plaintext address.
@@ -119,7 +127,8 @@ impl fmt::Display for RemoteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Unreachable { address, cause } => {
-                write!(f, "cannot reach the action cache at {address}: {cause}")
+                write!(f, "cannot reach the action cache at {address}: {cause}")?;
+                not_http2(f, cause)
             }
             Self::Tls { address, cause } => {
                 write!(f, "TLS with {address} failed: {cause}")?;
@@ -129,8 +138,19 @@ impl fmt::Display for RemoteError {
                         " (give the CA that signed the server's certificate with --tls-ca FILE)"
                     )?;
                 }
+                if cause.contains("InvalidContentType") || cause.contains("corrupt message") {
+                    write!(f, " (is the server plaintext? try grpc://)")?;
+                }
                 Ok(())
             }
+            Self::UnknownInstance {
+                address,
+                instance,
+                message,
+            } if instance.is_empty() => write!(
+                f,
+                "{address} serves no empty instance name ({message}): give --instance NAME (Buck2: instance_name in [buck2_re_client])"
+            ),
             Self::UnknownInstance {
                 address,
                 instance,
@@ -170,7 +190,8 @@ impl fmt::Display for RemoteError {
                 write!(
                     f,
                     "the action cache at {address} answered {code}: {message}"
-                )
+                )?;
+                not_http2(f, message)
             }
             Self::File {
                 option,
@@ -184,6 +205,9 @@ impl fmt::Display for RemoteError {
                 "{option} file {} is not PEM (no '-----BEGIN' line)",
                 path.display()
             ),
+            Self::NoCertificate { option, path } => {
+                write!(f, "{}: no PEM certificate in it ({option})", path.display())
+            }
             Self::CertKeyPair => write!(f, "--tls-cert and --tls-key go together: give both"),
             Self::TlsFilesWithoutTls { address } => write!(
                 f,
@@ -201,6 +225,16 @@ impl fmt::Display for RemoteError {
 }
 
 impl Error for RemoteError {}
+
+/// The hint when `cause` is an HTTP/2 framing error (hyper's `http2 error:
+/// ... frame with invalid size`): an HTTP/1 server, or no gRPC at all.
+fn not_http2(f: &mut fmt::Formatter<'_>, cause: &str) -> fmt::Result {
+    let lower = cause.to_ascii_lowercase();
+    if lower.contains("http2") && lower.contains("frame") {
+        write!(f, " (is it a gRPC server? it did not speak HTTP/2)")?;
+    }
+    Ok(())
+}
 
 /// An error and its sources, `a: b: c`, a cause repeated by its wrapper
 /// said once.

@@ -186,3 +186,91 @@ fn our_own_deadline_is_told_from_the_servers_answers() {
         "h:1 did not answer within 30 s: the server is overloaded, the network slow, or it is not a gRPC server"
     );
 }
+
+/// Found by a new user (issue 26): an empty instance name, TLS to a
+/// plaintext server (rustls `InvalidContentType`: its first record is no
+/// TLS record), an HTTP/1 server (hyper's h2 `frame with invalid size`)
+/// each say what to try.
+#[test]
+fn errors_say_what_to_try() {
+    let mut ep = parse_url("grpc://127.0.0.1:1", None).expect("ok");
+    let o = Options::default();
+    let s = tonic::Status::invalid_argument("unknown instance name");
+    let e = status_error(&ep, &o, 1, &s).to_string();
+    assert_eq!(
+        e,
+        "127.0.0.1:1 serves no empty instance name (unknown instance name): give --instance NAME (Buck2: instance_name in [buck2_re_client])"
+    );
+    ep.instance = "main".into();
+    let e = status_error(&ep, &o, 1, &s).to_string();
+    assert!(
+        e.ends_with("check --instance") && e.contains("'main'"),
+        "{e}"
+    );
+    let tls = RemoteError::Tls {
+        address: "127.0.0.1:1".into(),
+        cause: "received corrupt message of type InvalidContentType".into(),
+    };
+    assert!(
+        tls.to_string()
+            .ends_with("InvalidContentType (is the server plaintext? try grpc://)"),
+        "{tls}"
+    );
+    let refused = RemoteError::Tls {
+        address: "h:1".into(),
+        cause: "invalid peer certificate: UnknownIssuer".into(),
+    };
+    assert!(!refused.to_string().contains("plaintext"), "{refused}");
+    let h1 = RemoteError::Status {
+        address: "127.0.0.1:1".into(),
+        code: "UNKNOWN",
+        message: "transport error: http2 error: connection error detected: frame with invalid size"
+            .into(),
+    };
+    assert!(
+        h1.to_string()
+            .ends_with("invalid size (is it a gRPC server? it did not speak HTTP/2)"),
+        "{h1}"
+    );
+    let other = RemoteError::Status {
+        address: "h:1".into(),
+        code: "INTERNAL",
+        message: "boom".into(),
+    };
+    assert!(!other.to_string().contains("HTTP/2"), "{other}");
+}
+
+/// RFC 7468: a certificate file must hold a `CERTIFICATE` block of base64;
+/// one that names the BEGIN line over garbage, or holds only a key, is
+/// refused by name, not trusted as nothing.
+#[test]
+fn a_certificate_file_with_no_certificate_is_refused_by_name() {
+    let good =
+        b"x\n-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUY2E=\n-----END CERTIFICATE-----\n";
+    assert!(has_certificate(good));
+    for bad in [
+        &b"-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n"[..],
+        b"-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+        b"-----BEGIN PRIVATE KEY-----\nMIIBszCC\n-----END PRIVATE KEY-----\n",
+        b"-----BEGIN CERTIFICATE-----\nMIIBszCC\n",
+        b"-----BEGIN garbage",
+    ] {
+        assert!(
+            !has_certificate(bad),
+            "{}",
+            std::string::String::from_utf8_lossy(bad)
+        );
+    }
+    let dir = std::env::temp_dir().join(std::format!("headroom-nocert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("ca.pem");
+    std::fs::write(&path, b"-----BEGIN garbage\n").expect("write");
+    let mut ep = parse_url("grpcs://127.0.0.1:1", None).expect("ok");
+    ep.tls_ca = Some(path.clone());
+    let e = tls_config(&ep).expect_err("no certificate");
+    assert_eq!(
+        e.to_string(),
+        std::format!("{}: no PEM certificate in it (--tls-ca)", path.display())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::action::{Found, Lookup, Named, Origin, RssScope};
 use super::report_rows::{
     Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, div_round, figures, fixed,
-    gib_centi, ns_to_ms, num, row_object,
+    gib_centi, ns_to_ms, num, report_id, row_object, shown_centi, text_id,
 };
 use super::sizing::{Sizing, Worker, size};
 use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
@@ -181,20 +181,44 @@ impl<'a> Report<'a> {
         self.figs.iter().filter(|f| f.signal().is_some()).collect()
     }
 
-    /// The longest stored actions with a wall time of at least
-    /// `--min-wall`, longest first (ties in log order), at most `--top`.
+    /// The longest measured actions (those the table counts) with a wall
+    /// time of at least `--min-wall`, longest first (ties in log order),
+    /// at most `--top`.
     fn longest(&self) -> Vec<&Figures<'a>> {
         let mut v: Vec<&Figures<'a>> = self
             .figs
             .iter()
             .filter(|f| {
-                f.wall_ns()
-                    .is_some_and(|w| ns_to_ms(w) >= self.options.min_wall_ms)
+                f.measured()
+                    && f.wall_ns()
+                        .is_some_and(|w| ns_to_ms(w) >= self.options.min_wall_ms)
             })
             .collect();
         v.sort_by_key(|f| core::cmp::Reverse(f.wall_ns()));
         v.truncate(self.options.top);
         v
+    }
+
+    /// Stored actions with at least one phase's timestamps, and of them
+    /// those the table leaves out (not measured): "where remote time
+    /// went" counts every stored action with timestamps.
+    fn timed(&self) -> (usize, usize) {
+        let timed: Vec<&Figures<'a>> = self
+            .figs
+            .iter()
+            .filter(|f| {
+                f.stored.is_some_and(|s| {
+                    let t = &s.times;
+                    t.wall_ns()
+                        .or(t.queued_ns())
+                        .or(t.input_fetch_ns())
+                        .or(t.upload_ns())
+                        .is_some()
+                })
+            })
+            .collect();
+        let unmeasured = timed.iter().filter(|f| !f.measured()).count();
+        (timed.len(), unmeasured)
     }
 
     /// Where remote time went: queued, input fetch, execution, upload.
@@ -250,13 +274,7 @@ impl<'a> Report<'a> {
                 self.found.truncated.join(", ")
             ));
         }
-        let no_usage = self.stored() - self.measured();
-        if no_usage > 0 {
-            out.push_str(&std::format!(
-                "{} stored without usage (no execution_metadata: uploaded by a client that ran it, or a worker that measures nothing): not in the figures\n",
-                plural(no_usage, "action", "actions")
-            ));
-        }
+        self.unmeasured_text(&mut out);
         self.scope_line(&mut out);
         let Ok(()) = self.table.render_buckets(&mut Buf(&mut out));
         self.signals_text(&mut out);
@@ -268,6 +286,35 @@ impl<'a> Report<'a> {
             s.render(&mut out);
         }
         out
+    }
+
+    /// The stored actions the table's figures leave out: with no CPU time
+    /// the worker measured, or with one but no execution timestamps.
+    fn unmeasured_text(&self, out: &mut String) {
+        let stored = || self.figs.iter().filter(|f| f.stored.is_some());
+        let no_usage = stored().filter(|f| f.cpu_ns().is_none()).count();
+        let no_wall = stored()
+            .filter(|f| f.cpu_ns().is_some() && f.wall_ns().is_none())
+            .count();
+        if no_usage > 0 {
+            out.push_str(&std::format!(
+                "{} stored with no usage the worker measured (no Buildbarn, BuildBuddy or Buildfarm message: a client upload, or a worker that measures nothing): not in the table's figures\n",
+                plural(no_usage, "action", "actions")
+            ));
+        }
+        let absurd = self.figs.iter().filter(|f| f.absurd()).count();
+        if absurd > 0 {
+            out.push_str(&std::format!(
+                "{} with figures past any machine (RSS over 1 PiB, or over 10^6 cores: the server's garbage?): the table counts them at that\n",
+                plural(absurd, "action", "actions")
+            ));
+        }
+        if no_wall > 0 {
+            out.push_str(&std::format!(
+                "{} stored with usage but no execution timestamps (no wall time): not in the table's figures\n",
+                plural(no_wall, "action", "actions")
+            ));
+        }
     }
 
     /// Whose memory the RSS figures are.
@@ -312,7 +359,7 @@ impl<'a> Report<'a> {
                 .unwrap_or_default();
             out.push_str(&std::format!(
                 "  {} ({}){}\n",
-                cell(&f.named.id, ID_CELL),
+                text_id(f.named),
                 signal_text(&cell(f.signal().unwrap_or_default(), SIGNAL_CELL)),
                 worker
             ));
@@ -372,35 +419,56 @@ impl<'a> Report<'a> {
             return;
         }
         let (unit_ns, unit) = time_unit(phases.iter().map(|p| p.total_ns).max().unwrap_or(0));
-        let line = |cells: [&str; 5]| {
-            let [a, b, c, d, e] = cells;
-            let s = std::format!("  {a:<13}{b:>8}{c:>10}{d:>9}  {e}");
-            std::format!("{}\n", s.trim_end())
-        };
-        out.push_str("\nwhere remote time went:\n");
-        out.push_str(&line([
-            "phase",
-            "actions",
-            &std::format!("total {unit}"),
-            "max s",
-            "longest",
-        ]));
+        let total_head = std::format!("total {unit}");
+        let mut rows = std::vec![[
+            String::from("phase"),
+            String::from("actions"),
+            total_head,
+            String::from("max s"),
+            String::from("longest"),
+        ]];
         for p in &phases {
-            let total = fixed(div_round(p.total_ns * 100, unit_ns), 100);
             let (max, who) = match p.max {
                 Some((ns, n)) => (
                     fixed(div_round(u128::from(ns), 100_000_000), 10),
-                    cell(&n.id, ID_CELL),
+                    text_id(n),
                 ),
                 None => (String::from("-"), String::new()),
             };
-            out.push_str(&line([
-                p.name,
-                &std::format!("{}", p.actions),
-                &total,
-                &max,
-                &who,
-            ]));
+            rows.push([
+                String::from(p.name),
+                std::format!("{}", p.actions),
+                fixed(div_round(p.total_ns * 100, unit_ns), 100),
+                max,
+                who,
+            ]);
+        }
+        // The usual widths; wider when a server's timestamps are absurd,
+        // so the columns never run together.
+        let mut widths = [13, 8, 10, 9];
+        for r in &rows {
+            for (i, w) in widths.iter_mut().enumerate() {
+                // Two blanks before a figure; "actions" has its one.
+                let min = r[i].chars().count() + [0, 1, 2, 2][i];
+                *w = (*w).max(min);
+            }
+        }
+        let (timed, unmeasured) = self.timed();
+        out.push_str(&std::format!(
+            "\nwhere remote time went ({} with timestamps",
+            plural(timed, "action", "actions")
+        ));
+        if unmeasured > 0 {
+            out.push_str(&std::format!(
+                ", {unmeasured} of them not in the table's figures"
+            ));
+        }
+        out.push_str("):\n");
+        for [a, b, c, d, e] in &rows {
+            let [wa, wb, wc, wd] = widths;
+            let s = std::format!("  {a:<wa$}{b:>wb$}{c:>wc$}{d:>wd$}  {e}");
+            out.push_str(s.trim_end());
+            out.push('\n');
         }
     }
 
@@ -477,7 +545,7 @@ impl<'a> Report<'a> {
             "signals": {
                 "actions": sig.len(),
                 "listed": sig.iter().take(LISTED).map(|f| json!({
-                    "id": f.named.id, "signal": f.signal(), "worker": f.worker(),
+                    "id": report_id(f.named), "signal": f.signal(), "worker": f.worker(),
                 })).collect::<Vec<_>>(),
                 "more": sig.len().saturating_sub(LISTED),
             },
@@ -491,7 +559,7 @@ impl<'a> Report<'a> {
                 "actions": p.actions,
                 "total_s": num(div_round(p.total_ns, 1_000_000), 3),
                 "max_s": p.max.map(|(ns, _)| num(ns_to_ms(ns), 3)),
-                "max_id": p.max.map(|(_, n)| n.id.as_str()),
+                "max_id": p.max.map(|(_, n)| report_id(n)),
             })).collect::<Vec<_>>(),
             "killed": self.found.killed.iter().map(|k| json!({
                 "id": k.id, "category": k.category, "line": k.line,
@@ -532,14 +600,14 @@ impl<'a> Report<'a> {
 fn longest_cells(f: &Figures<'_>) -> [String; 8] {
     let rss = f.rss();
     [
-        cell(&f.named.id, ID_CELL),
+        text_id(f.named),
         cell(&f.named.category, ID_CELL),
         or_dash(
             f.wall_ns()
                 .map(|w| fixed(div_round(u128::from(w), 100_000_000), 10)),
         ),
-        or_dash(f.cores_centi().map(|c| fixed(c, 100))),
-        or_dash(rss.map(|(b, _)| fixed(gib_centi(b), 100))),
+        or_dash(f.cores_centi().map(shown_centi)),
+        or_dash(rss.map(|(b, _)| shown_centi(gib_centi(b)))),
         or_dash(rss.and_then(|(_, s)| s).map(|s| {
             String::from(match s {
                 RssScope::LargestProcess => "process",

@@ -13,12 +13,21 @@ use std::vec::Vec;
 
 use serde_json::Value;
 
-use super::action::{Lookup, Named, RssScope, Source, Stored, Usage};
+use super::action::{Lookup, Named, Origin, RssScope, Source, Stored, Usage};
 use crate::report::actions::{Action, ID_CAP, Id, SIGNAL_CAP, Signal};
 use crate::report::actions_json::ROW_KEYS;
 
 /// Bytes in a GiB.
 pub const GIB: u64 = 1 << 30;
+
+/// The largest RSS the local table is fed, bytes (1 PiB): a server's
+/// figure above it (an `int64` read as garbage) is counted at it, so the
+/// table's columns keep their widths.
+pub const RSS_CAP_BYTES: u64 = 1 << 50;
+
+/// The most cores the local table is fed, hundredths (10^6 cores): CPU
+/// time above wall × 10^6 is counted at that.
+pub const CORES_CAP_CENTI: u64 = 100_000_000;
 
 /// One action looked up, with what the cache stored for it.
 #[derive(Clone, Copy, Debug)]
@@ -92,13 +101,21 @@ impl<'a> Figures<'a> {
         Some(self.stored?.worker.as_str()).filter(|w| !w.is_empty())
     }
 
+    /// True when a figure is past what any machine has: an RSS over
+    /// [`RSS_CAP_BYTES`] or cores over [`CORES_CAP_CENTI`].
+    pub fn absurd(&self) -> bool {
+        self.rss().is_some_and(|(b, _)| b > RSS_CAP_BYTES)
+            || self.cores_centi().is_some_and(|c| c > CORES_CAP_CENTI)
+    }
+
     /// The action as the local table's [`Action`], for
     /// [`crate::report::actions::Table::observe`]; `None` unless
     /// [`Figures::measured`].
     ///
     /// Times are rounded half up to ms; the id is sanitized and cut to
     /// [`ID_CAP`] bytes; the RSS is rounded up to KiB (0 when the worker
-    /// gives none). A worker that gives only a total CPU time (BuildBuddy,
+    /// gives none). An [`Figures::absurd`] figure is counted at its cap
+    /// (the CPU time scaled down to [`CORES_CAP_CENTI`] of the wall). A worker that gives only a total CPU time (BuildBuddy,
     /// Buildfarm) has it fed as user time with system 0: the table reads
     /// only their sum, and `--json-rows` keeps `user_s`/`sys_s` null.
     pub fn to_action(&self) -> Option<Action> {
@@ -106,10 +123,17 @@ impl<'a> Figures<'a> {
             return None;
         }
         let u = self.usage()?;
-        let (user_ns, sys_ns) = match (u.user_ns, u.sys_ns) {
+        let (mut user_ns, mut sys_ns) = match (u.user_ns, u.sys_ns) {
             (Some(user), Some(sys)) => (user, sys),
             _ => (u.cpu_ns()?, 0),
         };
+        let wall_ns = self.wall_ns()?;
+        let cpu_cap = u128::from(wall_ns) * u128::from(CORES_CAP_CENTI / 100);
+        let cpu = u128::from(user_ns) + u128::from(sys_ns);
+        if cpu > cpu_cap {
+            let scale = |v: u64| u64::try_from(u128::from(v) * cpu_cap / cpu).unwrap_or(u64::MAX);
+            (user_ns, sys_ns) = (scale(user_ns), scale(sys_ns));
+        }
         let mut id = Id::new();
         crate::build::text::sanitize_into(self.named.id.as_bytes(), ID_CAP, &mut id);
         if id.is_empty() {
@@ -130,7 +154,9 @@ impl<'a> Figures<'a> {
             wall_ms: ns_to_ms(self.wall_ns()?),
             user_ms: ns_to_ms(user_ns),
             sys_ms: ns_to_ms(sys_ns),
-            max_rss_kib: self.rss().map_or(0, |(b, _)| b.div_ceil(1024)),
+            max_rss_kib: self
+                .rss()
+                .map_or(0, |(b, _)| b.min(RSS_CAP_BYTES).div_ceil(1024)),
             signal,
             exit: Some(self.stored?.exit_code),
             counts: None,
@@ -160,6 +186,16 @@ pub fn fixed(v: u64, scale: u64) -> String {
         return std::format!("{v}");
     }
     std::format!("{}.{:0digits$}", v / scale, v % scale)
+}
+
+/// Hundredths (cores, GiB) as the text shows them: `12.34`, or `>1e6`
+/// above 10^6 (more than a machine has: a server's garbage).
+pub fn shown_centi(v: u64) -> String {
+    if v > CORES_CAP_CENTI {
+        String::from(">1e6")
+    } else {
+        fixed(v, 100)
+    }
 }
 
 /// Bytes as hundredths of a GiB, rounded half up.
@@ -210,7 +246,7 @@ pub fn row_values(f: &Figures<'_>) -> [(&'static str, Value); 19] {
     let d = &f.named.digest;
     let rss = f.rss();
     let values = [
-        Value::String(f.named.id.clone()),
+        Value::String(report_id(f.named)),
         text(Some(f.named.category.as_str()).filter(|c| !c.is_empty())),
         Value::String(std::format!("{}/{}", d.hash, d.size_bytes)),
         Value::Bool(f.stored.is_some()),
@@ -278,6 +314,35 @@ pub const LINE_CELL: usize = 300;
 pub const SIGNAL_CELL: usize = 16;
 /// The widest worker name the text shows.
 pub const WORKER_CELL: usize = 64;
+
+/// Hex digits of a hash the text shows of a `--digest` id.
+pub const HASH_SHOWN: usize = 12;
+
+/// The id the report gives an action: [`Named::id`] as the log names it,
+/// or for `--digest` ([`Origin::Hand`]) the digest's canonical
+/// `HASH/SIZE`, whichever separator was typed. `--json` and `--json-rows`
+/// show this.
+pub fn report_id(n: &Named) -> String {
+    match n.origin {
+        Origin::Hand => std::format!("{}/{}", n.digest.hash, n.digest.size_bytes),
+        _ => n.id.clone(),
+    }
+}
+
+/// The id as the text shows it: [`report_id`] as a [`cell`] of
+/// [`ID_CELL`]; a `--digest` id with a SHA-256 hash (64 hex digits) cut to
+/// its first [`HASH_SHOWN`] digits, `…`, `/SIZE`.
+pub fn text_id(n: &Named) -> String {
+    let d = &n.digest;
+    if n.origin == Origin::Hand
+        && d.hash.len() == 64
+        && d.hash.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        let head = d.hash.get(..HASH_SHOWN).unwrap_or_default();
+        return std::format!("{head}\u{2026}/{}", d.size_bytes);
+    }
+    cell(&report_id(n), ID_CELL)
+}
 
 /// `s` as text for the table: control characters (a newline, an escape
 /// sequence from a server's `worker` or `termination_signal`, or a log's

@@ -160,7 +160,10 @@ fn first_line_counts_stored_and_sums_only_the_measured() {
         ),
         "{text}"
     );
-    assert!(text.contains("\n1 action stored without usage"), "{text}");
+    assert!(
+        text.contains("\n1 action stored with no usage the worker measured (no Buildbarn, BuildBuddy or Buildfarm message: a client upload, or a worker that measures nothing): not in the table's figures\n"),
+        "{text}"
+    );
     assert_eq!(
         (r.looked_up(), r.stored(), r.measured(), r.not_found()),
         (5, 4, 3, 1)
@@ -264,6 +267,52 @@ fn remote_time_sums_each_phase_and_names_the_longest() {
         text.contains("  output upload       1      0.50      0.5"),
         "{text}"
     );
+}
+
+/// An action stored with execution_metadata (worker, timestamps: REAPI
+/// `ExecutedActionMetadata`) but no usage message the report reads: the
+/// header and the longest list leave it out, "where remote time went"
+/// counts it and says so.
+#[test]
+fn an_action_with_timestamps_and_no_usage_is_only_in_remote_time() {
+    let mut a = shapes();
+    a.push((
+        named("//lib:bare (bare.c)", "c_compile", "ff"),
+        stored(
+            0,
+            "w9",
+            Times {
+                execution_start: Some(400 * S),
+                execution_completed: Some(430 * S),
+                ..Times::default()
+            },
+            None,
+        ),
+    ));
+    let f = found();
+    let text = Report::new(&a, &f, options(10, 0)).text();
+    // The header: the 3 measured actions' 11 s, not the bare one's 30 s.
+    assert!(
+        text.starts_with("5 of 6 actions have a stored result | wall 11.00 s |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n2 actions stored with no usage the worker measured"),
+        "{text}"
+    );
+    assert!(text.contains("longest 3:\n"), "{text}");
+    assert!(!text.contains("//lib:bare (bare.c)  c_compile"), "{text}");
+    // Execution: 5 + 4 + 2 + 30 = 41 s, over 4 actions with timestamps.
+    assert!(
+        text.contains("where remote time went (4 actions with timestamps, 1 of them not in the table's figures):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  execution           4     41.00     30.0  //lib:bare (bare.c)\n"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&Report::new(&a, &f, options(10, 0)).json()).expect("json");
+    assert_eq!(v["longest"]["actions"].as_array().map(Vec::len), Some(3));
 }
 
 #[test]
@@ -519,7 +568,8 @@ fn sizing_follows_the_jobs_rule_on_the_p99_and_the_max() {
 #[test]
 fn sizing_lists_what_alone_does_not_fit_and_floors_at_one() {
     // 20 GiB on a 16 GiB worker; 9 cores on 8; 15 GiB fits the worker but
-    // not 90 % of it (14745 MiB < 15360): 0 by memory, floored to 1.
+    // not 90 % of it (16384 MiB × 0.9 = 14745 MiB < 15360): 0 at once by
+    // memory, so it alone does not fit either (the same rule), floored to 1.
     let mut a = many(1, 20 * GIB, 100, "huge");
     a.extend(many(1, GIB, 900, "wide"));
     a.extend(many(1, 15 * GIB, 100, "fat"));
@@ -532,17 +582,64 @@ fn sizing_lists_what_alone_does_not_fit_and_floors_at_one() {
         },
     );
     let ids: Vec<&str> = s.too_big.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, ["huge0", "wide0"]);
+    assert_eq!(ids, ["huge0", "fat0", "wide0"]);
     assert_eq!(s.too_big[0].rss_bytes, Some(20 * GIB));
-    assert_eq!(s.too_big[1].cores_centi, Some(900));
+    assert_eq!(s.too_big[2].cores_centi, Some(900));
     assert_eq!((s.jobs_max_rss, s.worst()), (Some(0), 1));
     let mut text = String::new();
     s.render(&mut text);
-    assert!(text.contains("actions that alone do not fit: 2\n    huge0 [cxx_compile]: RSS 20.00 GiB > 16.00 GiB\n    wide0 [cxx_compile]: 9.00 cores > 8\n"), "{text}");
-    assert!(text.contains("0 by memory"), "{text}");
+    // 14745 MiB = 14.40 GiB.
+    assert!(text.contains("actions that alone do not fit: 3\n    huge0 [cxx_compile]: RSS 20.00 GiB > 90 % of 16.00 GiB = 14.40 GiB\n    fat0 [cxx_compile]: RSS 15.00 GiB > 90 % of 16.00 GiB = 14.40 GiB\n    wide0 [cxx_compile]: 9.00 cores > 8\n"), "{text}");
+    assert!(text.contains("  (0 by memory and by cores: "), "{text}");
     let v = s.to_json();
     assert_eq!(v["too_big"][0]["max_rss_bytes"], 20 * GIB);
     assert_eq!(v["at_once_worst"], 1);
+}
+
+/// An action at 95 % of the worker's memory gives 0 at once by the jobs
+/// rule (SPEC.md "Job-count model": jobs × peak ≤ 0.9 × memory), so it is
+/// listed as not fitting alone; one of 3 cores on 2 gives 0 by cores, and
+/// the floor note names the limit that gave 0.
+#[test]
+fn alone_too_big_is_the_at_once_rule_and_the_floor_note_names_the_limit() {
+    let mem = 6 * GIB + GIB / 2;
+    let a = many(1, mem / 100 * 95, 100, "near");
+    let s = size(
+        &figures(&a),
+        Worker {
+            cores: 8,
+            mem_bytes: mem,
+        },
+    );
+    assert_eq!(s.jobs_max_rss, Some(0));
+    let mut text = String::new();
+    s.render(&mut text);
+    assert!(
+        text.contains("near0 [cxx_compile]: RSS 6.17 GiB > 90 % of 6.50 GiB = 5.85 GiB\n"),
+        "{text}"
+    );
+    assert!(text.contains("  (0 by memory: "), "{text}");
+    // 3 cores, 1 GiB, on 2 cores and 4 GiB: cores give 0, memory 3.
+    let a = many(1, GIB, 300, "wide");
+    let s = size(
+        &figures(&a),
+        Worker {
+            cores: 2,
+            mem_bytes: 4 * GIB,
+        },
+    );
+    let mut text = String::new();
+    s.render(&mut text);
+    assert!(text.contains("-> 0 at once\n"), "{text}");
+    assert!(
+        text.contains("  (0 by cores: one such action alone uses more cores than the worker has; 1 is the floor, as for jobs)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("0 by memory"), "{text}");
+    assert!(
+        text.contains("wide0 [cxx_compile]: 3.00 cores > 2\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -624,4 +721,162 @@ fn table_cells_are_one_line_and_bounded() {
     let long = "S".repeat(100_000);
     assert_eq!(cell(&long, 16), std::format!("{}...", "S".repeat(13)));
     assert_eq!(cell(&"é".repeat(16), 16), "é".repeat(16));
+}
+
+/// `--digest HASH:SIZE` (origin Hand, SPEC.md "Command line": both
+/// separators) is reported as the canonical `HASH/SIZE`; the text cuts a
+/// SHA-256 hash (64 hex digits, REAPI `Digest.hash`) to 12 digits.
+#[test]
+fn a_digest_by_hand_is_canonical_and_cut_in_the_text() {
+    let hash = "0123456789abcdef".repeat(4);
+    let mut a = shapes();
+    let (n, _) = &mut a[0];
+    n.id = std::format!("{hash}:142");
+    n.digest.hash = hash.clone();
+    n.origin = Origin::Hand;
+    let f = found();
+    let r = Report::new(&a, &f, options(10, 0));
+    let text = r.text();
+    let short = "0123456789ab\u{2026}/142";
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(short) && l.contains(" cxx_compile ")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&std::format!(
+            "  {short} (KILL: the OOM killer's signal) on w1\n"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(&hash), "{text}");
+    let rows: Value = serde_json::from_str(&r.rows()).expect("rows");
+    assert_eq!(rows[0]["id"], std::format!("{hash}/142"));
+    assert_eq!(rows[0]["digest"], std::format!("{hash}/142"));
+    let v: Value = serde_json::from_str(&r.json()).expect("json");
+    assert_eq!(v["signals"]["listed"][0]["id"], std::format!("{hash}/142"));
+    // A log's id is kept as the log names it.
+    assert_eq!(rows[1]["id"], "//app:mid (mid.cpp)");
+}
+
+/// Absurd numbers a server may store (REAPI `int64` fields, BuildBuddy
+/// `peak_memory_bytes` and `cpu_nanos` of `i64::MAX`; timestamps ~292
+/// years apart): the text's columns stay apart, RSS and cores past 10^6
+/// read `>1e6`, the local table counts them at the caps, `--json-rows`
+/// keeps the stored figure.
+#[test]
+fn absurd_figures_keep_the_columns_apart() {
+    let max = i64::MAX as u64;
+    let garbage = Usage {
+        source: Some(Source::BuildBuddy),
+        cpu_total_ns: Some(max),
+        max_rss_bytes: Some(max),
+        rss_scope: Some(RssScope::WholeAction),
+        ..Usage::default()
+    };
+    // One second of wall, i64::MAX ns of CPU: 9.2e9 cores.
+    let short = Times {
+        execution_start: Some(S),
+        execution_completed: Some(2 * S),
+        ..Times::default()
+    };
+    // Queued, and executing, for i64::MAX ns each.
+    let long = Times {
+        queued: Some(0),
+        worker_start: Some(i128::from(i64::MAX)),
+        execution_start: Some(0),
+        execution_completed: Some(i128::from(i64::MAX)),
+        ..Times::default()
+    };
+    let mut a = shapes();
+    a.push((
+        named("//x:absurd", "cxx_compile", "ff"),
+        stored(0, "w", short, Some(garbage.clone())),
+    ));
+    a.push((
+        named("//x:ages", "cxx_compile", "fe"),
+        stored(0, "w", long, Some(garbage)),
+    ));
+    let f = found();
+    let worker = Some(Worker {
+        cores: 8,
+        mem_bytes: 16 * GIB,
+    });
+    let r = Report::new(
+        &a,
+        &f,
+        Options {
+            top: 10,
+            min_wall_ms: 0,
+            worker,
+        },
+    );
+    let text = r.text();
+    assert!(
+        text.contains(
+            "\n2 actions with figures past any machine (RSS over 1 PiB, or over 10^6 cores"
+        ),
+        "{text}"
+    );
+    // The buckets: at most 10^6 cores and 1 PiB (1048576 GiB), each
+    // cell apart.
+    let bucket = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("0-5 s"))
+        .expect("bucket");
+    let cells: Vec<&str> = bucket.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "0-5",
+            "s",
+            "3",
+            "0.0",
+            "333334.17",
+            "1000000.00",
+            "1048576.00"
+        ],
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("//x:absurd "))
+        .expect("absurd row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "//x:absurd",
+            "cxx_compile",
+            "1.0",
+            ">1e6",
+            ">1e6",
+            "action",
+            "w"
+        ]
+    );
+    // Every row of the longest table and of the phases has its cells
+    // apart: the header's column starts are blanks before each cell.
+    let phases = text
+        .split_once("where remote time went")
+        .and_then(|(_, t)| t.split_once("\n\n"))
+        .map(|(t, _)| t)
+        .expect("phases");
+    for l in phases.lines().skip(1) {
+        assert!(l.split_whitespace().count() >= 4, "{l}");
+    }
+    let queued = phases
+        .lines()
+        .find(|l| l.trim_start().starts_with("queued"))
+        .expect("queued");
+    let q: Vec<&str> = queued.split_whitespace().collect();
+    // 2^63 ns = 2562047.79 h; 9223372036.9 s.
+    assert_eq!(
+        q[..5],
+        ["queued", "2", "2562047.79", "9223372036.9", "//x:ages"],
+        "{phases}"
+    );
+    assert!(text.contains("p99 RSS >1e6 GiB -> 0 at once"), "{text}");
+    let rows: Value = serde_json::from_str(&r.rows()).expect("rows");
+    assert_eq!(rows[5]["max_rss_bytes"], max);
 }

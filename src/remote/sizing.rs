@@ -16,7 +16,9 @@ use std::vec::Vec;
 use serde_json::{Value, json};
 
 use super::action::RssScope;
-use super::report_rows::{Figures, ID_CELL, cell, fixed, gib_centi};
+use super::report_rows::{
+    Figures, ID_CELL, cell, fixed, gib_centi, report_id, shown_centi, text_id,
+};
 use crate::report::fit::{MEASURED_SHARE_PCT, measured_jobs};
 
 /// Bytes in a MiB.
@@ -34,13 +36,17 @@ pub struct Worker {
 /// An action that alone does not fit the worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooBig {
-    /// Its id.
+    /// Its id ([`super::report_rows::report_id`]).
     pub id: String,
+    /// Its id as the text shows it ([`super::report_rows::text_id`]).
+    pub text_id: String,
     /// Its category; empty when unknown.
     pub category: String,
-    /// Its peak memory, bytes, when larger than the worker's memory.
+    /// Its peak memory, bytes, when larger than [`mem_limit_bytes`] of the
+    /// worker's memory (0 at once by memory).
     pub rss_bytes: Option<u64>,
-    /// Its cores, hundredths, when more than the worker's cores.
+    /// Its cores, hundredths, when more than the worker's cores (0 at
+    /// once by cores: one job per core).
     pub cores_centi: Option<u64>,
 }
 
@@ -89,6 +95,13 @@ fn jobs_by_mem(mem: u64, peak: u64) -> u64 {
     measured_jobs(mem / MIB, 1, peak.div_ceil(MIB))
 }
 
+/// The most memory one action may peak at on a worker of `mem` bytes,
+/// bytes: [`MEASURED_SHARE_PCT`] % of it in whole MiB, as [`jobs_by_mem`]
+/// counts (an action fits alone exactly when it gives at least one job).
+pub fn mem_limit_bytes(mem: u64) -> u64 {
+    (mem / MIB).saturating_mul(MEASURED_SHARE_PCT) / 100 * MIB
+}
+
 /// Jobs of `centi` hundredths of a core each on `cores` cores; an action
 /// counts at least one core (the `jobs` rule: one job per core).
 fn jobs_by_cores(cores: u32, centi: u64) -> u64 {
@@ -108,14 +121,20 @@ pub fn size(figs: &[Figures<'_>], worker: Worker) -> Sizing {
     let p90c = percentile(&mut cores, 90);
     let max_rss = rss.last().copied();
     let max_c = cores.last().copied();
-    let core_cap = u64::from(worker.cores.max(1)) * 100;
+    // Alone too big exactly when the at-once rule gives it 0 jobs.
     let mut too_big: Vec<TooBig> = figs
         .iter()
         .filter_map(|f| {
-            let r = f.rss().map(|r| r.0).filter(|&b| b > worker.mem_bytes);
-            let c = f.cores_centi().filter(|&c| c > core_cap);
+            let r = f
+                .rss()
+                .map(|r| r.0)
+                .filter(|&b| jobs_by_mem(worker.mem_bytes, b) == 0);
+            let c = f
+                .cores_centi()
+                .filter(|&c| jobs_by_cores(worker.cores, c) == 0);
             (r.is_some() || c.is_some()).then(|| TooBig {
-                id: f.named.id.clone(),
+                id: report_id(f.named),
+                text_id: text_id(f.named),
                 category: f.named.category.clone(),
                 rss_bytes: r,
                 cores_centi: c,
@@ -161,7 +180,7 @@ impl Sizing {
     /// Appends the text block to `out`.
     pub fn render(&self, out: &mut String) {
         let w = self.worker;
-        let usable = self.worker.mem_bytes / 100 * MEASURED_SHARE_PCT;
+        let usable = mem_limit_bytes(self.worker.mem_bytes);
         out.push_str(&std::format!(
             "\nworker sizing: {} cores, {} GiB ({} % for the actions' peaks: {} GiB)\n",
             w.cores.max(1),
@@ -169,14 +188,15 @@ impl Sizing {
             MEASURED_SHARE_PCT,
             fixed(gib_centi(usable), 100),
         ));
+        let actions = |k: usize| std::format!("{k} action{}", if k == 1 { "" } else { "s" });
         let n = |v: Option<u64>| v.map_or_else(|| String::from("-"), |v| std::format!("{v}"));
         let gib =
-            |v: Option<u64>| v.map_or_else(|| String::from("-"), |b| fixed(gib_centi(b), 100));
-        let cores = |v: Option<u64>| v.map_or_else(|| String::from("-"), |c| fixed(c, 100));
+            |v: Option<u64>| v.map_or_else(|| String::from("-"), |b| shown_centi(gib_centi(b)));
+        let cores = |v: Option<u64>| v.map_or_else(|| String::from("-"), shown_centi);
         if self.rss_actions > 0 {
             out.push_str(&std::format!(
-                "  memory ({} actions): p99 RSS {} GiB -> {} at once; max RSS {} GiB -> {} at once\n",
-                self.rss_actions,
+                "  memory ({}): p99 RSS {} GiB -> {} at once; max RSS {} GiB -> {} at once\n",
+                actions(self.rss_actions),
                 gib(self.p99_rss_bytes),
                 n(self.jobs_p99_rss),
                 gib(self.max_rss_bytes),
@@ -187,8 +207,8 @@ impl Sizing {
         }
         if self.core_actions > 0 {
             out.push_str(&std::format!(
-                "  cores ({} actions): p90 {} cores -> {} at once; max {} cores -> {} at once\n",
-                self.core_actions,
+                "  cores ({}): p90 {} cores -> {} at once; max {} cores -> {} at once\n",
+                actions(self.core_actions),
                 cores(self.p90_cores_centi),
                 n(self.jobs_p90_cores),
                 cores(self.max_cores_centi),
@@ -200,13 +220,33 @@ impl Sizing {
             self.typical(),
             self.worst()
         ));
-        if self.jobs_max_rss == Some(0) || self.jobs_p99_rss == Some(0) {
-            out.push_str("  (0 by memory: one such action alone passes 90 % of the memory; 1 is the floor, as for jobs)\n");
+        if let Some(note) = self.floor_note() {
+            out.push_str(note);
         }
         if self.largest_process > 0 {
             out.push_str("  RSS here is the largest single process of an action (Buildbarn rusage): an action of several processes peaks higher\n");
         }
         self.render_too_big(out);
+    }
+
+    /// The note when memory, cores or both gave 0 at once (floored to 1),
+    /// naming which.
+    fn floor_note(&self) -> Option<&'static str> {
+        let zero = |a: Option<u64>, b: Option<u64>| a == Some(0) || b == Some(0);
+        let mem = zero(self.jobs_p99_rss, self.jobs_max_rss);
+        let cores = zero(self.jobs_p90_cores, self.jobs_max_cores);
+        match (mem, cores) {
+            (true, false) => Some(
+                "  (0 by memory: one such action alone passes 90 % of the memory; 1 is the floor, as for jobs)\n",
+            ),
+            (false, true) => Some(
+                "  (0 by cores: one such action alone uses more cores than the worker has; 1 is the floor, as for jobs)\n",
+            ),
+            (true, true) => Some(
+                "  (0 by memory and by cores: such actions alone pass 90 % of the memory, or use more cores than the worker has; 1 is the floor, as for jobs)\n",
+            ),
+            (false, false) => None,
+        }
     }
 
     /// The actions that alone do not fit, for [`Sizing::render`].
@@ -219,15 +259,17 @@ impl Sizing {
             let mut why = Vec::new();
             if let Some(b) = t.rss_bytes {
                 why.push(std::format!(
-                    "RSS {} GiB > {} GiB",
-                    fixed(gib_centi(b), 100),
-                    fixed(gib_centi(self.worker.mem_bytes), 100)
+                    "RSS {} GiB > {} % of {} GiB = {} GiB",
+                    shown_centi(gib_centi(b)),
+                    MEASURED_SHARE_PCT,
+                    fixed(gib_centi(self.worker.mem_bytes), 100),
+                    fixed(gib_centi(mem_limit_bytes(self.worker.mem_bytes)), 100)
                 ));
             }
             if let Some(c) = t.cores_centi {
                 why.push(std::format!(
                     "{} cores > {}",
-                    fixed(c, 100),
+                    shown_centi(c),
                     self.worker.cores.max(1)
                 ));
             }
@@ -236,7 +278,7 @@ impl Sizing {
             } else {
                 std::format!(" [{}]", cell(&t.category, ID_CELL))
             };
-            let id = cell(&t.id, ID_CELL);
+            let id = &t.text_id;
             out.push_str(&std::format!("    {id}{cat}: {}\n", why.join(", ")));
         }
         if self.too_big.len() > super::report::LISTED {

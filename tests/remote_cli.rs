@@ -140,6 +140,12 @@ fn bazel_id(a: &Act) -> String {
     format!("//{}:{}", a.pkg, a.name)
 }
 
+/// The id in a JSON log, which lists each spawn's outputs: the target and
+/// the file name of its first output.
+fn bazel_json_id(a: &Act) -> String {
+    format!("{} ({}.o)", bazel_id(a), a.name)
+}
+
 // ------------------------------------------------ results, as workers store
 
 fn ts(seconds: i64, nanos: i32) -> Option<Timestamp> {
@@ -426,7 +432,8 @@ fn bazel_json() -> String {
     let mut out = String::new();
     for a in &BUILD {
         let v = json!({"commandArgs": ["gcc", "-c"], "environmentVariables": [],
-            "listedOutputs": ["a.o"], "remotable": true, "cacheable": true,
+            "listedOutputs": [format!("bazel-out/k8-fastbuild/bin/{}/{}.o", a.pkg, a.name)],
+            "remotable": true, "cacheable": true,
             "mnemonic": a.category, "runner": bazel_runner(a), "cacheHit": false,
             "exitCode": i32::from(a.ran == Ran::Killed), "targetLabel": bazel_id(a),
             "digest": {"hash": hash(a.n), "sizeBytes": (100 + a.n).to_string(),
@@ -718,7 +725,7 @@ fn write_logs(dir: &Path) -> Vec<(String, bool, IdOf)> {
     vec![
         (p(&buck2_pb), true, buck2_id),
         (p(&buck2_show), true, buck2_id),
-        (p(&bazel), false, bazel_id),
+        (p(&bazel), false, bazel_json_id),
         (p(&compact), false, bazel_id),
     ]
 }

@@ -79,6 +79,9 @@ type DigestSeen = (String, Result<Digest, DigestError>);
 /// One spawn as both encodings give it.
 struct SpawnSeen<'a> {
     label: &'a str,
+    /// The file name of its first listed output (`foo.o`), which tells the
+    /// spawns of one target apart; empty when the log lists none.
+    output: &'a str,
     mnemonic: &'a str,
     runner: &'a str,
     /// The digest as text (for errors) and its parse.
@@ -92,8 +95,12 @@ fn gather(s: SpawnSeen<'_>, origin: Origin, out: &mut Collector) -> Result<(), L
     }
     let (text, parsed) = s.digest.ok_or(LogErrorKind::NoDigest)?;
     let digest = parsed.map_err(|error| LogErrorKind::Digest { text, error })?;
+    let id = match s.output {
+        "" => s.label.to_string(),
+        o => std::format!("{} ({o})", s.label),
+    };
     out.remote(Named {
-        id: s.label.to_string(),
+        id,
         category: s.mnemonic.to_string(),
         digest,
         origin,
@@ -113,6 +120,17 @@ fn json_digest(d: &Value) -> DigestSeen {
     let text = std::format!("{hash}/{size}");
     let parsed = parse_digest(&text);
     (text, parsed)
+}
+
+/// The file name of a JSON `SpawnExec`'s first `listedOutputs` path.
+fn first_output(v: &Value) -> &str {
+    let first = v
+        .get("listedOutputs")
+        .or_else(|| v.get("listed_outputs"))
+        .and_then(|o| o.get(0))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    first.rsplit('/').next().unwrap_or(first)
 }
 
 fn str_field<'a>(o: &'a Value, camel: &str, snake: &str) -> &'a str {
@@ -184,6 +202,7 @@ pub fn read_json_stream(
         }
         let seen = SpawnSeen {
             label: str_field(&v, "targetLabel", "target_label"),
+            output: first_output(&v),
             mnemonic: str_field(&v, "mnemonic", "mnemonic"),
             runner: str_field(&v, "runner", "runner"),
             digest: v.get("digest").filter(|d| d.is_object()).map(json_digest),
@@ -248,6 +267,8 @@ pub fn read_compact_records<R: Read>(
             });
             let seen = SpawnSeen {
                 label: &s.target_label,
+                // The compact log names outputs by entry id: not followed.
+                output: "",
                 mnemonic: &s.mnemonic,
                 runner: &s.runner,
                 digest,

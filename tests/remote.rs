@@ -11,47 +11,21 @@
 
 #[path = "remote/bgd.rs"]
 mod bgd;
+#[path = "remote/results.rs"]
+mod results;
 
 use headroom::remote::action::{Digest, Lookup, RssScope, Source, Stored};
 use headroom::remote::client::{self, Options, RemoteError};
 use headroom::remote::endpoint::{Endpoint, parse_header, parse_url};
-use headroom::remote::proto::{
-    self, ActionResult, Any, Duration, ExecutedActionMetadata, Timestamp,
-};
+use headroom::remote::proto::{self, ActionResult, Duration};
 use headroom::remote::usage;
 use prost::Message;
+use results::{any, meta};
 
 fn digest(n: u64) -> Digest {
     Digest {
         hash: format!("{n:064x}"),
         size_bytes: 140 + n as i64,
-    }
-}
-
-fn ts(seconds: i64, nanos: i32) -> Option<Timestamp> {
-    Some(Timestamp { seconds, nanos })
-}
-
-fn meta(worker: &str, aux: Vec<Any>) -> ExecutedActionMetadata {
-    ExecutedActionMetadata {
-        worker: worker.into(),
-        queued_timestamp: ts(1_700_000_000, 0),
-        worker_start_timestamp: ts(1_700_000_002, 0),
-        input_fetch_start_timestamp: ts(1_700_000_002, 100),
-        input_fetch_completed_timestamp: ts(1_700_000_003, 0),
-        execution_start_timestamp: ts(1_700_000_003, 0),
-        execution_completed_timestamp: ts(1_700_000_063, 500_000_000),
-        output_upload_start_timestamp: ts(1_700_000_063, 500_000_000),
-        output_upload_completed_timestamp: ts(1_700_000_064, 0),
-        auxiliary_metadata: aux,
-        ..Default::default()
-    }
-}
-
-fn any(url: &str, value: Vec<u8>) -> Any {
-    Any {
-        type_url: url.into(),
-        value,
     }
 }
 

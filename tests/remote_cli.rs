@@ -33,15 +33,16 @@
 
 #[path = "remote/bgd.rs"]
 mod bgd;
+#[path = "remote/results.rs"]
+mod results;
 
 use headroom::remote::action::Digest;
 use headroom::remote::client::{self, Options};
 use headroom::remote::endpoint::{Endpoint, parse_url};
-use headroom::remote::proto::{
-    self, ActionResult, Any, Duration, ExecutedActionMetadata, Timestamp,
-};
+use headroom::remote::proto::{self, ActionResult, Duration};
 use prost::Message;
 use prost::encoding::{WireType, encode_key, encode_varint};
+use results::{any, meta};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
@@ -147,35 +148,6 @@ fn bazel_json_id(a: &Act) -> String {
 }
 
 // ------------------------------------------------ results, as workers store
-
-fn ts(seconds: i64, nanos: i32) -> Option<Timestamp> {
-    Some(Timestamp { seconds, nanos })
-}
-
-/// Metadata with every timestamp: queued 2 s, input fetch 0.9999999 s,
-/// execution 60.5 s, upload 0.5 s.
-fn meta(worker: &str, aux: Vec<Any>) -> ExecutedActionMetadata {
-    ExecutedActionMetadata {
-        worker: worker.into(),
-        queued_timestamp: ts(1_700_000_000, 0),
-        worker_start_timestamp: ts(1_700_000_002, 0),
-        input_fetch_start_timestamp: ts(1_700_000_002, 100),
-        input_fetch_completed_timestamp: ts(1_700_000_003, 0),
-        execution_start_timestamp: ts(1_700_000_003, 0),
-        execution_completed_timestamp: ts(1_700_000_063, 500_000_000),
-        output_upload_start_timestamp: ts(1_700_000_063, 500_000_000),
-        output_upload_completed_timestamp: ts(1_700_000_064, 0),
-        auxiliary_metadata: aux,
-        ..Default::default()
-    }
-}
-
-fn any(type_url: &str, value: Vec<u8>) -> Any {
-    Any {
-        type_url: type_url.into(),
-        value,
-    }
-}
 
 fn secs(seconds: i64, nanos: i32) -> Option<Duration> {
     Some(Duration { seconds, nanos })

@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 
 use super::action::{Found, Lookup, Named, Origin, RssScope};
 use super::report_rows::{
-    Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, div_round, figures, fixed,
-    gib_centi, ns_to_ms, num, report_id, row_object, shown_centi, text_id,
+    Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, figures, fixed, gib_centi,
+    ns_to_ms, num, report_id, row_object, shown_centi, text_id,
 };
 use super::sizing::{Sizing, Worker, size};
-use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
+use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table, div_round};
 
 /// Signalled, killed and too-big actions listed by id; later ones are
 /// only counted (the local table lists as many signalled ones).

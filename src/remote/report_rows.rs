@@ -14,7 +14,7 @@ use std::vec::Vec;
 use serde_json::Value;
 
 use super::action::{Lookup, Named, Origin, RssScope, Source, Stored, Usage};
-use crate::report::actions::{Action, ID_CAP, Id, SIGNAL_CAP, Signal};
+use crate::report::actions::{Action, ID_CAP, Id, SIGNAL_CAP, Signal, div_round};
 use crate::report::actions_json::ROW_KEYS;
 
 /// Bytes in a GiB.
@@ -162,15 +162,6 @@ impl<'a> Figures<'a> {
             counts: None,
         })
     }
-}
-
-/// `a / b` rounded half up, clamped to `u64::MAX`; 0 when `b` is 0.
-pub fn div_round(a: u128, b: u128) -> u64 {
-    if b == 0 {
-        return 0;
-    }
-    let q = a / b + u128::from(a % b >= b - a % b);
-    u64::try_from(q).unwrap_or(u64::MAX)
 }
 
 /// Nanoseconds as milliseconds, rounded half up.

@@ -171,7 +171,7 @@ impl Action {
 }
 
 /// `a / b` rounded half up, clamped to `u64::MAX`; 0 when `b` is 0.
-fn div_round(a: u128, b: u128) -> u64 {
+pub(crate) fn div_round(a: u128, b: u128) -> u64 {
     if b == 0 {
         return 0;
     }

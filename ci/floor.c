@@ -94,7 +94,7 @@ static void add(struct list *l, const char *path, int flags)
 }
 
 /* headroom's default list: whole names, clang-<digits>, clang++-<digits>,
- * ld.<anything> (src/build/compilers.rs). */
+ * ld.<anything> (src/followed/compilers.rs). */
 static int digits_after(const char *comm, const char *prefix)
 {
 	size_t n = strlen(prefix);

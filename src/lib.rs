@@ -18,8 +18,9 @@
 // Kernel files, one module each, and reading relative to a root.
 pub mod kernel;
 
-// The build: its process tree or cgroup, its compilers, its log, its usage.
-pub mod build;
+// The build being followed: its process tree or cgroup, its compilers, its
+// log, what it used.
+pub mod followed;
 
 // One tick and its row.
 pub mod tick;

@@ -17,13 +17,13 @@ use std::process::ExitCode;
 
 use argh::{ArgsInfo, FromArgs};
 
-use cli::args::{Cli, Cmd};
 use cli::argv::Prepared;
-use cli::common::{Fail, shown};
+use cli::messages::{Fail, shown};
+use cli::options::{Cli, Cmd};
 
 fn main() -> ExitCode {
-    cli::common::guard_std_fds();
-    cli::common::catch_xfsz();
+    cli::files::guard_std_fds();
+    cli::signals::catch_xfsz();
     // Arguments as the OS gave them: a Latin-1 file name must not panic.
     // argh sees a lossy UTF-8 copy; `run` passes CMD's raw bytes on.
     let raw: Vec<OsString> = std::env::args_os().collect();
@@ -131,8 +131,8 @@ fn dispatch(cli: Cli, raw_cmd: &[OsString]) -> Result<ExitCode, Fail> {
                 .map_or_else(|| a.cmd.iter().map(OsString::from).collect(), <[_]>::to_vec);
             cli::record::run_cmd(a, raw_cmd)
         }
-        Cmd::Summarize(a) => cli::report::summarize_cmd(a),
-        Cmd::Actions(a) => cli::report::actions_cmd(a),
+        Cmd::Summarize(a) => cli::report_cmd::summarize_cmd(a),
+        Cmd::Actions(a) => cli::report_cmd::actions_cmd(a),
         Cmd::Jobs(mut a) => {
             a.root = a.root.or(cli.root);
             cli::plan::jobs_cmd(a)
@@ -145,6 +145,6 @@ fn dispatch(cli: Cli, raw_cmd: &[OsString]) -> Result<ExitCode, Fail> {
             a.root = a.root.or(cli.root);
             cli::plan::status_cmd(a)
         }
-        Cmd::Plot(a) => cli::report::plot_cmd(a),
+        Cmd::Plot(a) => cli::report_cmd::plot_cmd(a),
     }
 }

@@ -19,28 +19,31 @@ use std::path::{Path, PathBuf};
 
 /// The library's layers, lowest first: the folders of `src/`.
 const LAYERS: [&str; 7] = [
-    "kernel", "build", "tick", "report", "plan", "govern", "remote",
+    "kernel", "followed", "tick", "report", "plan", "govern", "remote",
 ];
 
 /// The binary's modules in `src/cli/`, lowest first: `(module, rank)`. A
 /// module may use those of a lower rank only.
 const CLI: &[(&str, u8)] = &[
-    ("common", 0),
-    ("args", 0),
+    ("messages", 0),
+    ("options", 0),
     ("pause", 0),
     ("shell", 0),
     ("suggest", 0),
     ("argv", 1),
-    ("child", 1),
-    ("pool", 1),
-    ("remote", 1),
-    ("status_line", 1),
-    ("action_row", 2),
-    ("jobserver", 2),
-    ("report", 2),
-    ("plan", 3),
-    ("record", 4),
-    ("mod", 5),
+    ("defaults", 1),
+    ("files", 1),
+    ("signals", 1),
+    ("child", 2),
+    ("pool", 2),
+    ("remote", 2),
+    ("status_line", 2),
+    ("action_row", 3),
+    ("jobserver", 3),
+    ("report_cmd", 3),
+    ("plan", 4),
+    ("record", 5),
+    ("mod", 6),
 ];
 
 const MAX_FILE_LINES: usize = 1200;

@@ -32,7 +32,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-use headroom::build::compilers::CompilerList;
+use headroom::followed::compilers::CompilerList;
 use headroom::govern::jobserver::{Governor, Inputs, Pool};
 use headroom::govern::record::{CsvOut, Interval, Plan, StopFlag, Tune, Watch, run};
 use headroom::kernel::root::Root;
@@ -102,7 +102,7 @@ fn ticks_after_start_up_allocate_nothing() {
     let mut gov = Governor::new(4, 500, headroom::report::jobserver_block::Source::PeakMb);
     // … and its pausing: this test's own jobs scanned from /proc.
     let proc_dir = root.open_dir("proc").unwrap();
-    let mut tree = Box::new(headroom::build::jobtree::JobTree::new());
+    let mut tree = Box::new(headroom::followed::jobtree::JobTree::new());
     let mut pauser = Box::new(headroom::govern::pause::Pauser::new());
     let mut scratch = vec![std::mem::MaybeUninit::uninit(); 8192];
     let mut stat_buf = vec![0u8; 1024];

@@ -2,8 +2,8 @@
 //! (a value or an error) and never panics. A deterministic PRNG keeps the
 //! run reproducible; `cargo fuzz` (issue 6) goes further.
 
-use headroom::build::text::{Context, Stage};
-use headroom::build::{logtail, text};
+use headroom::followed::text::{Context, Stage};
+use headroom::followed::{logtail, text};
 use headroom::kernel::{
     blockdev, cgroup, cpufreq, diskstats, loadavg, meminfo, mountinfo, pid, psi, stat, swaps,
     thermal, throttled, vmstat, zram,
@@ -107,9 +107,9 @@ fn run_all(input: &[u8]) {
     for v in [cgroup::Version::V1, cgroup::Version::V2] {
         let _ = cgroup::parse_stat_value(input, cgroup::inactive_file_key(v));
     }
-    let _ = headroom::build::buildcg::parse_anon(input, cgroup::Version::V1);
-    let _ = headroom::build::buildcg::parse_anon(input, cgroup::Version::V2);
-    let _ = headroom::build::buildcg::pid_of_name(input);
+    let _ = headroom::followed::buildcg::parse_anon(input, cgroup::Version::V1);
+    let _ = headroom::followed::buildcg::parse_anon(input, cgroup::Version::V2);
+    let _ = headroom::followed::buildcg::pid_of_name(input);
     let (a, b) = input.split_at(input.len() / 2);
     let _ = cgroup::is_within(a, b);
     for start in [true, false] {

@@ -37,7 +37,7 @@ fn build(tag: &str, extra: &str) -> (Cgroup, PathBuf, Output) {
     build_with(tag, &format!("--peak-mb 100 {extra}"), makefile)
 }
 
-/// [`build`] of the Makefile `write` makes, `extra` naming the peak.
+/// [`followed`] of the Makefile `write` makes, `extra` naming the peak.
 fn build_with(tag: &str, extra: &str, write: fn(&Path)) -> (Cgroup, PathBuf, Output) {
     let cg = Cgroup::create(tag, 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("pause-{tag}"));

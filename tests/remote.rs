@@ -18,7 +18,7 @@ use headroom::remote::action::{Digest, Lookup, RssScope, Source, Stored};
 use headroom::remote::client::{self, Options, RemoteError};
 use headroom::remote::endpoint::{Endpoint, parse_header, parse_url};
 use headroom::remote::proto::{self, ActionResult, Duration};
-use headroom::remote::usage;
+use headroom::remote::worker_usage;
 use prost::Message;
 use results::{any, meta};
 
@@ -177,9 +177,13 @@ fn every_shape_round_trips_through_buildgrid() {
     let got = client::look_up(&ep, &asked, &opts).expect("look up");
     assert_eq!(got.len(), 7);
     for (i, (_, r)) in written.iter().enumerate() {
-        assert_eq!(stored(&got[i]), &usage::stored(r), "shape {i}");
+        assert_eq!(stored(&got[i]), &worker_usage::stored(r), "shape {i}");
     }
-    assert_eq!(stored(&got[5]), &usage::stored(&raw_as), "unknown fields");
+    assert_eq!(
+        stored(&got[5]),
+        &worker_usage::stored(&raw_as),
+        "unknown fields"
+    );
     assert_eq!(got[6], Lookup::NotFound);
 
     // Figures, one by one, as written above.
@@ -306,7 +310,7 @@ fn tls_with_a_ca_and_without() {
     let opts = Options::default();
     client::update(&ep, &[(digest(1), buildbarn())], &opts).expect("update over TLS");
     let got = client::look_up(&ep, &[digest(1), digest(2)], &opts).expect("look up over TLS");
-    assert_eq!(stored(&got[0]), &usage::stored(&buildbarn()));
+    assert_eq!(stored(&got[0]), &worker_usage::stored(&buildbarn()));
     assert_eq!(got[1], Lookup::NotFound);
 
     ep.tls_ca = None; // webpki roots: the test CA is not among them

@@ -22,9 +22,9 @@ fuzz_target!(|data: &[u8]| {
     }
     // The build's cgroup: memory.stat of either version, the names of
     // headroom's cgroups, and membership of one path in another.
-    let _ = headroom::build::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V1);
-    let _ = headroom::build::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V2);
-    let _ = headroom::build::buildcg::pid_of_name(data);
+    let _ = headroom::followed::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V1);
+    let _ = headroom::followed::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V2);
+    let _ = headroom::followed::buildcg::pid_of_name(data);
     let (a, b) = data.split_at(data.len() / 2);
     let _ = headroom::kernel::cgroup::is_within(a, b);
 });

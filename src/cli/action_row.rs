@@ -5,11 +5,11 @@ use std::io::Write;
 
 use rustix::fd::AsFd;
 
-use headroom::build::usage::Usage;
+use headroom::followed::rusage::Usage;
 use headroom::govern::record;
 
 use super::child::Started;
-use super::common::errtext;
+use super::messages::errtext;
 
 /// Appends the action row for a finished run to `path` with one
 /// O_APPEND write (header first when the file is new), so concurrent

@@ -3,7 +3,7 @@
 //! nearest known one. argh has none of these.
 //!
 //! The known commands and options are argh's own ([`argh::ArgsInfo`],
-//! derived beside `FromArgs` on every struct of [`super::args`]), so this
+//! derived beside `FromArgs` on every struct of [`super::options`]), so this
 //! pass cannot drift from what argh accepts. Nothing from the first `--`
 //! on is looked at, nor anything from the first word of a greedy
 //! positional (`run`'s CMD without `--`), nor an option's value.
@@ -174,7 +174,7 @@ pub fn target() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::args::Cli;
+    use crate::cli::options::Cli;
     use argh::ArgsInfo;
 
     fn prep(args: &[&str]) -> Result<Prepared, String> {

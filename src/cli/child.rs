@@ -9,11 +9,12 @@ use std::sync::atomic::Ordering;
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 
-use headroom::build::usage::{Counts, End, Interrupt, Usage};
+use headroom::followed::rusage::{Counts, End, Interrupt, Usage};
 use headroom::govern::record::{self, StopFlag, Watch};
 use headroom::tick::clock;
 
-use super::common::{SIG_DFL, SIGNAL, SIGNAL_NS, io_text, signal};
+use super::messages::io_text;
+use super::signals::{SIG_DFL, SIGNAL, SIGNAL_NS, signal};
 
 /// Passes stop signals on to CMD instead of stopping: the recording ends
 /// when CMD does.
@@ -123,11 +124,11 @@ pub fn controlling_terminal() -> bool {
 /// reached headroom after CMD had ended (Ctrl-C during the summary), since
 /// CMD never saw it. Returns otherwise: CMD that caught SIGINT and exited
 /// normally decided for both.
-pub fn die_like(end: headroom::build::usage::End) {
+pub fn die_like(end: headroom::followed::rusage::End) {
     use rustix::process::Signal;
     let sig = match (end, SIGNAL.load(Ordering::SeqCst)) {
-        (headroom::build::usage::End::Signaled(2), _) | (_, 2) => Signal::INT,
-        (headroom::build::usage::End::Signaled(3), _) | (_, 3) => Signal::QUIT,
+        (headroom::followed::rusage::End::Signaled(2), _) | (_, 2) => Signal::INT,
+        (headroom::followed::rusage::End::Signaled(3), _) | (_, 3) => Signal::QUIT,
         _ => return,
     };
     // SAFETY: SIG_DFL is a valid disposition for SIGINT and SIGQUIT.

@@ -5,15 +5,16 @@ use std::io::Write;
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 
-use headroom::build::buildcg::BuildCgroup;
+use headroom::followed::buildcg::BuildCgroup;
 use headroom::kernel::root::Root;
 use headroom::tick::sampler::glance::Glance;
 
 use headroom::govern::estimate::Seen;
 use headroom::report::jobserver_block::{Basis, PeakReport, Source};
 
-use super::args::RunOnly;
-use super::common::{Fail, env_nonempty, errtext, io_text, shown};
+use super::defaults::env_nonempty;
+use super::messages::{Fail, errtext, io_text, shown};
+use super::options::RunOnly;
 use super::pause::Pausing;
 use super::pool::Shared;
 
@@ -274,13 +275,13 @@ impl Js {
     /// failed or was stopped may not have run its largest job) and a
     /// compiler of it was measured. Every job of a build that ended has
     /// ended: the largest seen is whole.
-    pub fn remember(&self, end: headroom::build::usage::End) {
+    pub fn remember(&self, end: headroom::followed::rusage::End) {
         let (Some(sh), Some(mb)) = (self.shared.as_ref(), self.gov.estimate().build_peak_mb())
         else {
             return;
         };
         let named = headroom::govern::peakfile::name(&self.run_id).is_some();
-        if end != headroom::build::usage::End::Exited(0) || !named {
+        if end != headroom::followed::rusage::End::Exited(0) || !named {
             return;
         }
         if sh.remember(&self.run_id, mb) && self.explain {

@@ -1,23 +1,26 @@
 //! The binary's modules: one per command or concern, over the library.
 //!
-//! Lowest first: `args` (the argh structs), `shell` (quoting words),
-//! `suggest` (the nearest word), `common` (the error type
-//! and exit codes, the warning sink, the signal flags, environment
-//! defaults, opening files) and `pause` (the build's jobs stopped and
-//! continued); then the arguments before argh, the child process, the shared memory
-//! pool, `actions --remote` and the status line; the action row, the
+//! Lowest first: `messages` (Fail and exit codes, one-line messages,
+//! warnings), `options` (the argh structs), `shell` (quoting words),
+//! `suggest` (the nearest word) and `pause` (the build's jobs stopped and
+//! continued); then the arguments before argh, environment defaults,
+//! opening files and signals; the child process, the shared memory pool,
+//! `actions --remote` and the status line; the action row, the
 //! jobserver's FIFO and MAKEFLAGS, and the report commands; the planning
-//! commands; `record` and `run`. A module uses only those
-//! of the groups above its own (`tests/layout.rs`), and none uses
-//! `main.rs`.
+//! commands; `record` and `run`. A module uses only those of the groups
+//! above its own (`tests/layout.rs`), and none uses `main.rs`.
 
-pub mod args; // the argh structs: options and their --help texts
-pub mod common; // Fail and exit codes, warnings, signals, env defaults, files
+pub mod messages; // Fail and exit codes, one-line messages, warnings on stderr, stdout
+pub mod options; // the argh structs: options and their --help texts
 pub mod pause; // run --jobserver: jobs paused (SIGSTOP) and continued (SIGCONT)
 pub mod shell; // a command's words quoted as sh(1) reads them
 pub mod suggest; // the nearest known word to a mistyped one
 
 pub mod argv; // --version, --opt=value, unknown commands and options
+pub mod defaults; // environment defaults: non-empty variables, the disk path, HEADROOM_NO_MLOCK
+pub mod files; // opening --root, output directories, regular input files; fds 0-2 kept open
+pub mod signals; // the stop-signal flags and self-pipe, SIGXFSZ, signal(2)
+
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
 pub mod pool; // run --jobserver --pool: this governor's side of a shared budget
 pub mod remote; // actions --remote: endpoint, logs, lookups, report (feature remote)
@@ -25,7 +28,7 @@ pub mod status_line; // the live status line on a terminal
 
 pub mod action_row; // the row `run --actions FILE` appends
 pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS
-pub mod report; // summarize, actions, plot, and writing a summary
+pub mod report_cmd; // summarize, actions, plot, and writing a summary
 
 pub mod plan; // jobs, advise, status, and the advice after a recording
 

@@ -1,6 +1,6 @@
 //! `run --jobserver`: the build's jobs paused (SIGSTOP) when their growth
 //! would outrun the memory left, and continued (SIGCONT) when it returns;
-//! the rule is `govern::pause`, the jobs `build::jobtree`, read at each
+//! the rule is `govern::pause`, the jobs `followed::jobtree`, read at each
 //! governor tick from the `stat` of the build cgroup's members when it
 //! has a cgroup (no listing of `/proc`), else by a scan of `/proc`.
 
@@ -10,9 +10,9 @@ use std::mem::MaybeUninit;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::process::{Pid, Signal};
 
-use headroom::build::buildcg::Members;
-use headroom::build::compilers::ProcDir;
-use headroom::build::jobtree::{JobTree, PROCS_CAP};
+use headroom::followed::buildcg::Members;
+use headroom::followed::compilers::ProcDir;
+use headroom::followed::jobtree::{JobTree, PROCS_CAP};
 use headroom::govern::lease::Paused;
 use headroom::govern::pause::{Act, Pauser};
 use headroom::kernel::root::Root;
@@ -268,7 +268,7 @@ pub fn continue_jobs(jobs: &[Paused]) -> u32 {
 
 /// The start time (`stat` field 22) of `pid`, read from `proc_dir`.
 fn stat_start(proc_dir: &OwnedFd, pid: u32, buf: &mut [u8]) -> Option<u64> {
-    use headroom::build::compilers::PidFiles;
+    use headroom::followed::compilers::PidFiles;
     let raw = ProcDir(proc_dir.as_fd()).read(pid, "stat", buf).ok()?;
     headroom::kernel::pid::parse_stat(raw)
         .ok()

@@ -4,17 +4,16 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use headroom::build::usage::Interrupt;
+use headroom::followed::rusage::Interrupt;
 use headroom::kernel::root::Root;
 use headroom::report::csvread::CsvRows;
 use headroom::report::summary::{Summary, Text};
 
-use super::args::{AdviseArgs, JobsArgs, StatusArgs};
-use super::common::{
-    Fail, disk_for, disk_path, env_nonempty, no_mlock, open_regular, open_root, print_text, stream,
-    usage,
-};
-use super::report::{recorded_interrupt, summary_path};
+use super::defaults::{disk_for, disk_path, env_nonempty, no_mlock};
+use super::files::{open_regular, open_root, stream};
+use super::messages::{Fail, print_text, usage};
+use super::options::{AdviseArgs, JobsArgs, StatusArgs};
+use super::report_cmd::{recorded_interrupt, summary_path};
 
 /// The advice of `advise` for the largest compiler this recording measured
 /// (keeping 10 % headroom), on the host recorded: THE BUILD's when a build

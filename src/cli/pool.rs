@@ -12,7 +12,7 @@ use headroom::govern::pool::{Issue, LEASES_CAP, MemPool, OpenError};
 use headroom::kernel::cgroup::MemCgroup;
 use headroom::kernel::root::Root;
 
-use super::common::{Fail, errtext};
+use super::messages::{Fail, errtext};
 
 /// The shared pool while the build runs.
 pub struct Shared {
@@ -273,7 +273,7 @@ pub fn remembered(dir: &str, from: &str, run_id: &str) -> Option<u64> {
             let _ = writeln!(
                 std::io::stderr(),
                 "headroom: warning: {from} {dir}: run id '{}' is not a safe file name (1 to 64 letters, digits, . _ -, no leading dot): its peak per job is not remembered",
-                super::common::shown(run_id)
+                super::messages::shown(run_id)
             );
             return None;
         }
@@ -469,9 +469,9 @@ pub fn status_json(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
 /// `s` as a JSON string, through the report layer's one escaper.
 fn json_string(s: &str) -> String {
     let mut t = heapless::String::<8192>::new();
-    if headroom::report::json::string(&mut t, s).is_err() {
+    if headroom::report::json_write::string(&mut t, s).is_err() {
         t.clear();
-        let _ = headroom::report::json::string(&mut t, "?");
+        let _ = headroom::report::json_write::string(&mut t, "?");
     }
     t.as_str().to_string()
 }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use headroom::build::buildcg::BuildCgroup;
-use headroom::build::compilers::CompilerList;
+use headroom::followed::buildcg::BuildCgroup;
+use headroom::followed::compilers::CompilerList;
 use headroom::govern::record::{
     self, CsvOut, Interval, OpenError, Plan, Stop, StopFlag, Watch, WriteState,
 };
@@ -21,17 +21,17 @@ use headroom::tick::sampler::glance::Glance;
 use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
 
 use super::action_row::append_action;
-use super::args::{RecordArgs, RunArgs};
 use super::child::{
     Forward, Started, Stops, command_label, controlling_terminal, die_like, finish_child, spawn,
 };
-use super::common::{
-    Fail, Signals, StderrWarn, disk_path, env_nonempty, errtext, install_signals, io_text,
-    no_mlock, open_parent, open_root, same_file, shown, usage,
-};
+use super::defaults::{disk_path, env_nonempty, no_mlock};
+use super::files::{open_parent, open_root, same_file};
 use super::jobserver::{JobserverArgs, Js};
+use super::messages::{Fail, StderrWarn, errtext, io_text, shown, usage};
+use super::options::{RecordArgs, RunArgs};
 use super::plan::measured_advice;
-use super::report::{Output, emit_record_summary};
+use super::report_cmd::{Output, emit_record_summary};
+use super::signals::{Signals, install_signals};
 use super::status_line::StatusLine;
 
 /// `record`: a recording without a command.
@@ -882,20 +882,20 @@ pub fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
         .get()
         .unsigned_abs();
     let mut dir = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
-    headroom::build::buildcg::remove_stale(root, &own, pid, &mut dir, &mut buf);
+    headroom::followed::buildcg::remove_stale(root, &own, pid, &mut dir, &mut buf);
     match BuildCgroup::create(root, &own, pid, &mut buf) {
         Ok(cg) => (Some(cg), ""),
-        Err(headroom::build::buildcg::CreateError::NoController) => {
+        Err(headroom::followed::buildcg::CreateError::NoController) => {
             (None, "no memory cgroup controller")
         }
-        Err(headroom::build::buildcg::CreateError::Refused(
+        Err(headroom::followed::buildcg::CreateError::Refused(
             _,
             rustix::io::Errno::ACCESS | rustix::io::Errno::PERM,
         )) => (None, "not permitted to make a cgroup"),
-        Err(headroom::build::buildcg::CreateError::Refused(..)) => {
+        Err(headroom::followed::buildcg::CreateError::Refused(..)) => {
             (None, "the cgroup could not be made")
         }
-        Err(headroom::build::buildcg::CreateError::Busy) => {
+        Err(headroom::followed::buildcg::CreateError::Busy) => {
             (None, "cgroup v2: other processes share headroom's cgroup")
         }
     }
@@ -903,11 +903,11 @@ pub fn make_build_cgroup(root: &Root) -> (Option<BuildCgroup>, &'static str) {
 
 /// The build cgroup's last figures (its OOM kills, its peak charge) into
 /// the summary, and the processes CMD never waited for
-/// ([`headroom::build::usage::Partial::unreaped`]); then the cgroup
+/// ([`headroom::followed::rusage::Partial::unreaped`]); then the cgroup
 /// removed, leftovers moved out first, and those that really outlived
 /// CMD said ([`leftovers`]).
 pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
-    let mut buf = vec![0u8; headroom::build::buildcg::BUF_LEN];
+    let mut buf = vec![0u8; headroom::followed::buildcg::BUF_LEN];
     if matches!(summary.build, Some(BuildScope::Cgroup(_))) {
         summary
             .build_oom_final(cg.oom_kills(&mut headroom::kernel::kept::Kept::new(false), &mut buf));
@@ -939,7 +939,7 @@ pub fn end_build_cgroup(cg: &mut BuildCgroup, summary: &mut Summary) {
 /// settled, [`outlived::Look::settled`]: at most [`outlived::GRACE_MS`],
 /// all of it when the build was `interrupted` and some are left).
 fn leftovers(cg: &BuildCgroup, interrupted: bool, buf: &mut [u8]) -> (u32, u32) {
-    use headroom::build::outlived::{self, Fate, Look};
+    use headroom::followed::outlived::{self, Fate, Look};
     let mut list = vec![std::mem::MaybeUninit::<u8>::uninit(); 8 * 1024];
     let mut pids = Vec::new();
     let mut look = || {

@@ -4,12 +4,12 @@
 //! printed. A build without the feature says how to get one.
 //!
 //! The options are checked (usage errors, exit 2) in
-//! [`super::report::actions_cmd`] before this is called, in every build.
+//! [`super::report_cmd::actions_cmd`] before this is called, in every build.
 
 use std::process::ExitCode;
 
-use super::args::ActionsArgs;
-use super::common::Fail;
+use super::messages::Fail;
+use super::options::ActionsArgs;
 
 /// The line a headroom built without the feature prints.
 #[cfg(not(feature = "remote"))]
@@ -44,11 +44,11 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use std::io::Write;
 
     if let Some(msg) = bad_digest(&a.digest) {
-        return super::common::usage(&msg);
+        return super::messages::usage(&msg);
     }
     let endpoint = match endpoint(&a) {
         Ok(e) => e,
-        Err(Stop::Usage(msg)) => return super::common::usage(&msg),
+        Err(Stop::Usage(msg)) => return super::messages::usage(&msg),
         Err(Stop::Fail(f)) => return Err(f),
     };
     let found =
@@ -97,7 +97,7 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     } else {
         report.text()
     };
-    super::common::print_text(&text)?;
+    super::messages::print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -156,7 +156,7 @@ fn none_stored(
     } else {
         line.push_str(&format!(
             " (instance '{}'): check --instance (results are stored per instance)",
-            super::common::shown(&endpoint.instance)
+            super::messages::shown(&endpoint.instance)
         ));
     }
     if actions.iter().any(|n| n.origin != Origin::Hand) {
@@ -177,7 +177,7 @@ fn bad_digest(digests: &[String]) -> Option<String> {
     digests.iter().find_map(|d| {
         headroom::remote::digest::parse_digest(d)
             .err()
-            .map(|e| format!("--digest '{}': {e}", super::common::shown(d)))
+            .map(|e| format!("--digest '{}': {e}", super::messages::shown(d)))
     })
 }
 

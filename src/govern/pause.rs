@@ -33,12 +33,12 @@
 //!
 //! One action a tick. [`decide`] is the rule, pure; [`Pauser`] keeps what
 //! it needs between ticks (who is paused, the last RSS and CPU, the
-//! counts); the caller reads the jobs (`build::jobtree`) and sends the
+//! counts); the caller reads the jobs (`followed::jobtree`) and sends the
 //! signals.
 
 use heapless::Vec;
 
-use crate::build::jobtree::{self, JOBS_CAP};
+use crate::followed::jobtree::{self, JOBS_CAP};
 use crate::govern::jobserver::{RESERVE_MB, TICK_MS};
 use crate::govern::lease::{PAUSED_CAP, Paused};
 
@@ -186,7 +186,7 @@ impl Pauser {
         Pauser::default()
     }
 
-    /// This tick: `jobs` as scanned now (`build::jobtree`), the
+    /// This tick: `jobs` as scanned now (`followed::jobtree`), the
     /// governor's `peak_mb` per job (`govern::estimate`, which has taken in
     /// [`largest_mb`] of these jobs), `room_mb` as for [`decide`], `now_ms`
     /// a monotonic clock. The action

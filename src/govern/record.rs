@@ -850,7 +850,7 @@ mod tests {
     /// at `govern_ms` over a root whose MemAvailable is 3 GiB; what the
     /// tune saw.
     fn paces(tag: &str, interval: u64, govern_ms: Option<u64>, count: u64) -> Paces {
-        use crate::build::compilers::CompilerList;
+        use crate::followed::compilers::CompilerList;
         use crate::kernel::root::Root;
         use crate::tick::sampler::{Buffers, Options, Sampler};
         use rustix::fd::AsFd;

@@ -28,7 +28,7 @@ use core::mem::MaybeUninit;
 use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
-use crate::build::usage::write_centi;
+use crate::followed::rusage::write_centi;
 use crate::kernel::cgroup::{self, CgroupError, Version};
 use crate::kernel::parse::trim;
 use crate::kernel::root::{ReadError, Root, for_each_entry};
@@ -114,8 +114,8 @@ pub fn render<W: uWrite>(
 
     fs_lines(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
     fs_lines(w, root, opts.live, "disk", opts.disk_path, buf)?;
-    let slow = slow::Facts::read(root, opts.disk_path, buf);
-    slow::disk_io_line(w, &slow)?;
+    let slow = slow_now::Facts::read(root, opts.disk_path, buf);
+    slow_now::disk_io_line(w, &slow)?;
 
     let memcg = cgroup::open_memory(root, buf);
     cgroup_memory_lines(w, root, &mem, &memcg, buf)?;
@@ -125,7 +125,7 @@ pub fn render<W: uWrite>(
 
     psi_line(w, root, buf)?;
     oom_line(w, root, &memcg, buf)?;
-    slow::heat_lines(w, &slow)?;
+    slow_now::heat_lines(w, &slow)?;
     if let Some(o) = opts.memlock {
         label(w, "memlock")?;
         o.write(w)?;
@@ -860,9 +860,9 @@ fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
     Ok(n.min(max))
 }
 
-mod json;
-mod slow;
-pub use json::{KEYS as JSON_KEYS, render_json};
+mod slow_now;
+mod status_json;
+pub use status_json::{KEYS as JSON_KEYS, render_json};
 
 #[cfg(test)]
 #[path = "status_tests.rs"]

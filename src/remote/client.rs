@@ -16,7 +16,7 @@
 use super::action::{Digest, Lookup};
 use super::endpoint::Endpoint;
 use super::proto;
-use super::usage;
+use super::worker_usage;
 use futures_util::stream::{self, StreamExt};
 use std::boxed::Box;
 use std::io::{IsTerminal, Write};
@@ -81,7 +81,7 @@ pub fn look_up(
     Ok(answers
         .into_iter()
         .map(|a| match a {
-            Some(result) => Lookup::Stored(Box::new(usage::stored(&result))),
+            Some(result) => Lookup::Stored(Box::new(worker_usage::stored(&result))),
             None => Lookup::NotFound,
         })
         .collect())

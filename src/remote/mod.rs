@@ -20,4 +20,4 @@ pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
 pub mod report; // the report: the local table's layout, remote time, killed actions; text and --json
 pub mod report_rows; // one action's figures, and --json-rows
 pub mod sizing; // how many actions a worker of a given size runs at once
-pub mod usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)
+pub mod worker_usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)

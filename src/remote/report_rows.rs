@@ -135,14 +135,14 @@ impl<'a> Figures<'a> {
             (user_ns, sys_ns) = (scale(user_ns), scale(sys_ns));
         }
         let mut id = Id::new();
-        crate::build::text::sanitize_into(self.named.id.as_bytes(), ID_CAP, &mut id);
+        crate::followed::text::sanitize_into(self.named.id.as_bytes(), ID_CAP, &mut id);
         if id.is_empty() {
             // Cannot fail: empty, with room.
             let _ = id.push('?');
         }
         let signal = self.signal().map(|s| {
             let mut sig = Signal::new();
-            crate::build::text::sanitize_into(s.as_bytes(), SIGNAL_CAP, &mut sig);
+            crate::followed::text::sanitize_into(s.as_bytes(), SIGNAL_CAP, &mut sig);
             sig
         });
         let start_ns = self.stored?.times.execution_start.unwrap_or(0);

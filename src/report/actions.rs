@@ -29,8 +29,8 @@ use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
 use super::actions_json::{action_json, json_str};
-use crate::build::text::sanitize_into;
-use crate::build::usage::Counts;
+use crate::followed::rusage::Counts;
+use crate::followed::text::sanitize_into;
 use crate::kernel::parse::{parse_i64, parse_u64, trim};
 use crate::tick::clock::Iso;
 use crate::tick::row::BufferFull;
@@ -128,15 +128,15 @@ impl Action {
     ///
     /// ```
     /// use headroom::report::actions::{Action, Id};
-    /// use headroom::build::usage::{Counts, End, Usage};
+    /// use headroom::followed::rusage::{Counts, End, Usage};
     /// let u = Usage { wall_ms: 2000, user_ms: 1500, sys_ms: 100, max_rss_kib: 4096,
     ///     counts: Counts::default(), end: End::Signaled(9) };
     /// let a = Action::from_usage(Id::try_from("cc x.c").unwrap(), 1796000585, &u);
     /// assert_eq!(a.signal.as_deref(), Some("KILL"));
     /// assert_eq!((a.exit, a.cores_centi()), (None, 80));
     /// ```
-    pub fn from_usage(id: Id, start_epoch: u64, u: &crate::build::usage::Usage) -> Action {
-        use crate::build::usage::End;
+    pub fn from_usage(id: Id, start_epoch: u64, u: &crate::followed::rusage::Usage) -> Action {
+        use crate::followed::rusage::End;
         let (signal, exit) = match u.end {
             End::Exited(code) => (None, Some(code)),
             End::Signaled(sig) => {
@@ -183,7 +183,7 @@ pub(crate) fn div_round(a: u128, b: u128) -> u64 {
 }
 
 /// The Linux name (without `SIG`) of a signal number: the same table as
-/// [`crate::build::usage::signal_name`] (signal(7), generic numbering of x86_64,
+/// [`crate::followed::rusage::signal_name`] (signal(7), generic numbering of x86_64,
 /// aarch64, arm and riscv64); `None` for 0, realtime signals (34–64) and
 /// anything else.
 ///
@@ -194,7 +194,7 @@ pub(crate) fn div_round(a: u128, b: u128) -> u64 {
 /// assert_eq!(signal_name(0), None);
 /// assert_eq!(signal_name(34), None);
 /// ```
-pub use crate::build::usage::signal_name;
+pub use crate::followed::rusage::signal_name;
 
 /// File-name extensions (after the last `.`, case-sensitive) that
 /// [`action_id`] takes as naming a source file: C, C++, Objective-C,
@@ -359,7 +359,7 @@ fn left<W: uWrite>(w: &mut W, width: usize, s: &str) -> Result<(), W::Error> {
 ///
 /// ```
 /// use headroom::report::actions::{format_row, Action};
-/// use headroom::build::usage::Counts;
+/// use headroom::followed::rusage::Counts;
 /// use headroom::tick::clock::Iso;
 /// let a = Action { id: "gcc x.c".try_into().unwrap(), start: Iso::from_epoch(1796000585),
 ///     wall_ms: 12345, user_ms: 11000, sys_ms: 1000, max_rss_kib: 210_000,

@@ -14,7 +14,7 @@
 use ufmt::{uWrite, uwrite};
 
 use super::actions::{Action, fixed, gib_centi};
-use crate::build::usage::Counts;
+use crate::followed::rusage::Counts;
 
 /// The keys of one `--json-rows` object, in the order written, for a
 /// local actions file and for `actions --remote` alike.

@@ -173,7 +173,7 @@ fn format_row_then_read_back_round_trips() {
     big.max_rss_kib = u64::MAX;
     big.signal = Some(Signal::try_from("VTALRM").unwrap());
     big.exit = Some(i32::MIN);
-    big.counts = Some(crate::build::usage::Counts::from_values([u64::MAX; 6]));
+    big.counts = Some(crate::followed::rusage::Counts::from_values([u64::MAX; 6]));
     format_row(&big, &mut out).unwrap();
     let (res, rows, skipped) = read_all(&out, 64);
     assert_eq!((res, skipped), (Ok(()), 0));
@@ -434,13 +434,13 @@ fn json_strings_are_escaped() {
 
 #[test]
 fn from_usage_maps_the_end_and_round_trips() {
-    use crate::build::usage::{End, Usage};
+    use crate::followed::rusage::{End, Usage};
     let mut u = Usage {
         wall_ms: 812_700,
         user_ms: 4_900_000,
         sys_ms: 120_300,
         max_rss_kib: 7400 * 1024,
-        counts: crate::build::usage::Counts::from_values([1, 2, 3, 4, 5, 6]),
+        counts: crate::followed::rusage::Counts::from_values([1, 2, 3, 4, 5, 6]),
         end: End::Exited(0),
     };
     let id = Id::try_from("rustc librustc_driver.rs").unwrap();

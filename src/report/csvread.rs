@@ -12,7 +12,7 @@
 
 use csv_core::{ReadRecordResult, Reader};
 
-use crate::build::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
+use crate::followed::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
 use crate::kernel::parse::parse_u64;
 use crate::tick::clock::Iso;
 use crate::tick::row::{

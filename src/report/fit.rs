@@ -1,6 +1,6 @@
 //! How many jobs of a measured peak fit in memory: one rule for `jobs
 //! --from` and ADVICE ([`crate::plan::jobs`]) and for WHY IT WAS SLOW's
-//! file-page thrash ([`crate::report::summary::slow`]).
+//! file-page thrash ([`crate::report::summary::why_slow`]).
 //!
 //! A measured peak is one compiler's largest resident size; the jobs that
 //! fit are those whose peaks together stay within 90 % of the usable

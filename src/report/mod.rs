@@ -8,7 +8,7 @@ pub mod actions_json; // an action as JSON, and `actions --json-rows` streamed
 pub mod csvread; // streaming reader of recorded CSVs, by header name
 pub mod fit; // the jobs a measured peak allows: one rule for jobs --from and the summary
 pub mod jobserver_block; // the JOBSERVER block: what the governor did
-pub mod json; // JSON string literals and optional numbers, written without allocation
+pub mod json_write; // JSON string literals and optional numbers, written without allocation
 pub mod plot; // `plot`: the SVG timeline of a recorded run
 pub mod prom; // the Prometheus text file of the latest row
 pub mod replace; // replacing a file whole: temporary file, then rename(2)

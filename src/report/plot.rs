@@ -44,7 +44,7 @@
 use heapless::Vec;
 use ufmt::{uWrite, uwrite};
 
-use crate::build::text::{Context, Stage};
+use crate::followed::text::{Context, Stage};
 use crate::report::summary::binding::Binding;
 use crate::report::summary::{Summary, Threshold};
 use crate::tick::clock::Iso;

@@ -21,8 +21,8 @@
 use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
-use crate::build::text::{Context, Stage};
-use crate::build::usage::{Partial, Usage, write_centi};
+use crate::followed::rusage::{Partial, Usage, write_centi};
+use crate::followed::text::{Context, Stage};
 use crate::report::plot::stage_str;
 use crate::tick::clock::Iso;
 use crate::tick::row::{BufferFull, Row};
@@ -31,9 +31,9 @@ use binding::{Binding, BoundBy};
 /// The memory the build could use at each row: host or cgroup.
 pub mod binding;
 /// The JSON form: [`Summary::render_json`].
-mod json;
+mod summary_json;
 /// The WHY IT WAS SLOW section: swap thrash, a busy disk, heat and power.
-pub mod slow;
+pub mod why_slow;
 
 /// The toolchain's default near-OOM threshold, MiB of MemAvailable.
 pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
@@ -229,7 +229,7 @@ pub struct Summary {
     /// RAM ([`crate::tick::footprint::lock`]). `None` for `summarize` of a CSV,
     /// which does not say.
     pub memory_lock: Option<crate::tick::footprint::Lock>,
-    slow: slow::Slow,
+    slow: why_slow::Slow,
 }
 
 /// Keeps `slot` as the row with the largest (`max`) or smallest key; the
@@ -292,12 +292,12 @@ impl Summary {
             peak_build_rss: None,
             peak_build_anon_mb: None,
             memory_lock: None,
-            slow: slow::Slow::new(),
+            slow: why_slow::Slow::new(),
         }
     }
 
     /// The WHY IT WAS SLOW figures so far.
-    pub fn slow(&self) -> &slow::Slow {
+    pub fn slow(&self) -> &why_slow::Slow {
         &self.slow
     }
 

@@ -89,8 +89,8 @@ fn zeros_count_as_near_oom_and_low_disk() {
             user_ms: 2000,
             sys_ms: 100,
             max_rss_kib: 2048,
-            counts: crate::build::usage::Counts::from_values([1, 2, 3, 4, 5, 6]),
-            end: crate::build::usage::End::Signaled(9),
+            counts: crate::followed::rusage::Counts::from_values([1, 2, 3, 4, 5, 6]),
+            end: crate::followed::rusage::End::Signaled(9),
         },
     ));
     let mut j = Text::new();
@@ -102,8 +102,8 @@ fn zeros_count_as_near_oom_and_low_disk() {
     assert!(!t.contains("interrupted"), "{t}");
     // Interrupted: the RUN block says which figures are partial, right
     // after how the command ended, and the JSON says it was.
-    sum.partial = crate::build::usage::Partial {
-        interrupt: Some(crate::build::usage::Interrupt {
+    sum.partial = crate::followed::rusage::Partial {
+        interrupt: Some(crate::followed::rusage::Interrupt {
             signal: 2,
             after_ms: 1200,
         }),
@@ -257,8 +257,8 @@ fn the_builds_compilers_are_not_the_hosts() {
             user_ms: 1,
             sys_ms: 1,
             max_rss_kib: 51 * 1024,
-            counts: crate::build::usage::Counts::default(),
-            end: crate::build::usage::End::Exited(0),
+            counts: crate::followed::rusage::Counts::default(),
+            end: crate::followed::rusage::End::Exited(0),
         },
     ));
     let mut t = Text::new();

@@ -8,7 +8,7 @@
 
 use heapless::{String, Vec};
 
-use crate::build::text::{Context, Stage};
+use crate::followed::text::{Context, Stage};
 use crate::kernel::throttled;
 use crate::tick::clock::Iso;
 

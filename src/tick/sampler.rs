@@ -14,13 +14,13 @@ use core::mem::MaybeUninit;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 
-use crate::build::buildcg::BuildCgroup;
-use crate::build::compilers::{
+use crate::followed::buildcg::BuildCgroup;
+use crate::followed::compilers::{
     BUILD_PIDS, Classes, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, ScanResult,
     Scope,
 };
-use crate::build::logtail;
-use crate::build::text::{STAGE_CAP, sanitize_into};
+use crate::followed::logtail;
+use crate::followed::text::{STAGE_CAP, sanitize_into};
 use crate::kernel::cgroup::{self, MemCgroup};
 use crate::kernel::fsstat::FsStat;
 use crate::kernel::kept::{Kept, Shape};
@@ -31,7 +31,7 @@ use crate::tick::logwatch::{LogRead, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
 pub mod glance;
-mod slow;
+mod slow_figures;
 
 /// Size of the shared scratch buffer: the log tail (SPEC: at most 64 KiB
 /// per tick) and /proc/stat (about 150 bytes per CPU plus an `intr` line
@@ -62,11 +62,11 @@ const LOG_FLAGS: OFlags = OFlags::RDONLY
 /// read by name: see [`cgroup::KeptLevels`]), the build cgroup's two,
 /// [`KEPT_COMPILERS`] compilers' `status`, and the build disk's `stat`, two
 /// CPU sensors, the throttle word and four cpufreq policies
-/// ([`slow::MAX_KEPT`]). Each holds a seq_file buffer in the kernel, a page
+/// ([`slow_figures::MAX_KEPT`]). Each holds a seq_file buffer in the kernel, a page
 /// at least: at 4 KiB pages this bounds that memory to 124 KiB whatever the
 /// host runs (496 KiB at 16 KiB pages).
 pub const MAX_KEPT: usize =
-    5 + zram::KEPT_DEVICES + 2 * cgroup::KEPT_LEVELS + 2 + KEPT_COMPILERS + slow::MAX_KEPT;
+    5 + zram::KEPT_DEVICES + 2 * cgroup::KEPT_LEVELS + 2 + KEPT_COMPILERS + slow_figures::MAX_KEPT;
 
 const _: () = assert!(
     MAX_KEPT * 4 <= 128,
@@ -321,7 +321,7 @@ pub struct Sampler<'a> {
     log_dir: Option<OwnedFd>,
     kept: KeptFiles,
     /// The previous tick's counters, for the rates of "why it was slow".
-    slow: slow::Slow,
+    slow: slow_figures::Slow,
     /// The kernel threads of the last listing, skipped (live root only).
     classes: Classes,
     page_size_kib: u64,
@@ -409,7 +409,7 @@ impl<'a> Sampler<'a> {
             tmp: open_host_path(opts.tmp_path),
             log_dir,
             kept: KeptFiles::new(live),
-            slow: slow::Slow::new(root, opts.disk_path, bufs),
+            slow: slow_figures::Slow::new(root, opts.disk_path, bufs),
             classes: Classes::new(live),
             page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
             prev_cpu: None,
@@ -771,7 +771,7 @@ impl<'a> Sampler<'a> {
             // Without the host counter there is nothing to estimate from.
             Build::Tree(_) => row.build_oom_kills = self.prev_oom.map(|_| self.build_oom_estimate),
             Build::Cgroup(cg) => {
-                let buf = &mut bufs.file[..crate::build::buildcg::BUF_LEN];
+                let buf = &mut bufs.file[..crate::followed::buildcg::BUF_LEN];
                 row.build_oom_kills = cg.oom_kills(&mut self.kept.build_oom, buf);
                 row.build_anon_mb = cg
                     .anon_bytes(&mut self.kept.build_anon, buf)

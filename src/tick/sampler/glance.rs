@@ -6,7 +6,7 @@
 //! descriptors); the build's compilers from the same [`Scan`] and the
 //! same table of kept compilers. For a build in a cgroup of its own, only
 //! the pids of its `cgroup.procs` are visited
-//! ([`crate::build::buildcg::Members::for_each`]): a kept compiler is one
+//! ([`crate::followed::buildcg::Members::for_each`]): a kept compiler is one
 //! pread(2) of its `status`, another member its `comm` (and for a new
 //! compiler `stat`, `cgroup`, `status`), and `/proc` is never listed. A
 //! process-tree build has no such list: its compilers are found by the
@@ -21,7 +21,7 @@
 use rustix::fd::AsFd;
 
 use super::{Buffers, Build, Sampler, Warn};
-use crate::build::compilers::{ProcDir, Scan, ScanResult};
+use crate::followed::compilers::{ProcDir, Scan, ScanResult};
 use crate::tick::row::Row;
 
 /// What the governor decides from, as a row or a glance read it: the
@@ -61,7 +61,7 @@ impl Glance {
 #[cfg(test)]
 impl<'a> super::Options<'a> {
     /// Tests' options: no log, the live / and /tmp, `compilers`.
-    pub(crate) fn for_tests(compilers: &'a crate::build::compilers::CompilerList) -> Self {
+    pub(crate) fn for_tests(compilers: &'a crate::followed::compilers::CompilerList) -> Self {
         super::Options {
             disk_path: "/",
             tmp_path: "/tmp",
@@ -103,7 +103,7 @@ impl Sampler<'_> {
         let mut files = ProcDir(pd.as_fd());
         let (procs, _) = bufs
             .scratch
-            .split_at_mut(crate::build::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
+            .split_at_mut(crate::followed::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
         let file = &mut bufs.file;
         let kept = &mut self.kept.compilers;
         cg.members_here()
@@ -122,8 +122,8 @@ impl Sampler<'_> {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::build::buildcg::BuildCgroup;
-    use crate::build::compilers::CompilerList;
+    use crate::followed::buildcg::BuildCgroup;
+    use crate::followed::compilers::CompilerList;
     use crate::kernel::root::Root;
     use crate::tick::sampler::Options;
     use std::fs;

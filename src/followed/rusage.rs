@@ -25,7 +25,7 @@ impl End {
     /// Decodes a wait(2) status word (WIFEXITED / WIFSIGNALED).
     ///
     /// ```
-    /// use headroom::build::usage::End;
+    /// use headroom::followed::rusage::End;
     /// assert_eq!(End::from_wait_status(3 << 8), End::Exited(3));
     /// assert_eq!(End::from_wait_status(9), End::Signaled(9));
     /// assert_eq!(End::from_wait_status(9 | 0x80), End::Signaled(9)); // core dumped
@@ -59,7 +59,7 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
 /// read back).
 ///
 /// ```
-/// use headroom::build::usage::signal_number;
+/// use headroom::followed::rusage::signal_number;
 /// assert_eq!(signal_number("INT"), Some(2));
 /// assert_eq!(signal_number("NOPE"), None);
 /// ```
@@ -106,7 +106,7 @@ impl Interrupt {
     /// (what follows them is ignored); `None` when they are not there.
     ///
     /// ```
-    /// use headroom::build::usage::Interrupt;
+    /// use headroom::followed::rusage::Interrupt;
     /// let i = Interrupt::parse("SIGTERM after 3.250 s: wall is to the interrupt").unwrap();
     /// assert_eq!((i.signal, i.after_ms), (15, 3250));
     /// assert_eq!(Interrupt::parse("SIGTERM soon"), None);
@@ -248,7 +248,7 @@ impl Counts {
     /// The counters from values in the order of [`Counts::NAMES`].
     ///
     /// ```
-    /// use headroom::build::usage::Counts;
+    /// use headroom::followed::rusage::Counts;
     /// let c = Counts::from_values([1, 2, 3, 4, 5, 6]);
     /// assert_eq!((c.majflt, c.oublock), (1, 6));
     /// assert_eq!(c.values(), [1, 2, 3, 4, 5, 6]);

@@ -210,5 +210,5 @@ fn buildfarm(m: &proto::WorkerExecutedMetadata) -> Usage {
 }
 
 #[cfg(test)]
-#[path = "usage_tests.rs"]
+#[path = "worker_usage_tests.rs"]
 mod tests;

@@ -3,7 +3,7 @@
 //! CMake's verbose `cd /b && /usr/bin/c++ … -c /src/x.cpp`, kbuild's `V=1`
 //! lines; made into a short `context` such as `a.c (cc -O2)`.
 //!
-//! [`crate::build::logtail::scan`] falls back on these when none of the
+//! [`crate::followed::logtail::scan`] falls back on these when none of the
 //! last lines has one of the toolchain's markers. Zero-copy: a
 //! [`Command`] is views into the log line, and [`Command::context_into`]
 //! formats it into a fixed buffer.
@@ -13,7 +13,7 @@
 //! of Output"), ld(1), rustc(1), libtool's manual ("Compile mode", "Link
 //! mode"), sh(1) (variable assignments before a command, `&&`, `;`).
 
-use crate::build::text::{CONTEXT_CHARS, Context, sanitize_into};
+use crate::followed::text::{CONTEXT_CHARS, Context, sanitize_into};
 
 /// A compiler or linker command line: zero-copy views into the log line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +167,7 @@ fn without_version(name: &[u8]) -> &[u8] {
 /// `-g++ -cc -c++ -clang -clang++ -ld`, and `-ld.NAME`).
 ///
 /// ```
-/// use headroom::build::cmdline::is_driver;
+/// use headroom::followed::cmdline::is_driver;
 /// assert!(is_driver(b"/usr/bin/aarch64-linux-gnu-gcc-12"));
 /// assert!(is_driver(b"ld.lld"));
 /// assert!(!is_driver(b"gcc-ar"));
@@ -293,7 +293,7 @@ fn command_in(b: &[u8]) -> Result<Command<'_>, Option<&[u8]>> {
 /// commands joined by `&&`, `||`, `;` or `|` (CMake's `cd DIR && cc …`).
 ///
 /// ```
-/// use headroom::build::cmdline::parse;
+/// use headroom::followed::cmdline::parse;
 /// let c = parse(b"libtool: compile:  gcc -DHAVE_CONFIG_H -I. -g -O2 -c foo.c  -fPIC -o .libs/foo.o").unwrap();
 /// assert_eq!((c.tool, c.file), (&b"gcc"[..], &b"foo.c"[..]));
 /// assert_eq!(parse(b"gcc: error: foo.c: No such file"), None);
@@ -373,8 +373,8 @@ impl Command<'_> {
     /// -L -i…`) are left out. Sanitized and cut as every context is.
     ///
     /// ```
-    /// use headroom::build::cmdline::parse;
-    /// use headroom::build::text::Context;
+    /// use headroom::followed::cmdline::parse;
+    /// use headroom::followed::text::Context;
     /// let mut out = Context::new();
     /// parse(b"cc -O2 -Wall -c a.c -o a.o").unwrap().context_into(&mut out);
     /// assert_eq!(out.as_str(), "a.c (cc -O2)");

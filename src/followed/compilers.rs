@@ -26,9 +26,9 @@ use crate::kernel::pid::{parse_comm, parse_stat, parse_status};
 use crate::kernel::root::{ReadError, for_each_entry, join_num, open_file_at, read_once_at};
 
 mod classes;
-mod kept;
+mod kept_status;
 pub use classes::{CLASSIFIED, Classes, Known};
-pub use kept::{KEPT_COMPILERS, KeptCompilers};
+pub use kept_status::{KEPT_COMPILERS, KeptCompilers};
 
 /// Longest name a pattern may have, in bytes: `comm` is at most 15 bytes.
 pub const NAME_MAX: usize = 15;

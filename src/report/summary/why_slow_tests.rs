@@ -1,4 +1,4 @@
-//! Unit tests of `report::summary::slow` (src/report/summary/slow.rs).
+//! Unit tests of `report::summary::why_slow` (src/report/summary/why_slow.rs).
 
 extern crate std;
 use std::string::String;

@@ -64,7 +64,7 @@
 
 use ufmt::{uWrite, uwrite};
 
-use crate::build::text::{Context, Stage};
+use crate::followed::text::{Context, Stage};
 use crate::kernel::throttled::Flags;
 use crate::report::fit::measured_jobs;
 use crate::report::plot::{duration, stage_str};
@@ -942,5 +942,5 @@ fn mibps<W: uWrite>(w: &mut W, centi: u64, what: &str) -> Result<(), W::Error> {
 }
 
 #[cfg(test)]
-#[path = "slow_tests.rs"]
+#[path = "why_slow_tests.rs"]
 mod tests;

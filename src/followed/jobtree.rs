@@ -24,7 +24,7 @@ use heapless::Vec;
 use rustix::fd::BorrowedFd;
 use rustix::io::Errno;
 
-use crate::build::compilers::{MAX_DEPTH, PidFiles, ProcDir};
+use crate::followed::compilers::{MAX_DEPTH, PidFiles, ProcDir};
 use crate::kernel::parse::parse_u64;
 use crate::kernel::pid::parse_stat;
 use crate::kernel::root::for_each_entry;

@@ -22,7 +22,7 @@ use crate::kernel::root::Root;
 use crate::kernel::thermal::KeptSensors;
 use crate::kernel::throttled::{self, Flags, KeptPower, Power};
 use crate::kernel::vmstat;
-use crate::report::json;
+use crate::report::json_write;
 use crate::tick::row::Tenths;
 
 /// What the lines show, read once.
@@ -214,16 +214,16 @@ pub(super) fn json_keys<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error>
     match &f.disk {
         Ok(d) => {
             w.write_str("{\"device\":")?;
-            json::string(w, &d.name)?;
+            json_write::string(w, &d.name)?;
             w.write_str(",\"read_mib\":")?;
-            json::opt(w, f.io.map(|c| c.read_bytes() >> 20))?;
+            json_write::opt(w, f.io.map(|c| c.read_bytes() >> 20))?;
             w.write_str(",\"written_mib\":")?;
-            json::opt(w, f.io.map(|c| c.write_bytes() >> 20))?;
+            json_write::opt(w, f.io.map(|c| c.write_bytes() >> 20))?;
             w.write_str(",\"no_device\":null}")?;
         }
         Err(why) => {
             w.write_str("{\"device\":null,\"read_mib\":null,\"written_mib\":null,\"no_device\":")?;
-            json::string(w, why.describe())?;
+            json_write::string(w, why.describe())?;
             w.write_str("}")?;
         }
     }
@@ -238,13 +238,13 @@ pub(super) fn json_keys<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error>
         None => w.write_str("null")?,
     }
     w.write_str(",\"cpu_freq_pct\":")?;
-    json::opt(w, f.freq_pct.map(u64::from))?;
+    json_write::opt(w, f.freq_pct.map(u64::from))?;
     w.write_str(",\"throttled\":")?;
     let mut text = [0u8; throttled::FLAGS_TEXT_LEN];
     match f.power {
         Some(p) => {
             w.write_str("{\"now\":")?;
-            json::string(
+            json_write::string(
                 w,
                 throttled::format_flags(p.live(), &mut text).unwrap_or(""),
             )?;
@@ -252,7 +252,7 @@ pub(super) fn json_keys<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error>
             match p.word() {
                 Some(word) => {
                     let t = throttled::format_flags(word.sticky(), &mut text).unwrap_or("");
-                    json::string(w, t)?;
+                    json_write::string(w, t)?;
                 }
                 None => w.write_str("null")?,
             }

@@ -17,13 +17,13 @@ use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
 use super::{ZramSwap, display_chars, limited_by, page_kib, zram_names, zram_swap};
-use crate::build::usage::write_centi;
+use crate::followed::rusage::write_centi;
 use crate::kernel::cgroup::{self, CgroupError, Version};
 use crate::kernel::root::Root;
 use crate::kernel::swaps;
 use crate::kernel::{psi, vmstat, zram};
 use crate::plan::host::{self, Cores, Memory, MemoryError};
-use crate::report::json::{chars, opt, string};
+use crate::report::json_write::{chars, opt, string};
 use crate::tick::footprint::{NotLocked, Outlook};
 
 use super::StatusOpts;
@@ -91,7 +91,7 @@ pub fn render_json<W: uWrite>(
     cores_keys(w, &cores, opts.live)?;
     psi_memory(w, root, buf)?;
     oom_kills(w, root, &memcg, buf)?;
-    super::slow::json_keys(w, &super::slow::Facts::read(root, opts.disk_path, buf))?;
+    super::slow_now::json_keys(w, &super::slow_now::Facts::read(root, opts.disk_path, buf))?;
     w.write_str(",\"memlock\":")?;
     memlock(w, opts.memlock)?;
     w.write_str("}\n")

@@ -19,8 +19,8 @@ use rustix::fd::BorrowedFd;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
-use crate::build::cmdline::{self, Command};
-use crate::build::text::{CONTEXT_CHARS, Context, after_last_cr, sanitize_into};
+use crate::followed::cmdline::{self, Command};
+use crate::followed::text::{CONTEXT_CHARS, Context, after_last_cr, sanitize_into};
 use crate::kernel::root::{ReadError, for_each_entry};
 
 /// Most bytes read from the end of the log per tick (SPEC.md: "the last
@@ -153,7 +153,7 @@ fn is_daemon_noise(line: &[u8]) -> bool {
 /// Pure and total: any bytes give a (possibly empty) [`Found`].
 ///
 /// ```
-/// use headroom::build::logtail::scan;
+/// use headroom::followed::logtail::scan;
 /// let log = b"#5 [builder 3/7] RUN make\n#5 1.02 [ 3/20] CC foo.o\n#5 1.10 ok\n\
 /// time=\"2024-05-01T10:00:00Z\" level=error msg=\"(*service).Write failed\"\n";
 /// let f = scan(log, true);
@@ -198,8 +198,8 @@ impl Found<'_> {
     /// tail gave neither.
     ///
     /// ```
-    /// use headroom::build::logtail::scan;
-    /// use headroom::build::text::Context;
+    /// use headroom::followed::logtail::scan;
+    /// use headroom::followed::text::Context;
     /// let mut out = Context::new();
     /// let log = b"make[1]: Entering directory '/src'\ncc -O2 -c a.c -o a.o\n";
     /// assert!(scan(log, true).context_into(&mut out));
@@ -222,8 +222,8 @@ impl Found<'_> {
 /// [`CONTEXT_CHARS`] characters by [`sanitize_into`].
 ///
 /// ```
-/// use headroom::build::logtail::context_into;
-/// use headroom::build::text::Context;
+/// use headroom::followed::logtail::context_into;
+/// use headroom::followed::text::Context;
 /// let mut out = Context::new();
 /// context_into(b"#12 45.67 Compiling serde v1.0.200", &mut out);
 /// assert_eq!(out.as_str(), "Compiling serde v1.0.200");

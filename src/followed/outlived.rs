@@ -52,7 +52,7 @@ impl Fate {
     /// (`None`: it could not be read, the process is gone).
     ///
     /// ```
-    /// use headroom::build::outlived::Fate;
+    /// use headroom::followed::outlived::Fate;
     /// let live = b"7 (sleep) S 1 7 7 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 5 2269184 130 0";
     /// assert_eq!(Fate::of_stat(Some(live)), Fate::Live);
     /// assert_eq!(Fate::of_stat(Some(b"7 (sleep) Z 1 7 7 0 -1 4227084 90 0 0 0 0 0 0 0 20 0 1 0 5 0 0 0")), Fate::Leaving);
@@ -72,7 +72,7 @@ impl Look {
     /// sorted in place), by `fate`.
     ///
     /// ```
-    /// use headroom::build::outlived::{Fate, Look};
+    /// use headroom::followed::outlived::{Fate, Look};
     /// let mut pids = [30, 12, 30, 40, 12];
     /// let look = Look::of(&mut pids, |p| if p == 40 { Fate::Leaving } else { Fate::Live });
     /// assert_eq!(look, Look { live: 2, leaving: 1 });
@@ -110,7 +110,7 @@ impl Look {
     /// for a moment: they are given the whole grace to end.
     ///
     /// ```
-    /// use headroom::build::outlived::Look;
+    /// use headroom::followed::outlived::Look;
     /// let two = Look { live: 2, leaving: 0 };
     /// assert!(!two.settled(None, false, 0));
     /// assert!(two.settled(Some(two), false, 100));

@@ -121,7 +121,7 @@ impl<const N: usize> Writer<'_, N> {
 /// `src` is simply dropped.
 ///
 /// ```
-/// use headroom::build::text::{sanitize_into, Context, CONTEXT_CHARS};
+/// use headroom::followed::text::{sanitize_into, Context, CONTEXT_CHARS};
 /// let mut out = Context::new();
 /// sanitize_into(b"\x1b[01;35mwarning:\x1b[m a,b \"c\"\t\xe9\r\n", CONTEXT_CHARS, &mut out);
 /// assert_eq!(out.as_str(), "warning: a b c ?");
@@ -233,7 +233,7 @@ fn step<const N: usize>(state: Esc, c: char, w: &mut Writer<'_, N>) -> Esc {
 /// remaining `\r` is dropped (progress bars redraw with `\r`).
 ///
 /// ```
-/// use headroom::build::text::after_last_cr;
+/// use headroom::followed::text::after_last_cr;
 /// assert_eq!(after_last_cr(b" 10%\r 60%\r100%"), b"100%");
 /// assert_eq!(after_last_cr(b"done\r"), b"done");
 /// assert_eq!(after_last_cr(b""), b"");

@@ -259,7 +259,7 @@ impl BuildCgroup {
     }
 
     /// Its path as `/proc/PID/cgroup` shows it, for
-    /// [`crate::build::compilers::Scope::Cgroup`].
+    /// [`crate::followed::compilers::Scope::Cgroup`].
     pub fn path(&self) -> &[u8] {
         &self.path
     }

@@ -14,7 +14,7 @@
 //! # References
 //! proc(5) (`/proc/pid/status`), pread(2).
 
-use crate::build::compilers::{Classes, Known, PidFiles, Scan};
+use crate::followed::compilers::{Classes, Known, PidFiles, Scan};
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::pid::{parse_status, status_name};
 
@@ -189,7 +189,7 @@ enum Reread {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::build::compilers::{CompilerList, ProcDir, ScanResult, Scope};
+    use crate::followed::compilers::{CompilerList, ProcDir, ScanResult, Scope};
     use crate::kernel::root::Root;
     use rustix::fd::AsFd;
 

@@ -1,5 +1,5 @@
-//! The build: its process tree or its own cgroup, its compilers, what its
-//! log says, what it used.
+//! The build being followed: its process tree or its own cgroup, its
+//! compilers, what its log says, what it used.
 //!
 //! Above the kernel files; below the tick.
 
@@ -9,5 +9,5 @@ pub mod compilers; // which processes are compilers; the per-tick /proc scan
 pub mod jobtree; // the build's jobs: children of its build tool, their RSS, CPU and start
 pub mod logtail; // the stage and context columns from the build log's tail
 pub mod outlived; // which of the build's processes really outlived the command
+pub mod rusage; // what one command used, as `/usr/bin/time -v` reports it
 pub mod text; // hostile log bytes made short and CSV-safe
-pub mod usage; // what one command used, as `/usr/bin/time -v` reports it

@@ -3,12 +3,12 @@
 
 use ufmt::{uWrite, uwrite};
 
-use crate::report::json;
+use crate::report::json_write;
 use crate::report::plot::stage_str;
 use crate::tick::row::{BufferFull, Row};
 
 use super::binding::Binding;
-use super::slow::{Finding, Fit, ThrashKind, Worst};
+use super::why_slow::{Finding, Fit, ThrashKind, Worst};
 use super::{BuildScope, Summary, Text, stage_of};
 
 impl Summary {
@@ -94,9 +94,9 @@ impl Summary {
             near.value(),
             near.source()
         )?;
-        json::opt(w, near.scaled_from())?;
+        json_write::opt(w, near.scaled_from())?;
         uwrite!(w, ",\"scaled_from_cgroup_limit_mb\":")?;
-        json::opt(w, near.scaled_from_cgroup())?;
+        json_write::opt(w, near.scaled_from_cgroup())?;
         uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
         uwrite!(
             w,
@@ -105,7 +105,7 @@ impl Summary {
             self.low_disk_gb_line(),
             low.source()
         )?;
-        json::opt(w, low.scaled_from())?;
+        json_write::opt(w, low.scaled_from())?;
         uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
         match self.oom_kills {
             Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
@@ -118,7 +118,7 @@ impl Summary {
     fn json_build<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         json_row(w, "peak_compiler_rss", self.peak_rss.as_ref(), |w, r| {
             uwrite!(w, "\"rss_mb\":{},\"comm\":", r.ext.peak_rss_mb.unwrap_or(0))?;
-            json::string(w, r.ext.peak_rss_comm.as_str())?;
+            json_write::string(w, r.ext.peak_rss_comm.as_str())?;
             uwrite!(w, ",")
         })?;
         json_row(
@@ -131,7 +131,7 @@ impl Summary {
                     "\"rss_mb\":{},\"comm\":",
                     r.ext.build_peak_rss_mb.unwrap_or(0)
                 )?;
-                json::string(w, r.ext.build_peak_rss_comm.as_str())?;
+                json_write::string(w, r.ext.build_peak_rss_comm.as_str())?;
                 uwrite!(w, ",")
             },
         )?;
@@ -142,18 +142,18 @@ impl Summary {
                     ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
                     scope.word()
                 )?;
-                json::opt(w, self.build_oom_kills)?;
+                json_write::opt(w, self.build_oom_kills)?;
                 uwrite!(w, ",\"oom_kills_counted\":")?;
-                json::string(w, scope.how_counted())?;
+                json_write::string(w, scope.how_counted())?;
                 uwrite!(w, ",\"no_cgroup_because\":")?;
                 match scope {
-                    BuildScope::Tree(why) if !why.is_empty() => json::string(w, why)?,
+                    BuildScope::Tree(why) if !why.is_empty() => json_write::string(w, why)?,
                     _ => uwrite!(w, "null")?,
                 }
                 uwrite!(w, ",\"cgroup_peak_mb\":")?;
-                json::opt(w, self.build_peak_charge_mb)?;
+                json_write::opt(w, self.build_peak_charge_mb)?;
                 uwrite!(w, ",\"anon_peak_mb\":")?;
-                json::opt(w, self.peak_build_anon_mb)?;
+                json_write::opt(w, self.peak_build_anon_mb)?;
                 uwrite!(w, "}}")?;
             }
             None => uwrite!(w, ",\"build\":null")?,
@@ -169,7 +169,7 @@ impl Summary {
                 "\"cg_mem_avail_mb\":{},\"cg_mem_limit_mb\":",
                 r.ext.cg_mem_avail_mb.unwrap_or(0)
             )?;
-            json::opt(w, r.ext.cg_mem_limit_mb)?;
+            json_write::opt(w, r.ext.cg_mem_limit_mb)?;
             uwrite!(w, ",")
         })?;
         let zram = self
@@ -207,9 +207,9 @@ impl Summary {
                 ev.kills,
                 ev.iso.as_str()
             )?;
-            json::string(w, stage_str(&ev.stage))?;
+            json_write::string(w, stage_str(&ev.stage))?;
             uwrite!(w, ",\"context\":")?;
-            json::string(w, ev.context.as_str())?;
+            json_write::string(w, ev.context.as_str())?;
             uwrite!(w, "}}")?;
         }
         uwrite!(w, "],\"oom_kill_rows_more\":{}", self.oom_rows_more)?;
@@ -223,7 +223,7 @@ impl Summary {
     /// worst minute (`null` when its amount was 0 throughout). The thrash's
     /// kind (`swap`, `file`, `null` without thrashing), its time by kind,
     /// and for file-page thrash the `-j` that fits with its inputs
-    /// ([`super::slow::Fit`]; `null` otherwise or when unknown);
+    /// ([`super::why_slow::Fit`]; `null` otherwise or when unknown);
     /// `disk_busy_thrash_s`: of `disk_busy_s`, the thrash's own reads.
     fn json_slow<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let s = self.slow();
@@ -244,9 +244,9 @@ impl Summary {
             centi(w, v)?;
         }
         uwrite!(w, ",\"peak_majflt_ps\":")?;
-        json::opt(w, mf)?;
+        json_write::opt(w, mf)?;
         uwrite!(w, ",\"peak_refaults_ps\":")?;
-        json::opt(w, rf)?;
+        json_write::opt(w, rf)?;
         self.json_thrash_kind(w)?;
         uwrite!(w, ",\"disk_busy_s\":{}", s.disk_busy_s())?;
         opt_minute(
@@ -276,9 +276,9 @@ impl Summary {
                 uwrite!(w, "{{\"cpu_temp_c\":")?;
                 t.write(w)?;
                 uwrite!(w, ",\"iso\":\"{}\",\"stage\":", iso.as_str())?;
-                json::string(w, stage_str(stage))?;
+                json_write::string(w, stage_str(stage))?;
                 uwrite!(w, ",\"context\":")?;
-                json::string(w, context.as_str())?;
+                json_write::string(w, context.as_str())?;
                 uwrite!(w, "}}")?;
             }
             _ => uwrite!(w, "null")?,
@@ -314,7 +314,7 @@ impl Summary {
             ("thrash_compilers", field(|f| f.thrash_compilers)),
         ] {
             uwrite!(w, ",\"{}\":", key)?;
-            json::opt(w, v)?;
+            json_write::opt(w, v)?;
         }
         Ok(())
     }
@@ -325,7 +325,10 @@ impl Summary {
         match self.partial.interrupt {
             Some(i) => {
                 uwrite!(w, ",\"interrupted\":{{\"signal\":")?;
-                json::string(w, crate::build::usage::signal_name(i.signal).unwrap_or("?"))?;
+                json_write::string(
+                    w,
+                    crate::followed::rusage::signal_name(i.signal).unwrap_or("?"),
+                )?;
                 uwrite!(w, ",\"after_ms\":{}}}", i.after_ms)?;
             }
             None => uwrite!(w, ",\"interrupted\":null")?,
@@ -333,7 +336,7 @@ impl Summary {
         match &self.run {
             Some((label, u)) => {
                 uwrite!(w, ",\"run\":{{\"command\":")?;
-                json::string(w, label.as_str())?;
+                json_write::string(w, label.as_str())?;
                 uwrite!(
                     w,
                     ",\"wall_ms\":{},\"user_ms\":{},\"sys_ms\":{},\"cores_centi\":{},\"max_rss_kib\":{}",
@@ -346,12 +349,15 @@ impl Summary {
                 u.counts.write_json(w)?;
                 uwrite!(w, ",")?;
                 match u.end {
-                    crate::build::usage::End::Exited(c) => {
+                    crate::followed::rusage::End::Exited(c) => {
                         uwrite!(w, "\"exit\":{},\"signal\":null}}", c)?
                     }
-                    crate::build::usage::End::Signaled(sg) => {
+                    crate::followed::rusage::End::Signaled(sg) => {
                         uwrite!(w, "\"exit\":null,\"signal\":")?;
-                        json::string(w, crate::build::usage::signal_name(sg).unwrap_or("?"))?;
+                        json_write::string(
+                            w,
+                            crate::followed::rusage::signal_name(sg).unwrap_or("?"),
+                        )?;
                         uwrite!(w, "}}")?;
                     }
                 }
@@ -374,19 +380,19 @@ impl Summary {
                     j.peak.least_mb,
                     j.peak.most_mb
                 )?;
-                json::string(w, j.peak.source.name())?;
+                json_write::string(w, j.peak.source.name())?;
                 uwrite!(w, ",\"pool\":")?;
                 match &j.pool {
                     None => uwrite!(w, "null")?,
                     Some(p) => {
                         uwrite!(w, "{{\"dir\":")?;
-                        json::string(w, p.dir.as_str())?;
+                        json_write::string(w, p.dir.as_str())?;
                         uwrite!(w, ",\"others\":[")?;
                         for (i, o) in p.others.iter().enumerate() {
                             if i > 0 {
                                 uwrite!(w, ",")?;
                             }
-                            json::string(w, o.as_str())?;
+                            json_write::string(w, o.as_str())?;
                         }
                         uwrite!(w, "]}}")?;
                     }
@@ -431,7 +437,7 @@ impl Summary {
 /// which limit gave its [`Binding`], and the row's cgroup limit.
 fn bound_by<W: uWrite>(w: &mut W, r: &Row, b: Binding) -> Result<(), W::Error> {
     uwrite!(w, "\"bound_by\":\"{}\",\"cg_mem_limit_mb\":", b.by.word())?;
-    json::opt(w, r.ext.cg_mem_limit_mb)?;
+    json_write::opt(w, r.ext.cg_mem_limit_mb)?;
     uwrite!(w, ",")
 }
 
@@ -449,9 +455,9 @@ fn json_row<W: uWrite>(
     uwrite!(w, "{{")?;
     fields(w, r)?;
     uwrite!(w, "\"iso\":\"{}\",\"stage\":", r.iso.as_str())?;
-    json::string(w, stage_of(r))?;
+    json_write::string(w, stage_of(r))?;
     uwrite!(w, ",\"context\":")?;
-    json::string(w, r.context.as_str())?;
+    json_write::string(w, r.context.as_str())?;
     uwrite!(w, "}}")
 }
 
@@ -497,8 +503,8 @@ fn minute<W: uWrite>(w: &mut W, key: &str, amount: &str, m: &Worst) -> Result<()
         m.to_s,
         m.to_iso.as_str()
     )?;
-    json::string(w, stage_str(&m.stage))?;
+    json_write::string(w, stage_str(&m.stage))?;
     uwrite!(w, ",\"context\":")?;
-    json::string(w, m.context.as_str())?;
+    json_write::string(w, m.context.as_str())?;
     uwrite!(w, "}}")
 }

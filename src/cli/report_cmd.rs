@@ -9,8 +9,9 @@ use rustix::fd::{AsFd, BorrowedFd};
 use headroom::report::csvread::{CsvError, CsvRows};
 use headroom::report::summary::{Summary, Text};
 
-use super::args::{ActionsArgs, PlotArgs, SummarizeArgs};
-use super::common::{Fail, errtext, open_parent, open_regular, print_text, stream, usage};
+use super::files::{open_parent, open_regular, stream};
+use super::messages::{Fail, errtext, print_text, usage};
+use super::options::{ActionsArgs, PlotArgs, SummarizeArgs};
 
 /// Where and how the summary is printed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,9 +102,9 @@ pub fn summary_path(csv: &str) -> std::path::PathBuf {
 /// block's `interrupted:` line, which `summarize` keeps): the one place
 /// the fact is kept with a recording, the CSV's format being the
 /// toolchain's. `None` when the run was whole, or there is no summary.
-pub fn recorded_interrupt(csv: &str) -> Option<headroom::build::usage::Interrupt> {
+pub fn recorded_interrupt(csv: &str) -> Option<headroom::followed::rusage::Interrupt> {
     let text = std::fs::read_to_string(summary_path(csv)).ok()?;
-    headroom::build::usage::Partial::interrupt_in(&text)
+    headroom::followed::rusage::Partial::interrupt_in(&text)
 }
 
 /// `summarize`: the summary of a recorded CSV, on stdout and beside it (the RUN block of an earlier summary kept).
@@ -157,7 +158,7 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     // Kept in the RUN block's text; read back for --json.
     summary.partial.interrupt = old
         .as_deref()
-        .and_then(headroom::build::usage::Partial::interrupt_in);
+        .and_then(headroom::followed::rusage::Partial::interrupt_in);
     emit_summary(
         &summary,
         dir.as_fd(),

@@ -5,8 +5,9 @@ use ufmt::{uWrite, uwrite};
 
 use super::{
     Axis, BANDS, COUNT_SERIES, CPU, DISK, IO, IO_SERIES, MEM, MEM_SERIES, MEM_USE, OOM_MARKS, PW,
-    Plot, Series, W, X0, X1, duration, escape, run_id, stage_str, time_step,
+    Plot, Series, W, X0, X1, escape, run_id, time_step,
 };
+use crate::followed::figures::{duration, stage_str};
 use crate::report::summary::Threshold;
 
 impl Plot {

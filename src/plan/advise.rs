@@ -11,7 +11,7 @@
 
 use ufmt::{uWrite, uwrite};
 
-use crate::followed::rusage::write_centi;
+use crate::followed::figures::write_centi;
 use crate::plan::jobs::{Plan, Profile};
 
 /// Swap is added in whole steps of this many MiB.

@@ -28,7 +28,7 @@ use core::mem::MaybeUninit;
 use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
-use crate::followed::rusage::write_centi;
+use crate::followed::figures::write_centi;
 use crate::kernel::cgroup::{self, CgroupError, Version};
 use crate::kernel::parse::trim;
 use crate::kernel::root::{ReadError, Root, for_each_entry};

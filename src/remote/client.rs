@@ -387,7 +387,12 @@ impl Calls<'_> {
                 });
             }
             if !retryable(status.code()) || attempt >= self.opts.retries {
-                return Err(status_error(self.ep, self.opts, attempt + 1, &status));
+                return Err(status_error(
+                    self.ep,
+                    self.opts.deadline,
+                    attempt + 1,
+                    &status,
+                ));
             }
             tokio::time::sleep(backoff(attempt, index)).await;
             attempt += 1;

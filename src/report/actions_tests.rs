@@ -426,13 +426,6 @@ fn empty_table_renders() {
 }
 
 #[test]
-fn json_strings_are_escaped() {
-    let mut s: String<64> = String::new();
-    json_str(&mut s, "a\"b\\c\u{1}é").unwrap();
-    assert_eq!(s.as_str(), "\"a\\\"b\\\\c\\u0001é\"");
-}
-
-#[test]
 fn from_usage_maps_the_end_and_round_trips() {
     use crate::followed::rusage::{End, Usage};
     let mut u = Usage {

@@ -373,19 +373,9 @@ fn missing_memory_figures_break_the_line() {
     assert_eq!(count(&svg, "data-series=\"cpu_pct\""), 1);
 }
 
+/// Durations are written by `followed::figures::duration` (tested there).
 #[test]
-fn durations() {
-    let d = |s| {
-        let mut o = Out(String::new());
-        let _ = duration(&mut o, s);
-        o.0
-    };
-    assert_eq!(d(0), "0s");
-    assert_eq!(d(59), "59s");
-    assert_eq!(d(65), "1m05s");
-    assert_eq!(d(3600 + 7 * 60 + 5), "1h07m");
-    assert_eq!(d(86400 * 2 + 5 * 3600 + 59), "2d05h");
-    assert_eq!(d(u64::MAX), "213503982334601d07h");
+fn time_steps() {
     assert_eq!(time_step(18), 5);
     assert_eq!(time_step(0), 1);
     assert_eq!(time_step(9000), 1800);

@@ -17,7 +17,7 @@ use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
 use super::{ZramSwap, display_chars, limited_by, page_kib, zram_names, zram_swap};
-use crate::followed::rusage::write_centi;
+use crate::followed::figures::write_centi;
 use crate::kernel::cgroup::{self, CgroupError, Version};
 use crate::kernel::root::Root;
 use crate::kernel::swaps;

@@ -41,6 +41,7 @@ const CLI: &[(&str, u8)] = &[
     ("action_row", 3),
     ("jobserver", 3),
     ("report_cmd", 3),
+    ("status_pool", 3),
     ("plan", 4),
     ("record", 5),
     ("mod", 6),

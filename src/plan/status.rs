@@ -23,28 +23,24 @@
 //! `Documentation/admin-guide/cgroup-v2.rst`,
 //! `Documentation/accounting/psi.rst`, statvfs(3), sched_getaffinity(2).
 
-use core::mem::MaybeUninit;
-
-use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
 use crate::followed::rusage::write_centi;
 use crate::kernel::cgroup::{self, CgroupError, Version};
-use crate::kernel::parse::trim;
-use crate::kernel::root::{ReadError, Root, for_each_entry};
-use crate::kernel::swaps::{self, Swap, is_zram_name};
+use crate::kernel::root::ReadError;
+use crate::kernel::swaps;
+use crate::kernel::vmstat::VmStat;
 use crate::kernel::{psi, vmstat, zram};
 use crate::plan::host::{self, CoreLimit, Cores, Memory, MemoryError};
+use snapshot::{
+    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
+};
 
 /// Width of the label column (`memory`, `swap dev`, …), in columns.
 pub const LABEL_WIDTH: usize = 12;
 
 /// Longest line [`render`] writes, in columns (one column per character).
 pub const MAX_COLUMNS: usize = 100;
-
-/// Scratch buffer [`render`] needs, in bytes: `/proc/self/mountinfo` of a
-/// host with many container mounts (see [`crate::kernel::mountinfo::BUF_LEN`]).
-pub const SCRATCH_LEN: usize = 64 * 1024;
 
 /// Zram devices listed at most; more are counted ("and N more"). Boards run
 /// one device, zram-config scripts one per CPU (4–8); 32 keeps the screen.
@@ -57,11 +53,6 @@ pub const MAX_SWAP_ROWS: usize = 8;
 /// zram devices listed one per line; more are counted.
 pub const MAX_ZRAM_ROWS: usize = 8;
 
-/// Page size assumed for a `--root` tree, in KiB: the tree does not record
-/// the board's page size, and the smallest one flags the fewest devices
-/// "full" (a device whose used == size is full with any page size).
-const TREE_PAGE_KIB: u64 = 4;
-
 /// getdents64(2) buffer for listing `sys/block`, in bytes: a board has 20–40
 /// entries (loop, ram, mmcblk, zram) of ~24 bytes each; a larger directory
 /// only takes more calls.
@@ -71,7 +62,7 @@ const DIR_SCRATCH_LEN: usize = 1024;
 /// of their own.
 const NAME_WIDTH: usize = 24;
 
-/// What [`render`] shows.
+/// What [`Snapshot::read`] reads and [`render`] shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StatusOpts<'a> {
     /// True for the machine headroom runs on (`--root /`): statvfs(3) is
@@ -87,63 +78,36 @@ pub struct StatusOpts<'a> {
     pub memlock: Option<crate::tick::footprint::Outlook>,
 }
 
-/// Writes the status screen of `root` to `w`.
-///
-/// `buf` is scratch for the kernel files, [`SCRATCH_LEN`] bytes (a smaller
-/// one makes the larger files "not available (larger than its buffer)").
-/// Never fails on missing or malformed sources: each prints "not available"
-/// or "unknown" on its own line.
+/// Writes the status screen of `s` to `w`. Never fails on missing or
+/// malformed sources: each prints "not available" or "unknown" on its own
+/// line.
 ///
 /// # Errors
 /// Only the writer's error.
-pub fn render<W: uWrite>(
-    root: &Root,
-    opts: &StatusOpts<'_>,
-    buf: &mut [u8],
-    w: &mut W,
-) -> Result<(), W::Error> {
-    let mem = host::memory(root, buf);
-    memory_lines(w, &mem)?;
-    binding_lines(w, root, &mem, buf)?;
-    swap_total_line(w, &mem)?;
+pub fn render<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Error> {
+    memory_lines(w, &s.mem)?;
+    binding_lines(w, &s.mem, &s.mem_limit_path)?;
+    swap_total_line(w, &s.mem)?;
+    swap_lines(w, &s.swaps)?;
+    zram_lines(w, &s.zram)?;
 
-    let sys_block = root.open_dir(zram::SYS_BLOCK);
-    let sb = sys_block.as_ref().map(|fd| fd.as_fd()).map_err(|&e| e);
-    swap_lines(w, root, sb.ok(), page_kib(opts.live), buf)?;
-    zram_lines(w, sb)?;
+    fs_lines(w, s.opts.live, "tmp", &s.tmp)?;
+    fs_lines(w, s.opts.live, "disk", &s.disk)?;
+    slow_now::disk_io_line(w, &s.slow)?;
 
-    fs_lines(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
-    fs_lines(w, root, opts.live, "disk", opts.disk_path, buf)?;
-    let slow = slow_now::Facts::read(root, opts.disk_path, buf);
-    slow_now::disk_io_line(w, &slow)?;
+    cgroup_memory_lines(w, &s.mem, &s.memcg, &s.mem_limit_path)?;
+    cgroup_cpu_line(w, &s.cores, &s.cpu_cgroup)?;
+    cores_line(w, &s.cores, s.opts.live)?;
 
-    let memcg = cgroup::open_memory(root, buf);
-    cgroup_memory_lines(w, root, &mem, &memcg, buf)?;
-    let cores = host::cores(root, opts.live, buf);
-    cgroup_cpu_line(w, root, &cores, buf)?;
-    cores_line(w, &cores, opts.live)?;
-
-    psi_line(w, root, buf)?;
-    oom_line(w, root, &memcg, buf)?;
-    slow_now::heat_lines(w, &slow)?;
-    if let Some(o) = opts.memlock {
+    psi_line(w, &s.psi)?;
+    oom_line(w, &s.vmstat, &s.memcg)?;
+    slow_now::heat_lines(w, &s.slow)?;
+    if let Some(o) = s.opts.memlock {
         label(w, "memlock")?;
         o.write(w)?;
         w.write_str("\n")?;
     }
     Ok(())
-}
-
-/// The page size a zram swap device is judged full by, KiB: this
-/// machine's, or [`TREE_PAGE_KIB`] for a board tree.
-fn page_kib(live: bool) -> u64 {
-    if live {
-        u64::try_from(rustix::param::page_size() / 1024)
-            .unwrap_or(TREE_PAGE_KIB)
-            .max(1)
-    } else {
-        TREE_PAGE_KIB
-    }
 }
 
 // ---- sections ----
@@ -179,9 +143,8 @@ fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Resu
 /// (`usable 1004 MiB: the cgroup binds`).
 fn binding_lines<W: uWrite>(
     w: &mut W,
-    root: &Root,
     mem: &Result<Memory, MemoryError>,
-    buf: &mut [u8],
+    path: &str,
 ) -> Result<(), W::Error> {
     let Some((m, a)) = mem.as_ref().ok().and_then(|m| m.cgroup.map(|a| (m, a))) else {
         return Ok(());
@@ -201,8 +164,6 @@ fn binding_lines<W: uWrite>(
     };
     label(w, "")?;
     w.write_str("cgroup ")?;
-    let mut path = heapless::String::<256>::new();
-    host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
     let room = MAX_COLUMNS.saturating_sub(LABEL_WIDTH + 7 + figures.len());
     if path.is_empty() {
         w.write_str("(path unknown)")?;
@@ -250,15 +211,9 @@ fn memory_error<W: uWrite>(w: &mut W, e: MemoryError) -> Result<(), W::Error> {
     }
 }
 
-fn swap_lines<W: uWrite>(
-    w: &mut W,
-    root: &Root,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    buf: &mut [u8],
-) -> Result<(), W::Error> {
+fn swap_lines<W: uWrite>(w: &mut W, sw: &Swaps) -> Result<(), W::Error> {
     label(w, "swap dev")?;
-    let b = match root.read(swaps::PATH, buf) {
+    let b = match sw.text() {
         Ok(b) => b,
         Err(e) => return not_available(w, swaps::PATH, e),
     };
@@ -271,7 +226,6 @@ fn swap_lines<W: uWrite>(
     right(w, "used MiB", 10)?;
     right(w, "prio", 6)?;
     w.write_str("\n")?;
-    let mut zbuf = [0u8; zram::BUF_LEN];
     let mut name = [0u8; swaps::NAME_MAX_LEN];
     let total = swaps::entries(b).count();
     for (shown, s) in swaps::entries(b).enumerate() {
@@ -303,106 +257,28 @@ fn swap_lines<W: uWrite>(
         right_num(w, s.size_kib / 1024, 10)?;
         right_num(w, s.used_kib / 1024, 10)?;
         right_int(w, s.priority, 6)?;
-        if s.is_zram() {
-            zram_swap_note(w, &s, sys_block, page_kib, &mut zbuf)?;
-        }
+        zram_swap_note(w, sw.zram(shown))?;
         w.write_str("\n")?;
     }
     Ok(())
 }
 
-/// How a zram swap device stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ZramSwap {
-    /// No page left: used ≥ size − one page, or zram holds as much data as
-    /// its disksize; however much other swap is free, pages already on this
-    /// device stay in RAM.
-    Full,
-    /// Room left.
-    Room,
-    /// Not full by `/proc/swaps`, and `sys/block/zramN` cannot be read.
-    Unreadable,
-}
-
-fn zram_swap(
-    s: &Swap<'_>,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    zbuf: &mut [u8],
-) -> ZramSwap {
-    let by_swaps = s.size_kib > 0 && s.used_kib >= s.size_kib.saturating_sub(page_kib);
-    let dev = sys_block
-        .and_then(|sb| core::str::from_utf8(s.basename()).ok().map(|n| (sb, n)))
-        .map(|(sb, n)| zram::device(sb, n, zbuf));
-    let by_device = match &dev {
-        Some(Ok(d)) => d.initialised && d.mm_stat.orig_data_size >= d.disksize,
-        _ => false,
-    };
-    if by_swaps || by_device {
-        ZramSwap::Full
-    } else if !matches!(dev, Some(Ok(_))) {
-        ZramSwap::Unreadable
-    } else {
-        ZramSwap::Room
-    }
-}
-
 /// "zram full" or "zram: not available" after a zram swap device's row.
-fn zram_swap_note<W: uWrite>(
-    w: &mut W,
-    s: &Swap<'_>,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    zbuf: &mut [u8],
-) -> Result<(), W::Error> {
-    match zram_swap(s, sys_block, page_kib, zbuf) {
-        ZramSwap::Full => w.write_str("  zram full"),
-        ZramSwap::Unreadable => w.write_str("  zram: not available"),
-        ZramSwap::Room => Ok(()),
+fn zram_swap_note<W: uWrite>(w: &mut W, v: Option<ZramSwap>) -> Result<(), W::Error> {
+    match v {
+        Some(ZramSwap::Full) => w.write_str("  zram full"),
+        Some(ZramSwap::Unreadable) => w.write_str("  zram: not available"),
+        Some(ZramSwap::Room) | None => Ok(()),
     }
 }
 
-/// The zram devices' names under `sys/block`, at most [`MAX_ZRAM`],
-/// zram10 after zram9, and how many more there are.
-type ZramNames = heapless::Vec<heapless::String<16>, MAX_ZRAM>;
-
-fn zram_names(sb: BorrowedFd<'_>) -> Result<(ZramNames, u32), rustix::io::Errno> {
-    let mut names = ZramNames::new();
-    let mut more = 0u32;
-    let mut scratch = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
-    for_each_entry(sb, &mut scratch, |name, _| {
-        if is_zram_name(name) {
-            let n = core::str::from_utf8(name)
-                .ok()
-                .and_then(|n| heapless::String::try_from(n).ok());
-            let kept = match n {
-                Some(n) => names.push(n).is_ok(),
-                None => false,
-            };
-            if !kept {
-                more = more.saturating_add(1);
-            }
-        }
-        true
-    })?;
-    names.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-    Ok((names, more))
-}
-
-fn zram_lines<W: uWrite>(
-    w: &mut W,
-    sys_block: Result<BorrowedFd<'_>, rustix::io::Errno>,
-) -> Result<(), W::Error> {
+fn zram_lines<W: uWrite>(w: &mut W, zram: &Result<ZramDevices, ReadError>) -> Result<(), W::Error> {
     label(w, "zram")?;
-    let sb = match sys_block {
-        Ok(sb) => sb,
-        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Open(e)),
+    let (devices, more) = match zram {
+        Ok(z) => (&z.devices, z.more),
+        Err(e) => return not_available(w, zram::SYS_BLOCK, *e),
     };
-    let (names, more) = match zram_names(sb) {
-        Ok(n) => n,
-        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Read(e)),
-    };
-    if names.is_empty() && more == 0 {
+    if devices.is_empty() && more == 0 {
         return w.write_str("none\n");
     }
     left(w, "device", 8)?;
@@ -413,18 +289,17 @@ fn zram_lines<W: uWrite>(
     right(w, "RAM used", 10)?;
     right(w, "compression", 13)?;
     w.write_str("  (MiB)\n")?;
-    let mut zbuf = [0u8; zram::BUF_LEN];
     let more = more.saturating_add(
-        u32::try_from(names.len().saturating_sub(MAX_ZRAM_ROWS)).unwrap_or(u32::MAX),
+        u32::try_from(devices.len().saturating_sub(MAX_ZRAM_ROWS)).unwrap_or(u32::MAX),
     );
-    for name in names.iter().take(MAX_ZRAM_ROWS) {
+    for (name, d) in devices.iter().take(MAX_ZRAM_ROWS) {
         label(w, "")?;
         left(w, name, 8)?;
-        let d = match zram::device(sb, name, &mut zbuf) {
+        let d = match d {
             Ok(d) => d,
             Err(e) => {
                 w.write_str("not available (")?;
-                match e {
+                match *e {
                     zram::DeviceError::BadName => w.write_str("bad name")?,
                     zram::DeviceError::Read(e) => w.write_str(e.describe())?,
                     zram::DeviceError::Parse(_) => w.write_str("does not parse")?,
@@ -465,19 +340,12 @@ fn zram_lines<W: uWrite>(
     Ok(())
 }
 
-fn fs_lines<W: uWrite>(
-    w: &mut W,
-    root: &Root,
-    live: bool,
-    name: &str,
-    path: &str,
-    buf: &mut [u8],
-) -> Result<(), W::Error> {
+fn fs_lines<W: uWrite>(w: &mut W, live: bool, name: &str, f: &FsFacts<'_>) -> Result<(), W::Error> {
     label(w, name)?;
-    show(w, path.as_bytes(), 40)?;
+    show(w, f.path.as_bytes(), 40)?;
     w.write_str(": ")?;
-    let (fs_type, source) = host::fs_type_and_source(root, path, buf);
-    match &fs_type {
+    let (fs_type, source) = (&f.fs_type, &f.source);
+    match fs_type {
         Some(t) => {
             show(w, t.as_bytes(), 12)?;
         }
@@ -489,10 +357,10 @@ fn fs_lines<W: uWrite>(
     }
     w.write_str("\n")?;
     label(w, "")?;
-    let Some(s) = host::fs_stat(root, live, path, buf) else {
+    let Some(s) = f.stat else {
         if live {
             w.write_str("size not available (statvfs failed)\n")?;
-        } else if root.read(host::STATVFS_FILE, buf).is_err() {
+        } else if !f.capture_read {
             w.write_str("size not available (no ")?;
             w.write_str(host::STATVFS_FILE)?;
             w.write_str(" capture in the tree)\n")?;
@@ -536,10 +404,9 @@ fn tmpfs_note<W: uWrite>(w: &mut W, fs_type: Option<&str>) -> Result<(), W::Erro
 
 fn cgroup_memory_lines<W: uWrite>(
     w: &mut W,
-    root: &Root,
     mem: &Result<Memory, MemoryError>,
-    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
-    buf: &mut [u8],
+    memcg: &Result<Option<MemCgroupFacts>, CgroupError>,
+    path: &str,
 ) -> Result<(), W::Error> {
     label(w, "cgroup mem")?;
     let cg = match memcg {
@@ -561,8 +428,6 @@ fn cgroup_memory_lines<W: uWrite>(
             w.write_str("\n")?;
             label(w, "")?;
             w.write_str("limit set at ")?;
-            let mut path = heapless::String::<256>::new();
-            host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
             if path.is_empty() {
                 w.write_str("unknown path")?;
             } else {
@@ -580,7 +445,7 @@ fn cgroup_memory_lines<W: uWrite>(
         None => {
             w.write_str("no memory limit ")?;
             version(w, cg.version)?;
-            if let Some(u) = cg.usage_bytes(buf) {
+            if let Some(u) = cg.usage_bytes {
                 uwrite!(w, "  usage {} MiB", u >> 20)?;
             }
             w.write_str("\n")
@@ -607,9 +472,8 @@ fn swap_allowance_line<W: uWrite>(
 
 fn cgroup_cpu_line<W: uWrite>(
     w: &mut W,
-    root: &Root,
     cores: &Cores,
-    buf: &mut [u8],
+    cpu: &Result<Option<Version>, CgroupError>,
 ) -> Result<(), W::Error> {
     label(w, "cgroup cpu")?;
     if let Some(m) = cores.quota_millicpus {
@@ -617,10 +481,10 @@ fn cgroup_cpu_line<W: uWrite>(
         write_centi(w, m.div_ceil(10))?;
         return w.write_str(" CPUs\n");
     }
-    match cgroup::open_cpu(root, buf) {
-        Ok(Some(c)) => {
+    match *cpu {
+        Ok(Some(v)) => {
             w.write_str("no CPU quota ")?;
-            version(w, c.version)?;
+            version(w, v)?;
             w.write_str("\n")
         }
         Ok(None) => w.write_str("no CPU quota (no cpu controller)\n"),
@@ -676,26 +540,21 @@ fn limited_by(c: &Cores) -> &'static str {
     }
 }
 
-fn psi_line<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::Error> {
+fn psi_line<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W::Error> {
     label(w, "PSI memory")?;
-    let b = match psi::read(root, buf) {
-        Ok(b) => b,
-        Err(e) => return not_available(w, psi::PATH_MEMORY, e),
-    };
-    if trim(b).is_empty() {
-        return w.write_str("not available (empty: PSI disabled)\n");
-    }
-    match psi::parse(b) {
+    match *p {
         Ok(p) => {
             w.write_str("some avg10 ")?;
-            write_centi(w, p.some.avg10_centi)?;
+            write_centi(w, p.avg10_centi)?;
             w.write_str("%  avg60 ")?;
-            write_centi(w, p.some.avg60_centi)?;
+            write_centi(w, p.avg60_centi)?;
             w.write_str("%  avg300 ")?;
-            write_centi(w, p.some.avg300_centi)?;
+            write_centi(w, p.avg300_centi)?;
             w.write_str("%\n")
         }
-        Err(_) => {
+        Err(PsiMiss::Read(e)) => not_available(w, psi::PATH_MEMORY, e),
+        Err(PsiMiss::Empty) => w.write_str("not available (empty: PSI disabled)\n"),
+        Err(PsiMiss::Parse) => {
             w.write_str("not available (")?;
             w.write_str(psi::PATH_MEMORY)?;
             w.write_str(" does not parse)\n")
@@ -705,24 +564,21 @@ fn psi_line<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::
 
 fn oom_line<W: uWrite>(
     w: &mut W,
-    root: &Root,
-    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
-    buf: &mut [u8],
+    vm: &Result<VmStat, VmMiss>,
+    memcg: &Result<Option<MemCgroupFacts>, CgroupError>,
 ) -> Result<(), W::Error> {
     label(w, "oom_kill")?;
-    match vmstat::read(root, buf) {
-        Ok(b) => match vmstat::parse(b) {
-            Ok(v) => match v.oom_kill {
-                Some(n) => uwrite!(w, "{} since boot (host-wide)", n)?,
-                None => w.write_str("not counted (kernel before 4.13)")?,
-            },
-            Err(_) => {
-                w.write_str("not available (")?;
-                w.write_str(vmstat::PATH)?;
-                w.write_str(" does not parse)")?;
-            }
+    match *vm {
+        Ok(v) => match v.oom_kill {
+            Some(n) => uwrite!(w, "{} since boot (host-wide)", n)?,
+            None => w.write_str("not counted (kernel before 4.13)")?,
         },
-        Err(e) => {
+        Err(VmMiss::Parse) => {
+            w.write_str("not available (")?;
+            w.write_str(vmstat::PATH)?;
+            w.write_str(" does not parse)")?;
+        }
+        Err(VmMiss::Read(e)) => {
             w.write_str("not available (")?;
             w.write_str(vmstat::PATH)?;
             w.write_str(": ")?;
@@ -731,7 +587,7 @@ fn oom_line<W: uWrite>(
         }
     }
     if let Ok(Some(cg)) = memcg
-        && let Some(n) = cg.oom_kills(buf)
+        && let Some(n) = cg.oom_kills
     {
         uwrite!(w, "; {} in this cgroup", n)?;
     }
@@ -860,14 +716,17 @@ fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
     Ok(n.min(max))
 }
 
-mod slow_now;
+pub mod slow_now;
+pub mod snapshot;
 mod status_json;
+pub use snapshot::SCRATCH_LEN;
 pub use status_json::{KEYS as JSON_KEYS, render_json};
 
 #[cfg(test)]
 mod tests {
     extern crate std;
     use super::*;
+    use crate::kernel::root::Root;
     use std::string::String;
     use std::vec::Vec;
 
@@ -893,7 +752,8 @@ mod tests {
         };
         let mut buf = std::vec![0u8; SCRATCH_LEN];
         let mut out = Out(String::new());
-        let Ok(()) = render(&root, &opts, &mut buf, &mut out);
+        let snap = Snapshot::read(&root, opts, &mut buf);
+        let Ok(()) = render(&snap, &mut out);
         for line in out.0.lines() {
             assert!(line.chars().count() <= MAX_COLUMNS, "too wide: {line:?}");
             assert!(!line.ends_with(' '), "trailing space: {line:?}");
@@ -1325,7 +1185,8 @@ mod tests {
             memlock: Some(crate::tick::footprint::Outlook::of_self(false, &mut buf)),
         };
         let mut out = Out(String::new());
-        let Ok(()) = render(&root, &opts, &mut buf, &mut out);
+        let snap = Snapshot::read(&root, opts, &mut buf);
+        let Ok(()) = render(&snap, &mut out);
         std::println!("{}", out.0);
         assert!(out.0.contains("  affinity "), "{}", out.0);
         // Last: what a recording started here would do about locking.
@@ -1364,7 +1225,8 @@ mod tests {
         };
         let mut buf = std::vec![0u8; SCRATCH_LEN];
         let mut out = Out(String::new());
-        let Ok(()) = render_json(&root, &opts, &mut buf, &mut out);
+        let snap = Snapshot::read(&root, opts, &mut buf);
+        let Ok(()) = render_json(&snap, &mut out);
         out.0
     }
 

@@ -40,7 +40,7 @@
 //! `Documentation/scheduler/sched-bwc.rst` (CFS bandwidth), cpuset(7).
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::{Access, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::kernel::kept::{Kept, Shape};
@@ -566,13 +566,21 @@ fn memory_enabled(
     Ok(Some(MemCgroup { version, dirs }))
 }
 
-/// Checks that a v2 controller is usable somewhere on the path.
+/// Checks that a v2 controller is usable somewhere on the path: one of
+/// its `files` is readable at some level (asked with faccessat(2), not
+/// opened: the figures open them once, later), else some level's
+/// `cgroup.controllers` lists `name` (read only when no file answers, so
+/// that the memory and cpu checks seldom both read it).
 fn v2_enabled(dirs: &Dirs, buf: &mut [u8], name: &[u8], files: &[&str]) -> bool {
-    dirs.iter().any(|d| {
-        files.iter().any(|f| read_at(d.as_fd(), f, buf).is_ok())
-            || read_at(d.as_fd(), "cgroup.controllers", buf)
-                .is_ok_and(|b| lists_controller(b, name))
-    })
+    let readable = |d: &OwnedFd| {
+        files
+            .iter()
+            .any(|f| rustix::fs::accessat(d.as_fd(), *f, Access::READ_OK, AtFlags::empty()).is_ok())
+    };
+    dirs.iter().any(readable)
+        || dirs.iter().any(|d| {
+            read_at(d.as_fd(), "cgroup.controllers", buf).is_ok_and(|b| lists_controller(b, name))
+        })
 }
 
 /// Steps 1 and 2 of resolution for any controller: which hierarchy, which

@@ -10,7 +10,7 @@
 //! swap traffic), each zram device (its row and the swap row on it), the
 //! cgroup limit files (the available memory and the swap allowance).
 //!
-//! Fixed size, no allocation: [`Snapshot`] is about 40 KiB (most of it
+//! Fixed size, no allocation: [`Snapshot`] is some 30 KiB (most of it
 //! `/proc/swaps` kept whole, [`swaps::BUF_LEN`]).
 
 use core::mem::MaybeUninit;

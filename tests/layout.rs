@@ -27,7 +27,6 @@ const LAYERS: [&str; 7] = [
 const CLI: &[(&str, u8)] = &[
     ("messages", 0),
     ("options", 0),
-    ("pause", 0),
     ("shell", 0),
     ("suggest", 0),
     ("argv", 1),
@@ -39,8 +38,9 @@ const CLI: &[(&str, u8)] = &[
     ("remote", 2),
     ("status_line", 2),
     ("action_row", 3),
-    ("jobserver", 3),
+    ("jobserver_notes", 3),
     ("report_cmd", 3),
+    ("jobserver_setup", 4),
     ("plan", 4),
     ("record", 5),
     ("mod", 6),

@@ -756,7 +756,9 @@ pub enum WriteState {
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::{Interval, next_glance, next_second, next_slot, slot_begun, widening_interval_ms};
+    use super::{
+        Interval, Summary, next_glance, next_second, next_slot, slot_begun, widening_interval_ms,
+    };
 
     #[test]
     fn seconds_after_a_row() {
@@ -825,19 +827,6 @@ mod tests {
         assert_eq!(next_glance(at, 0, at, due), None);
     }
 
-    /// Counts what the loop hands it: `R` for a row, `G` for a glance.
-    #[derive(Default)]
-    struct Paces(std::string::String, u64);
-    impl super::Tune for Paces {
-        fn row(&mut self, _: &mut crate::tick::row::Row) {
-            self.0.push('R');
-        }
-        fn glance(&mut self, g: crate::tick::sampler::glance::Glance) {
-            self.0.push('G');
-            self.1 = g.mem_avail_mb;
-        }
-    }
-
     struct Never;
     impl super::StopFlag for Never {
         fn signal(&self) -> Option<i32> {
@@ -850,13 +839,21 @@ mod tests {
         fn warn(&mut self, _: crate::tick::sampler::Source, _: &'static str) {}
         fn note(&mut self, _: crate::tick::sampler::Source, _: &'static str) {}
     }
+    impl crate::govern::jobserver::notes::Tell for Quiet {
+        fn tell(&mut self, _: &crate::govern::jobserver::notes::Note<'_>) {}
+    }
 
-    /// Runs the loop for `count` rows at `interval` ms with the governor
-    /// at `govern_ms` over a root whose MemAvailable is 3 GiB; what the
-    /// tune saw.
-    fn paces(tag: &str, interval: u64, govern_ms: Option<u64>, count: u64) -> Paces {
+    /// Runs the loop for `count` rows at `interval` ms with a governor (at
+    /// most 4 jobs of 100 MiB) at `govern_ms` over a root whose
+    /// MemAvailable is 3 GiB; the governor's ticks between the rows (its
+    /// glances), and the jobs it allows at the end.
+    fn paces(tag: &str, interval: u64, govern_ms: Option<u64>, count: u64) -> (u64, u32) {
         use crate::followed::compilers::CompilerList;
+        use crate::govern::jobserver::driver::{Driver, Governor};
+        use crate::govern::jobserver::handout::Handout;
+        use crate::govern::jobserver::token_fifo::TokenFifo;
         use crate::kernel::root::Root;
+        use crate::report::jobserver_block::Source;
         use crate::tick::sampler::{Buffers, Options, Sampler};
         use rustix::fd::AsFd;
         let d =
@@ -883,42 +880,52 @@ mod tests {
             compat: false,
             govern_ms,
         };
-        let mut tune = Paces::default();
-        let stop = super::run(
-            &mut sampler,
-            &mut bufs,
-            &mut csv,
-            &mut summary,
+        let fifo = TokenFifo::create(out.as_fd()).unwrap();
+        let mut gov = Governor::new(Handout::new(4, 100, Source::PeakMb), fifo, false);
+        let mut rows = 0u64;
+        let mut hooks = |row: &crate::tick::row::Row, _: super::WriteState, _: &Summary| {
+            assert!(row.jobs.is_some(), "the governor filled the row");
+            rows += 1;
+        };
+        let stop = super::run(super::Loop {
+            sampler: &mut sampler,
+            bufs: &mut bufs,
+            csv: &mut csv,
+            summary: &mut summary,
             plan,
-            &super::Watch::None,
-            &Never,
-            None,
-            &mut Quiet,
-            &mut tune,
-            &mut |_, _, _| {},
-        );
+            watch: &super::Watch::None,
+            stop: &Never,
+            stop_fd: None,
+            warn: &mut Quiet,
+            governor: Some(Driver {
+                gov: &mut gov,
+                pool: None,
+                pausing: None,
+            }),
+            hooks: &mut hooks,
+        });
         assert_eq!(stop, super::Stop::Count);
+        assert_eq!(rows, count);
         let csv = std::fs::read_to_string(d.join("r.csv")).unwrap();
         assert_eq!(csv.lines().count() as u64, count + 1, "a row each, no more");
         let _ = std::fs::remove_dir_all(&d);
-        tune
+        (gov.handout.ticks() - count, gov.handout.allowed())
     }
 
     /// Issue 16: rows at the interval, glances for the governor between
     /// them at its own pace, never more than its slots between two rows.
     #[test]
     fn the_loop_keeps_two_paces() {
-        let p = paces("two", 600, Some(100), 3);
-        assert!(p.0.starts_with('R') && p.0.ends_with('R'), "{}", p.0);
-        assert_eq!(p.0.matches('R').count(), 3, "{}", p.0);
         // Five slots between two rows (100 … 500 ms after the row's).
-        assert!(p.0.split('R').all(|gap| gap.len() <= 5), "{}", p.0);
-        assert!(p.0.contains('G'), "{}", p.0);
-        // The glance read the root's meminfo.
-        assert_eq!(p.1, 3072);
-        // Without the governor, or with rows at its pace: rows only.
-        assert_eq!(paces("rows", 300, None, 3).0, "RRR");
-        assert_eq!(paces("fast", 100, Some(250), 3).0, "RRR");
+        let (glances, allowed) = paces("one", 600, Some(100), 2);
+        assert!((1..=5).contains(&glances), "{glances}");
+        // It read the root's meminfo: 3 GiB hold the cap.
+        assert_eq!(allowed, 4);
+        let (glances, _) = paces("two", 600, Some(100), 3);
+        assert!((1..=10).contains(&glances), "{glances}");
+        // Without the governor's pace, or with rows at its pace: rows only.
+        assert_eq!(paces("rows", 300, None, 3).0, 0);
+        assert_eq!(paces("fast", 100, Some(250), 3).0, 0);
     }
 
     /// Issue 15: a 17 s build at 15 s gave 3 rows. `run` without

@@ -287,6 +287,7 @@ impl Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::govern::jobserver::room::RESERVE_MB;
 
     const GENERIC: Source = Source::Guess("generic");
 

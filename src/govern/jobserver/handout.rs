@@ -219,6 +219,11 @@ impl Handout {
         self.issued.saturating_sub(in_pipe).saturating_add(1)
     }
 
+    /// Ticks decided so far.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
     /// Jobs allowed at once since the last tick.
     pub fn allowed(&self) -> u32 {
         self.allowed

@@ -283,7 +283,11 @@ fn starting(j: &JobserverArgs, from_csv: Option<u64>, run_id: &str) -> (u64, Sou
         remembered,
         peak_mb: j.peak_mb,
         env: (j.profile.env_var(), from_env),
-        profile: (j.profile.default_mb(false), j.profile.name(), j.profile_given),
+        profile: (
+            j.profile.default_mb(false),
+            j.profile.name(),
+            j.profile_given,
+        ),
     })
 }
 

@@ -19,10 +19,11 @@ pub fn remembered(dir: &str, from: &str, run_id: &str) -> Option<u64> {
     use headroom::govern::jobserver::peakfile::{PEAK_FILE_CAP, PEAK_PREFIX, PeakIssue};
     let uid = rustix::process::geteuid().as_raw();
     let mut buf = vec![0u8; PEAK_FILE_CAP + 1];
-    let issue = match headroom::govern::jobserver::pool_dir::remembered_peak(dir, uid, run_id, &mut buf) {
-        Ok(peak) => return peak,
-        Err(i) => i,
-    };
+    let issue =
+        match headroom::govern::jobserver::pool_dir::remembered_peak(dir, uid, run_id, &mut buf) {
+            Ok(peak) => return peak,
+            Err(i) => i,
+        };
     let why = match issue {
         PeakIssue::BadName => {
             let _ = writeln!(

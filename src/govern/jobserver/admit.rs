@@ -32,8 +32,8 @@
 //!
 //! Nothing here reads a file or the clock.
 
-use crate::govern::jobserver::room::{growth_mb, room_mb};
 use crate::govern::jobserver::lease::Lease;
+use crate::govern::jobserver::room::{growth_mb, room_mb};
 
 /// A cgroup that limits this build: its identity and what is available
 /// in it.

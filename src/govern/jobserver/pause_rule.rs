@@ -39,8 +39,8 @@
 use heapless::Vec;
 
 use crate::followed::jobtree::{self, JOBS_CAP};
-use crate::govern::jobserver::room::{self, TICK_MS};
 use crate::govern::jobserver::lease::{PAUSED_CAP, Paused};
+use crate::govern::jobserver::room::{self, TICK_MS};
 
 /// How far ahead a growing job's rate is carried, ms: eight governor
 /// ticks, time to pause the next job before the growing ones arrive.

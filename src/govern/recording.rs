@@ -302,7 +302,7 @@ impl<F: FnMut(&Row, WriteState, &Summary)> Hooks for F {
 /// on one grid of whole seconds from the first row.
 ///
 /// ```
-/// use headroom::govern::record::widening_interval_ms;
+/// use headroom::govern::recording::widening_interval_ms;
 /// assert_eq!(widening_interval_ms(0), 1000);
 /// assert_eq!(widening_interval_ms(120_000), 5000);
 /// assert_eq!(widening_interval_ms(1_800_000), 15_000);

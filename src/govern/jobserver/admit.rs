@@ -57,7 +57,7 @@ pub struct Own {
     /// Most jobs at once (cores or `--max-jobs`).
     pub cap: u32,
     /// Peak per job, MiB (at least 1): the governor's estimate
-    /// (`govern::estimate`).
+    /// (`jobserver::estimate`).
     pub peak_mb: u64,
     /// What its compilers hold now, MiB.
     pub held_mb: u64,

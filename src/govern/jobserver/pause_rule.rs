@@ -7,7 +7,7 @@
 //!
 //! - the growth still ahead of a running job is the larger of what it
 //!   lacks to the peak per job (peak − RSS; the governor's estimate,
-//!   `govern::estimate`, which the largest job raises) and what it would add in
+//!   `jobserver::estimate`, which the largest job raises) and what it would add in
 //!   [`HORIZON_MS`] at the rate it grew since the last tick (the peak is an
 //!   estimate; a job above it is not done growing); a paused job does not
 //!   grow;
@@ -133,7 +133,7 @@ pub fn decide(jobs: &[Job], peak_mb: u64, room_mb: i64, stalled: bool) -> Act {
 
 /// The most one of `jobs` holds now (its processes' RSS summed), MiB;
 /// `None` when there is none: what the build's jobs reach, for the
-/// estimate per job (`govern::estimate::Seen::job_mb`).
+/// estimate per job (`jobserver::estimate::Seen::job_mb`).
 pub fn largest_mb(jobs: &[jobtree::Job]) -> Option<u64> {
     jobs.iter().map(|j| j.rss_kib / 1024).max()
 }
@@ -189,7 +189,7 @@ impl Pauser {
     }
 
     /// This tick: `jobs` as scanned now (`followed::jobtree`), the
-    /// governor's `peak_mb` per job (`govern::estimate`, which has taken in
+    /// governor's `peak_mb` per job (`jobserver::estimate`, which has taken in
     /// [`largest_mb`] of these jobs), `room_mb` as for [`decide`], `now_ms`
     /// a monotonic clock. The action
     /// is already booked (a `Pause` is in [`Pauser::paused`]); the caller

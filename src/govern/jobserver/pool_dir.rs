@@ -10,7 +10,7 @@
 //!   unlocked; rewritten in place (pwrite at 0, then ftruncate), never by
 //!   temp-and-rename, which would move the name off the locked inode.
 //! - `DIR/peak-RUN` is the peak per job the last run of run id RUN
-//!   measured (`govern::peakfile`), written whole at its end; a look
+//!   measured (`jobserver::peakfile`), written whole at its end; a look
 //!   reads only `lease-*`.
 //! - A lease whose `LOCK_SH | LOCK_NB` succeeds belongs to a governor that
 //!   is gone (killed, OOM-killed, its container stopped: the kernel drops
@@ -177,7 +177,7 @@ impl PoolDir {
 
 impl PoolDir {
     /// Writes `mb` as the peak per job the build of run id `run` measured
-    /// (`govern::peakfile`), for the next run with that id.
+    /// (`jobserver::peakfile`), for the next run with that id.
     ///
     /// # Errors
     /// As [`crate::govern::jobserver::peakfile::write`].
@@ -187,7 +187,7 @@ impl PoolDir {
 }
 
 /// The peak per job the pool DIR remembers for run id `run`
-/// (`govern::peakfile`), read before this governor joins it; `Ok(None)`
+/// (`jobserver::peakfile`), read before this governor joins it; `Ok(None)`
 /// when there is none, or when DIR cannot be used as a pool (joining it
 /// says why). `buf`: at least `peakfile::PEAK_FILE_CAP` + 1 bytes.
 ///

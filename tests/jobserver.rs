@@ -488,7 +488,7 @@ fn jobserver_block(stderr: &str) -> &str {
 #[test]
 #[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
 fn a_second_run_starts_from_the_peak_the_pool_remembers_and_from_works() {
-    use headroom::govern::estimate::with_margin;
+    use headroom::govern::jobserver::estimate::with_margin;
     let cg =
         Cgroup::create("js-remember", 400 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
     let d = scratch("remember");

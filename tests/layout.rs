@@ -5,8 +5,10 @@
 //! The rules, each a test below:
 //! - `lib.rs` is the list of the library's layers, lowest first; a module
 //!   imports (`crate::LAYER::…`) only from its own layer or a lower one;
-//! - each layer's `mod.rs` is only a list of its modules, a line each, and
+//! - each layer's `mod.rs` (and that of a module that is a folder, as
+//!   `govern/jobserver/`) is only a list of its modules, a line each, and
 //!   lists every file in its folder;
+//! - no two files under `src/` share a name, other than `mod.rs`;
 //! - the binary: `src/main.rs` at most 300 lines; its modules in `src/cli/`
 //!   import each other only downwards ([`CLI`]) and never `main.rs`;
 //! - no file under `src/` over 1,200 lines; no function over 120 lines.
@@ -27,7 +29,6 @@ const LAYERS: [&str; 7] = [
 const CLI: &[(&str, u8)] = &[
     ("messages", 0),
     ("options", 0),
-    ("pause", 0),
     ("shell", 0),
     ("suggest", 0),
     ("argv", 1),
@@ -39,9 +40,10 @@ const CLI: &[(&str, u8)] = &[
     ("remote", 2),
     ("status_line", 2),
     ("action_row", 3),
-    ("jobserver", 3),
+    ("jobserver_notes", 3),
     ("report_cmd", 3),
     ("status_pool", 3),
+    ("jobserver_setup", 4),
     ("plan", 4),
     ("record", 5),
     ("mod", 6),
@@ -157,37 +159,94 @@ fn lib_rs_is_the_list_of_layers_lowest_first() {
 #[test]
 fn each_layer_mod_rs_lists_its_modules_a_line_each() {
     for l in LAYERS.into_iter().chain(["cli"]) {
-        let dir = src().join(l);
-        let text = read(&dir.join("mod.rs"));
-        let mut listed = Vec::new();
-        for line in text.lines() {
-            let c = code(line).trim();
-            if c.is_empty() {
-                continue;
-            }
-            let m = c
-                .strip_prefix("pub mod ")
-                .and_then(|m| m.strip_suffix(';'))
-                .unwrap_or_else(|| panic!("src/{l}/mod.rs: not a module line: {line}"));
-            assert!(
-                line.contains("; // "),
-                "src/{l}/mod.rs: `{m}` needs its line of description"
-            );
-            listed.push(m.to_string());
+        for dir in folders_with_mod_rs(&src().join(l)) {
+            check_mod_list(&dir);
         }
-        let mut files: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".rs") && n != "mod.rs" && !n.ends_with("_tests.rs"))
-            .map(|n| n.trim_end_matches(".rs").to_string())
-            .collect();
-        files.sort();
-        listed.sort();
-        assert_eq!(
-            listed, files,
-            "src/{l}/mod.rs must list every file in src/{l}/"
-        );
     }
+}
+
+/// `dir` and every folder below it that has a `mod.rs` (a module that is a
+/// folder, as `govern/jobserver/`), sorted.
+fn folders_with_mod_rs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.join("mod.rs").is_file() {
+            out.extend(folders_with_mod_rs(&p));
+        }
+    }
+    out
+}
+
+/// `dir/mod.rs` is only a list of modules, a line each with its
+/// description, and lists every file of `dir` and every folder of it with
+/// a `mod.rs` of its own.
+fn check_mod_list(dir: &Path) {
+    let l = rel(dir);
+    let text = read(&dir.join("mod.rs"));
+    let mut listed = Vec::new();
+    for line in text.lines() {
+        let c = code(line).trim();
+        if c.is_empty() {
+            continue;
+        }
+        let m = c
+            .strip_prefix("pub mod ")
+            .and_then(|m| m.strip_suffix(';'))
+            .unwrap_or_else(|| panic!("src/{l}/mod.rs: not a module line: {line}"));
+        assert!(
+            line.contains("; // "),
+            "src/{l}/mod.rs: `{m}` needs its line of description"
+        );
+        listed.push(m.to_string());
+    }
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let n = p.file_name()?.to_string_lossy().into_owned();
+            if p.is_dir() {
+                p.join("mod.rs").is_file().then_some(n)
+            } else {
+                (n.ends_with(".rs") && n != "mod.rs" && !n.ends_with("_tests.rs"))
+                    .then(|| n.trim_end_matches(".rs").to_string())
+            }
+        })
+        .collect();
+    files.sort();
+    listed.sort();
+    assert_eq!(
+        listed, files,
+        "src/{l}/mod.rs must list every file in src/{l}/"
+    );
+}
+
+/// Issue 27: a file's name says what it holds, once: no two files under
+/// `src/` share a name (other than `mod.rs`), whatever their folders.
+#[test]
+fn no_two_source_files_share_a_name() {
+    let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for f in rust_files(&src()) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name != "mod.rs" {
+            seen.entry(name).or_default().push(rel(&f));
+        }
+    }
+    let twice: Vec<String> = seen
+        .into_iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "file names used twice:\n{}",
+        twice.join("\n")
+    );
 }
 
 #[test]

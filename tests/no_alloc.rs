@@ -33,11 +33,16 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 use headroom::followed::compilers::CompilerList;
-use headroom::govern::jobserver::{Governor, Inputs, Pool};
-use headroom::govern::record::{CsvOut, Interval, Plan, StopFlag, Tune, Watch, run};
+use headroom::govern::jobserver::driver::{Driver, Governor};
+use headroom::govern::jobserver::handout::Handout;
+use headroom::govern::jobserver::notes::{Note, Tell};
+use headroom::govern::jobserver::pausing::Pausing;
+use headroom::govern::jobserver::token_fifo::TokenFifo;
+use headroom::govern::recording::{CsvOut, Interval, Loop, Plan, StopFlag, Watch, WriteState, run};
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::Summary;
+use headroom::tick::row::Row;
 use headroom::tick::sampler::{Buffers, Options, Sampler, Source, StageLog, Warn};
 use rustix::fd::AsFd;
 
@@ -46,19 +51,13 @@ impl Warn for NoWarn {
     fn warn(&mut self, _: Source, _: &'static str) {}
     fn note(&mut self, _: Source, _: &'static str) {}
 }
+impl Tell for NoWarn {
+    fn tell(&mut self, _: &Note<'_>) {}
+}
 struct Never;
 impl StopFlag for Never {
     fn signal(&self) -> Option<i32> {
         None
-    }
-}
-
-/// Counts the glances the loop hands it.
-struct Glancing<'a>(&'a mut u32);
-impl Tune for Glancing<'_> {
-    fn row(&mut self, _: &mut headroom::tick::row::Row) {}
-    fn glance(&mut self, _: headroom::tick::sampler::glance::Glance) {
-        *self.0 += 1;
     }
 }
 
@@ -97,40 +96,13 @@ fn ticks_after_start_up_allocate_nothing() {
         headroom::tick::row::HEADER_JOBS,
     )
     .unwrap();
-    // run --jobserver's tick: the governor and its FIFO.
-    let pool = Pool::create(out.as_fd()).unwrap();
-    let mut gov = Governor::new(4, 500, headroom::report::jobserver_block::Source::PeakMb);
-    // … and its pausing: this test's own jobs scanned from /proc.
-    let proc_dir = root.open_dir("proc").unwrap();
-    let mut tree = Box::new(headroom::followed::jobtree::JobTree::new());
-    let mut pauser = Box::new(headroom::govern::pause::Pauser::new());
-    let mut scratch = vec![std::mem::MaybeUninit::uninit(); 8192];
-    let mut stat_buf = vec![0u8; 1024];
+    // run --jobserver's tick: the governor, its FIFO and its pausing (this
+    // test's own jobs scanned from /proc).
+    let fifo = TokenFifo::create(out.as_fd()).unwrap();
+    let handout = Handout::new(4, 500, headroom::report::jobserver_block::Source::PeakMb);
+    let mut gov = Box::new(Governor::new(handout, fifo, false));
     let me = std::process::id();
-    let mut tune = |row: &mut headroom::tick::row::Row| {
-        tree.scan(proc_dir.as_fd(), (me, 0), 4, &mut scratch, &mut stat_buf)
-            .unwrap();
-        let now = headroom::tick::clock::monotonic_ns() / 1_000_000;
-        gov.measure(&headroom::govern::estimate::Seen {
-            usable_mb: Some(row.mem_avail_mb),
-            held_mb: row.build_rss_mb,
-            compiler_peak_mb: row.ext.build_peak_rss_mb,
-            job_mb: headroom::govern::pause::largest_mb(tree.jobs()),
-        });
-        pauser.tick(tree.jobs(), gov.peak_mb(), 1 << 20, now);
-        let d = gov.decide(&Inputs {
-            usable_mb: Some(row.mem_avail_mb),
-            compiler_rss_mb: row.build_rss_mb,
-            in_pipe: pool.in_pipe().unwrap(),
-            now_ms: headroom::tick::clock::monotonic_ns() / 1_000_000,
-            pool_allowed: None,
-        });
-        let put = pool.put(d.put);
-        let taken = pool.take(d.take);
-        gov.settled(put, taken);
-        row.jobs = Some((d.running, d.allowed, 0));
-        row.pauses = Some(pauser.counts());
-    };
+    let mut pausing = Box::new(Pausing::follow(&root, me, false, None).unwrap());
     let mut prom = Box::new(PromFile::create(out.as_fd(), "headroom.prom").unwrap());
     let labels = Labels {
         run_id: "a",
@@ -146,19 +118,25 @@ fn ticks_after_start_up_allocate_nothing() {
         govern_ms: None,
     };
     // One warm-up tick (first-use paths), then count.
-    run(
-        &mut sampler,
-        &mut bufs,
-        &mut csv,
-        &mut summary,
+    run(Loop {
+        sampler: &mut sampler,
+        bufs: &mut bufs,
+        csv: &mut csv,
+        summary: &mut summary,
         plan,
-        &Watch::None,
-        &Never,
-        None,
-        &mut warn,
-        &mut tune,
-        &mut |row, _, summary| prom.update(row, summary, labels, true).unwrap(),
-    );
+        watch: &Watch::None,
+        stop: &Never,
+        stop_fd: None,
+        warn: &mut warn,
+        governor: Some(Driver {
+            gov: &mut gov,
+            pool: None,
+            pausing: Some(&mut pausing),
+        }),
+        hooks: &mut |row: &Row, _: WriteState, summary: &Summary| {
+            prom.update(row, summary, labels, true).unwrap()
+        },
+    });
 
     let before = ALLOCS.load(Ordering::SeqCst);
     let plan = Plan {
@@ -167,24 +145,29 @@ fn ticks_after_start_up_allocate_nothing() {
         compat: false,
         govern_ms: None,
     };
-    run(
-        &mut sampler,
-        &mut bufs,
-        &mut csv,
-        &mut summary,
+    run(Loop {
+        sampler: &mut sampler,
+        bufs: &mut bufs,
+        csv: &mut csv,
+        summary: &mut summary,
         plan,
-        &Watch::None,
-        &Never,
-        None,
-        &mut warn,
-        &mut tune,
-        &mut |row, _, summary| {
+        watch: &Watch::None,
+        stop: &Never,
+        stop_fd: None,
+        warn: &mut warn,
+        governor: Some(Driver {
+            gov: &mut gov,
+            pool: None,
+            pausing: Some(&mut pausing),
+        }),
+        hooks: &mut |row: &Row, _: WriteState, summary: &Summary| {
             prom.update(row, summary, labels, true).unwrap();
             rows += 1;
             assert!(row.context.contains("Building C object a.o"));
             assert!(row.jobs.is_some());
+            assert!(row.pauses.is_some());
         },
-    );
+    });
     let after = ALLOCS.load(Ordering::SeqCst);
     assert_eq!(rows, 50);
     assert_eq!(
@@ -198,9 +181,8 @@ fn ticks_after_start_up_allocate_nothing() {
     // run --jobserver's pace: glances for the governor between rows
     // (this process's tree as the build) allocate nothing either.
     sampler.build = headroom::tick::sampler::Build::Tree(me);
-    let mut glances = 0u32;
-    let mut glancing = Glancing(&mut glances);
     let mut own_summary = Box::new(Summary::new(None, None));
+    let ticks = gov.handout.ticks();
     let before = ALLOCS.load(Ordering::SeqCst);
     let plan = Plan {
         interval: Interval::Fixed(40),
@@ -208,19 +190,24 @@ fn ticks_after_start_up_allocate_nothing() {
         compat: false,
         govern_ms: Some(10),
     };
-    run(
-        &mut sampler,
-        &mut bufs,
-        &mut csv,
-        &mut own_summary,
+    run(Loop {
+        sampler: &mut sampler,
+        bufs: &mut bufs,
+        csv: &mut csv,
+        summary: &mut own_summary,
         plan,
-        &Watch::None,
-        &Never,
-        None,
-        &mut warn,
-        &mut glancing,
-        &mut |_, _, _| {},
-    );
+        watch: &Watch::None,
+        stop: &Never,
+        stop_fd: None,
+        warn: &mut warn,
+        governor: Some(Driver {
+            gov: &mut gov,
+            pool: None,
+            pausing: Some(&mut pausing),
+        }),
+        hooks: &mut |_: &Row, _: WriteState, _: &Summary| {},
+    });
+    let glances = gov.handout.ticks() - ticks - 5;
     let after = ALLOCS.load(Ordering::SeqCst);
     assert!(glances > 0);
     assert_eq!(

@@ -242,11 +242,11 @@ fn mutated_fixtures_and_random_bytes_never_panic() {
     }
 }
 
-/// The pool's peak file (`govern::peakfile`): its own text mutated, and
+/// The pool's peak file (`govern::jobserver::peakfile`): its own text mutated, and
 /// random bytes, give a peak in range or an error, never a panic.
 #[test]
 fn mutated_peak_files_never_panic() {
-    use headroom::govern::peakfile::{PEAK_MAX_MB, parse, render};
+    use headroom::govern::jobserver::peakfile::{PEAK_MAX_MB, parse, render};
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let seeds = [
         render(350).as_bytes().to_vec(),

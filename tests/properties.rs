@@ -2395,8 +2395,8 @@ proptest! {
         start_peak in 1u64..5_000,
         ticks in proptest::collection::vec(job_tick(), 1..60),
     ) {
-        use headroom::govern::estimate::{Seen, with_margin};
-        use headroom::govern::jobserver::{Governor, Inputs};
+        use headroom::govern::jobserver::estimate::{Seen, with_margin};
+        use headroom::govern::jobserver::handout::{Handout as Governor, Inputs};
         use headroom::report::jobserver_block::Source;
         let mut g = Governor::new(cap, start_peak, Source::PeakMb);
         // The FIFO and the clients, simulated.

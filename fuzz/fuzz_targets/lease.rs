@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use headroom::govern::lease::{LEASE_CAP, Lease};
+use headroom::govern::jobserver::lease::{LEASE_CAP, Lease};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(l) = Lease::parse(data) {

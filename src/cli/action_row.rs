@@ -6,7 +6,7 @@ use std::io::Write;
 use rustix::fd::AsFd;
 
 use headroom::followed::rusage::Usage;
-use headroom::govern::record;
+use headroom::govern::recording;
 
 use super::child::Started;
 use super::messages::errtext;
@@ -86,7 +86,7 @@ pub fn append_action(path: &str, id_label: Option<&str>, argv: &[String], c: &St
     // Reserve the space first (with slack for parallel appenders), so a
     // full disk refuses the row instead of tearing it; the file is shared,
     // so a torn row could not be cut back.
-    let written = record::reserve(fd.as_fd(), size, bytes.len() + 4096)
+    let written = recording::reserve(fd.as_fd(), size, bytes.len() + 4096)
         .and_then(|()| rustix::io::write(&fd, &bytes));
     let problem = match written {
         Ok(n) if n == bytes.len() => return,

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use rustix::fd::{AsRawFd, BorrowedFd};
 
 use headroom::followed::rusage::{Counts, End, Interrupt, Usage};
-use headroom::govern::record::{self, StopFlag, Watch};
+use headroom::govern::recording::{self, StopFlag, Watch};
 use headroom::tick::clock;
 
 use super::messages::io_text;
@@ -339,7 +339,7 @@ impl Rusage {
 /// through `fwd` (which keeps the first in its [`Stops`]), then
 /// reaps it with wait4(2) for its status and rusage. Its wall time ends at
 /// `exited_ns` (CLOCK_MONOTONIC ns) when the recording saw the exit first
-/// ([`record::Stop::WatchedExited`]: the final row and its wait for a new
+/// ([`recording::Stop::WatchedExited`]: the final row and its wait for a new
 /// second are headroom's, not the command's), else when this wait sees it.
 pub fn finish_child(
     c: &Started,
@@ -349,7 +349,7 @@ pub fn finish_child(
 ) -> Usage {
     while !watch.exited() {
         // Wakes at once on the exit (pidfd) or a signal (the self-pipe).
-        record::wait(1000, Some(fwd.wake), watch);
+        recording::wait(1000, Some(fwd.wake), watch);
         fwd.signal();
     }
     let end_ns = exited_ns.unwrap_or_else(clock::monotonic_ns);

@@ -10,14 +10,14 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use headroom::followed::buildcg::BuildCgroup;
 use headroom::followed::compilers::CompilerList;
-use headroom::govern::record::{
-    self, CsvOut, Interval, OpenError, Plan, Stop, StopFlag, Watch, WriteState,
+use headroom::govern::jobserver::notes::{Note, Tell};
+use headroom::govern::recording::{
+    self, CsvOut, Hooks, Interval, Loop, OpenError, Plan, Stop, StopFlag, Watch, WriteState,
 };
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::{BuildScope, Summary};
 use headroom::tick::row::Row;
-use headroom::tick::sampler::glance::Glance;
 use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog, Warn};
 
 use super::action_row::append_action;
@@ -26,7 +26,7 @@ use super::child::{
 };
 use super::defaults::{disk_path, env_nonempty, no_mlock};
 use super::files::{open_parent, open_root, same_file};
-use super::jobserver::{JobserverArgs, Js};
+use super::jobserver_setup::{JobserverArgs, Js};
 use super::messages::{Fail, StderrWarn, errtext, io_text, shown, usage};
 use super::options::{RecordArgs, RunArgs};
 use super::plan::measured_advice;
@@ -380,7 +380,7 @@ impl Recording {
             interval,
             count,
             compat: self.a.compat,
-            govern_ms: jobserver.then_some(headroom::govern::jobserver::TICK_MS),
+            govern_ms: jobserver.then_some(headroom::govern::jobserver::room::TICK_MS),
         }
     }
 }
@@ -580,8 +580,8 @@ fn start_child(
     })
 }
 
-/// The recording loop with its hooks: the governor's tick on each row,
-/// the `--prom` file and the status line after it, a warning when a row
+/// The recording loop with its parts: the governor (`run --jobserver`),
+/// the `--prom` file and the status line after each row, a warning when a row
 /// is lost or written again.
 ///
 /// The footprint is fixed here, from the first tick: the stack the loop's
@@ -606,68 +606,50 @@ fn run_loop(
     let prom_path = r.a.prom.as_deref().unwrap_or("");
     let status = RefCell::new(StatusLine::new());
     let mut warn = LoopWarn(&status);
-    let mut tune = Governing {
-        js: f.js.as_mut(),
+    let mut hooks = Shown {
+        prom: &mut f.prom,
+        csv_name: f.csv_name.as_str(),
+        labels,
+        prom_path,
         status: &status,
-    };
-    let (prom, csv_name) = (&mut f.prom, f.csv_name.as_str());
-    let mut on_row = |row: &Row, state, summary: &Summary| {
-        let mut status = status.borrow_mut();
-        if let Some(p) = prom.as_mut() {
-            update_prom(p, row, summary, labels, prom_path, &mut status);
-        }
-        row_written(state, row, csv_name, &mut status);
     };
     headroom::tick::footprint::commit_stack();
     summary.memory_lock = Some(commit_footprint(bufs));
-    let stop = record::run(
+    let stop = recording::run(Loop {
         sampler,
         bufs,
-        &mut f.csv,
+        csv: &mut f.csv,
         summary,
         plan,
         watch,
         stop,
-        Some(wake),
-        &mut warn,
-        &mut tune,
-        &mut on_row,
-    );
+        stop_fd: Some(wake),
+        warn: &mut warn,
+        governor: f.js.as_mut().map(Js::driver),
+        hooks: &mut hooks,
+    });
     status.borrow_mut().clear();
     stop
 }
 
-/// What the loop adds to each row and wait: `run --jobserver`'s governor
-/// tick on each row (which fills its columns) and on each glance between
-/// rows, and tokens kept as they come back while it withholds them; the
-/// status line's clock each second between rows.
-struct Governing<'j, 's> {
-    js: Option<&'j mut Js>,
+/// What the loop shows after each row and between rows: the `--prom`
+/// file and the status line after a row, a warning when a row is lost or
+/// written again; the status line's clock each second between rows.
+struct Shown<'a, 's> {
+    prom: &'a mut Option<Box<PromFile>>,
+    csv_name: &'a str,
+    labels: Labels<'a>,
+    prom_path: &'a str,
     status: &'s RefCell<StatusLine>,
 }
 
-impl headroom::govern::record::Tune for Governing<'_, '_> {
-    fn row(&mut self, row: &mut Row) {
-        if let Some(j) = self.js.as_mut() {
-            j.tick(Glance::of_row(row));
-            j.fill_row(row);
+impl Hooks for Shown<'_, '_> {
+    fn row_done(&mut self, row: &Row, state: WriteState, summary: &Summary) {
+        let mut status = self.status.borrow_mut();
+        if let Some(p) = self.prom.as_mut() {
+            update_prom(p, row, summary, self.labels, self.prom_path, &mut status);
         }
-    }
-
-    fn glance(&mut self, glance: Glance) {
-        if let Some(j) = self.js.as_mut() {
-            j.tick(glance);
-        }
-    }
-
-    fn watch_fd(&self) -> Option<BorrowedFd<'_>> {
-        self.js.as_ref()?.watch_fd()
-    }
-
-    fn ready(&mut self) {
-        if let Some(j) = self.js.as_mut() {
-            j.reclaim();
-        }
+        row_written(state, row, self.csv_name, &mut status);
     }
 
     fn wants_seconds(&self) -> bool {
@@ -697,6 +679,13 @@ impl Warn for LoopWarn<'_> {
     fn log(&mut self, option: &'static str, path: &str, what: &'static str) {
         self.0.borrow_mut().clear();
         StderrWarn.log(option, path, what);
+    }
+}
+
+impl Tell for LoopWarn<'_> {
+    fn tell(&mut self, note: &Note<'_>) {
+        self.0.borrow_mut().clear();
+        StderrWarn.tell(note);
     }
 }
 
@@ -781,21 +770,9 @@ fn finish(
     wake: BorrowedFd<'_>,
 ) -> Result<ExitCode, Fail> {
     if let Some(j) = f.js.as_mut() {
-        // No job is left stopped: CMD may be ending, or be stopped itself.
-        let pausing = j.end_pausing();
-        summary.jobserver = j.gov.report();
-        if let Some(r) = summary.jobserver.as_mut() {
-            r.pausing = pausing;
-        }
-        if let (Some(r), Some(sh)) = (summary.jobserver.as_mut(), j.shared.as_ref()) {
-            r.pool = Some(sh.share());
-        }
-        // The FIFO's name goes now; CMD has ended or is being waited for.
-        j.pool.unlink();
-        // So does its share of a pool: the others may grow at once.
-        if let Some(sh) = j.shared.as_mut() {
-            sh.leave();
-        }
+        // No job is left stopped, the FIFO's name goes, and so does this
+        // build's share of a pool.
+        summary.jobserver = j.driver().finish();
     }
     let labels = Labels {
         run_id: &r.run_id,
@@ -825,7 +802,7 @@ fn finish(
                 stops: &e.stops,
             };
             let u = finish_child(&c, &e.watch, &fwd, exited_ns);
-            if let (Some(j), Stop::WatchedExited { .. }) = (f.js.as_ref(), &stop) {
+            if let (Some(j), Stop::WatchedExited { .. }) = (f.js.as_mut(), &stop) {
                 j.remember(u.end);
             }
             summary.run = Some((command_label(&spec.argv), u));

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use rustix::fd::{BorrowedFd, OwnedFd};
 
-use headroom::govern::record::StopFlag;
+use headroom::govern::recording::StopFlag;
 
 use super::messages::{Fail, errtext};
 

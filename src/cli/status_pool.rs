@@ -2,7 +2,7 @@
 //! pool's leases, judged against the status snapshot's MemTotal) and
 //! rendered as the screen's block or the JSON's `pool` object.
 
-use headroom::govern::lease::Lease;
+use headroom::govern::jobserver::lease::Lease;
 use headroom::plan::status::snapshot::Snapshot;
 
 use super::messages::Fail;

@@ -1,7 +1,7 @@
 //! The build's jobs, as its build tool runs them: each child of the tool
 //! (make, ninja, cargo) with its descendants, their RSS and CPU time
 //! summed, and the job's start time. What `run --jobserver` pauses and
-//! continues (`govern::pause`).
+//! continues (`govern::jobserver::pause_rule`).
 //!
 //! One pass over `/proc`: every process's `stat` (proc(5); fields 1–4, 9,
 //! 14, 15, 22, 24) is read, and only those that started no earlier than

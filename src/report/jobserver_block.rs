@@ -74,7 +74,7 @@ impl Source {
     }
 }
 
-/// Why the peak per job is what it is (`govern::estimate::per_job_mb`).
+/// Why the peak per job is what it is (`govern::jobserver::estimate::per_job_mb`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Basis {
     /// The starting figure as given or guessed (a measured start: its

@@ -50,9 +50,10 @@ impl Binding {
     /// memory is strictly below MemAvailable: on a tie the host's figures,
     /// and the toolchain's lines, stay as they were.
     pub fn of(row: &Row) -> Binding {
+        let avail = avail_mb(row.mem_avail_mb, row.ext.cg_mem_avail_mb);
         match row.ext.cg_mem_avail_mb {
-            Some(cg) if cg < row.mem_avail_mb => Binding {
-                avail_mb: cg,
+            Some(_) if avail < row.mem_avail_mb => Binding {
+                avail_mb: avail,
                 used_mb: row.ext.cg_mem_used_mb().unwrap_or(row.mem_used_mb),
                 by: BoundBy::Cgroup {
                     limit_mb: row.ext.cg_mem_limit_mb,
@@ -70,6 +71,14 @@ impl Binding {
     pub fn by_cgroup(self) -> bool {
         matches!(self.by, BoundBy::Cgroup { .. })
     }
+}
+
+/// The memory a build could use, MiB: `mem_avail_mb` (MemAvailable), or
+/// `cg_mem_avail_mb` (the tightest cgroup's available memory) when it is
+/// smaller. The one rule: [`Binding::of`] and the jobserver's governor
+/// (`govern::jobserver::room::usable_mb`) both take it from here.
+pub fn avail_mb(mem_avail_mb: u64, cg_mem_avail_mb: Option<u64>) -> u64 {
+    cg_mem_avail_mb.map_or(mem_avail_mb, |cg| cg.min(mem_avail_mb))
 }
 
 /// The size the near-OOM default scales to, MiB, and whether it is a

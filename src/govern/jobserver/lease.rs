@@ -31,7 +31,7 @@
 //!
 //! A lease is at most [`LEASE_CAP`] bytes; it is parsed from the caller's
 //! bytes and written into a fixed buffer. Nothing here reads or writes a
-//! file (see `govern::pool`).
+//! file (see `jobserver::pool_dir`).
 
 use heapless::{String, Vec};
 

@@ -1,7 +1,7 @@
 //! The peak per job a pool remembers for each run id: when `run
 //! --jobserver --pool DIR --run-id ID` ends, the largest peak its build's
 //! jobs measured is written to `DIR/peak-ID`, and the next run with the
-//! same id and pool starts from it (`govern::estimate`).
+//! same id and pool starts from it (`jobserver::estimate`).
 //!
 //! The file, text, whole lines:
 //!

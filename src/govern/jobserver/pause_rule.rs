@@ -7,7 +7,7 @@
 //!
 //! - the growth still ahead of a running job is the larger of what it
 //!   lacks to the peak per job (peak − RSS; the governor's estimate,
-//!   `govern::estimate`, which the largest job raises) and what it would add in
+//!   `jobserver::estimate`, which the largest job raises) and what it would add in
 //!   [`HORIZON_MS`] at the rate it grew since the last tick (the peak is an
 //!   estimate; a job above it is not done growing); a paused job does not
 //!   grow;
@@ -39,8 +39,8 @@
 use heapless::Vec;
 
 use crate::followed::jobtree::{self, JOBS_CAP};
-use crate::govern::jobserver::{RESERVE_MB, TICK_MS};
-use crate::govern::lease::{PAUSED_CAP, Paused};
+use crate::govern::jobserver::lease::{PAUSED_CAP, Paused};
+use crate::govern::jobserver::room::{self, TICK_MS};
 
 /// How far ahead a growing job's rate is carried, ms: eight governor
 /// ticks, time to pause the next job before the growing ones arrive.
@@ -119,19 +119,21 @@ pub fn decide(jobs: &[Job], peak_mb: u64, room_mb: i64, stalled: bool) -> Act {
     let Some(p) = first_paused else {
         return Act::Hold;
     };
-    let need = i128::from(ahead(&jobs[p], peak_mb)) + i128::from(RESERVE_MB);
-    if room - growth(None) >= need {
+    // The paused job's growth fits with the reserve to spare: room's
+    // one formula, over what is left once the running ones grow.
+    let fits = |left: i128| room::room_mb(left, ahead(&jobs[p], peak_mb)) >= 0;
+    if fits(room - growth(None)) {
         return Act::Resume(p);
     }
     match last_running {
-        Some(r) if later(&jobs[r], &jobs[p]) && room - growth(Some(r)) >= need => Act::Pause(r),
+        Some(r) if later(&jobs[r], &jobs[p]) && fits(room - growth(Some(r))) => Act::Pause(r),
         _ => Act::Hold,
     }
 }
 
 /// The most one of `jobs` holds now (its processes' RSS summed), MiB;
 /// `None` when there is none: what the build's jobs reach, for the
-/// estimate per job (`govern::estimate::Seen::job_mb`).
+/// estimate per job (`jobserver::estimate::Seen::job_mb`).
 pub fn largest_mb(jobs: &[jobtree::Job]) -> Option<u64> {
     jobs.iter().map(|j| j.rss_kib / 1024).max()
 }
@@ -187,7 +189,7 @@ impl Pauser {
     }
 
     /// This tick: `jobs` as scanned now (`followed::jobtree`), the
-    /// governor's `peak_mb` per job (`govern::estimate`, which has taken in
+    /// governor's `peak_mb` per job (`jobserver::estimate`, which has taken in
     /// [`largest_mb`] of these jobs), `room_mb` as for [`decide`], `now_ms`
     /// a monotonic clock. The action
     /// is already booked (a `Pause` is in [`Pauser::paused`]); the caller
@@ -322,7 +324,8 @@ impl Pauser {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::govern::estimate::{Estimate, Seen};
+    use crate::govern::jobserver::estimate::{Estimate, Seen};
+    use crate::govern::jobserver::room::RESERVE_MB;
     use crate::report::jobserver_block::Source;
 
     fn job(pid: u32, start_ticks: u64, rss_mb: u64, paused: bool) -> Job {

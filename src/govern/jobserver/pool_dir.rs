@@ -10,7 +10,7 @@
 //!   unlocked; rewritten in place (pwrite at 0, then ftruncate), never by
 //!   temp-and-rename, which would move the name off the locked inode.
 //! - `DIR/peak-RUN` is the peak per job the last run of run id RUN
-//!   measured (`govern::peakfile`), written whole at its end; a look
+//!   measured (`jobserver::peakfile`), written whole at its end; a look
 //!   reads only `lease-*`.
 //! - A lease whose `LOCK_SH | LOCK_NB` succeeds belongs to a governor that
 //!   is gone (killed, OOM-killed, its container stopped: the kernel drops
@@ -39,7 +39,7 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::govern::lease::{LEASE_CAP, Lease, LeaseError};
+use crate::govern::jobserver::lease::{LEASE_CAP, Lease, LeaseError};
 use crate::kernel::root::{ReadError, for_each_entry, join_num, read_fd};
 
 /// The pool-wide lock file's name in DIR.
@@ -101,7 +101,7 @@ pub enum Issue {
 }
 
 /// A shared pool and this governor's lease in it.
-pub struct MemPool {
+pub struct PoolDir {
     dir: OwnedFd,
     lock: OwnedFd,
     lease: OwnedFd,
@@ -114,20 +114,20 @@ pub struct MemPool {
 
 /// The pool lock, held until dropped.
 pub struct Locked<'p> {
-    pool: &'p MemPool,
+    pool: &'p PoolDir,
 }
 
-impl MemPool {
+impl PoolDir {
     /// Opens the pool DIR (which must exist), checks that it can be
     /// trusted, and creates this governor's lease in it (holding its lock
     /// from then on), written once from `first`.
     ///
     /// # Errors
     /// [`OpenError`]: DIR, its trust, the lock file, the lease.
-    pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<MemPool, OpenError> {
+    pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<PoolDir, OpenError> {
         let (dir, others_write) = open_dir(path)?;
         let lock = open_lock(dir.as_fd()).map_err(OpenError::Lock)?;
-        let mut pool = MemPool {
+        let mut pool = PoolDir {
             dir,
             lock,
             lease: open_null()?,
@@ -175,37 +175,37 @@ impl MemPool {
     }
 }
 
-impl MemPool {
+impl PoolDir {
     /// Writes `mb` as the peak per job the build of run id `run` measured
-    /// (`govern::peakfile`), for the next run with that id.
+    /// (`jobserver::peakfile`), for the next run with that id.
     ///
     /// # Errors
-    /// As [`crate::govern::peakfile::write`].
+    /// As [`crate::govern::jobserver::peakfile::write`].
     pub fn remember_peak(&self, run: &str, mb: u64) -> Result<(), Errno> {
-        crate::govern::peakfile::write(self.dir.as_fd(), run, mb)
+        crate::govern::jobserver::peakfile::write(self.dir.as_fd(), run, mb)
     }
 }
 
 /// The peak per job the pool DIR remembers for run id `run`
-/// (`govern::peakfile`), read before this governor joins it; `Ok(None)`
+/// (`jobserver::peakfile`), read before this governor joins it; `Ok(None)`
 /// when there is none, or when DIR cannot be used as a pool (joining it
 /// says why). `buf`: at least `peakfile::PEAK_FILE_CAP` + 1 bytes.
 ///
 /// # Errors
-/// [`crate::govern::peakfile::PeakIssue`]: a file is there but not used.
+/// [`crate::govern::jobserver::peakfile::PeakIssue`]: a file is there but not used.
 pub fn remembered_peak(
     path: &str,
     uid: u32,
     run: &str,
     buf: &mut [u8],
-) -> Result<Option<u64>, crate::govern::peakfile::PeakIssue> {
+) -> Result<Option<u64>, crate::govern::jobserver::peakfile::PeakIssue> {
     let Ok((dir, shared)) = open_dir(path) else {
         return Ok(None);
     };
-    crate::govern::peakfile::read(dir.as_fd(), run, shared, uid, buf)
+    crate::govern::jobserver::peakfile::read(dir.as_fd(), run, shared, uid, buf)
 }
 
-impl Drop for MemPool {
+impl Drop for PoolDir {
     fn drop(&mut self) {
         self.leave();
     }
@@ -527,7 +527,7 @@ mod tests {
 
     /// The live leases and the issues of one look.
     fn look(
-        p: &MemPool,
+        p: &PoolDir,
     ) -> (
         std::vec::Vec<Lease>,
         std::vec::Vec<(std::string::String, Issue)>,
@@ -545,8 +545,8 @@ mod tests {
         (out.iter().cloned().collect(), issues)
     }
 
-    fn open(d: &std::path::Path, pid: u32, l: &Lease) -> MemPool {
-        MemPool::open(d.to_str().unwrap(), pid, 0, l).unwrap()
+    fn open(d: &std::path::Path, pid: u32, l: &Lease) -> PoolDir {
+        PoolDir::open(d.to_str().unwrap(), pid, 0, l).unwrap()
     }
 
     #[test]
@@ -593,7 +593,7 @@ mod tests {
         // Written as a killed governor leaves it: whole, but unlocked.
         let mut dead = lease("killed", 500);
         dead.paused
-            .push(crate::govern::lease::Paused {
+            .push(crate::govern::jobserver::lease::Paused {
                 pid: 77,
                 start_ticks: 5,
             })
@@ -691,10 +691,10 @@ mod tests {
     fn a_directory_others_may_write_is_refused_unless_sticky() {
         let d = scratch("trust");
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let r = MemPool::open(d.to_str().unwrap(), 1, 0, &lease("a", 1));
+        let r = PoolDir::open(d.to_str().unwrap(), 1, 0, &lease("a", 1));
         assert_eq!(r.err(), Some(OpenError::Untrusted { mode: 0o777 }));
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
-        let a = MemPool::open(d.to_str().unwrap(), 1, 1000, &lease("a", 1)).unwrap();
+        let a = PoolDir::open(d.to_str().unwrap(), 1, 1000, &lease("a", 1)).unwrap();
         // In a sticky pool only the same user's (or root's) leases count.
         let mut text = Vec::<u8, LEASE_CAP>::new();
         lease("other-user", 10).write(&mut text).unwrap();
@@ -709,7 +709,7 @@ mod tests {
                 [("lease-5-0".into(), Issue::Untrusted { uid: 4321 })]
             );
         }
-        let r = MemPool::open("/nonexistent-pool", 1, 0, &lease("a", 1));
+        let r = PoolDir::open("/nonexistent-pool", 1, 0, &lease("a", 1));
         assert_eq!(r.err(), Some(OpenError::Dir(Errno::NOENT)));
     }
 }

@@ -1,7 +1,7 @@
 //! The estimate per job: how much memory one job of the build may grow to.
-//! Token handout ([`crate::govern::jobserver::Governor`]), admission in a
-//! shared pool ([`crate::govern::admit`]) and pausing
-//! ([`crate::govern::pause`]) all weigh this one figure, and
+//! Token handout ([`crate::govern::jobserver::handout::Handout`]), admission in a
+//! shared pool ([`crate::govern::jobserver::admit`]) and pausing
+//! ([`crate::govern::jobserver::pause_rule`]) all weigh this one figure, and
 //! [`per_job_mb`] is its one rule.
 //!
 //! What it starts from, surest first: a peak an earlier run of the build
@@ -56,7 +56,7 @@
 //!
 //! Pure: the caller reads memory and the build's compilers and jobs.
 
-use crate::govern::jobserver::RESERVE_MB;
+use crate::govern::jobserver::room::room_mb;
 use crate::report::jobserver_block::{Basis, PeakReport, Source};
 
 /// The margin kept over a measured peak, percent.
@@ -109,20 +109,57 @@ pub fn per_job_mb(k: &Known) -> (u64, Basis) {
 
 /// The ceiling of headroom's guess before anything is measured: the
 /// largest peak at which two jobs (at most `cap`), with the margin, fit in
-/// `budget_mb` (the memory the build could use) less [`RESERVE_MB`];
+/// the room of `budget_mb` (the memory the build could use) with nothing
+/// growing yet (`room::room_mb`: less the reserve);
 /// `None` when `cap` allows one job only (nothing to lower it for).
 pub fn lowered_guess_mb(budget_mb: u64, cap: u32) -> Option<u64> {
     let jobs = GUESS_JOBS.min(u64::from(cap));
     if jobs < 2 {
         return None;
     }
-    let share = budget_mb.saturating_sub(RESERVE_MB) / jobs;
+    let room = u64::try_from(room_mb(i128::from(budget_mb), 0)).unwrap_or(0);
+    let share = room / jobs;
     // The largest p with p + margin ≤ share.
     let mut p = share.saturating_mul(100) / (100 + MARGIN_PCT);
     while p > 1 && with_margin(p) > share {
         p -= 1;
     }
     Some(p.max(1))
+}
+
+/// What the peak per job may start from, as the run was given it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Starts {
+    /// `--from FILE.csv`'s measured peak, MiB.
+    pub from_csv: Option<u64>,
+    /// The peak the pool remembers for the run id (`--pool`), MiB.
+    pub remembered: Option<u64>,
+    /// `--peak-mb`, MiB.
+    pub peak_mb: Option<u64>,
+    /// The profile's environment variable, and its value, MiB, when set
+    /// to a number.
+    pub env: (&'static str, Option<u64>),
+    /// The profile's own figure, MiB, its name, and whether `--profile`
+    /// named it (else it is the default profile: headroom's guess).
+    pub profile: (u64, &'static str, bool),
+}
+
+/// The peak per job to start from, and where it came from, surest first:
+/// `--from`'s measured peak, else the one the pool remembers, else
+/// `--peak-mb`, else the profile's environment override, else the
+/// profile: named with `--profile`, the user's choice; else the default
+/// profile's, headroom's guess.
+pub fn starting_peak(s: &Starts) -> (u64, Source) {
+    let (var, from_env) = s.env;
+    let (profile_mb, name, given) = s.profile;
+    match (s.from_csv.or(s.remembered), s.peak_mb, from_env) {
+        (Some(p), ..) if s.from_csv.is_some() => (p, Source::FromCsv(p)),
+        (Some(p), ..) => (p, Source::Pool(p)),
+        (None, Some(p), _) => (p, Source::PeakMb),
+        (None, None, Some(p)) if p > 0 => (p, Source::Env(var)),
+        _ if given => (profile_mb, Source::Profile(name)),
+        _ => (profile_mb, Source::Guess(name)),
+    }
 }
 
 /// One tick's measurements of the build.
@@ -188,6 +225,20 @@ impl Estimate {
         if let (None, Some(usable)) = (k.guess_ceiling_mb, s.usable_mb) {
             k.guess_ceiling_mb = lowered_guess_mb(usable.saturating_add(s.held_mb), self.cap);
         }
+        self.rise(s);
+        let before = self.now;
+        self.now = per_job_mb(&self.known);
+        self.least_mb = self.least_mb.min(self.now.0);
+        self.most_mb = self.most_mb.max(self.now.0);
+        (self.now != before).then_some(before)
+    }
+
+    /// The peak the build's jobs reached, rising to the largest seen: the
+    /// largest VmHWM of a live compiler (a live process's VmHWM never
+    /// falls), or of a job's RSS; and whether a job at that peak has ended
+    /// (then it is a whole job's peak). The one place the peak rises.
+    fn rise(&mut self, s: &Seen) {
+        let k = &mut self.known;
         match s.compiler_peak_mb {
             Some(live) if live >= self.compiler_mb => {
                 self.compiler_mb = live;
@@ -204,11 +255,6 @@ impl Estimate {
             _ => {}
         }
         k.seen_mb = k.seen_mb.max(self.compiler_mb).max(s.job_mb.unwrap_or(0));
-        let before = self.now;
-        self.now = per_job_mb(k);
-        self.least_mb = self.least_mb.min(self.now.0);
-        self.most_mb = self.most_mb.max(self.now.0);
-        (self.now != before).then_some(before)
     }
 
     /// The estimate per job now, MiB.
@@ -241,6 +287,7 @@ impl Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::govern::jobserver::room::RESERVE_MB;
 
     const GENERIC: Source = Source::Guess("generic");
 

@@ -1,5 +1,5 @@
-//! `run --jobserver`: headroom as the GNU make jobserver of the build,
-//! handing out job slots only while memory allows.
+//! Token handout: how many jobs memory allows at once, and so how many
+//! tokens (job slots) go out into the FIFO or come back from it.
 //!
 //! The protocol: a pipe (or named FIFO) holds one byte per free slot. A
 //! client (make, cargo, rustc, ninja ≥ 1.13) reads a byte before it starts
@@ -7,16 +7,17 @@
 //! first job needs no byte (the "implicit slot"). The server decides how
 //! many bytes are in circulation.
 //!
-//! [`Governor`] is that decision, pure arithmetic over one tick's figures;
-//! [`Pool`] is the FIFO it acts on. Each tick:
+//! [`Handout`] is that decision, pure arithmetic over one tick's figures;
+//! the FIFO it acts on is `govern::jobserver::token_fifo`'s. Each tick:
 //!
 //! - held by clients = issued − bytes in the FIFO (FIONREAD); running jobs
 //!   = held + 1 (the implicit slot);
 //! - every running job is assumed able to grow to the peak per job
-//!   ([`crate::govern::estimate`]); what compilers already hold (RSS) is
-//!   taken off that growth ([`growth_mb`]);
+//!   ([`crate::govern::jobserver::estimate`]); what compilers already hold (RSS) is
+//!   taken off that growth (`room::growth_mb`);
 //! - room = usable memory (MemAvailable, or the cgroup's available memory when
-//!   smaller) − that growth − [`RESERVE_MB`] ([`room_mb`]);
+//!   smaller) − that growth − the reserve (`room::room_mb`, the one room
+//!   formula);
 //! - allowed = running + ⌊room / peak⌋ (fewer when room is negative),
 //!   between 1 and the cap (cores, or `--max-jobs`);
 //! - bytes are written while issued < allowed − 1, and read back (taken
@@ -25,46 +26,16 @@
 //!   returned.
 //!
 //! The peak per job is [`Estimate`]'s: where it starts and how it moves
-//! with what the build's jobs reach is `govern::estimate`'s rule, which
+//! with what the build's jobs reach is `jobserver::estimate`'s rule, which
 //! the pool's admission and pausing weigh too.
 //!
 //! # References
 //! GNU make manual, "Sharing Job Slots with GNU make" (`--jobserver-auth=
 //! R,W` and `fifo:PATH`); fifo(7); ioctl FIONREAD in tty_ioctl(4)/pipe(7).
 
-use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags};
-use rustix::io::Errno;
-
-use crate::govern::estimate::{Estimate, Seen};
+use crate::govern::jobserver::estimate::{Estimate, Seen};
+use crate::govern::jobserver::room::{growth_mb, room_mb};
 use crate::report::jobserver_block::{Basis, Report, Source};
-
-/// Memory kept free beyond the running jobs' growth, MiB: room for make,
-/// the shell, headroom and the kernel's own needs between two ticks.
-pub const RESERVE_MB: u64 = 32;
-
-/// The room for new jobs, MiB: `left_mb` (usable memory, less what other
-/// builds reserve when they share a pool) − `growth_mb` (what the running
-/// jobs may still grow by) − [`RESERVE_MB`]; negative when the running
-/// ones may outgrow memory; saturated, never wrapped. The one room
-/// formula: token handout, pool admission and pausing all use it.
-pub fn room_mb(left_mb: i128, growth_mb: u64) -> i64 {
-    let r = left_mb
-        .saturating_sub(i128::from(growth_mb))
-        .saturating_sub(i128::from(RESERVE_MB));
-    i64::try_from(r).unwrap_or(if r < 0 { i64::MIN } else { i64::MAX })
-}
-
-/// The growth `k` jobs may still add at `peak_mb` each when their
-/// compilers hold `held_mb` already: `k × peak − held`, at least 0, MiB.
-pub fn growth_mb(k: u32, peak_mb: u64, held_mb: u64) -> u64 {
-    u64::from(k).saturating_mul(peak_mb).saturating_sub(held_mb)
-}
-
-/// Longest time between two governor ticks, milliseconds: a job that
-/// starts right after a tick has grown at most this long before the next
-/// one sees it.
-pub const TICK_MS: u64 = 250;
 
 /// Most slots headroom hands out: far above any core count it meets, far
 /// below a pipe's 64 KiB (a write of tokens never blocks).
@@ -84,7 +55,7 @@ pub struct Inputs {
     /// counts as throttled.
     pub now_ms: u64,
     /// With a shared pool: the most jobs it admits this build
-    /// (`govern::admit`), which then bounds `allowed` too.
+    /// (`jobserver::admit`), which then bounds `allowed` too.
     pub pool_allowed: Option<u32>,
 }
 
@@ -109,7 +80,7 @@ pub struct Decision {
 
 /// The jobserver's policy and what it saw over the run.
 #[derive(Clone, Debug)]
-pub struct Governor {
+pub struct Handout {
     /// Most jobs at once: cores, or `--max-jobs`.
     pub cap: u32,
     /// The peak per job: where it started, how it moves.
@@ -129,13 +100,13 @@ pub struct Governor {
     started_ms: Option<u64>,
 }
 
-impl Governor {
+impl Handout {
     /// A governor with at most `cap` jobs at once (clamped to
     /// 1..=[`MAX_SLOTS`]) and `peak_mb` per job to start with, given by
     /// `source` ([`Estimate::new`]).
-    pub fn new(cap: u32, peak_mb: u64, source: Source) -> Governor {
+    pub fn new(cap: u32, peak_mb: u64, source: Source) -> Handout {
         let cap = cap.clamp(1, MAX_SLOTS);
-        Governor {
+        Handout {
             cap,
             estimate: Estimate::new(peak_mb, source, cap),
             issued: 0,
@@ -162,14 +133,14 @@ impl Governor {
     }
 
     /// Takes in what the build's jobs reach this tick, before pausing and
-    /// [`Governor::decide`] weigh the peak per job; returns the estimate
+    /// [`Handout::decide`] weigh the peak per job; returns the estimate
     /// before when it moved ([`Estimate::observe`]).
     pub fn measure(&mut self, seen: &Seen) -> Option<(u64, Basis)> {
         self.estimate.observe(seen)
     }
 
     /// Decides this tick from `inp` at the peak per job now. Call
-    /// [`Governor::settled`] with what the FIFO really took and gave
+    /// [`Handout::settled`] with what the FIFO really took and gave
     /// before the next tick.
     pub fn decide(&mut self, inp: &Inputs) -> Decision {
         // Bytes beyond those given out were forged by a client (returned
@@ -230,7 +201,7 @@ impl Governor {
 
     /// Tokens it still wants back: given out beyond `allowed − 1`, and so
     /// held by clients now. Each is kept when it comes back
-    /// ([`Governor::reclaimed`]): a client such as make writes a token back
+    /// ([`Handout::reclaimed`]): a client such as make writes a token back
     /// and reads one again at once when a job ends, so a token withheld
     /// only at ticks is almost never withheld.
     pub fn withholding(&self) -> u32 {
@@ -246,6 +217,11 @@ impl Governor {
     /// clients + the implicit one.
     pub fn running(&self, in_pipe: u32) -> u32 {
         self.issued.saturating_sub(in_pipe).saturating_add(1)
+    }
+
+    /// Ticks decided so far.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
     }
 
     /// Jobs allowed at once since the last tick.
@@ -286,144 +262,6 @@ impl Governor {
     }
 }
 
-/// The jobserver's FIFO: a named FIFO made private (mode 0600) in a
-/// directory headroom writes to. headroom reads and writes it through its
-/// own non-blocking open file description, so a read-back never waits and
-/// never changes the blocking mode clients see on theirs.
-pub struct Pool {
-    ours: OwnedFd,
-    client: OwnedFd,
-    client_w: OwnedFd,
-    dir: OwnedFd,
-    name: heapless::String<64>,
-    linked: bool,
-}
-
-impl Pool {
-    /// Makes the FIFO `.headroom-jobserver-<pid>-<n>` in `dir` (the first
-    /// free `n`) and opens it.
-    /// The client's descriptor is blocking and inherited across exec (it
-    /// is the `R,W` of the pipe style).
-    ///
-    /// # Errors
-    /// The errno of mkfifoat(2) or openat(2) (EACCES, EROFS, ENOSPC;
-    /// EEXIST after 64 names taken).
-    pub fn create(dir: BorrowedFd<'_>) -> Result<Pool, Errno> {
-        let pid = rustix::process::getpid().as_raw_nonzero().get();
-        // A name left by a headroom that was killed (in a container,
-        // often pid 1 again) is passed over, not taken for ours.
-        let mut name: heapless::String<64> = heapless::String::new();
-        let mut made = Err(Errno::EXIST);
-        for n in 0..64u32 {
-            name.clear();
-            ufmt::uwrite!(name, ".headroom-jobserver-{}-{}", pid, n)
-                .map_err(|_| Errno::NAMETOOLONG)?;
-            made = rustix::fs::mkfifoat(dir, name.as_str(), Mode::from_raw_mode(0o600));
-            if made != Err(Errno::EXIST) {
-                break;
-            }
-        }
-        made?;
-        let open = |flags| rustix::fs::openat(dir, name.as_str(), flags, Mode::empty());
-        let opened = open(OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW)
-            .and_then(|ours| Ok((ours, open(OFlags::RDWR | OFlags::NOFOLLOW)?)));
-        let (ours, client) = match opened {
-            Ok(fds) => fds,
-            Err(e) => {
-                let _ = rustix::fs::unlinkat(dir, name.as_str(), rustix::fs::AtFlags::empty());
-                return Err(e);
-            }
-        };
-        Ok(Pool {
-            client_w: rustix::io::dup(&client)?,
-            ours,
-            client,
-            dir: rustix::io::fcntl_dupfd_cloexec(dir, 0)?,
-            name,
-            linked: true,
-        })
-    }
-
-    /// The FIFO's name in its directory (for `fifo:PATH`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The clients' read descriptor (the `R` of `R,W`): blocking, not
-    /// close-on-exec.
-    pub fn client_fd(&self) -> BorrowedFd<'_> {
-        self.client.as_fd()
-    }
-
-    /// The clients' write descriptor (the `W`): a duplicate of
-    /// [`Pool::client_fd`], so that a client closing both closes two.
-    pub fn client_fd_w(&self) -> BorrowedFd<'_> {
-        self.client_w.as_fd()
-    }
-
-    /// Bytes sitting in the FIFO.
-    ///
-    /// # Errors
-    /// The errno of ioctl(FIONREAD).
-    pub fn in_pipe(&self) -> Result<u32, Errno> {
-        let n = rustix::io::ioctl_fionread(&self.ours)?;
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
-    }
-
-    /// Writes `n` tokens (`+`); returns how many went in.
-    pub fn put(&self, n: u32) -> u32 {
-        const PLUS: [u8; 64] = [b'+'; 64];
-        let mut done = 0;
-        while done < n {
-            let chunk = (n - done).min(64) as usize;
-            match rustix::io::write(&self.ours, &PLUS[..chunk]) {
-                Ok(k) if k > 0 => done += k as u32,
-                Err(Errno::INTR) => {}
-                _ => break,
-            }
-        }
-        done
-    }
-
-    /// headroom's own descriptor of the FIFO (non-blocking), to poll for
-    /// tokens coming back.
-    pub fn own_fd(&self) -> BorrowedFd<'_> {
-        self.ours.as_fd()
-    }
-
-    /// Reads back up to `n` tokens without waiting (whatever bytes they
-    /// are); returns how many it got.
-    pub fn take(&self, n: u32) -> u32 {
-        let mut buf = [0u8; 64];
-        let mut got = 0;
-        while got < n {
-            let chunk = (n - got).min(64) as usize;
-            match rustix::io::read(&self.ours, &mut buf[..chunk]) {
-                Ok(k) if k > 0 => got += k as u32,
-                Err(Errno::INTR) => {}
-                _ => break,
-            }
-        }
-        got
-    }
-
-    /// Removes the FIFO's name (the pipe style needs no name once the
-    /// descriptors are open; the FIFO style removes it at the end).
-    pub fn unlink(&mut self) {
-        if self.linked {
-            let _ =
-                rustix::fs::unlinkat(&self.dir, self.name.as_str(), rustix::fs::AtFlags::empty());
-            self.linked = false;
-        }
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        self.unlink();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,7 +277,7 @@ mod tests {
     }
 
     /// Runs one tick as the FIFO would: whatever is decided happens.
-    fn tick(g: &mut Governor, inp: Inputs) -> Decision {
+    fn tick(g: &mut Handout, inp: Inputs) -> Decision {
         let d = g.decide(&inp);
         g.settled(d.put, d.take);
         d
@@ -447,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_400_mib_cgroup_and_160_mib_jobs_allow_two() {
-        let mut g = Governor::new(8, 160, Source::PeakMb);
+        let mut g = Handout::new(8, 160, Source::PeakMb);
         // Start: only make's implicit job, nothing held.
         let d = tick(&mut g, inputs(380, 0, 0));
         // room = 380 − 160 − 32 = 188: one more job.
@@ -461,7 +299,7 @@ mod tests {
 
     #[test]
     fn plenty_of_memory_gives_the_cap() {
-        let mut g = Governor::new(4, 2000, Source::Guess("generic"));
+        let mut g = Handout::new(4, 2000, Source::Guess("generic"));
         let d = tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!((d.allowed, d.put), (4, 3));
         assert!(!d.memory_bound);
@@ -472,7 +310,7 @@ mod tests {
 
     #[test]
     fn tokens_withheld_are_kept_as_they_come_back_between_ticks() {
-        let mut g = Governor::new(4, 1000, Source::PeakMb);
+        let mut g = Handout::new(4, 1000, Source::PeakMb);
         tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!(g.withholding(), 0);
         // Memory collapses while the client holds all 3: one job at once
@@ -491,7 +329,7 @@ mod tests {
 
     #[test]
     fn shrinking_memory_takes_returned_tokens_back_never_below_one_job() {
-        let mut g = Governor::new(4, 1000, Source::PeakMb);
+        let mut g = Handout::new(4, 1000, Source::PeakMb);
         tick(&mut g, inputs(64_000, 0, 0));
         // Memory collapses while 2 tokens are held and 1 is back in the
         // pipe: the one in the pipe is taken back.
@@ -506,7 +344,7 @@ mod tests {
 
     #[test]
     fn tokens_a_client_forged_are_read_back() {
-        let mut g = Governor::new(2, 100, Source::PeakMb);
+        let mut g = Handout::new(2, 100, Source::PeakMb);
         let d = tick(&mut g, inputs(10_000, 0, 0));
         assert_eq!(d.put, 1);
         // Six more bytes than were given: all read back, the cap holds.
@@ -520,7 +358,7 @@ mod tests {
     fn the_slots_follow_the_peak_per_job_it_measures() {
         // 1 GiB, two cores, the generic guess: lowered so that two jobs
         // run before anything is measured, then the measured 350 + 10 %.
-        let mut g = Governor::new(2, 2000, Source::Guess("generic"));
+        let mut g = Handout::new(2, 2000, Source::Guess("generic"));
         let seen = |compiler| Seen {
             usable_mb: Some(990),
             held_mb: 0,
@@ -540,19 +378,8 @@ mod tests {
     }
 
     #[test]
-    fn one_room_formula_saturates() {
-        assert_eq!(room_mb(1000, 600), 1000 - 600 - RESERVE_MB as i64);
-        assert_eq!(room_mb(0, 0), -(RESERVE_MB as i64));
-        assert_eq!(room_mb(i128::MAX, 0), i64::MAX);
-        assert_eq!(room_mb(i128::MIN, u64::MAX), i64::MIN);
-        assert_eq!(growth_mb(3, 100, 250), 50);
-        assert_eq!(growth_mb(3, 100, 400), 0);
-        assert_eq!(growth_mb(u32::MAX, u64::MAX, 0), u64::MAX);
-    }
-
-    #[test]
     fn unknown_memory_keeps_the_last_decision() {
-        let mut g = Governor::new(8, 100, Source::PeakMb);
+        let mut g = Handout::new(8, 100, Source::PeakMb);
         let d = tick(&mut g, inputs(332, 0, 0));
         assert_eq!(d.allowed, 3);
         let mut inp = inputs(0, 0, 2);
@@ -563,7 +390,7 @@ mod tests {
 
     #[test]
     fn concurrency_and_throttling_are_counted() {
-        let mut g = Governor::new(2, 100, Source::PeakMb);
+        let mut g = Handout::new(2, 100, Source::PeakMb);
         assert_eq!(g.concurrency(), None);
         assert_eq!(g.report(), None);
         let at = |usable, ms| Inputs {
@@ -589,36 +416,12 @@ mod tests {
 
     #[test]
     fn absurd_figures_do_not_overflow() {
-        let mut g = Governor::new(u32::MAX, u64::MAX, Source::PeakMb);
+        let mut g = Handout::new(u32::MAX, u64::MAX, Source::PeakMb);
         assert_eq!(g.cap, MAX_SLOTS);
         let d = tick(&mut g, inputs(u64::MAX, u64::MAX, u32::MAX));
         assert!(d.allowed >= 1 && d.allowed <= MAX_SLOTS);
-        let mut g = Governor::new(3, 1, Source::PeakMb);
+        let mut g = Handout::new(3, 1, Source::PeakMb);
         let d = tick(&mut g, inputs(u64::MAX, 0, 0));
         assert_eq!(d.allowed, 3);
-    }
-
-    #[test]
-    fn the_fifo_counts_takes_and_gives_tokens() {
-        extern crate std;
-        let d = std::env::temp_dir().join(std::format!("headroom-js-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        let dir = rustix::fs::open(d.to_str().unwrap(), OFlags::RDONLY, Mode::empty()).unwrap();
-        let mut p = Pool::create(dir.as_fd()).unwrap();
-        assert!(d.join(p.name()).exists());
-        assert_eq!(p.put(3), 3);
-        assert_eq!(p.in_pipe(), Ok(3));
-        // A client takes one through its own descriptor.
-        let mut b = [0u8; 1];
-        assert_eq!(rustix::io::read(p.client_fd(), &mut b), Ok(1));
-        assert_eq!(p.in_pipe(), Ok(2));
-        // Taking back more than is there does not wait.
-        assert_eq!(p.take(5), 2);
-        assert_eq!(p.in_pipe(), Ok(0));
-        p.unlink();
-        assert!(!d.join(".headroom-jobserver").exists());
-        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

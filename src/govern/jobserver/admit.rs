@@ -32,8 +32,8 @@
 //!
 //! Nothing here reads a file or the clock.
 
-use crate::govern::jobserver::{growth_mb, room_mb};
-use crate::govern::lease::Lease;
+use crate::govern::jobserver::lease::Lease;
+use crate::govern::jobserver::room::{growth_mb, room_mb};
 
 /// A cgroup that limits this build: its identity and what is available
 /// in it.
@@ -57,7 +57,7 @@ pub struct Own {
     /// Most jobs at once (cores or `--max-jobs`).
     pub cap: u32,
     /// Peak per job, MiB (at least 1): the governor's estimate
-    /// (`govern::estimate`).
+    /// (`jobserver::estimate`).
     pub peak_mb: u64,
     /// What its compilers hold now, MiB.
     pub held_mb: u64,
@@ -157,7 +157,7 @@ pub fn steady(cur: u32, prev: u32, now: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::govern::jobserver::RESERVE_MB;
+    use crate::govern::jobserver::room::RESERVE_MB;
 
     #[test]
     fn a_change_seen_on_one_look_only_is_not_acted_on() {

@@ -1,0 +1,148 @@
+//! The governor's notes (`govern::jobserver::notes`) worded on stderr:
+//! `--explain`'s lines and the pool's warnings. Whether a note is told is
+//! the library's rule; this is only its text.
+
+use std::io::Write;
+
+use headroom::govern::jobserver::notes::{Note, SlotsWhy, Tell};
+use headroom::govern::jobserver::pause_rule::STALL_MS;
+use headroom::govern::jobserver::pool_dir::Issue;
+use headroom::report::jobserver_block::PeakReport;
+
+use super::messages::{StderrWarn, errtext};
+use super::pool::what;
+
+impl Tell for StderrWarn {
+    fn tell(&mut self, note: &Note<'_>) {
+        let _ = writeln!(std::io::stderr(), "{}", text(note));
+    }
+}
+
+/// The line for `note`, without its newline.
+fn text(note: &Note<'_>) -> String {
+    match *note {
+        Note::PeakMoved { was_mb, now } => {
+            let moved = if was_mb == now.now_mb {
+                format!("still {was_mb} MiB")
+            } else {
+                format!("{was_mb} MiB → {} MiB", now.now_mb)
+            };
+            format!(
+                "headroom: jobserver: peak per job {moved} {}",
+                basis_text(&now)
+            )
+        }
+        Note::Slots { allowed, why } => format!(
+            "headroom: jobserver: {allowed} job(s) at once ({})",
+            slots_why(&why)
+        ),
+        Note::Paused {
+            pid,
+            rss_mb,
+            room_mb,
+        } => format!(
+            "headroom: jobserver: paused job {pid} ({rss_mb} MiB, started last): the running jobs may grow by more than the {room_mb} MiB left"
+        ),
+        Note::Continued {
+            pid,
+            held_ms,
+            room_mb,
+        } => format!(
+            "headroom: jobserver: continued job {pid} after {}.{} s paused: the {room_mb} MiB left hold its growth, or none runs",
+            held_ms / 1000,
+            held_ms % 1000 / 100
+        ),
+        Note::ContinuedAll { jobs } => format!(
+            "headroom: jobserver: the running jobs made no progress for {} s: continued the {jobs} paused job(s) (one may hold what they wait for); none is paused for {} s",
+            STALL_MS / 1000,
+            STALL_MS / 1000
+        ),
+        Note::PoolFile {
+            dir,
+            name,
+            issue,
+            continued,
+        } => pool_file(dir, name, issue, continued),
+        Note::LeaseUnwritable { dir, errno } => format!(
+            "headroom: warning: --pool {dir}: cannot rewrite its lease: {}; the others count its last figures",
+            errtext(errno)
+        ),
+        Note::Remembered {
+            dir,
+            run_id,
+            mb,
+            written: Ok(()),
+        } => format!(
+            "headroom: jobserver: --pool {dir} remembers {mb} MiB, the largest peak of run {run_id}'s jobs, for its next run"
+        ),
+        Note::Remembered {
+            dir,
+            run_id,
+            mb,
+            written: Err(e),
+        } => {
+            let why = match e {
+                rustix::io::Errno::INVAL => "the run id is not a safe file name".to_string(),
+                e => errtext(e),
+            };
+            format!(
+                "headroom: warning: --pool {dir}: cannot remember run {run_id}'s peak per job ({mb} MiB): {why}"
+            )
+        }
+    }
+}
+
+/// Why the slots are what they are, for `--explain`.
+fn slots_why(why: &SlotsWhy<'_>) -> String {
+    match *why {
+        SlotsWhy::Pool {
+            dir,
+            room_mb,
+            peak_mb,
+            others,
+            yielded,
+        } => format!(
+            "pool {dir}: room {room_mb} MiB for {peak_mb} MiB per job with {others} other build(s)' growth reserved{}",
+            if yielded > 0 {
+                format!("; {yielded} slot(s) left to builds running fewer")
+            } else {
+                String::new()
+            }
+        ),
+        SlotsWhy::Memory {
+            room_mb,
+            peak_mb,
+            usable_mb,
+            running,
+        } => format!(
+            "memory: room {room_mb} MiB for {peak_mb} MiB per job (usable {usable_mb} MiB, {running} running)"
+        ),
+        SlotsWhy::Cap(cap) => format!("the cap, {cap}"),
+    }
+}
+
+/// A file pool `dir` did not count: a dead lease removed (with the jobs
+/// it had paused continued), or another file ignored.
+fn pool_file(dir: &str, name: &str, issue: &Issue, continued: u32) -> String {
+    if let Issue::Dead(_) = issue {
+        let continued = match continued {
+            0 => String::new(),
+            n => format!(", and the {n} job(s) it had paused continued"),
+        };
+        return format!(
+            "headroom: --pool {dir}: {name} ({}); removed{continued}",
+            what(issue)
+        );
+    }
+    format!(
+        "headroom: warning: --pool {dir}: {name}: {}; ignored",
+        what(issue)
+    )
+}
+
+/// Why the peak per job is what `p` says, as the report layer writes it.
+pub fn basis_text(p: &PeakReport) -> String {
+    let mut t: heapless::String<256> = heapless::String::new();
+    let _ = p.write_basis(&mut t);
+    t.as_str().to_string()
+}

@@ -1,0 +1,123 @@
+//! What the governor tells while it runs, as values: the warning sink
+//! (`tick::sampler::Warn`) hears them through [`Tell`] and words them.
+//! Whether a note is told (once, on a change, with `--explain` only) is
+//! decided where it arises; the sink only renders it.
+
+use rustix::io::Errno;
+
+use crate::govern::jobserver::pool_dir::Issue;
+use crate::report::jobserver_block::PeakReport;
+use crate::tick::sampler::Warn;
+
+/// One thing the governor tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Note<'a> {
+    /// `--explain`: the peak per job moved from `was_mb` to `now`'s.
+    PeakMoved {
+        /// What was last told, MiB.
+        was_mb: u64,
+        /// The estimate now, and why.
+        now: PeakReport,
+    },
+    /// `--explain`: the jobs allowed at once changed, and why.
+    Slots {
+        /// Jobs allowed at once now.
+        allowed: u32,
+        /// Why that many.
+        why: SlotsWhy<'a>,
+    },
+    /// `--explain`: job `pid` (`rss_mb` held) paused: the running jobs may
+    /// grow by more than `room_mb`.
+    Paused {
+        /// The job's first process.
+        pid: u32,
+        /// What its processes hold, MiB.
+        rss_mb: u64,
+        /// The room left, MiB.
+        room_mb: i64,
+    },
+    /// `--explain`: job `pid` continued after `held_ms` paused.
+    Continued {
+        /// The job's first process.
+        pid: u32,
+        /// How long it was paused, ms.
+        held_ms: u64,
+        /// The room left, MiB.
+        room_mb: i64,
+    },
+    /// `--explain`: the running jobs stalled: all `jobs` paused ones
+    /// continued (`pause_rule::STALL_MS`).
+    ContinuedAll {
+        /// Jobs continued.
+        jobs: usize,
+    },
+    /// A file of pool `dir` not counted (each file once), or a dead lease
+    /// removed (each time), whose `continued` paused jobs were continued.
+    PoolFile {
+        /// The pool directory as given.
+        dir: &'a str,
+        /// The file's name in it.
+        name: &'a str,
+        /// Why it is not counted.
+        issue: &'a Issue,
+        /// Jobs of a dead lease continued.
+        continued: u32,
+    },
+    /// This governor's lease in pool `dir` could not be rewritten (told
+    /// when that starts).
+    LeaseUnwritable {
+        /// The pool directory as given.
+        dir: &'a str,
+        /// pwrite(2)'s or ftruncate(2)'s.
+        errno: Errno,
+    },
+    /// At the end: pool `dir` remembers `mb` for run `run_id` (`--explain`),
+    /// or could not (`errno`: `EINVAL` for a run id that names no file).
+    Remembered {
+        /// The pool directory as given.
+        dir: &'a str,
+        /// The run id.
+        run_id: &'a str,
+        /// The peak per job remembered, MiB.
+        mb: u64,
+        /// `Err`: why it was not written.
+        written: Result<(), Errno>,
+    },
+}
+
+/// Why the jobs allowed at once are what they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotsWhy<'a> {
+    /// Memory, as the pool `dir` admits it with `others` other builds.
+    Pool {
+        /// The pool directory as given.
+        dir: &'a str,
+        /// The room after this build's growth, MiB.
+        room_mb: i64,
+        /// The peak per job, MiB.
+        peak_mb: u64,
+        /// Other builds in the pool.
+        others: usize,
+        /// Slots left to builds running fewer jobs.
+        yielded: u32,
+    },
+    /// Memory, this build alone.
+    Memory {
+        /// The room for new jobs, MiB.
+        room_mb: i64,
+        /// The peak per job, MiB.
+        peak_mb: u64,
+        /// Usable memory, MiB.
+        usable_mb: u64,
+        /// Jobs running.
+        running: u32,
+    },
+    /// The cap (cores or `--max-jobs`).
+    Cap(u32),
+}
+
+/// The warning sink, hearing the governor too.
+pub trait Tell: Warn {
+    /// Words `note` for the user.
+    fn tell(&mut self, note: &Note<'_>);
+}

@@ -1,0 +1,300 @@
+//! `run --jobserver --pool DIR`: this governor's side of a memory pool
+//! shared with every governor that names the same DIR: its lease kept, the
+//! others looked at each tick under the pool lock (`pool_dir`), the jobs
+//! the pool admits (`admit`), the jobs a dead governor had paused
+//! continued.
+
+use core::mem::MaybeUninit;
+
+use heapless::{String, Vec};
+
+use crate::govern::jobserver::admit::{self, Admission, Limit, Own};
+use crate::govern::jobserver::lease::{self, LEASE_CAP, Lease, Paused};
+use crate::govern::jobserver::notes::{Note, Tell};
+use crate::govern::jobserver::pausing::{JobWork, continue_jobs};
+use crate::govern::jobserver::pool_dir::{Issue, LEASES_CAP, OpenError, PoolDir};
+use crate::govern::jobserver::room::growth_mb;
+use crate::kernel::cgroup::{MemCgroup, TICK_BUF_LEN};
+use crate::kernel::root::Root;
+use crate::report::jobserver_block::PoolShare;
+use crate::tick::row::PoolFigures;
+
+/// Longest pool directory kept as given, bytes (PATH_MAX).
+pub const DIR_CAP: usize = 4096;
+
+/// Why the pool cannot be joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinError {
+    /// `proc/meminfo` could not be read (the host's size bounds a lease).
+    Meminfo,
+    /// The directory, its trust, its lock or this governor's lease.
+    Pool(OpenError),
+}
+
+/// The shared pool while the build runs.
+pub struct PoolMember {
+    pool: PoolDir,
+    /// The pool directory as given, for messages.
+    dir: String<DIR_CAP>,
+    /// This governor's lease, as last written.
+    me: Lease,
+    /// headroom's memory cgroup: the limits the build lies in.
+    cg: Option<MemCgroup>,
+    /// MemTotal, KiB: a lease claiming more is absurd.
+    mem_total_kib: u64,
+    /// The other live leases at the last look.
+    others: Vec<Lease, LEASES_CAP>,
+    /// Run ids of every other build seen (for the summary).
+    seen: Vec<String<64>, 16>,
+    /// Files already warned about (each is said once).
+    warned: Vec<String<64>, 16>,
+    /// The last rewrite of the lease failed (said once).
+    write_failing: bool,
+    /// Looks taken so far.
+    looks: u32,
+    /// What the last look admitted: before [`admit::steady`], and after.
+    admitted_last: (u32, u32),
+    dir_buf: [MaybeUninit<u8>; 8 * 1024],
+    file_buf: [u8; LEASE_CAP + 1],
+    cg_buf: [u8; TICK_BUF_LEN],
+    /// Where the jobs of a dead governor's lease are found to continue.
+    orphans: JobWork,
+}
+
+impl PoolMember {
+    /// Opens the pool `dir` and puts this governor's first lease in it:
+    /// run `run_id`, at most `cap` jobs of `peak_mb` each. `buf` reads
+    /// `root`'s meminfo and cgroup files (`kernel::cgroup::OPEN_BUF_LEN`).
+    ///
+    /// # Errors
+    /// [`JoinError`].
+    pub fn join(
+        dir: &str,
+        run_id: &str,
+        cap: u32,
+        peak_mb: u64,
+        root: &Root,
+        buf: &mut [u8],
+    ) -> Result<PoolMember, JoinError> {
+        let mem = crate::plan::host::memory(root, buf).map_err(|_| JoinError::Meminfo)?;
+        let cg = crate::kernel::cgroup::open_memory(root, buf).ok().flatten();
+        let mut me = Lease::empty();
+        me.uid = rustix::process::geteuid().as_raw();
+        me.pid = rustix::process::getpid()
+            .as_raw_nonzero()
+            .get()
+            .unsigned_abs();
+        me.run = lease::cut(run_id);
+        me.cap = cap;
+        me.running = 1;
+        me.allowed = 1;
+        me.peak_mb = peak_mb;
+        me.growth_mb = peak_mb;
+        let pool = PoolDir::open(dir, me.pid, me.uid, &me).map_err(JoinError::Pool)?;
+        let mut s = PoolMember {
+            pool,
+            dir: String::try_from(dir).unwrap_or_else(|_| lease::cut(dir)),
+            me,
+            cg,
+            mem_total_kib: mem.meminfo.mem_total_kib,
+            others: Vec::new(),
+            seen: Vec::new(),
+            warned: Vec::new(),
+            dir_buf: [MaybeUninit::uninit(); 8 * 1024],
+            file_buf: [0; LEASE_CAP + 1],
+            cg_buf: [0; TICK_BUF_LEN],
+            orphans: JobWork::new(),
+            write_failing: false,
+            looks: 0,
+            admitted_last: (1, 1),
+        };
+        s.refresh_limits();
+        Ok(s)
+    }
+
+    /// The pool directory as given.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// The other builds at the last look.
+    pub fn others(&self) -> usize {
+        self.others.len()
+    }
+
+    /// The pool at the last look, for the row (and `--prom`).
+    pub fn figures(&self) -> PoolFigures {
+        PoolFigures {
+            others: u32::try_from(self.others.len()).unwrap_or(u32::MAX),
+            others_growth_mb: self
+                .others
+                .iter()
+                .fold(0u64, |a, l| a.saturating_add(l.growth_mb)),
+            own_growth_mb: self.me.growth_mb,
+        }
+    }
+
+    /// The pool and the other builds seen, for the summary.
+    pub fn share(&self) -> PoolShare {
+        PoolShare {
+            dir: lease::cut(&self.dir),
+            others: self.seen.clone(),
+        }
+    }
+
+    /// The jobs this governor has paused, into its lease (written at the
+    /// next tick), so that whoever clears a dead lease continues them.
+    pub fn set_paused(&mut self, paused: &[Paused]) {
+        self.me.paused.clear();
+        for p in paused {
+            let _ = self.me.paused.push(*p);
+        }
+    }
+
+    /// Leaves the pool: the lease removed, its share free for the others at
+    /// their next tick (the build has ended).
+    pub fn leave(&mut self) {
+        self.pool.leave();
+    }
+
+    /// Remembers `mb` as the peak per job run `run_id`'s build measured,
+    /// for the next run with that id (`jobserver::peakfile`).
+    ///
+    /// # Errors
+    /// As [`PoolDir::remember_peak`].
+    pub fn remember(&self, run_id: &str, mb: u64) -> Result<(), rustix::io::Errno> {
+        self.pool.remember_peak(run_id, mb)
+    }
+
+    /// The limits the build lies in, into its lease.
+    fn refresh_limits(&mut self) -> Vec<Limit, 8> {
+        let mut out = Vec::new();
+        self.me.limits.clear();
+        if let Some(cg) = &self.cg {
+            for l in cg.limits(self.mem_total_kib, &mut self.cg_buf) {
+                let _ = self.me.limits.push(l.ino);
+                let _ = out.push(Limit {
+                    ino: l.ino,
+                    available_mb: l.mem.available_bytes >> 20,
+                });
+            }
+        }
+        out
+    }
+
+    /// One tick in the pool: locked, the others looked at, how many jobs
+    /// it admits this build handed to `decide` (the governor's tick, which
+    /// returns the jobs running and allowed, and whether the build would
+    /// start more), then this governor's lease rewritten, and unlocked; the
+    /// files not counted told to `tell`. When the lock cannot be had this
+    /// tick, `decide` gets what the pool admitted last and the lease stays
+    /// as it was.
+    ///
+    /// Never inlined: its look holds a few KiB of names and leases on the
+    /// stack, which inlined into the recording loop every recording's
+    /// frame would carry (and make resident), `--pool` or not.
+    #[inline(never)]
+    pub fn tick(
+        &mut self,
+        own: Own,
+        decide: impl FnOnce(u32) -> (u32, u32, bool),
+        tell: &mut impl Tell,
+    ) -> Option<Admission> {
+        let limits = self.refresh_limits();
+        let Ok(guard) = self.pool.lock_pool() else {
+            decide(self.me.allowed.max(1));
+            return None;
+        };
+        let host_mb = self.mem_total_kib / 1024;
+        let before = self.others.len();
+        let mut issues: Vec<(String<64>, Issue), 8> = Vec::new();
+        let looked = guard.look(
+            host_mb,
+            &mut self.dir_buf,
+            &mut self.file_buf,
+            &mut self.others,
+            &mut |name, issue| {
+                let name = core::str::from_utf8(name).unwrap_or("?");
+                let name = String::try_from(name).unwrap_or_default();
+                let _ = issues.push((name, issue));
+            },
+        );
+        if looked.is_err() {
+            self.others.clear();
+        }
+        let left = self.others.len() < before;
+        let a = admit::admit(&own, &limits, &self.others);
+        let a = held_steady(&mut self.looks, &mut self.admitted_last, a, left);
+        let (running, allowed, wants_more) = decide(a.allowed);
+        let me = &mut self.me;
+        me.running = running;
+        me.allowed = allowed;
+        me.peak_mb = own.peak_mb;
+        me.held_mb = own.held_mb;
+        me.growth_mb = growth_mb(allowed.max(running), own.peak_mb, own.held_mb);
+        me.wants_more = wants_more;
+        let written = guard.write(me);
+        drop(guard);
+        if let Err(errno) = written
+            && !self.write_failing
+        {
+            tell.tell(&Note::LeaseUnwritable {
+                dir: &self.dir,
+                errno,
+            });
+        }
+        self.write_failing = written.is_err();
+        for (name, issue) in &issues {
+            self.told(name, issue, tell);
+        }
+        for l in &self.others {
+            if !self.seen.iter().any(|s| s.as_str() == l.run.as_str()) {
+                let _ = self.seen.push(l.run.clone());
+            }
+        }
+        Some(a)
+    }
+
+    /// A file the pool did not count, told once per file; a dead lease
+    /// (removed) every time, with the jobs it had paused continued.
+    fn told(&mut self, name: &str, issue: &Issue, tell: &mut impl Tell) {
+        let continued = match issue {
+            Issue::Dead(l) => continue_jobs(&l.paused, &mut self.orphans),
+            _ if self.warned.iter().any(|w| w.as_str() == name) => return,
+            _ => {
+                if let Ok(n) = String::try_from(name) {
+                    let _ = self.warned.push(n);
+                }
+                0
+            }
+        };
+        tell.tell(&Note::PoolFile {
+            dir: &self.dir,
+            name,
+            issue,
+            continued,
+        });
+    }
+}
+
+/// What a look admitted (`a`, from [`admit::admit`]), held steady across
+/// `looks`; `last`: what the last look admitted, before and after. Builds
+/// started together make their leases within moments of each other,
+/// before CMD starts: the first look admits no job beyond the implicit
+/// one, so that by the next (a tick later) everyone started with this one
+/// is counted and none takes the whole pool first. After that, a change
+/// is acted on once two looks agree ([`admit::steady`]), but for a build
+/// that `left`: its lease went after its jobs, so its share is free and
+/// the survivors take it at once (PAR5).
+fn held_steady(looks: &mut u32, last: &mut (u32, u32), mut a: Admission, left: bool) -> Admission {
+    let (prev, granted) = *last;
+    let now = a.allowed;
+    a.allowed = match *looks {
+        0 => 1,
+        _ if left && now > granted => now,
+        _ => admit::steady(granted, prev, now),
+    };
+    *last = (now, a.allowed);
+    *looks = looks.saturating_add(1);
+    a
+}

@@ -2,7 +2,7 @@
 //! local actions file, the usage errors of the `--remote` options (exit 2,
 //! in every build), and what a build without the cargo feature `remote`
 //! says (exit 1). The remote report itself is tested on synthetic lookups
-//! in src/remote/report_tests.rs and against a real server elsewhere.
+//! in src/remote/report.rs's tests and against a real server elsewhere.
 
 use std::process::{Command, Output};
 

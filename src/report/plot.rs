@@ -970,19 +970,10 @@ mod tests {
 
     extern crate std;
     use super::*;
+    use crate::testkit::Out;
     use std::boxed::Box;
     use std::string::String;
     use std::vec::Vec;
-
-    struct Out(String);
-
-    impl uWrite for Out {
-        type Error = core::convert::Infallible;
-        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
-            self.0.push_str(s);
-            Ok(())
-        }
-    }
 
     fn esc(s: &str) -> String {
         let mut o = Out(String::new());

@@ -6,7 +6,8 @@
 
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+mod common;
+use common::BIN;
 
 /// tests/data/actions-crafted.csv: 25 well-formed rows and 2 malformed
 /// ones (its golden table, actions-crafted.txt, says so).

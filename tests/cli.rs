@@ -5,7 +5,8 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+mod common;
+use common::BIN;
 
 fn headroom(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()

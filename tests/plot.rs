@@ -3,24 +3,14 @@
 //! hostile text, and on bad input; every SVG checked for well-formedness.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::mkfifo;
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+use common::{BIN, mkfifo, scratch};
 
 fn headroom(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("plot-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn s(p: &Path) -> &str {

@@ -529,6 +529,10 @@ pub fn ninja_file(dir: &Path, n: usize, recipe: &str) {
     fs::write(dir.join("build.ninja"), text).unwrap();
 }
 
+/// The headroom binary this build made, for the tests that always run it
+/// (a cross-built one is checked through [`headroom`]).
+pub const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
 /// The headroom binary under test: this build's, or `$HEADROOM_BIN`
 /// (words split on spaces, e.g. `qemu-arm-static target/armv7-…/headroom`)
 /// so that a cross-built binary can be checked by the same test.
@@ -536,10 +540,10 @@ pub fn headroom() -> Command {
     match std::env::var("HEADROOM_BIN") {
         Ok(words) if !words.trim().is_empty() => {
             let mut w = words.split_whitespace();
-            let mut cmd = Command::new(w.next().unwrap_or(env!("CARGO_BIN_EXE_headroom")));
+            let mut cmd = Command::new(w.next().unwrap_or(BIN));
             cmd.args(w);
             cmd
         }
-        _ => Command::new(env!("CARGO_BIN_EXE_headroom")),
+        _ => Command::new(BIN),
     }
 }

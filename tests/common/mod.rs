@@ -1,5 +1,6 @@
-//! Shared by the end-to-end tests: a command run with a deadline, a
-//! scratch directory, builds whose targets log when they start and end (and
+//! Shared by the end-to-end tests: the binary under test (its path, a run
+//! of it with arguments), a command run with a deadline, a scratch
+//! directory, builds whose targets log when they start and end (and
 //! what those logs and a recording's jobs columns say), and for the
 //! root-only ones a child memory cgroup with a limit and its OOM-kill
 //! counter.
@@ -532,6 +533,11 @@ pub fn ninja_file(dir: &Path, n: usize, recipe: &str) {
 /// The headroom binary this build made, for the tests that always run it
 /// (a cross-built one is checked through [`headroom`]).
 pub const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+/// `headroom ARGS` (this build's binary), run to its end: its output.
+pub fn headroom_with(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
 
 /// The headroom binary under test: this build's, or `$HEADROOM_BIN`
 /// (words split on spaces, e.g. `qemu-arm-static target/armv7-…/headroom`)

@@ -55,6 +55,7 @@ const CLI: &[(&str, u8)] = &[
     ("action_row", 3),
     ("jobserver", 3),
     ("report_cmd", 3),
+    ("status_pool", 3),
     ("plan", 4),
     ("record", 5),
     ("mod", 6),
@@ -556,6 +557,8 @@ fn the_code_count_leaves_out_inline_tests() {
     want[12] = false;
     assert_eq!(test_lines(f), want);
     assert_eq!(code_line_count(f), 3);
+    let t = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\nfn b() {}\n";
+    assert_eq!(code_line_count(t), 2);
     // An inner `#[cfg(test)]` item ends at its own `}`, not its module's.
     let g =
         "mod m {\n    #[cfg(all(test, feature = \"x\"))]\n    fn x() {\n    }\n    fn y() {}\n}\n";

@@ -1,8 +1,8 @@
 //! Fuzz target: bazel_json, a Bazel `--execution_log_json_file` stream. Never panics, whatever the bytes.
 #![no_main]
 
+use headroom::remote::action::Collector;
 use headroom::remote::bazel;
-use headroom::remote::logs::Collector;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common/found.rs"]

@@ -1,8 +1,8 @@
 //! Fuzz target: buck2_json, `buck2 log show` lines. Never panics, whatever the bytes.
 #![no_main]
 
+use headroom::remote::action::Collector;
 use headroom::remote::buck2_json;
-use headroom::remote::logs::Collector;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common/found.rs"]

@@ -1,8 +1,8 @@
 //! Fuzz target: buck2_log, a decompressed Buck2 event log (the records after zstd). Never panics, whatever the bytes.
 #![no_main]
 
+use headroom::remote::action::Collector;
 use headroom::remote::buck2_log;
-use headroom::remote::logs::Collector;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common/found.rs"]

@@ -1,8 +1,8 @@
 //! Fuzz target: read_log, any log: format detection, zstd, then the readers. Never panics, whatever the bytes.
 #![no_main]
 
+use headroom::remote::action::Collector;
 use headroom::remote::logs;
-use headroom::remote::logs::Collector;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common/found.rs"]

@@ -6,9 +6,10 @@
 //! continued); then the arguments before argh, environment defaults,
 //! opening files and signals; the child process, the shared memory pool,
 //! `actions --remote` and the status line; the action row, the
-//! jobserver's FIFO and MAKEFLAGS, and the report commands; the planning
-//! commands; `record` and `run`. A module uses only those of the groups
-//! above its own (`tests/layout.rs`), and none uses `main.rs`.
+//! jobserver's FIFO and MAKEFLAGS, the report commands and status's pool
+//! block; the planning commands; `record` and `run`. A module uses only
+//! those of the groups above its own (`tests/layout.rs`), and none uses
+//! `main.rs`.
 
 pub mod messages; // Fail and exit codes, one-line messages, warnings on stderr, stdout
 pub mod options; // the argh structs: options and their --help texts
@@ -29,6 +30,7 @@ pub mod status_line; // the live status line on a terminal
 pub mod action_row; // the row `run --actions FILE` appends
 pub mod jobserver; // run --jobserver: the FIFO, the governor's tick, MAKEFLAGS
 pub mod report_cmd; // summarize, actions, plot, and writing a summary
+pub mod status_pool; // status --pool: the pool's leases read once, as a block or JSON
 
 pub mod plan; // jobs, advise, status, and the advice after a recording
 

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use headroom::followed::rusage::Interrupt;
 use headroom::kernel::root::Root;
+use headroom::plan::status::snapshot::Snapshot;
 use headroom::report::csvread::CsvRows;
 use headroom::report::summary::{Summary, Text};
 
@@ -398,50 +399,42 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
 pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     let (root, live) = open_root(&a.root)?;
     let disk = disk_for(live, a.disk_path);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; headroom::plan::status::SCRATCH_LEN];
     let opts = headroom::plan::status::StatusOpts {
         live,
         disk_path: &disk,
         tmp_path: "/tmp",
         memlock: live.then(|| headroom::tick::footprint::Outlook::of_self(no_mlock(), &mut buf)),
     };
+    // Each file read once, into one value that every rendering takes.
+    let snap = Box::new(Snapshot::read(&root, opts, &mut buf));
     // A pool that cannot be read is the error, before any of the screen.
-    // With its MemTotal, read only when there is a pool.
-    let pool = a
+    let pool = match a
         .pool
         .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten())
-        .map(|dir| {
-            let total_kib = headroom::plan::host::memory(&root, &mut buf)
-                .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
-            (dir, total_kib)
-        });
+    {
+        Some(dir) => Some(super::status_pool::Pool::read(dir, &snap)?),
+        None => None,
+    };
     let mut text = Box::new(Text::new());
     if a.json {
-        let pool_json = match &pool {
-            Some((dir, total_kib)) => Some(super::pool::status_json(dir, *total_kib)?),
-            None => None,
-        };
-        headroom::plan::status::render_json(&root, &opts, &mut buf, &mut *text)
+        headroom::plan::status::render_json(&snap, &mut *text)
             .map_err(|_| Fail("status larger than its buffer".into()))?;
-        return match pool_json {
+        return match pool {
             // The pool's object as the last key of the status object.
             Some(p) => {
                 let body = text.trim_end().strip_suffix('}').unwrap_or(&text);
-                print_text(&format!("{body},\"pool\":{p}}}\n"))?;
+                print_text(&format!("{body},\"pool\":{}}}\n", p.json()))?;
                 Ok(ExitCode::SUCCESS)
             }
             None => print_text(&text).map(|()| ExitCode::SUCCESS),
         };
     }
-    let pool_block = match &pool {
-        Some((dir, total_kib)) => Some(super::pool::status_block(dir, *total_kib)?),
-        None => None,
-    };
-    headroom::plan::status::render(&root, &opts, &mut buf, &mut *text)
+    headroom::plan::status::render(&snap, &mut *text)
         .map_err(|_| Fail("status larger than its buffer".into()))?;
     print_text(&text)?;
-    if let Some(block) = pool_block {
-        print_text(&block)?;
+    if let Some(p) = pool {
+        print_text(&p.block())?;
     }
     Ok(ExitCode::SUCCESS)
 }

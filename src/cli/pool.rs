@@ -350,14 +350,14 @@ fn open_text(from: &str, dir: &str, e: OpenError) -> String {
 
 /// The leases of pool DIR that count, and the files it did not count
 /// (name, why), for `status`.
-type Peeked = (Box<heapless::Vec<Lease, LEASES_CAP>>, Vec<(String, String)>);
+pub type Peeked = (Box<heapless::Vec<Lease, LEASES_CAP>>, Vec<(String, String)>);
 
 /// Reads pool DIR's leases as `status` shows them.
 ///
 /// # Errors
 /// One line when DIR cannot be used as a pool (as `run --pool` would
 /// refuse it).
-fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
+pub fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
     let mut dir_buf = vec![MaybeUninit::<u8>::uninit(); 8 * 1024];
     let mut file_buf = vec![0u8; LEASE_CAP + 1];
     let mut leases: Box<heapless::Vec<Lease, LEASES_CAP>> = Box::default();
@@ -381,97 +381,4 @@ fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
     )
     .map_err(|e| Fail(open_text("--pool", dir, e)))?;
     Ok((leases, notes))
-}
-
-/// The growth all of `leases` reserve, MiB.
-fn reserved_mb(leases: &[Lease]) -> u64 {
-    leases
-        .iter()
-        .fold(0u64, |a, l| a.saturating_add(l.growth_mb))
-}
-
-/// `status --pool DIR`: the builds sharing the pool, a line each, then the
-/// files it did not count.
-///
-/// # Errors
-/// As [`peek_pool`].
-pub fn status_block(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
-    let (leases, notes) = peek_pool(dir, mem_total_kib)?;
-    let mut out = format!("\nPOOL {dir}: {} build(s)\n", leases.len());
-    for l in leases.iter() {
-        out.push_str(&format!(
-            "  {}: {} job(s) ({} of them paused), {} allowed of {}; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",
-            l.run.as_str(),
-            l.running,
-            l.paused.len(),
-            l.allowed,
-            l.cap,
-            l.peak_mb,
-            l.held_mb,
-            l.growth_mb
-        ));
-    }
-    if !leases.is_empty() {
-        out.push_str(&format!(
-            "  growth reserved in all: {} MiB\n",
-            reserved_mb(&leases)
-        ));
-    }
-    for (name, why) in &notes {
-        out.push_str(&format!("  {name}: {why}\n"));
-    }
-    Ok(out)
-}
-
-/// `status --json --pool DIR`: the same figures as [`status_block`], as
-/// one JSON object: `{"dir":…,"builds":N,"growth_reserved_mib":M,
-/// "leases":[{"run":…,"jobs_running":N,"jobs_paused":N,"jobs_allowed":N,
-/// "jobs_cap":N,"peak_mib_per_job":M,"compilers_hold_mib":M,
-/// "reserves_mib":M},…],"not_counted":[{"file":…,"why":…},…]}`.
-///
-/// # Errors
-/// As [`peek_pool`].
-pub fn status_json(dir: &str, mem_total_kib: u64) -> Result<String, Fail> {
-    let (leases, notes) = peek_pool(dir, mem_total_kib)?;
-    let mut out = format!(
-        "{{\"dir\":{},\"builds\":{},\"growth_reserved_mib\":{},\"leases\":[",
-        json_string(dir),
-        leases.len(),
-        reserved_mb(&leases)
-    );
-    for (i, l) in leases.iter().enumerate() {
-        out.push_str(&format!(
-            "{}{{\"run\":{},\"jobs_running\":{},\"jobs_paused\":{},\"jobs_allowed\":{},\"jobs_cap\":{},\"peak_mib_per_job\":{},\"compilers_hold_mib\":{},\"reserves_mib\":{}}}",
-            if i == 0 { "" } else { "," },
-            json_string(l.run.as_str()),
-            l.running,
-            l.paused.len(),
-            l.allowed,
-            l.cap,
-            l.peak_mb,
-            l.held_mb,
-            l.growth_mb
-        ));
-    }
-    out.push_str("],\"not_counted\":[");
-    for (i, (name, why)) in notes.iter().enumerate() {
-        out.push_str(&format!(
-            "{}{{\"file\":{},\"why\":{}}}",
-            if i == 0 { "" } else { "," },
-            json_string(name),
-            json_string(why)
-        ));
-    }
-    out.push_str("]}");
-    Ok(out)
-}
-
-/// `s` as a JSON string, through the report layer's one escaper.
-fn json_string(s: &str) -> String {
-    let mut t = heapless::String::<8192>::new();
-    if headroom::report::json_write::string(&mut t, s).is_err() {
-        t.clear();
-        let _ = headroom::report::json_write::string(&mut t, "?");
-    }
-    t.as_str().to_string()
 }

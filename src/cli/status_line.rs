@@ -34,7 +34,7 @@ fn figures(row: &headroom::tick::row::Row) -> heapless::String<256> {
         && let Some(saving) = headroom::kernel::zram::ram_saving_centi(stored, ram)
     {
         let _ = ufmt::uwrite!(line, "  zram saving ");
-        let _ = headroom::followed::rusage::write_centi(&mut line, saving);
+        let _ = headroom::followed::figures::write_centi(&mut line, saving);
         let _ = ufmt::uwrite!(line, ":1");
     }
     // The build's compilers first when there is a build: the host's count

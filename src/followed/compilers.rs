@@ -26,9 +26,8 @@ use crate::kernel::pid::{parse_comm, parse_stat, parse_status};
 use crate::kernel::root::{ReadError, for_each_entry, join_num, open_file_at, read_once_at};
 
 mod classes;
-mod kept_status;
+pub mod kept_status;
 pub use classes::{CLASSIFIED, Classes, Known};
-pub use kept_status::{KEPT_COMPILERS, KeptCompilers};
 
 /// Longest name a pattern may have, in bytes: `comm` is at most 15 bytes.
 pub const NAME_MAX: usize = 15;
@@ -181,7 +180,7 @@ pub trait PidFiles {
     /// A [`ReadError`]; [`ReadError::is_gone`] when the process has exited.
     fn read<'b>(&mut self, pid: u32, file: &str, buf: &'b mut [u8]) -> Result<&'b [u8], ReadError>;
 
-    /// Opens `file` of process `pid` to keep it ([`KeptCompilers`]);
+    /// Opens `file` of process `pid` to keep it ([`kept_status::KeptCompilers`]);
     /// `None` where files cannot be kept (the default: test doubles).
     fn open(&mut self, pid: u32, file: &str) -> Option<OwnedFd> {
         let _ = (pid, file);

@@ -12,6 +12,8 @@
 
 use ufmt::{uWrite, uwrite};
 
+use crate::followed::figures::{write_centi, write_milli};
+
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {
@@ -379,34 +381,6 @@ impl Usage {
     }
 }
 
-/// Writes milliseconds as seconds with three decimals (`12.345`).
-///
-/// # Errors
-/// The writer's error.
-pub fn write_milli<W: uWrite + ?Sized>(w: &mut W, ms: u64) -> Result<(), W::Error> {
-    uwrite!(w, "{}.", ms / 1000)?;
-    let f = ms % 1000;
-    if f < 100 {
-        uwrite!(w, "0")?;
-    }
-    if f < 10 {
-        uwrite!(w, "0")?;
-    }
-    uwrite!(w, "{}", f)
-}
-
-/// Writes hundredths with two decimals (`1.72`).
-///
-/// # Errors
-/// The writer's error.
-pub fn write_centi<W: uWrite + ?Sized>(w: &mut W, centi: u64) -> Result<(), W::Error> {
-    uwrite!(w, "{}.", centi / 100)?;
-    if centi % 100 < 10 {
-        uwrite!(w, "0")?;
-    }
-    uwrite!(w, "{}", centi % 100)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,12 +422,6 @@ mod tests {
         );
         let z = Usage { wall_ms: 0, ..u };
         assert_eq!(z.cores_centi(), 0);
-        let mut s = heapless::String::<16>::new();
-        write_milli(&mut s, 5).unwrap();
-        assert_eq!(s.as_str(), "0.005");
-        s.clear();
-        write_centi(&mut s, 7).unwrap();
-        assert_eq!(s.as_str(), "0.07");
     }
 
     fn partial_line(p: Partial) -> heapless::String<256> {

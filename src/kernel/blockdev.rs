@@ -285,8 +285,25 @@ pub fn disk_dir(dev_dir: &str, partition: bool) -> &str {
 /// # Errors
 /// A [`NoDisk`] saying why there is no disk to read.
 pub fn resolve(root: &Root, dir: &[u8], mountinfo_buf: &mut [u8]) -> Result<BuildDisk, NoDisk> {
+    resolve_in(
+        root,
+        dir,
+        read_at(root.fd(), mountinfo::PATH, mountinfo_buf),
+    )
+}
+
+/// [`resolve`] with the mount table already read (or why it could not
+/// be), for a caller that reads it once for several uses (`status`).
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_in(
+    root: &Root,
+    dir: &[u8],
+    mountinfo_text: Result<&[u8], ReadError>,
+) -> Result<BuildDisk, NoDisk> {
     let live = root.is_live();
-    let table = read_at(root.fd(), mountinfo::PATH, mountinfo_buf).map_err(NoDisk::MountTable)?;
+    let table = mountinfo_text.map_err(NoDisk::MountTable)?;
     let real = match live.then(|| rustix::fs::stat(dir)) {
         Some(Ok(st)) => Some((rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev))),
         _ => None,

@@ -40,7 +40,7 @@
 //! `Documentation/scheduler/sched-bwc.rst` (CFS bandwidth), cpuset(7).
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::{Access, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::kernel::kept::{Kept, Shape};
@@ -529,6 +529,35 @@ pub fn open_memory(root: &Root, buf: &mut [u8]) -> Result<Option<MemCgroup>, Cgr
     let Some((version, dirs)) = open_controller(root, buf, b"memory")? else {
         return Ok(None);
     };
+    memory_enabled(version, dirs, buf)
+}
+
+/// [`open_memory`] from the texts of `/proc/self/cgroup` and
+/// `/proc/self/mountinfo` already read (or why they could not be), for a
+/// caller that reads each once for several uses (`status`). `buf` is
+/// scratch for the v2 check ([`TICK_BUF_LEN`]).
+///
+/// # Errors
+/// As [`open_memory`].
+pub fn open_memory_in(
+    root: &Root,
+    cgroup_text: Result<&[u8], ReadError>,
+    mountinfo_text: Result<&[u8], ReadError>,
+    buf: &mut [u8],
+) -> Result<Option<MemCgroup>, CgroupError> {
+    let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"memory")?
+    else {
+        return Ok(None);
+    };
+    memory_enabled(version, dirs, buf)
+}
+
+/// The memory cgroup on `dirs`, when its controller is usable there.
+fn memory_enabled(
+    version: Version,
+    dirs: Dirs,
+    buf: &mut [u8],
+) -> Result<Option<MemCgroup>, CgroupError> {
     if version == Version::V2
         && !v2_enabled(&dirs, buf, b"memory", &["memory.max", "memory.current"])
     {
@@ -537,17 +566,26 @@ pub fn open_memory(root: &Root, buf: &mut [u8]) -> Result<Option<MemCgroup>, Cgr
     Ok(Some(MemCgroup { version, dirs }))
 }
 
-/// Checks that a v2 controller is usable somewhere on the path.
+/// Checks that a v2 controller is usable somewhere on the path: one of
+/// its `files` is readable at some level (asked with faccessat(2), not
+/// opened: the figures open them once, later), else some level's
+/// `cgroup.controllers` lists `name` (read only when no file answers, so
+/// that the memory and cpu checks seldom both read it).
 fn v2_enabled(dirs: &Dirs, buf: &mut [u8], name: &[u8], files: &[&str]) -> bool {
-    dirs.iter().any(|d| {
-        files.iter().any(|f| read_at(d.as_fd(), f, buf).is_ok())
-            || read_at(d.as_fd(), "cgroup.controllers", buf)
-                .is_ok_and(|b| lists_controller(b, name))
-    })
+    let readable = |d: &OwnedFd| {
+        files
+            .iter()
+            .any(|f| rustix::fs::accessat(d.as_fd(), *f, Access::READ_OK, AtFlags::empty()).is_ok())
+    };
+    dirs.iter().any(readable)
+        || dirs.iter().any(|d| {
+            read_at(d.as_fd(), "cgroup.controllers", buf).is_ok_and(|b| lists_controller(b, name))
+        })
 }
 
 /// Steps 1 and 2 of resolution for any controller: which hierarchy, which
-/// mount, which directories.
+/// mount, which directories; `/proc/self/cgroup` and then
+/// `/proc/self/mountinfo` read into `buf`.
 fn open_controller(
     root: &Root,
     buf: &mut [u8],
@@ -555,25 +593,61 @@ fn open_controller(
 ) -> Result<Option<(Version, Dirs)>, CgroupError> {
     // The cgroup path must outlive `buf`, which is reused for mountinfo.
     let mut path_store = [0u8; PATH_MAX];
-    let (version, path) = {
-        let text = match root.read(PATH_SELF, buf) {
-            Ok(t) => t,
-            Err(ReadError::Open(Errno::NOENT)) => return Ok(None),
-            Err(e) => return Err(CgroupError::Read(PATH_SELF, e)),
-        };
-        let Some((version, p)) = path_for(text, controller) else {
-            return Ok(None);
-        };
-        let dst = path_store.get_mut(..p.len()).ok_or(CgroupError::TooDeep)?;
-        dst.copy_from_slice(p);
-        (version, &*dst)
+    let Some((version, path)) = controller_path(root.read(PATH_SELF, buf), controller)? else {
+        return Ok(None);
     };
+    let dst = path_store
+        .get_mut(..path.len())
+        .ok_or(CgroupError::TooDeep)?;
+    dst.copy_from_slice(path);
+    open_dirs(
+        root,
+        version,
+        dst,
+        root.read(mountinfo::PATH, buf),
+        controller,
+    )
+}
 
+/// [`open_controller`] from the texts already read.
+fn open_controller_in(
+    root: &Root,
+    cgroup_text: Result<&[u8], ReadError>,
+    mountinfo_text: Result<&[u8], ReadError>,
+    controller: &[u8],
+) -> Result<Option<(Version, Dirs)>, CgroupError> {
+    let Some((version, path)) = controller_path(cgroup_text, controller)? else {
+        return Ok(None);
+    };
+    open_dirs(root, version, path, mountinfo_text, controller)
+}
+
+/// Step 1: the hierarchy and path of `controller` in `/proc/self/cgroup`;
+/// `None` without the file or a line for it.
+fn controller_path<'t>(
+    text: Result<&'t [u8], ReadError>,
+    controller: &[u8],
+) -> Result<Option<(Version, &'t [u8])>, CgroupError> {
+    match text {
+        Ok(t) => Ok(path_for(t, controller)),
+        Err(ReadError::Open(Errno::NOENT)) => Ok(None),
+        Err(e) => Err(CgroupError::Read(PATH_SELF, e)),
+    }
+}
+
+/// Step 2: the mount of `version`'s hierarchy (carrying `controller` on
+/// v1) that exposes `path` deepest, in the mount table `mountinfo_text`,
+/// and the directories from `path`'s leaf up to that mount point, opened.
+fn open_dirs(
+    root: &Root,
+    version: Version,
+    path: &[u8],
+    mountinfo_text: Result<&[u8], ReadError>,
+    controller: &[u8],
+) -> Result<Option<(Version, Dirs)>, CgroupError> {
     let mut mp_store = [0u8; PATH_MAX];
     let (mount_point, rest) = {
-        let text = root
-            .read(mountinfo::PATH, buf)
-            .map_err(|e| CgroupError::Read(mountinfo::PATH, e))?;
+        let text = mountinfo_text.map_err(|e| CgroupError::Read(mountinfo::PATH, e))?;
         let mut best: Option<(mountinfo::Mount<'_>, &[u8])> = None;
         for m in mountinfo::entries(text) {
             let m = m.map_err(|e| CgroupError::Parse(mountinfo::PATH, e))?;
@@ -792,12 +866,52 @@ impl MemCgroup {
             else {
                 continue;
             };
-            let a = self.level(dir, depth, limit, usage, buf);
-            if best.is_none_or(|b| a.available_bytes < b.available_bytes) {
-                best = Some(a);
-            }
+            best = tighter(best, self.level(dir, depth, limit, usage, buf));
         }
         best
+    }
+
+    /// [`MemCgroup::available`] and [`MemCgroup::swap_allowance_bytes`]
+    /// at once, each file read once (v1 needs each level's
+    /// `memory.limit_in_bytes` for both): for `status`, which shows both.
+    /// `buf`: [`TICK_BUF_LEN`].
+    pub fn available_and_swap(
+        &self,
+        mem_total_kib: u64,
+        swap_total_kib: u64,
+        buf: &mut [u8],
+    ) -> (Option<Available>, Option<u64>) {
+        let total = mem_total_kib.saturating_mul(1024);
+        let limits = self.read_limits(buf);
+        let (_, usage_file, _) = self.files();
+        let mut best: Option<Available> = None;
+        for (depth, dir) in self.dirs.iter().enumerate() {
+            let Some(limit) = limits
+                .get(depth)
+                .copied()
+                .flatten()
+                .and_then(|l| l.effective(total))
+            else {
+                continue;
+            };
+            let Some(usage) = read_parse(dir, usage_file, buf, parse_bytes) else {
+                continue;
+            };
+            best = tighter(best, self.level(dir, depth, limit, usage, buf));
+        }
+        let swap = self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, buf);
+        (best, swap)
+    }
+
+    /// The memory limit of each level, leaf first, read now; `None` where
+    /// unreadable or unparsable.
+    fn read_limits(&self, buf: &mut [u8]) -> heapless::Vec<Option<Limit>, MAX_DEPTH> {
+        let file = limit_file(self.version);
+        // `dirs` holds at most MAX_DEPTH: every push fits.
+        self.dirs
+            .iter()
+            .map(|d| read_parse(d, file, buf, parse_limit))
+            .collect()
     }
 
     /// The figures of the level `dir` at `depth`, whose effective limit
@@ -880,13 +994,30 @@ impl MemCgroup {
         swap_total_kib: u64,
         buf: &mut [u8],
     ) -> Option<u64> {
+        let limits = match self.version {
+            Version::V2 => heapless::Vec::new(),
+            Version::V1 => self.read_limits(buf),
+        };
+        self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, buf)
+    }
+
+    /// [`MemCgroup::swap_allowance_bytes`] with each level's memory limit
+    /// already read (`limits`, leaf first: needed on v1 only).
+    fn swap_allowance_with(
+        &self,
+        limits: &[Option<Limit>],
+        mem_total_kib: u64,
+        swap_total_kib: u64,
+        buf: &mut [u8],
+    ) -> Option<u64> {
         let total = mem_total_kib.saturating_mul(1024);
         let memsw_total = mem_total_kib
             .saturating_add(swap_total_kib)
             .saturating_mul(1024);
         self.dirs
             .iter()
-            .filter_map(|d| match self.version {
+            .enumerate()
+            .filter_map(|(depth, d)| match self.version {
                 Version::V2 => {
                     match read_parse(d, swap_limit_file(self.version), buf, parse_limit)? {
                         Limit::Bytes(n) => Some(n),
@@ -894,8 +1025,7 @@ impl MemCgroup {
                     }
                 }
                 Version::V1 => {
-                    let mem = read_parse(d, limit_file(self.version), buf, parse_limit)?
-                        .effective(total)?;
+                    let mem = limits.get(depth).copied().flatten()?.effective(total)?;
                     let memsw = read_parse(d, swap_limit_file(self.version), buf, parse_limit)?
                         .effective(memsw_total)?;
                     Some(memsw.saturating_sub(mem))
@@ -929,6 +1059,15 @@ impl MemCgroup {
     }
 }
 
+/// The tighter of `best` and `a`: the smaller available memory (the
+/// one found first, the deeper level, on a tie).
+fn tighter(best: Option<Available>, a: Available) -> Option<Available> {
+    match best {
+        Some(b) if b.available_bytes <= a.available_bytes => Some(b),
+        _ => Some(a),
+    }
+}
+
 /// The CPU cgroup of this process, resolved once; see [`open_cpu`].
 #[derive(Debug)]
 pub struct CpuCgroup {
@@ -949,6 +1088,32 @@ pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Result<Option<CpuCgroup>, Cgroup
     let Some((version, dirs)) = open_controller(root, buf, b"cpu")? else {
         return Ok(None);
     };
+    cpu_enabled(version, dirs, buf)
+}
+
+/// [`open_cpu`] from texts already read; see [`open_memory_in`].
+///
+/// # Errors
+/// As [`open_memory`].
+pub fn open_cpu_in(
+    root: &Root,
+    cgroup_text: Result<&[u8], ReadError>,
+    mountinfo_text: Result<&[u8], ReadError>,
+    buf: &mut [u8],
+) -> Result<Option<CpuCgroup>, CgroupError> {
+    let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"cpu")?
+    else {
+        return Ok(None);
+    };
+    cpu_enabled(version, dirs, buf)
+}
+
+/// The CPU cgroup on `dirs`, when its controller is usable there.
+fn cpu_enabled(
+    version: Version,
+    dirs: Dirs,
+    buf: &mut [u8],
+) -> Result<Option<CpuCgroup>, CgroupError> {
     if version == Version::V2 && !v2_enabled(&dirs, buf, b"cpu", &["cpu.max"]) {
         return Ok(None);
     }

@@ -11,7 +11,7 @@
 
 use ufmt::{uWrite, uwrite};
 
-use crate::followed::rusage::write_centi;
+use crate::followed::figures::write_centi;
 use crate::plan::jobs::{Plan, Profile};
 
 /// Swap is added in whole steps of this many MiB.
@@ -265,6 +265,21 @@ pub fn render<W: uWrite + ?Sized>(
         usable_mb: usable,
         ..s.clone()
     };
+    memory_lines(w, plan, s, margin)?;
+    fit_lines(w, plan, s, fit, stuck, need)?;
+    tmp_note(w, s)
+}
+
+/// The `memory:` paragraph: what one job needs against the RAM usable
+/// (`s.usable_mb`, this build's share) and the free swap, and what a
+/// forced `PARALLEL_JOBS` means.
+fn memory_lines<W: uWrite + ?Sized>(
+    w: &mut W,
+    plan: &Plan<'_>,
+    s: &Situation,
+    margin: u64,
+) -> Result<(), W::Error> {
+    let (peak, j, usable) = (plan.peak_mb.0, plan.jobs, s.usable_mb);
     uwrite!(
         w,
         "\nmemory: one job needs ~{} MiB (+{} MiB margin); ",
@@ -291,6 +306,22 @@ pub fn render<W: uWrite + ?Sized>(
             peak.saturating_mul(j)
         )?;
     }
+    Ok(())
+}
+
+/// Whether one job fits (in RAM, only with swap, or not at all), and
+/// what to do about it: `stuck` is the binding cgroup that may not swap
+/// enough, `need` one job's MiB with its margin.
+fn fit_lines<W: uWrite + ?Sized>(
+    w: &mut W,
+    plan: &Plan<'_>,
+    s: &Situation,
+    fit: Fit,
+    stuck: Option<&CgroupLimit>,
+    need: u64,
+) -> Result<(), W::Error> {
+    let (j, usable) = (plan.jobs, s.usable_mb);
+    let with_swap = usable.saturating_add(s.usable_swap_mb());
     match fit {
         Fit::Ram => {
             uwrite!(w, "  fits in RAM: no swap needed for -j{}\n", j)?;
@@ -326,7 +357,7 @@ pub fn render<W: uWrite + ?Sized>(
         }
     }
 
-    tmp_note(w, s)
+    Ok(())
 }
 
 /// When the binding cgroup `c` may not swap the `short` MiB one job needs
@@ -518,8 +549,6 @@ fn advise_swap<W: uWrite + ?Sized>(
     // zram keeps its compressed pages in RAM: with usable RAM U it can hold
     // at most about U × (compression − 1) of extra data. Count on half of that.
     let zram_reach = s.usable_mb.saturating_mul(compression.saturating_sub(100)) / 100 / 2;
-    let zram_disksize =
-        round_up_step(add.saturating_mul(compression) / compression.saturating_sub(100).max(1));
     let zram_enough = add <= zram_reach;
     if s.on_flash {
         uwrite!(
@@ -529,28 +558,7 @@ fn advise_swap<W: uWrite + ?Sized>(
         )?;
     }
     if zram_enough {
-        uwrite!(
-            w,
-            "  zram (compressed RAM swap, assuming a compression ratio of "
-        )?;
-        write_centi(w, compression)?;
-        uwrite!(
-            w,
-            ":1): a {} MiB device gains ~{} MiB\n",
-            zram_disksize,
-            add
-        )?;
-        // A new device: an existing zram (swap in use, or not swap at all)
-        // is never reset under a running system.
-        uwrite!(
-            w,
-            "    sudo modprobe zram\n    dev=$(sudo zramctl --find --size "
-        )?;
-        size_arg(w, zram_disksize)?;
-        uwrite!(
-            w,
-            " --algorithm zstd)\n    sudo mkswap \"$dev\"\n    sudo swapon -p 100 \"$dev\"\n"
-        )?;
+        zram_commands(w, compression, add)?;
         if s.on_flash {
             return Ok(());
         }
@@ -569,28 +577,75 @@ fn advise_swap<W: uWrite + ?Sized>(
     }
     match s.dphys {
         Some(current) => dphys_commands(w, current, shortfall)?,
-        None => {
-            uwrite!(w, "  a swapfile of ")?;
-            size_arg(w, add)?;
-            uwrite!(w, ":\n    sudo fallocate -l ")?;
-            size_arg(w, add)?;
-            uwrite!(
-                w,
-                " /swapfile\n    sudo chmod 600 /swapfile\n    sudo mkswap /swapfile\n    sudo swapon /swapfile\n"
-            )?;
-            if s.on_flash {
-                uwrite!(
-                    w,
-                    "    # after the build: sudo swapoff /swapfile && sudo rm /swapfile\n"
-                )?;
-            } else {
-                uwrite!(
-                    w,
-                    "    echo '/swapfile none swap sw 0 0' | sudo tee -a /etc/fstab\n"
-                )?;
-            }
-        }
+        None => swapfile_commands(w, add, s.on_flash)?,
     }
+    swap_limits(w, s, add)
+}
+
+/// The commands that make a new zram swap device gaining `add` MiB at a
+/// `compression` ratio (hundredths).
+fn zram_commands<W: uWrite + ?Sized>(
+    w: &mut W,
+    compression: u64,
+    add: u64,
+) -> Result<(), W::Error> {
+    let zram_disksize =
+        round_up_step(add.saturating_mul(compression) / compression.saturating_sub(100).max(1));
+    uwrite!(
+        w,
+        "  zram (compressed RAM swap, assuming a compression ratio of "
+    )?;
+    write_centi(w, compression)?;
+    uwrite!(
+        w,
+        ":1): a {} MiB device gains ~{} MiB\n",
+        zram_disksize,
+        add
+    )?;
+    // A new device: an existing zram (swap in use, or not swap at all)
+    // is never reset under a running system.
+    uwrite!(
+        w,
+        "    sudo modprobe zram\n    dev=$(sudo zramctl --find --size "
+    )?;
+    size_arg(w, zram_disksize)?;
+    uwrite!(
+        w,
+        " --algorithm zstd)\n    sudo mkswap \"$dev\"\n    sudo swapon -p 100 \"$dev\"\n"
+    )
+}
+
+/// The commands that make a swapfile of `add` MiB: kept in fstab, or on
+/// flash removed after the build.
+fn swapfile_commands<W: uWrite + ?Sized>(
+    w: &mut W,
+    add: u64,
+    on_flash: bool,
+) -> Result<(), W::Error> {
+    uwrite!(w, "  a swapfile of ")?;
+    size_arg(w, add)?;
+    uwrite!(w, ":\n    sudo fallocate -l ")?;
+    size_arg(w, add)?;
+    uwrite!(
+        w,
+        " /swapfile\n    sudo chmod 600 /swapfile\n    sudo mkswap /swapfile\n    sudo swapon /swapfile\n"
+    )?;
+    if on_flash {
+        uwrite!(
+            w,
+            "    # after the build: sudo swapoff /swapfile && sudo rm /swapfile\n"
+        )
+    } else {
+        uwrite!(
+            w,
+            "    echo '/swapfile none swap sw 0 0' | sudo tee -a /etc/fstab\n"
+        )
+    }
+}
+
+/// What limits the `add` MiB of new swap: the cgroup's swap allowance and
+/// the build disk's free space.
+fn swap_limits<W: uWrite + ?Sized>(w: &mut W, s: &Situation, add: u64) -> Result<(), W::Error> {
     if let Some(c) = &s.cgroup
         && let Some(a) = c.swap_allowance_mb
         && a < s.swap_free_mb.saturating_add(add)

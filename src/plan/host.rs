@@ -83,6 +83,17 @@ fn online_cpus(root: &Root, buf: &mut [u8]) -> Option<(u32, &'static str)> {
 /// cgroup quota (rounded up) and cpuset. `buf` needs 64 KiB (/proc/stat and
 /// mountinfo).
 pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
+    let cpu_cg = cgroup::open_cpu(root, buf).ok().flatten();
+    cores_with(root, live, cpu_cg.as_ref(), buf)
+}
+
+/// [`cores`] with the CPU cgroup already opened (`None` without one).
+pub fn cores_with(
+    root: &Root,
+    live: bool,
+    cpu_cg: Option<&cgroup::CpuCgroup>,
+    buf: &mut [u8],
+) -> Cores {
     let (online, online_from) = match online_cpus(root, buf) {
         Some((n, from)) => (Some(n), from),
         None => (None, "none"),
@@ -95,9 +106,8 @@ pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
     } else {
         None
     };
-    let cpu_cg = cgroup::open_cpu(root, buf).ok().flatten();
-    let quota_millicpus = cpu_cg.as_ref().and_then(|c| c.quota_millicpus(buf));
-    let cpuset = cpu_cg.as_ref().and_then(|c| c.cpuset_count(buf));
+    let quota_millicpus = cpu_cg.and_then(|c| c.quota_millicpus(buf));
+    let cpuset = cpu_cg.and_then(|c| c.cpuset_count(buf));
 
     let mut usable = u32::MAX;
     let mut limit = CoreLimit::Online;
@@ -181,14 +191,30 @@ impl Memory {
 pub fn memory(root: &Root, buf: &mut [u8]) -> Result<Memory, MemoryError> {
     let b = meminfo::read(root, buf).map_err(MemoryError::Read)?;
     let m = meminfo::parse(b).map_err(MemoryError::Parse)?;
-    let (cg, cgroup_error) = match cgroup::open_memory(root, buf) {
+    let cg = cgroup::open_memory(root, buf);
+    Ok(memory_of(
+        m,
+        cg.as_ref().map(Option::as_ref).map_err(|&e| e),
+        buf,
+    ))
+}
+
+/// [`memory`] from /proc/meminfo already parsed and the memory cgroup
+/// already opened (or why it could not be). `buf`:
+/// [`cgroup::TICK_BUF_LEN`].
+pub fn memory_of(
+    m: MemInfo,
+    cg: Result<Option<&cgroup::MemCgroup>, cgroup::CgroupError>,
+    buf: &mut [u8],
+) -> Memory {
+    let (cg, cgroup_error) = match cg {
         Ok(cg) => (cg, None),
         Err(e) => (None, Some(e)),
     };
-    let available = cg.as_ref().and_then(|c| c.available(m.mem_total_kib, buf));
-    let swap = cg
-        .as_ref()
-        .and_then(|c| c.swap_allowance_bytes(m.mem_total_kib, m.swap_total_kib, buf));
+    let (available, swap) = match cg {
+        Some(c) => c.available_and_swap(m.mem_total_kib, m.swap_total_kib, buf),
+        None => (None, None),
+    };
     let avail_mb = m.mem_available_kib / 1024;
     let (usable_mb, limit) = match available {
         Some(a) if a.available_bytes >> 20 < avail_mb => {
@@ -196,7 +222,7 @@ pub fn memory(root: &Root, buf: &mut [u8]) -> Result<Memory, MemoryError> {
         }
         _ => (avail_mb, MemLimit::MemAvailable),
     };
-    Ok(Memory {
+    Memory {
         meminfo: m,
         cgroup: available,
         cgroup_version: cg.map(|c| c.version),
@@ -204,7 +230,7 @@ pub fn memory(root: &Root, buf: &mut [u8]) -> Result<Memory, MemoryError> {
         usable_mb,
         limit,
         cgroup_error,
-    })
+    }
 }
 
 /// Why [`memory`] failed.
@@ -227,10 +253,15 @@ pub fn cgroup_path(
     out: &mut heapless::String<256>,
 ) {
     out.clear();
-    let Ok(b) = root.read(cgroup::PATH_SELF, buf) else {
-        return;
-    };
-    let Some((_, path)) = cgroup::path_for(b, controller) else {
+    if let Ok(b) = root.read(cgroup::PATH_SELF, buf) {
+        cgroup_path_in(b, controller, depth, out);
+    }
+}
+
+/// [`cgroup_path`] from the text of `/proc/self/cgroup` already read.
+pub fn cgroup_path_in(text: &[u8], controller: &[u8], depth: u8, out: &mut heapless::String<256>) {
+    out.clear();
+    let Some((_, path)) = cgroup::path_for(text, controller) else {
         return;
     };
     let mut p = path;
@@ -298,8 +329,17 @@ pub fn fs_type_and_source(
     path: &str,
     buf: &mut [u8],
 ) -> (Option<FsType>, heapless::String<128>) {
+    fs_type_and_source_in(root.read(crate::kernel::mountinfo::PATH, buf).ok(), path)
+}
+
+/// [`fs_type_and_source`] from the mount table already read (`None`
+/// when it could not be).
+pub fn fs_type_and_source_in(
+    table: Option<&[u8]>,
+    path: &str,
+) -> (Option<FsType>, heapless::String<128>) {
     let mut source = heapless::String::<128>::new();
-    let Ok(b) = root.read(crate::kernel::mountinfo::PATH, buf) else {
+    let Some(b) = table else {
         return (None, source);
     };
     let Some(m) = crate::kernel::mountinfo::mount_of(b, path.as_bytes()) else {

@@ -279,22 +279,9 @@ pub fn plan<'a>(ask: &Ask<'a>, env: &Env<'a>, cap: &Capacity<'_>) -> Plan<'a> {
     };
     let cores = cap.cores.max(1);
 
-    let (jobs, binding) = if let Some(n) = override_jobs {
-        (n, Binding::Override)
-    } else {
-        let mut best = (cores, Binding::Cores);
-        if memory_jobs < best.0 {
-            best = (memory_jobs, Binding::Memory);
-        }
-        if let Some(r) = ask.requested
-            && r < best.0
-        {
-            best = (r, Binding::Requested);
-        }
-        if best.0 == 0 {
-            best = (1, Binding::Floor);
-        }
-        best
+    let (jobs, binding) = match override_jobs {
+        Some(n) => (n, Binding::Override),
+        None => fewest_jobs(cores, memory_jobs, ask.requested),
     };
     Plan {
         jobs,
@@ -306,6 +293,25 @@ pub fn plan<'a>(ask: &Ask<'a>, env: &Env<'a>, cap: &Capacity<'_>) -> Plan<'a> {
         headroom,
         ignored,
     }
+}
+
+/// The fewest of the jobs the `cores`, the memory (`memory_jobs`) and the
+/// request allow, and which of them binds (the first on a tie); at least
+/// one job ([`Binding::Floor`]).
+fn fewest_jobs(cores: u64, memory_jobs: u64, requested: Option<u64>) -> (u64, Binding) {
+    let mut best = (cores, Binding::Cores);
+    if memory_jobs < best.0 {
+        best = (memory_jobs, Binding::Memory);
+    }
+    if let Some(r) = requested
+        && r < best.0
+    {
+        best = (r, Binding::Requested);
+    }
+    if best.0 == 0 {
+        best = (1, Binding::Floor);
+    }
+    best
 }
 
 fn write_from<W: uWrite + ?Sized>(w: &mut W, f: From<'_>) -> Result<(), W::Error> {
@@ -332,6 +338,18 @@ impl Plan<'_> {
     /// # Errors
     /// The writer's error.
     pub fn explain<W: uWrite + ?Sized>(
+        &self,
+        ask: &Ask<'_>,
+        cap: &Capacity<'_>,
+        w: &mut W,
+    ) -> Result<(), W::Error> {
+        self.explain_inputs(ask, cap, w)?;
+        self.explain_formula(cap, w)
+    }
+
+    /// The inputs of `--explain`, a line each with where it came from, and
+    /// the environment values ignored.
+    fn explain_inputs<W: uWrite + ?Sized>(
         &self,
         ask: &Ask<'_>,
         cap: &Capacity<'_>,
@@ -400,6 +418,16 @@ impl Plan<'_> {
                 i.expected
             )?;
         }
+        Ok(())
+    }
+
+    /// The formula of `--explain` with its numbers, and what bound the
+    /// result.
+    fn explain_formula<W: uWrite + ?Sized>(
+        &self,
+        cap: &Capacity<'_>,
+        w: &mut W,
+    ) -> Result<(), W::Error> {
         if self.binding == Binding::Override {
             uwrite!(
                 w,

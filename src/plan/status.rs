@@ -23,28 +23,24 @@
 //! `Documentation/admin-guide/cgroup-v2.rst`,
 //! `Documentation/accounting/psi.rst`, statvfs(3), sched_getaffinity(2).
 
-use core::mem::MaybeUninit;
-
-use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
-use crate::followed::rusage::write_centi;
+use crate::followed::figures::write_centi;
 use crate::kernel::cgroup::{self, CgroupError, Version};
-use crate::kernel::parse::trim;
-use crate::kernel::root::{ReadError, Root, for_each_entry};
-use crate::kernel::swaps::{self, Swap, is_zram_name};
+use crate::kernel::root::ReadError;
+use crate::kernel::swaps;
+use crate::kernel::vmstat::VmStat;
 use crate::kernel::{psi, vmstat, zram};
 use crate::plan::host::{self, CoreLimit, Cores, Memory, MemoryError};
+use snapshot::{
+    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
+};
 
 /// Width of the label column (`memory`, `swap dev`, …), in columns.
 pub const LABEL_WIDTH: usize = 12;
 
 /// Longest line [`render`] writes, in columns (one column per character).
 pub const MAX_COLUMNS: usize = 100;
-
-/// Scratch buffer [`render`] needs, in bytes: `/proc/self/mountinfo` of a
-/// host with many container mounts (see [`crate::kernel::mountinfo::BUF_LEN`]).
-pub const SCRATCH_LEN: usize = 64 * 1024;
 
 /// Zram devices listed at most; more are counted ("and N more"). Boards run
 /// one device, zram-config scripts one per CPU (4–8); 32 keeps the screen.
@@ -57,11 +53,6 @@ pub const MAX_SWAP_ROWS: usize = 8;
 /// zram devices listed one per line; more are counted.
 pub const MAX_ZRAM_ROWS: usize = 8;
 
-/// Page size assumed for a `--root` tree, in KiB: the tree does not record
-/// the board's page size, and the smallest one flags the fewest devices
-/// "full" (a device whose used == size is full with any page size).
-const TREE_PAGE_KIB: u64 = 4;
-
 /// getdents64(2) buffer for listing `sys/block`, in bytes: a board has 20–40
 /// entries (loop, ram, mmcblk, zram) of ~24 bytes each; a larger directory
 /// only takes more calls.
@@ -71,7 +62,7 @@ const DIR_SCRATCH_LEN: usize = 1024;
 /// of their own.
 const NAME_WIDTH: usize = 24;
 
-/// What [`render`] shows.
+/// What [`Snapshot::read`] reads and [`render`] shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StatusOpts<'a> {
     /// True for the machine headroom runs on (`--root /`): statvfs(3) is
@@ -87,63 +78,36 @@ pub struct StatusOpts<'a> {
     pub memlock: Option<crate::tick::footprint::Outlook>,
 }
 
-/// Writes the status screen of `root` to `w`.
-///
-/// `buf` is scratch for the kernel files, [`SCRATCH_LEN`] bytes (a smaller
-/// one makes the larger files "not available (larger than its buffer)").
-/// Never fails on missing or malformed sources: each prints "not available"
-/// or "unknown" on its own line.
+/// Writes the status screen of `s` to `w`. Never fails on missing or
+/// malformed sources: each prints "not available" or "unknown" on its own
+/// line.
 ///
 /// # Errors
 /// Only the writer's error.
-pub fn render<W: uWrite>(
-    root: &Root,
-    opts: &StatusOpts<'_>,
-    buf: &mut [u8],
-    w: &mut W,
-) -> Result<(), W::Error> {
-    let mem = host::memory(root, buf);
-    memory_lines(w, &mem)?;
-    binding_lines(w, root, &mem, buf)?;
-    swap_total_line(w, &mem)?;
+pub fn render<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Error> {
+    memory_lines(w, &s.mem)?;
+    binding_lines(w, &s.mem, &s.mem_limit_path)?;
+    swap_total_line(w, &s.mem)?;
+    swap_lines(w, &s.swaps)?;
+    zram_lines(w, &s.zram)?;
 
-    let sys_block = root.open_dir(zram::SYS_BLOCK);
-    let sb = sys_block.as_ref().map(|fd| fd.as_fd()).map_err(|&e| e);
-    swap_lines(w, root, sb.ok(), page_kib(opts.live), buf)?;
-    zram_lines(w, sb)?;
+    fs_lines(w, s.opts.live, "tmp", &s.tmp)?;
+    fs_lines(w, s.opts.live, "disk", &s.disk)?;
+    slow_now::disk_io_line(w, &s.slow)?;
 
-    fs_lines(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
-    fs_lines(w, root, opts.live, "disk", opts.disk_path, buf)?;
-    let slow = slow_now::Facts::read(root, opts.disk_path, buf);
-    slow_now::disk_io_line(w, &slow)?;
+    cgroup_memory_lines(w, &s.mem, &s.memcg, &s.mem_limit_path)?;
+    cgroup_cpu_line(w, &s.cores, &s.cpu_cgroup)?;
+    cores_line(w, &s.cores, s.opts.live)?;
 
-    let memcg = cgroup::open_memory(root, buf);
-    cgroup_memory_lines(w, root, &mem, &memcg, buf)?;
-    let cores = host::cores(root, opts.live, buf);
-    cgroup_cpu_line(w, root, &cores, buf)?;
-    cores_line(w, &cores, opts.live)?;
-
-    psi_line(w, root, buf)?;
-    oom_line(w, root, &memcg, buf)?;
-    slow_now::heat_lines(w, &slow)?;
-    if let Some(o) = opts.memlock {
+    psi_line(w, &s.psi)?;
+    oom_line(w, &s.vmstat, &s.memcg)?;
+    slow_now::heat_lines(w, &s.slow)?;
+    if let Some(o) = s.opts.memlock {
         label(w, "memlock")?;
         o.write(w)?;
         w.write_str("\n")?;
     }
     Ok(())
-}
-
-/// The page size a zram swap device is judged full by, KiB: this
-/// machine's, or [`TREE_PAGE_KIB`] for a board tree.
-fn page_kib(live: bool) -> u64 {
-    if live {
-        u64::try_from(rustix::param::page_size() / 1024)
-            .unwrap_or(TREE_PAGE_KIB)
-            .max(1)
-    } else {
-        TREE_PAGE_KIB
-    }
 }
 
 // ---- sections ----
@@ -179,9 +143,8 @@ fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Resu
 /// (`usable 1004 MiB: the cgroup binds`).
 fn binding_lines<W: uWrite>(
     w: &mut W,
-    root: &Root,
     mem: &Result<Memory, MemoryError>,
-    buf: &mut [u8],
+    path: &str,
 ) -> Result<(), W::Error> {
     let Some((m, a)) = mem.as_ref().ok().and_then(|m| m.cgroup.map(|a| (m, a))) else {
         return Ok(());
@@ -201,8 +164,6 @@ fn binding_lines<W: uWrite>(
     };
     label(w, "")?;
     w.write_str("cgroup ")?;
-    let mut path = heapless::String::<256>::new();
-    host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
     let room = MAX_COLUMNS.saturating_sub(LABEL_WIDTH + 7 + figures.len());
     if path.is_empty() {
         w.write_str("(path unknown)")?;
@@ -250,15 +211,9 @@ fn memory_error<W: uWrite>(w: &mut W, e: MemoryError) -> Result<(), W::Error> {
     }
 }
 
-fn swap_lines<W: uWrite>(
-    w: &mut W,
-    root: &Root,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    buf: &mut [u8],
-) -> Result<(), W::Error> {
+fn swap_lines<W: uWrite>(w: &mut W, sw: &Swaps) -> Result<(), W::Error> {
     label(w, "swap dev")?;
-    let b = match root.read(swaps::PATH, buf) {
+    let b = match sw.text() {
         Ok(b) => b,
         Err(e) => return not_available(w, swaps::PATH, e),
     };
@@ -271,7 +226,6 @@ fn swap_lines<W: uWrite>(
     right(w, "used MiB", 10)?;
     right(w, "prio", 6)?;
     w.write_str("\n")?;
-    let mut zbuf = [0u8; zram::BUF_LEN];
     let mut name = [0u8; swaps::NAME_MAX_LEN];
     let total = swaps::entries(b).count();
     for (shown, s) in swaps::entries(b).enumerate() {
@@ -303,106 +257,28 @@ fn swap_lines<W: uWrite>(
         right_num(w, s.size_kib / 1024, 10)?;
         right_num(w, s.used_kib / 1024, 10)?;
         right_int(w, s.priority, 6)?;
-        if s.is_zram() {
-            zram_swap_note(w, &s, sys_block, page_kib, &mut zbuf)?;
-        }
+        zram_swap_note(w, sw.zram(shown))?;
         w.write_str("\n")?;
     }
     Ok(())
 }
 
-/// How a zram swap device stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ZramSwap {
-    /// No page left: used ≥ size − one page, or zram holds as much data as
-    /// its disksize; however much other swap is free, pages already on this
-    /// device stay in RAM.
-    Full,
-    /// Room left.
-    Room,
-    /// Not full by `/proc/swaps`, and `sys/block/zramN` cannot be read.
-    Unreadable,
-}
-
-fn zram_swap(
-    s: &Swap<'_>,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    zbuf: &mut [u8],
-) -> ZramSwap {
-    let by_swaps = s.size_kib > 0 && s.used_kib >= s.size_kib.saturating_sub(page_kib);
-    let dev = sys_block
-        .and_then(|sb| core::str::from_utf8(s.basename()).ok().map(|n| (sb, n)))
-        .map(|(sb, n)| zram::device(sb, n, zbuf));
-    let by_device = match &dev {
-        Some(Ok(d)) => d.initialised && d.mm_stat.orig_data_size >= d.disksize,
-        _ => false,
-    };
-    if by_swaps || by_device {
-        ZramSwap::Full
-    } else if !matches!(dev, Some(Ok(_))) {
-        ZramSwap::Unreadable
-    } else {
-        ZramSwap::Room
-    }
-}
-
 /// "zram full" or "zram: not available" after a zram swap device's row.
-fn zram_swap_note<W: uWrite>(
-    w: &mut W,
-    s: &Swap<'_>,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    zbuf: &mut [u8],
-) -> Result<(), W::Error> {
-    match zram_swap(s, sys_block, page_kib, zbuf) {
-        ZramSwap::Full => w.write_str("  zram full"),
-        ZramSwap::Unreadable => w.write_str("  zram: not available"),
-        ZramSwap::Room => Ok(()),
+fn zram_swap_note<W: uWrite>(w: &mut W, v: Option<ZramSwap>) -> Result<(), W::Error> {
+    match v {
+        Some(ZramSwap::Full) => w.write_str("  zram full"),
+        Some(ZramSwap::Unreadable) => w.write_str("  zram: not available"),
+        Some(ZramSwap::Room) | None => Ok(()),
     }
 }
 
-/// The zram devices' names under `sys/block`, at most [`MAX_ZRAM`],
-/// zram10 after zram9, and how many more there are.
-type ZramNames = heapless::Vec<heapless::String<16>, MAX_ZRAM>;
-
-fn zram_names(sb: BorrowedFd<'_>) -> Result<(ZramNames, u32), rustix::io::Errno> {
-    let mut names = ZramNames::new();
-    let mut more = 0u32;
-    let mut scratch = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
-    for_each_entry(sb, &mut scratch, |name, _| {
-        if is_zram_name(name) {
-            let n = core::str::from_utf8(name)
-                .ok()
-                .and_then(|n| heapless::String::try_from(n).ok());
-            let kept = match n {
-                Some(n) => names.push(n).is_ok(),
-                None => false,
-            };
-            if !kept {
-                more = more.saturating_add(1);
-            }
-        }
-        true
-    })?;
-    names.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-    Ok((names, more))
-}
-
-fn zram_lines<W: uWrite>(
-    w: &mut W,
-    sys_block: Result<BorrowedFd<'_>, rustix::io::Errno>,
-) -> Result<(), W::Error> {
+fn zram_lines<W: uWrite>(w: &mut W, zram: &Result<ZramDevices, ReadError>) -> Result<(), W::Error> {
     label(w, "zram")?;
-    let sb = match sys_block {
-        Ok(sb) => sb,
-        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Open(e)),
+    let (devices, more) = match zram {
+        Ok(z) => (&z.devices, z.more),
+        Err(e) => return not_available(w, zram::SYS_BLOCK, *e),
     };
-    let (names, more) = match zram_names(sb) {
-        Ok(n) => n,
-        Err(e) => return not_available(w, zram::SYS_BLOCK, ReadError::Read(e)),
-    };
-    if names.is_empty() && more == 0 {
+    if devices.is_empty() && more == 0 {
         return w.write_str("none\n");
     }
     left(w, "device", 8)?;
@@ -413,18 +289,17 @@ fn zram_lines<W: uWrite>(
     right(w, "RAM used", 10)?;
     right(w, "compression", 13)?;
     w.write_str("  (MiB)\n")?;
-    let mut zbuf = [0u8; zram::BUF_LEN];
     let more = more.saturating_add(
-        u32::try_from(names.len().saturating_sub(MAX_ZRAM_ROWS)).unwrap_or(u32::MAX),
+        u32::try_from(devices.len().saturating_sub(MAX_ZRAM_ROWS)).unwrap_or(u32::MAX),
     );
-    for name in names.iter().take(MAX_ZRAM_ROWS) {
+    for (name, d) in devices.iter().take(MAX_ZRAM_ROWS) {
         label(w, "")?;
         left(w, name, 8)?;
-        let d = match zram::device(sb, name, &mut zbuf) {
+        let d = match d {
             Ok(d) => d,
             Err(e) => {
                 w.write_str("not available (")?;
-                match e {
+                match *e {
                     zram::DeviceError::BadName => w.write_str("bad name")?,
                     zram::DeviceError::Read(e) => w.write_str(e.describe())?,
                     zram::DeviceError::Parse(_) => w.write_str("does not parse")?,
@@ -465,19 +340,12 @@ fn zram_lines<W: uWrite>(
     Ok(())
 }
 
-fn fs_lines<W: uWrite>(
-    w: &mut W,
-    root: &Root,
-    live: bool,
-    name: &str,
-    path: &str,
-    buf: &mut [u8],
-) -> Result<(), W::Error> {
+fn fs_lines<W: uWrite>(w: &mut W, live: bool, name: &str, f: &FsFacts<'_>) -> Result<(), W::Error> {
     label(w, name)?;
-    show(w, path.as_bytes(), 40)?;
+    show(w, f.path.as_bytes(), 40)?;
     w.write_str(": ")?;
-    let (fs_type, source) = host::fs_type_and_source(root, path, buf);
-    match &fs_type {
+    let (fs_type, source) = (&f.fs_type, &f.source);
+    match fs_type {
         Some(t) => {
             show(w, t.as_bytes(), 12)?;
         }
@@ -489,10 +357,10 @@ fn fs_lines<W: uWrite>(
     }
     w.write_str("\n")?;
     label(w, "")?;
-    let Some(s) = host::fs_stat(root, live, path, buf) else {
+    let Some(s) = f.stat else {
         if live {
             w.write_str("size not available (statvfs failed)\n")?;
-        } else if root.read(host::STATVFS_FILE, buf).is_err() {
+        } else if !f.capture_read {
             w.write_str("size not available (no ")?;
             w.write_str(host::STATVFS_FILE)?;
             w.write_str(" capture in the tree)\n")?;
@@ -536,10 +404,9 @@ fn tmpfs_note<W: uWrite>(w: &mut W, fs_type: Option<&str>) -> Result<(), W::Erro
 
 fn cgroup_memory_lines<W: uWrite>(
     w: &mut W,
-    root: &Root,
     mem: &Result<Memory, MemoryError>,
-    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
-    buf: &mut [u8],
+    memcg: &Result<Option<MemCgroupFacts>, CgroupError>,
+    path: &str,
 ) -> Result<(), W::Error> {
     label(w, "cgroup mem")?;
     let cg = match memcg {
@@ -561,8 +428,6 @@ fn cgroup_memory_lines<W: uWrite>(
             w.write_str("\n")?;
             label(w, "")?;
             w.write_str("limit set at ")?;
-            let mut path = heapless::String::<256>::new();
-            host::cgroup_path(root, b"memory", a.depth, buf, &mut path);
             if path.is_empty() {
                 w.write_str("unknown path")?;
             } else {
@@ -580,7 +445,7 @@ fn cgroup_memory_lines<W: uWrite>(
         None => {
             w.write_str("no memory limit ")?;
             version(w, cg.version)?;
-            if let Some(u) = cg.usage_bytes(buf) {
+            if let Some(u) = cg.usage_bytes {
                 uwrite!(w, "  usage {} MiB", u >> 20)?;
             }
             w.write_str("\n")
@@ -607,9 +472,8 @@ fn swap_allowance_line<W: uWrite>(
 
 fn cgroup_cpu_line<W: uWrite>(
     w: &mut W,
-    root: &Root,
     cores: &Cores,
-    buf: &mut [u8],
+    cpu: &Result<Option<Version>, CgroupError>,
 ) -> Result<(), W::Error> {
     label(w, "cgroup cpu")?;
     if let Some(m) = cores.quota_millicpus {
@@ -617,10 +481,10 @@ fn cgroup_cpu_line<W: uWrite>(
         write_centi(w, m.div_ceil(10))?;
         return w.write_str(" CPUs\n");
     }
-    match cgroup::open_cpu(root, buf) {
-        Ok(Some(c)) => {
+    match *cpu {
+        Ok(Some(v)) => {
             w.write_str("no CPU quota ")?;
-            version(w, c.version)?;
+            version(w, v)?;
             w.write_str("\n")
         }
         Ok(None) => w.write_str("no CPU quota (no cpu controller)\n"),
@@ -676,26 +540,21 @@ fn limited_by(c: &Cores) -> &'static str {
     }
 }
 
-fn psi_line<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::Error> {
+fn psi_line<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W::Error> {
     label(w, "PSI memory")?;
-    let b = match psi::read(root, buf) {
-        Ok(b) => b,
-        Err(e) => return not_available(w, psi::PATH_MEMORY, e),
-    };
-    if trim(b).is_empty() {
-        return w.write_str("not available (empty: PSI disabled)\n");
-    }
-    match psi::parse(b) {
+    match *p {
         Ok(p) => {
             w.write_str("some avg10 ")?;
-            write_centi(w, p.some.avg10_centi)?;
+            write_centi(w, p.avg10_centi)?;
             w.write_str("%  avg60 ")?;
-            write_centi(w, p.some.avg60_centi)?;
+            write_centi(w, p.avg60_centi)?;
             w.write_str("%  avg300 ")?;
-            write_centi(w, p.some.avg300_centi)?;
+            write_centi(w, p.avg300_centi)?;
             w.write_str("%\n")
         }
-        Err(_) => {
+        Err(PsiMiss::Read(e)) => not_available(w, psi::PATH_MEMORY, e),
+        Err(PsiMiss::Empty) => w.write_str("not available (empty: PSI disabled)\n"),
+        Err(PsiMiss::Parse) => {
             w.write_str("not available (")?;
             w.write_str(psi::PATH_MEMORY)?;
             w.write_str(" does not parse)\n")
@@ -705,24 +564,21 @@ fn psi_line<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::
 
 fn oom_line<W: uWrite>(
     w: &mut W,
-    root: &Root,
-    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
-    buf: &mut [u8],
+    vm: &Result<VmStat, VmMiss>,
+    memcg: &Result<Option<MemCgroupFacts>, CgroupError>,
 ) -> Result<(), W::Error> {
     label(w, "oom_kill")?;
-    match vmstat::read(root, buf) {
-        Ok(b) => match vmstat::parse(b) {
-            Ok(v) => match v.oom_kill {
-                Some(n) => uwrite!(w, "{} since boot (host-wide)", n)?,
-                None => w.write_str("not counted (kernel before 4.13)")?,
-            },
-            Err(_) => {
-                w.write_str("not available (")?;
-                w.write_str(vmstat::PATH)?;
-                w.write_str(" does not parse)")?;
-            }
+    match *vm {
+        Ok(v) => match v.oom_kill {
+            Some(n) => uwrite!(w, "{} since boot (host-wide)", n)?,
+            None => w.write_str("not counted (kernel before 4.13)")?,
         },
-        Err(e) => {
+        Err(VmMiss::Parse) => {
+            w.write_str("not available (")?;
+            w.write_str(vmstat::PATH)?;
+            w.write_str(" does not parse)")?;
+        }
+        Err(VmMiss::Read(e)) => {
             w.write_str("not available (")?;
             w.write_str(vmstat::PATH)?;
             w.write_str(": ")?;
@@ -731,7 +587,7 @@ fn oom_line<W: uWrite>(
         }
     }
     if let Ok(Some(cg)) = memcg
-        && let Some(n) = cg.oom_kills(buf)
+        && let Some(n) = cg.oom_kills
     {
         uwrite!(w, "; {} in this cgroup", n)?;
     }
@@ -860,10 +716,672 @@ fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
     Ok(n.min(max))
 }
 
-mod slow_now;
+pub mod slow_now;
+pub mod snapshot;
 mod status_json;
+pub use snapshot::SCRATCH_LEN;
 pub use status_json::{KEYS as JSON_KEYS, render_json};
 
 #[cfg(test)]
-#[path = "status_tests.rs"]
-mod tests;
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::kernel::root::Root;
+    use std::string::String;
+    use std::vec::Vec;
+
+    struct Out(String);
+
+    impl uWrite for Out {
+        type Error = core::convert::Infallible;
+        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+            self.0.push_str(s);
+            Ok(())
+        }
+    }
+
+    const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+
+    fn render_at(dir: &str, disk: &str) -> String {
+        let root = Root::open(dir).unwrap();
+        let opts = StatusOpts {
+            live: false,
+            disk_path: disk,
+            tmp_path: "/tmp",
+            memlock: None,
+        };
+        let mut buf = std::vec![0u8; SCRATCH_LEN];
+        let mut out = Out(String::new());
+        let snap = Snapshot::read(&root, opts, &mut buf);
+        let Ok(()) = render(&snap, &mut out);
+        for line in out.0.lines() {
+            assert!(line.chars().count() <= MAX_COLUMNS, "too wide: {line:?}");
+            assert!(!line.ends_with(' '), "trailing space: {line:?}");
+        }
+        assert!(
+            out.0.lines().count() <= 40,
+            "more than a screen:\n{}",
+            out.0
+        );
+        out.0
+    }
+
+    fn fixture(case: &str) -> String {
+        render_at(&std::format!("{FIX}{case}"), "/")
+    }
+
+    #[track_caller]
+    fn has(out: &str, line: &str) {
+        assert!(
+            out.lines().any(|l| l == line),
+            "no line {line:?} in:\n{out}"
+        );
+    }
+
+    /// Whole lines `text` (several, each ending in a newline), in order.
+    #[track_caller]
+    fn has_lines(out: &str, text: &str) {
+        assert!(
+            out.starts_with(text) || out.contains(&std::format!("\n{text}")),
+            "no lines {text:?} in:\n{out}"
+        );
+    }
+
+    /// A scratch tree under the temp dir, removed on drop.
+    struct Tree(std::path::PathBuf);
+
+    impl Tree {
+        fn new(name: &str) -> Tree {
+            let p = std::env::temp_dir().join(std::format!(
+                "headroom-status-{}-{name}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Tree(p)
+        }
+        fn file(&self, rel: &str, content: &[u8]) -> &Self {
+            let p = self.0.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+            self
+        }
+        fn path(&self) -> &str {
+            self.0.to_str().unwrap()
+        }
+    }
+
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn fixture_06_cgroupv2_container_cpu_max_unlimited() {
+        let out = fixture("06-cgroupv2-container-cpu-max-unlimited");
+        std::println!("{out}");
+        // No memory.stat in the case: the cache counts as used, and it says so.
+        has_lines(
+            &out,
+            "            cgroup /: available 4 MiB of 2048 (usage 2044, inactive file unknown)\n            usable 4 MiB: the cgroup binds\nswap        total 8191 MiB",
+        );
+        has_lines(
+            &out,
+            "cgroup mem  limit 2048 MiB  (v2)\n            limit set at /\n            no inactive_file in memory.stat: its page cache counts as used\n            swap: at most 2048 MiB (memory.swap.max)\n",
+        );
+        has(&out, "cgroup cpu  no CPU quota (v2)");
+        has(
+            &out,
+            "cores       online 4  quota none  cpuset 4  usable 4 (online)",
+        );
+        has(
+            &out,
+            "oom_kill    7 since boot (host-wide); 3 in this cgroup",
+        );
+        has(&out, "swap dev    not available (proc/swaps: not found)");
+        has(&out, "zram        not available (sys/block: not found)");
+        has(
+            &out,
+            "PSI memory  not available (proc/pressure/memory: not found)",
+        );
+        has(
+            &out,
+            "            size not available (no statvfs capture in the tree)",
+        );
+        assert!(!out.contains("affinity"));
+        assert!(out.starts_with("memory      total "));
+    }
+
+    #[test]
+    fn fixture_08_rpi_memory_cgroup_disabled() {
+        let out = fixture("08-rpi-memory-cgroup-disabled");
+        // CASE: MemTotal 8052.0 MB (8245232 kB = 8051.98 MiB, shown rounded
+        // down like the CSV), MemAvailable 7449.7.
+        has(
+            &out,
+            "memory      total 8051 MiB  available 7449 MiB  used 7%",
+        );
+        has(&out, "cgroup mem  no memory controller");
+        has(&out, "cgroup cpu  no CPU quota (v2)");
+        has(&out, "oom_kill    not available (proc/vmstat: not found)");
+    }
+
+    #[test]
+    fn fixture_09_e_sparse_numbering_only_zram1() {
+        let out = fixture("09-zram-mm-stat-field-counts/e-sparse-numbering-only-zram1");
+        has(
+            &out,
+            "swap dev    name                    type        size MiB  used MiB  prio",
+        );
+        has(
+            &out,
+            "            /dev/zram1              partition       1023        50   100",
+        );
+        has(
+            &out,
+            "zram        device  algorithm  disksize  stored  compressed  RAM used  compression  (MiB)",
+        );
+        has(
+            &out,
+            "            zram1   lzo-rle        1024      50          15        17         3.33",
+        );
+        has(&out, "memory      not available (proc/meminfo: not found)");
+        has(&out, "cgroup mem  no memory controller");
+    }
+
+    #[test]
+    fn fixture_09_d_uninitialized() {
+        let out = fixture("09-zram-mm-stat-field-counts/d-uninitialized");
+        has(&out, "            zram0   not initialised");
+    }
+
+    #[test]
+    fn fixture_11_b_escaped_space_and_long_path() {
+        let out = fixture("11-proc-swaps-layouts-and-escapes/b-escaped-space-and-long-path");
+        has(
+            &out,
+            "            /mnt/usb disk/swapfile  file            1023         0    -2",
+        );
+        has(
+            &out,
+            "            /srv/buildcache/swap-area/raspberrypi-build-swapfile.img",
+        );
+        has(
+            &out,
+            "                                    file            2047        10    -3",
+        );
+        // No sys/block in this tree: the zram line says so.
+        has(
+            &out,
+            "            /dev/zram0              partition        495        12   100  zram: not available",
+        );
+    }
+
+    #[test]
+    fn fixture_11_a_no_swap() {
+        let out = fixture("11-proc-swaps-layouts-and-escapes/a-no-swap");
+        has(&out, "swap dev    no swap");
+    }
+
+    #[test]
+    fn fixture_04_cgroupv1_unlimited_sentinels() {
+        let out = fixture("04-cgroupv1-unlimited-sentinels");
+        // CASE: effective limit = MemTotal 3940.8 MB (4035420 kB): the
+        // cgroup's "unlimited" sentinel does not show as a limit.
+        has(
+            &out,
+            "memory      total 3940 MiB  available 2573 MiB  used 34%",
+        );
+        has(&out, "cgroup mem  no memory limit (v1)  usage 28 MiB");
+        has(&out, "cgroup cpu  no CPU quota (v1)");
+        has(
+            &out,
+            "oom_kill    not available (proc/vmstat: not found); 0 in this cgroup",
+        );
+    }
+
+    #[test]
+    fn fixture_01_meminfo_no_memavailable() {
+        let out = fixture("01-meminfo-no-memavailable");
+        has(&out, "            estimated: kernel has no MemAvailable");
+        has(&out, "swap        total 3072 MiB  used 0 MiB");
+    }
+
+    #[test]
+    fn fixture_19_psi() {
+        let out = fixture("19-psi-unavailable/c-psi-enabled");
+        has(
+            &out,
+            "PSI memory  some avg10 1.21%  avg60 0.87%  avg300 0.30%",
+        );
+        let out = fixture("19-psi-unavailable/b-psi-default-disabled");
+        has(&out, "PSI memory  not available (empty: PSI disabled)");
+    }
+
+    #[test]
+    fn fixture_20_vmstat_no_oom_kill() {
+        let out = fixture("20-vmstat-no-oom-kill/a-kernel-3.10-no-oom_kill");
+        has(&out, "oom_kill    not counted (kernel before 4.13)");
+    }
+
+    #[test]
+    fn fixture_22_statvfs_inodes_exhausted_and_tmpfs_tmp() {
+        let case = std::format!("{FIX}22-statvfs-inodes-exhausted-and-tmpfs-tmp/");
+        let t = Tree::new("22");
+        for f in ["proc/self/mountinfo", "proc/meminfo"] {
+            t.file(f, &std::fs::read(std::format!("{case}{f}")).unwrap());
+        }
+        // The capture of statvfs.json in the tree's `statvfs` format.
+        t.file(
+            host::STATVFS_FILE,
+            b"/ 4096 6553344 2359040 1966080 1638400 8 ext4\n\
+              /home/builder/src 4096 6553344 2359040 1966080 1638400 8 ext4\n\
+              /tmp 4096 485674 31002 31002 485674 485601 tmpfs\n",
+        );
+        let out = render_at(t.path(), "/home/builder/src");
+        has(&out, "tmp         /tmp: tmpfs on tmpfs");
+        has(
+            &out,
+            "            size 1897 MiB  available 121 MiB  use 94%  inodes free 485601",
+        );
+        has(&out, "            tmpfs: counts against RAM");
+        has(
+            &out,
+            "disk        /home/builder/src: ext4 on /dev/mmcblk0p2",
+        );
+        has(
+            &out,
+            "            size 25599 MiB  available 7680 MiB  use 69%  inodes free 8",
+        );
+        has(
+            &out,
+            "            inodes exhausted: 8 free, new files fail with ENOSPC",
+        );
+        assert_eq!(out.matches("tmpfs: counts").count(), 1);
+        assert_eq!(out.matches("inodes exhausted").count(), 1);
+        let out = render_at(t.path(), "/srv");
+        has(&out, "disk        /srv: ext4 on /dev/mmcblk0p2");
+        has(
+            &out,
+            "            size not available (no line for it in statvfs)",
+        );
+    }
+
+    fn zram_tree(name: &str, swaps_row: &str, disksize: &str, mm_stat: &str) -> Tree {
+        let t = Tree::new(name);
+        t.file(
+            "proc/swaps",
+            std::format!(
+                "Filename\tType\tSize\tUsed\tPriority\n{swaps_row}\n/swapfile file 1048572 0 -2\n"
+            )
+            .as_bytes(),
+        )
+        .file("sys/block/zram0/disksize", disksize.as_bytes())
+        .file("sys/block/zram0/mm_stat", mm_stat.as_bytes())
+        .file("sys/block/zram0/comp_algorithm", b"lzo [lz4] zstd\n");
+        t
+    }
+
+    #[test]
+    fn zram_full_when_used_reaches_size_whatever_other_swap_is_free() {
+        let t = zram_tree(
+            "full",
+            "/dev/zram0 partition 524284 524284 100",
+            "536870912\n",
+            "300000000 100000000 110000000 0 110000000 0 0\n",
+        );
+        let out = render_at(t.path(), "/");
+        has(
+            &out,
+            "            /dev/zram0              partition        511       511   100  zram full",
+        );
+        has(
+            &out,
+            "            /swapfile               file            1023         0    -2",
+        );
+        has(
+            &out,
+            "            zram0   lz4             512     286          95       104         3.00",
+        );
+    }
+
+    #[test]
+    fn zram_full_by_one_page_or_by_stored_data() {
+        // One 4 KiB page short of the size: full.
+        let t = zram_tree(
+            "page",
+            "/dev/zram0 partition 524284 524280 100",
+            "536870912\n",
+            "1000 500 4096\n",
+        );
+        assert!(render_at(t.path(), "/").contains("  zram full\n"));
+        // Two pages short, but orig_data_size reached disksize: full.
+        let t = zram_tree(
+            "stored",
+            "/dev/zram0 partition 524284 524276 100",
+            "536870912\n",
+            "536870912 100000000 110000000\n",
+        );
+        assert!(render_at(t.path(), "/").contains("  zram full\n"));
+        // Two pages short and data below disksize: not full.
+        let t = zram_tree(
+            "notfull",
+            "/dev/zram0 partition 524284 524276 100",
+            "536870912\n",
+            "1000 500 4096\n",
+        );
+        let out = render_at(t.path(), "/");
+        assert!(!out.contains("zram full"), "{out}");
+        has(
+            &out,
+            "            /dev/zram0              partition        511       511   100",
+        );
+    }
+
+    #[test]
+    fn an_empty_tree_prints_every_line_as_not_available() {
+        let t = Tree::new("empty");
+        let out = render_at(t.path(), "/");
+        let want = [
+            "memory      not available (proc/meminfo: not found)",
+            "swap        total unknown (no meminfo)",
+            "swap dev    not available (proc/swaps: not found)",
+            "zram        not available (sys/block: not found)",
+            "tmp         /tmp: type unknown",
+            "            size not available (no statvfs capture in the tree)",
+            "disk        /: type unknown",
+            "            size not available (no statvfs capture in the tree)",
+            "            I/O: no block device (mount table unreadable)",
+            "cgroup mem  no memory controller",
+            "cgroup cpu  no CPU quota (no cpu controller)",
+            "cores       online unknown  quota none  cpuset none  usable 1 (assumed)",
+            "PSI memory  not available (proc/pressure/memory: not found)",
+            "oom_kill    not available (proc/vmstat: not found)",
+            "cpu temp    no CPU sensor (no thermal zone or hwmon of the CPU)",
+            "cpu freq    no cpufreq",
+        ];
+        assert_eq!(out.lines().collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn hostile_swap_names_and_garbage_rows() {
+        let long = "/x".repeat(200);
+        let t = Tree::new("hostile");
+        let mut swaps = b"Filename Type Size Used Priority\n/a\\012b\\033[2J\xff file 10240 0 -1\n\
+                          /bad file 1x 0 -1\n"
+            .to_vec();
+        swaps.extend_from_slice(std::format!("{long} file 0 0 -3\n").as_bytes());
+        t.file("proc/swaps", &swaps)
+            .file("sys/block/zram9/disksize", b"garbage\n");
+        let out = render_at(t.path(), "/");
+        has(
+            &out,
+            "            /a?b?[2J?               file              10         0    -1",
+        );
+        has(&out, "            line 3 does not parse");
+        let tail = std::format!("            ...{}", &long[long.len() - 85..]);
+        has(&out, &tail);
+        has(&out, "            zram9   not available (does not parse)");
+    }
+
+    #[test]
+    fn boards_fit_one_screen() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/");
+        let out = render_at(&std::format!("{dir}rpi5-8g-bookworm"), "/");
+        std::println!("{out}");
+        has(&out, "cgroup mem  no memory controller");
+        assert!(out.contains("            zram0   zstd  "), "{out}");
+        let out = render_at(&std::format!("{dir}x86_64-vm-2c-24g"), "/");
+        std::println!("{out}");
+        has(&out, "            zram0   not initialised");
+    }
+
+    #[test]
+    fn long_paths_sources_and_types_stay_within_the_width() {
+        let long = std::format!("/{}", "d".repeat(150));
+        let t = Tree::new("wide");
+        t.file(
+            "proc/self/mountinfo",
+            std::format!(
+                "22 1 179:2 / / rw - fuse.a-very-long-filesystem-type {}/source rw\n",
+                "s".repeat(120)
+            )
+            .as_bytes(),
+        )
+        .file(
+            "proc/swaps",
+            b"/dev/zram0 partition 1000 1000 100\n/swap\\040file partition 8 0 -1\n",
+        );
+        // render_at checks every line against MAX_COLUMNS.
+        let out = render_at(t.path(), &long);
+        let tail = &long[long.len() - 37..];
+        has(
+            &out,
+            &std::format!(
+                "disk        ...{tail}: ...stem-type on ...{}/source",
+                "s".repeat(18)
+            ),
+        );
+        // Full and without sys/block: "zram full" only.
+        has(
+            &out,
+            "            /dev/zram0              partition          0         0   100  zram full",
+        );
+        has(
+            &out,
+            "            /swap file              partition          0         0    -1",
+        );
+    }
+
+    #[test]
+    fn live_host_renders_without_failing() {
+        let root = Root::open("/").unwrap();
+        let mut buf = std::vec![0u8; SCRATCH_LEN];
+        let opts = StatusOpts {
+            live: true,
+            disk_path: "/",
+            tmp_path: "/tmp",
+            memlock: Some(crate::tick::footprint::Outlook::of_self(false, &mut buf)),
+        };
+        let mut out = Out(String::new());
+        let snap = Snapshot::read(&root, opts, &mut buf);
+        let Ok(()) = render(&snap, &mut out);
+        std::println!("{}", out.0);
+        assert!(out.0.contains("  affinity "), "{}", out.0);
+        // Last: what a recording started here would do about locking.
+        let last = out.0.lines().last().unwrap_or_default();
+        assert!(last.starts_with("memlock     record and run "), "{}", out.0);
+        assert!(out.0.lines().all(|l| l.chars().count() <= MAX_COLUMNS));
+    }
+
+    #[test]
+    fn padding_helpers() {
+        assert_eq!(
+            (digits(0), digits(9), digits(10), digits(u64::MAX)),
+            (1, 1, 2, 20)
+        );
+        assert_eq!((centi_len(5), centi_len(333), centi_len(12345)), (4, 4, 6));
+        let mut o = Out(String::new());
+        let Ok(n) = show(&mut o, b"abcdefghij", 6);
+        assert_eq!((o.0.as_str(), n), ("...hij", 6));
+        let mut o = Out(String::new());
+        let Ok(n) = show(&mut o, "é\tz".as_bytes(), 6);
+        assert_eq!((o.0.as_str(), n), ("é?z", 3));
+        let mut o = Out(String::new());
+        let Ok(()) = right_int(&mut o, i64::MIN, 3);
+        assert_eq!(o.0, "-9223372036854775808");
+    }
+
+    // ---- status --json ----
+
+    fn json_at(dir: &str) -> String {
+        let root = Root::open(dir).unwrap();
+        let opts = StatusOpts {
+            live: false,
+            disk_path: "/",
+            tmp_path: "/tmp",
+            memlock: None,
+        };
+        let mut buf = std::vec![0u8; SCRATCH_LEN];
+        let mut out = Out(String::new());
+        let snap = Snapshot::read(&root, opts, &mut buf);
+        let Ok(()) = render_json(&snap, &mut out);
+        out.0
+    }
+
+    /// Each of [`JSON_KEYS`] once at the top level, in order: a key at depth 1
+    /// is `"key":` right after `{` or `,` outside any nested object or array.
+    fn top_level_keys(json: &str) -> Vec<String> {
+        let (mut depth, mut in_str, mut keys) = (0, false, Vec::new());
+        let b = json.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\\' if in_str => i += 1,
+                b'"' if !in_str => {
+                    in_str = true;
+                    let prev = json[..i].trim_end().bytes().last();
+                    if depth == 1 && matches!(prev, Some(b'{' | b',')) {
+                        let end = json[i + 1..].find('"').unwrap() + i + 1;
+                        keys.push(String::from(&json[i + 1..end]));
+                    }
+                }
+                b'"' => in_str = false,
+                b'{' | b'[' if !in_str => depth += 1,
+                b'}' | b']' if !in_str => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+        }
+        keys
+    }
+
+    #[test]
+    fn json_has_every_key_in_order_on_a_full_and_an_empty_tree() {
+        let full = json_at(&std::format!(
+            "{FIX}06-cgroupv2-container-cpu-max-unlimited"
+        ));
+        assert_eq!(top_level_keys(&full), JSON_KEYS, "{full}");
+        assert!(
+            full.starts_with("{\"mem_total_mib\":") && full.ends_with("}\n"),
+            "{full}"
+        );
+        let empty = Tree::new("json-empty");
+        let none = json_at(empty.path());
+        assert_eq!(top_level_keys(&none), JSON_KEYS, "{none}");
+        // Nothing to read: every figure is null (zram: no sys/block).
+        for k in [
+            "mem_total_mib",
+            "mem_usable_mib",
+            "mem_limited_by",
+            "swap_devices",
+            "zram_devices",
+            "cgroup_memory",
+            "psi_memory_some",
+            "swap_io_mib",
+            "cpu_temp_c",
+            "cpu_freq_pct",
+            "throttled",
+        ] {
+            assert!(none.contains(&std::format!("\"{k}\":null")), "{k}: {none}");
+        }
+        assert!(none.contains("\"size_mib\":null"), "{none}");
+    }
+
+    #[test]
+    fn json_zram_and_swap_rows_carry_the_screens_figures() {
+        let dir = std::format!("{FIX}09-zram-mm-stat-field-counts/d-uninitialized");
+        let out = json_at(&dir);
+        assert!(
+        out.contains(
+            "{\"device\":\"zram0\",\"initialised\":false,\"algorithm\":null,\"disksize_mib\":null"
+        ),
+        "{out}"
+    );
+        let swaps = Tree::new("json-swaps");
+        swaps.file(
+        "proc/swaps",
+        b"Filename\tType\tSize\tUsed\tPriority\n/dev/zram0 partition 1048572 1048572 100\n/swap\\040file file 2048 0 -2\n",
+    );
+        let out = json_at(swaps.path());
+        assert!(out.contains("{\"name\":\"/dev/zram0\",\"type\":\"partition\",\"size_mib\":1023,\"used_mib\":1023,\"priority\":100,\"zram\":true,\"zram_full\":true}"), "{out}");
+        assert!(out.contains("{\"name\":\"/swap file\",\"type\":\"file\",\"size_mib\":2,\"used_mib\":0,\"priority\":-2,\"zram\":false,\"zram_full\":null}"), "{out}");
+    }
+
+    /// Issue 25's acceptance: in a 1 GiB cgroup holding 700 MiB of clean
+    /// cache and allowed no swap, the cgroup's available memory (~1 GiB, not
+    /// 304 MiB) stands under the host's, named, said to bind; the swap it may
+    /// not use is said too.
+    #[test]
+    fn fixture_46_a_v1_docker_memsw_equal() {
+        let out = fixture("46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal");
+        has_lines(
+            &out,
+            "memory      total 24105 MiB  available 22999 MiB  used 4%\n            cgroup ...4a5f60718293a4b5c6d: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\nswap        total 0 MiB  used 0 MiB\n",
+        );
+        has_lines(
+            &out,
+            "cgroup mem  limit 1024 MiB  (v1)\n            limit set at /docker/3f9d2c7a1b0e4f6d8c5a9b2e1f0d3c4b5a6978e1d2c3b4a5f60718293a4b5c6d\n            swap: none allowed (memory.memsw.limit_in_bytes = the limit)\n",
+        );
+    }
+
+    #[test]
+    fn fixture_46_b_v2_docker_swap_max_0() {
+        let out = fixture("46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0");
+        has_lines(
+            &out,
+            "            cgroup /: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\n",
+        );
+        has(&out, "            swap: none allowed (memory.swap.max 0)");
+        // A host limit tighter than the cgroup's: MemAvailable binds, and the
+        // cgroup's figures are still shown.
+        let t = Tree::new("46b-host-binds");
+        let src = std::format!("{FIX}46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0");
+        for f in [
+            "proc/self/cgroup",
+            "proc/self/mountinfo",
+            "sys/fs/cgroup/memory.max",
+            "sys/fs/cgroup/memory.current",
+            "sys/fs/cgroup/memory.stat",
+        ] {
+            t.file(f, &std::fs::read(std::format!("{src}/{f}")).unwrap());
+        }
+        t.file(
+        "proc/meminfo",
+        b"MemTotal: 2097152 kB\nMemFree: 102400 kB\nMemAvailable: 512000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+    );
+        let out = render_at(t.path(), "/");
+        has_lines(
+            &out,
+            "            cgroup /: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 500 MiB: MemAvailable binds\n",
+        );
+        has(&out, "            swap: not limited by the cgroup");
+    }
+
+    /// The JSON of fixture 46: usable memory and what binds beside the host's
+    /// figures, and the cgroup's limit, usage, inactive file cache, available
+    /// memory and swap allowance.
+    #[test]
+    fn json_of_fixture_46_names_the_binding_cgroup() {
+        let j = json_at(&std::format!(
+            "{FIX}46-cgroup-page-cache-is-available/b-v2-docker-swap-max-0"
+        ));
+        assert!(
+        j.contains("\"mem_available_mib\":12573,\"mem_used_pct\":21,\"mem_available_estimated\":false,\"mem_usable_mib\":1004,\"mem_limited_by\":\"cgroup\","),
+        "{j}"
+    );
+        assert!(
+        j.contains("\"cgroup_memory\":{\"version\":\"v2\",\"limit_mib\":1024,\"usage_mib\":719,\"inactive_file_mib\":700,\"available_mib\":1004,\"binds\":true,\"swap_allowance_mib\":0,\"limit_path\":\"/\"}"),
+        "{j}"
+    );
+        // Fixture 06 has no memory.stat: its inactive file cache is unknown.
+        let j = json_at(&std::format!(
+            "{FIX}06-cgroupv2-container-cpu-max-unlimited"
+        ));
+        assert!(
+        j.contains("\"inactive_file_mib\":null,\"available_mib\":4,\"binds\":true,\"swap_allowance_mib\":2048,"),
+        "{j}"
+    );
+    }
+}

@@ -10,7 +10,8 @@
 //! `ExecutedActionMetadata`); SPEC.md "Per-action usage from a remote action
 //! cache".
 
-use std::string::String;
+use std::collections::HashSet;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 /// An action digest (REAPI `Digest`): the hash of the serialized `Action`
@@ -81,6 +82,50 @@ pub struct Found {
     /// running, or its writer killed, e.g. by the OOM killer): the actions
     /// before the cut are in `actions`, the rest are unknown. Each name once.
     pub truncated: Vec<String>,
+}
+
+/// Gathers what the readers name into a [`Found`], each digest once (the
+/// first name wins), in order.
+#[derive(Debug, Default)]
+pub struct Collector {
+    found: Found,
+    seen: HashSet<Digest>,
+}
+
+impl Collector {
+    /// Nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A remote action; ignored when its digest was named before.
+    pub fn remote(&mut self, n: Named) {
+        if self.seen.insert(n.digest.clone()) {
+            self.found.actions.push(n);
+        }
+    }
+
+    /// An action that ran locally.
+    pub fn local(&mut self) {
+        self.found.local += 1;
+    }
+
+    /// A failed action whose text says it was killed.
+    pub fn killed(&mut self, k: Killed) {
+        self.found.killed.push(k);
+    }
+
+    /// `file` ended inside a record or frame.
+    pub fn truncated(&mut self, file: &str) {
+        if !self.found.truncated.iter().any(|t| t == file) {
+            self.found.truncated.push(file.to_string());
+        }
+    }
+
+    /// What was gathered.
+    pub fn finish(self) -> Found {
+        self.found
+    }
 }
 
 /// Whose memory a peak figure is.

@@ -29,10 +29,10 @@ use std::vec::Vec;
 use prost::Message;
 use serde_json::Value;
 
-use crate::remote::action::{Digest, Named, Origin};
+use crate::remote::action::{Collector, Digest, Named, Origin};
 use crate::remote::delimited::{RecordError, Records};
 use crate::remote::digest::{DigestError, digest_from_parts, parse_digest};
-use crate::remote::logs::{Collector, LogError, LogErrorKind, MAX_JSON, Position};
+use crate::remote::log_error::{LogError, LogErrorKind, MAX_JSON, Position};
 
 /// Runners that mean the spawn's result is in the remote action cache.
 pub const REMOTE_RUNNERS: [&str; 2] = ["remote", "remote cache hit"];

@@ -15,9 +15,8 @@
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::remote::action::{Killed, Named, Origin};
+use crate::remote::action::{Collector, Killed, Named, Origin};
 use crate::remote::digest::{DigestError, parse_digest};
-use crate::remote::logs::Collector;
 
 /// gcc's words when its compiler proper (cc1, cc1plus) is SIGKILLed, as
 /// the OOM killer does: `... Killed signal terminated program cc1plus`.

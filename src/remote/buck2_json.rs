@@ -28,9 +28,9 @@ use std::vec::Vec;
 
 use serde_json::Value;
 
-use crate::remote::action::Origin;
+use crate::remote::action::{Collector, Origin};
 use crate::remote::buck2::{self, ActionEnd, Command};
-use crate::remote::logs::{Collector, LogError, LogErrorKind, Position, read_line_capped};
+use crate::remote::log_error::{LogError, LogErrorKind, Position, read_line_capped};
 
 /// Keys of a `buck2 log show` line's object: the header's and
 /// `StreamValue`'s variants.

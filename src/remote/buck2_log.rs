@@ -28,10 +28,10 @@ use std::vec::Vec;
 
 use prost::Message;
 
-use crate::remote::action::Origin;
+use crate::remote::action::{Collector, Origin};
 use crate::remote::buck2::{self, ActionEnd, Command};
 use crate::remote::delimited::{RecordError, Records};
-use crate::remote::logs::{Collector, LogError, LogErrorKind, Position};
+use crate::remote::log_error::{LogError, LogErrorKind, Position};
 
 /// The first byte of the `Invocation` header record: field 1
 /// (`command_line_args`), wire type 2 (`0x0A`); `argv` is never empty.

@@ -387,7 +387,12 @@ impl Calls<'_> {
                 });
             }
             if !retryable(status.code()) || attempt >= self.opts.retries {
-                return Err(status_error(self.ep, self.opts, attempt + 1, &status));
+                return Err(status_error(
+                    self.ep,
+                    self.opts.deadline,
+                    attempt + 1,
+                    &status,
+                ));
             }
             tokio::time::sleep(backoff(attempt, index)).await;
             attempt += 1;
@@ -578,24 +583,27 @@ mod tests {
         ep.instance = "nope".into();
         let o = Options::default();
         let s = tonic::Status::invalid_argument("Invalid instance name [nope]");
-        let e = status_error(&ep, &o, 1, &s);
+        let e = status_error(&ep, o.deadline, 1, &s);
         assert!(matches!(e, RemoteError::UnknownInstance { .. }));
         assert!(std::format!("{e}").contains("check --instance"));
         let s = tonic::Status::invalid_argument("bad digest");
         assert!(matches!(
-            status_error(&ep, &o, 1, &s),
+            status_error(&ep, o.deadline, 1, &s),
             RemoteError::Status {
                 code: "INVALID_ARGUMENT",
                 ..
             }
         ));
         let s = tonic::Status::unauthenticated("no key");
-        assert!(std::format!("{}", status_error(&ep, &o, 1, &s)).contains("x-buildbuddy-api-key"));
+        assert!(
+            std::format!("{}", status_error(&ep, o.deadline, 1, &s))
+                .contains("x-buildbuddy-api-key")
+        );
         let s = tonic::Status::permission_denied("bad key");
-        assert!(std::format!("{}", status_error(&ep, &o, 1, &s)).contains("--tls-cert"));
+        assert!(std::format!("{}", status_error(&ep, o.deadline, 1, &s)).contains("--tls-cert"));
         let s = tonic::Status::deadline_exceeded("slow");
         assert!(matches!(
-            status_error(&ep, &o, 5, &s),
+            status_error(&ep, o.deadline, 5, &s),
             RemoteError::Deadline {
                 seconds: 30,
                 tries: 5,
@@ -604,7 +612,7 @@ mod tests {
         ));
         let s = tonic::Status::unavailable("gone");
         assert!(matches!(
-            status_error(&ep, &o, 5, &s),
+            status_error(&ep, o.deadline, 5, &s),
             RemoteError::Unreachable { .. }
         ));
     }
@@ -694,13 +702,13 @@ mod tests {
         let mut ep = parse_url("grpc://127.0.0.1:1", None).expect("ok");
         let o = Options::default();
         let s = tonic::Status::invalid_argument("unknown instance name");
-        let e = status_error(&ep, &o, 1, &s).to_string();
+        let e = status_error(&ep, o.deadline, 1, &s).to_string();
         assert_eq!(
             e,
             "127.0.0.1:1 serves no empty instance name (unknown instance name): give --instance NAME (Buck2: instance_name in [buck2_re_client])"
         );
         ep.instance = "main".into();
-        let e = status_error(&ep, &o, 1, &s).to_string();
+        let e = status_error(&ep, o.deadline, 1, &s).to_string();
         assert!(
             e.ends_with("check --instance") && e.contains("'main'"),
             "{e}"

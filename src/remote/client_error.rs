@@ -3,12 +3,12 @@
 //! gRPC status codes to it. A transport error is printed with its whole
 //! cause chain (tonic's own Display is only "transport error").
 
-use super::client::Options;
 use super::endpoint::Endpoint;
 use core::fmt;
 use std::error::Error;
 use std::path::PathBuf;
 use std::string::{String, ToString};
+use std::time::Duration;
 use tonic::Code;
 
 /// A failure of a run of calls.
@@ -303,10 +303,11 @@ fn status_text(status: &tonic::Status) -> String {
     text
 }
 
-/// A final (not retried, or retried out) status → [`RemoteError`].
+/// A final (not retried, or retried out) status → [`RemoteError`], after
+/// `tries` calls of `deadline` each.
 pub fn status_error(
     ep: &Endpoint,
-    opts: &Options,
+    deadline: Duration,
     tries: u32,
     status: &tonic::Status,
 ) -> RemoteError {
@@ -328,7 +329,7 @@ pub fn status_error(
         Code::PermissionDenied => RemoteError::PermissionDenied { address, message },
         Code::DeadlineExceeded => RemoteError::Deadline {
             address,
-            seconds: opts.deadline.as_secs(),
+            seconds: deadline.as_secs(),
             tries,
         },
         code => RemoteError::Status {

@@ -15,6 +15,7 @@ pub mod client_error; // why talking to the cache failed, one line each, from to
 pub mod delimited; // zstd streams and the varint-length-delimited records in them
 pub mod digest; // an action digest as text: HASH/SIZE or HASH:SIZE
 pub mod endpoint; // a --remote address, its TLS files and headers, parsed
+pub mod log_error; // a log that cannot be read: where and why; the cap on a JSON line
 pub mod logs; // which actions to look up: every --log (format from its bytes) and --digest
 pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
 pub mod report; // the report: the local table's layout, remote time, killed actions; text and --json

@@ -20,15 +20,12 @@ use serde_json::{Value, json};
 
 use super::action::{Found, Lookup, Named, Origin, RssScope};
 use super::report_rows::{
-    Figures, ID_CELL, LINE_CELL, SIGNAL_CELL, WORKER_CELL, cell, figures, fixed, gib_centi,
-    ns_to_ms, num, report_id, row_object, shown_centi, text_id,
+    Figures, ID_CELL, LINE_CELL, LISTED, SIGNAL_CELL, WORKER_CELL, cell, figures, fixed, ns_to_ms,
+    num, report_id, row_object, shown_centi, text_id,
 };
 use super::sizing::{Sizing, Worker, size};
-use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table, div_round};
-
-/// Signalled, killed and too-big actions listed by id; later ones are
-/// only counted (the local table lists as many signalled ones).
-pub const LISTED: usize = crate::report::actions::SIGNAL_IDS;
+use crate::followed::figures::{div_round, gib_centi_of_bytes};
+use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
 
 /// What the report shows beyond the actions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -589,7 +586,7 @@ impl<'a> Report<'a> {
                 "avg_cores": (!empty).then(|| num(b.avg_cores_centi, 2)),
                 "p90_cores": (!empty).then(|| num(b.p90_cores_centi, 2)),
                 "max_rss_mb": b.max_rss_kib / 1024,
-                "max_rss_gib": num(gib_centi(b.max_rss_kib.saturating_mul(1024)), 2),
+                "max_rss_gib": num(gib_centi_of_bytes(b.max_rss_kib.saturating_mul(1024)), 2),
             }));
         }
         out
@@ -607,7 +604,7 @@ fn longest_cells(f: &Figures<'_>) -> [String; 8] {
                 .map(|w| fixed(div_round(u128::from(w), 100_000_000), 10)),
         ),
         or_dash(f.cores_centi().map(shown_centi)),
-        or_dash(rss.map(|(b, _)| shown_centi(gib_centi(b)))),
+        or_dash(rss.map(|(b, _)| shown_centi(gib_centi_of_bytes(b)))),
         or_dash(rss.and_then(|(_, s)| s).map(|s| {
             String::from(match s {
                 RssScope::LargestProcess => "process",

@@ -14,11 +14,13 @@ use std::vec::Vec;
 use serde_json::Value;
 
 use super::action::{Lookup, Named, Origin, RssScope, Source, Stored, Usage};
-use crate::report::actions::{Action, ID_CAP, Id, SIGNAL_CAP, Signal, div_round};
+use crate::followed::figures::{self, div_round, gib_centi_of_bytes};
+use crate::report::actions::{Action, ID_CAP, Id, SIGNAL_CAP, Signal};
 use crate::report::actions_json::ROW_KEYS;
 
-/// Bytes in a GiB.
-pub const GIB: u64 = 1 << 30;
+/// Signalled, killed and too-big actions listed by id; later ones are
+/// only counted (the local table lists as many signalled ones).
+pub const LISTED: usize = crate::report::actions::SIGNAL_IDS;
 
 /// The largest RSS the local table is fed, bytes (1 PiB): a server's
 /// figure above it (an `int64` read as garbage) is counted at it, so the
@@ -169,14 +171,15 @@ pub fn ns_to_ms(ns: u64) -> u64 {
     div_round(u128::from(ns), 1_000_000)
 }
 
-/// `v / scale` with as many decimals as `scale` has zeros (10, 100,
-/// 1000): 12345 at 1000 → `12.345`.
+/// [`figures::fixed`] as a `String`, for the text and JSON built on the
+/// heap: `v / scale` with as many decimals as `scale` (10, 100 or 1000)
+/// has zeros, 12345 at 1000 → `12.345`.
 pub fn fixed(v: u64, scale: u64) -> String {
-    let digits = scale.max(1).ilog10() as usize;
-    if digits == 0 {
-        return std::format!("{v}");
-    }
-    std::format!("{}.{:0digits$}", v / scale, v % scale)
+    // 20 digits, a point and 3 decimals: 24 bytes at most, so the write
+    // cannot fail.
+    let mut s = heapless::String::<24>::new();
+    let _ = figures::fixed(&mut s, v, scale);
+    String::from(s.as_str())
 }
 
 /// Hundredths (cores, GiB) as the text shows them: `12.34`, or `>1e6`
@@ -187,11 +190,6 @@ pub fn shown_centi(v: u64) -> String {
     } else {
         fixed(v, 100)
     }
-}
-
-/// Bytes as hundredths of a GiB, rounded half up.
-pub fn gib_centi(bytes: u64) -> u64 {
-    div_round(u128::from(bytes) * 100, u128::from(GIB))
 }
 
 /// A fixed-point integer with `decimals` decimals as a JSON number (133
@@ -250,7 +248,7 @@ pub fn row_values(f: &Figures<'_>) -> [(&'static str, Value); 19] {
         secs(f.cpu_ns()),
         f.cores_centi().map_or(Value::Null, |c| num(c, 2)),
         rss.map_or(Value::Null, |(b, _)| Value::from(b)),
-        rss.map_or(Value::Null, |(b, _)| num(gib_centi(b), 2)),
+        rss.map_or(Value::Null, |(b, _)| num(gib_centi_of_bytes(b), 2)),
         text(rss.and_then(|(_, s)| s).map(scope_name)),
         text(f.signal()),
         f.stored.map_or(Value::Null, |s| Value::from(s.exit_code)),

@@ -16,9 +16,8 @@ use std::vec::Vec;
 use serde_json::{Value, json};
 
 use super::action::RssScope;
-use super::report_rows::{
-    Figures, ID_CELL, cell, fixed, gib_centi, report_id, shown_centi, text_id,
-};
+use super::report_rows::{Figures, ID_CELL, LISTED, cell, fixed, report_id, shown_centi, text_id};
+use crate::followed::figures::gib_centi_of_bytes;
 use crate::report::fit::{MEASURED_SHARE_PCT, measured_jobs};
 
 /// Bytes in a MiB.
@@ -184,14 +183,15 @@ impl Sizing {
         out.push_str(&std::format!(
             "\nworker sizing: {} cores, {} GiB ({} % for the actions' peaks: {} GiB)\n",
             w.cores.max(1),
-            fixed(gib_centi(w.mem_bytes), 100),
+            fixed(gib_centi_of_bytes(w.mem_bytes), 100),
             MEASURED_SHARE_PCT,
-            fixed(gib_centi(usable), 100),
+            fixed(gib_centi_of_bytes(usable), 100),
         ));
         let actions = |k: usize| std::format!("{k} action{}", if k == 1 { "" } else { "s" });
         let n = |v: Option<u64>| v.map_or_else(|| String::from("-"), |v| std::format!("{v}"));
-        let gib =
-            |v: Option<u64>| v.map_or_else(|| String::from("-"), |b| shown_centi(gib_centi(b)));
+        let gib = |v: Option<u64>| {
+            v.map_or_else(|| String::from("-"), |b| shown_centi(gib_centi_of_bytes(b)))
+        };
         let cores = |v: Option<u64>| v.map_or_else(|| String::from("-"), shown_centi);
         if self.rss_actions > 0 {
             out.push_str(&std::format!(
@@ -255,15 +255,18 @@ impl Sizing {
             "  actions that alone do not fit: {}\n",
             self.too_big.len()
         ));
-        for t in self.too_big.iter().take(super::report::LISTED) {
+        for t in self.too_big.iter().take(LISTED) {
             let mut why = Vec::new();
             if let Some(b) = t.rss_bytes {
                 why.push(std::format!(
                     "RSS {} GiB > {} % of {} GiB = {} GiB",
-                    shown_centi(gib_centi(b)),
+                    shown_centi(gib_centi_of_bytes(b)),
                     MEASURED_SHARE_PCT,
-                    fixed(gib_centi(self.worker.mem_bytes), 100),
-                    fixed(gib_centi(mem_limit_bytes(self.worker.mem_bytes)), 100)
+                    fixed(gib_centi_of_bytes(self.worker.mem_bytes), 100),
+                    fixed(
+                        gib_centi_of_bytes(mem_limit_bytes(self.worker.mem_bytes)),
+                        100
+                    )
                 ));
             }
             if let Some(c) = t.cores_centi {
@@ -281,10 +284,10 @@ impl Sizing {
             let id = &t.text_id;
             out.push_str(&std::format!("    {id}{cat}: {}\n", why.join(", ")));
         }
-        if self.too_big.len() > super::report::LISTED {
+        if self.too_big.len() > LISTED {
             out.push_str(&std::format!(
                 "    and {} more\n",
-                self.too_big.len() - super::report::LISTED
+                self.too_big.len() - LISTED
             ));
         }
     }

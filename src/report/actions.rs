@@ -28,7 +28,7 @@ use csv_core::{ReadRecordResult, Reader};
 use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
-use super::actions_json::{action_json, json_str};
+use crate::followed::figures::{div_round, fixed, gib_centi, seconds};
 use crate::followed::rusage::Counts;
 use crate::followed::text::sanitize_into;
 use crate::kernel::parse::{parse_i64, parse_u64, trim};
@@ -170,18 +170,6 @@ impl Action {
     }
 }
 
-/// `a / b` rounded half up, clamped to `u64::MAX`; 0 when `b` is 0.
-pub(crate) fn div_round(a: u128, b: u128) -> u64 {
-    if b == 0 {
-        return 0;
-    }
-    let q = a / b;
-    let r = a % b;
-    // r >= b - r  <=>  2r >= b, without overflowing.
-    let q = if r >= b - r { q.saturating_add(1) } else { q };
-    u64::try_from(q).unwrap_or(u64::MAX)
-}
-
 /// The Linux name (without `SIG`) of a signal number: the same table as
 /// [`crate::followed::rusage::signal_name`] (signal(7), generic numbering of x86_64,
 /// aarch64, arm and riscv64); `None` for 0, realtime signals (34–64) and
@@ -291,19 +279,6 @@ pub fn action_id(label: Option<&str>, argv: &[&str], out: &mut Id) {
     // Fits: out.len() + 1 + path.len() <= out.len() + 1 + room = ID_CAP.
     let _ = out.push(' ');
     let _ = out.push_str(&path);
-}
-
-/// Writes `v / scale` as a decimal with as many fraction digits as `scale`
-/// has zeros (`scale` is 10, 100 or 1000), e.g. 12345 at 1000 → `12.345`.
-pub(crate) fn fixed<W: uWrite>(w: &mut W, v: u64, scale: u64) -> Result<(), W::Error> {
-    uwrite!(w, "{}.", v / scale)?;
-    let frac = v % scale;
-    let mut s = scale / 10;
-    while s > 1 && frac < s {
-        w.write_char('0')?;
-        s /= 10;
-    }
-    uwrite!(w, "{}", frac)
 }
 
 /// Capacity of a formatted number cell: 20 digits, a point and 3 decimals
@@ -870,8 +845,18 @@ impl Table {
         &self.longest
     }
 
+    /// How many longest actions are listed at most (clamped to [`TOP_CAP`]).
+    pub fn top(&self) -> usize {
+        self.top
+    }
+
+    /// The least wall time of a listed longest action, ms.
+    pub fn min_wall_ms(&self) -> u64 {
+        self.min_wall_ms
+    }
+
     /// Share of the total wall time, tenths of a percent, rounded half up.
-    fn pct_tenths(&self, wall_ms: u64) -> u64 {
+    pub fn pct_tenths(&self, wall_ms: u64) -> u64 {
         div_round(
             u128::from(wall_ms).saturating_mul(1000),
             u128::from(self.wall_ms),
@@ -1010,106 +995,6 @@ impl Table {
         }
         Ok(())
     }
-
-    /// Renders the same figures as one JSON object (`actions --json`):
-    ///
-    /// `{"actions":N,"skipped_rows":N,"wall_s":S,"cpu_s":S,"avg_cores":C,
-    /// "buckets":[{"wall_time":"0-5 s","min_wall_s":0,"max_wall_s":5,
-    /// "actions":N,"wall_s":S,"cpu_s":S,"pct_of_wall":P,"avg_cores":C,
-    /// "p90_cores":C,"max_rss_mb":M,"max_rss_gib":G},…],
-    /// "signals":{"actions":N,"listed":[{"id":…,"signal":…}],"more":N},
-    /// "longest":{"top":N,"min_wall_s":S,"actions":[{"id":…,"start":…,
-    /// "wall_s":S,"user_s":S,"sys_s":S,"cores":C,"max_rss_mb":M,
-    /// "max_rss_gib":G,"signal":…|null,"exit":N|null,"majflt":N|null,
-    /// "minflt":N|null,"nvcsw":N|null,"nivcsw":N|null,"inblock":N|null,
-    /// "oublock":N|null},…]}}` (the counters are null for a row written
-    /// before they were recorded).
-    ///
-    /// All five buckets are present (an empty one has `"avg_cores"` and
-    /// `"p90_cores"` null; the last has `"max_wall_s":null`). Seconds have
-    /// 3 decimals, cores and GiB 2, % 1; MiB are whole, rounded down.
-    ///
-    /// # Errors
-    /// Whatever `out` returns.
-    pub fn render_json<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
-        uwrite!(
-            w,
-            "{{\"actions\":{},\"skipped_rows\":{},\"wall_s\":",
-            self.actions,
-            self.skipped_rows
-        )?;
-        fixed(w, self.wall_ms, 1000)?;
-        uwrite!(w, ",\"cpu_s\":")?;
-        fixed(w, self.cpu_ms, 1000)?;
-        uwrite!(w, ",\"avg_cores\":")?;
-        fixed(w, self.avg_cores_centi(), 100)?;
-        uwrite!(w, ",\"buckets\":[")?;
-        for (i, label) in BUCKET_LABELS.iter().enumerate() {
-            let Some(b) = self.bucket(i) else { continue };
-            if i > 0 {
-                w.write_char(',')?;
-            }
-            uwrite!(w, "{{\"wall_time\":\"{}\",\"min_wall_s\":", *label)?;
-            seconds(w, BUCKET_START_MS.get(i).copied().unwrap_or(0))?;
-            uwrite!(w, ",\"max_wall_s\":")?;
-            match BUCKET_START_MS.get(i + 1) {
-                Some(&end) => seconds(w, end)?,
-                None => uwrite!(w, "null")?,
-            }
-            uwrite!(w, ",\"actions\":{},\"wall_s\":", b.actions)?;
-            fixed(w, b.wall_ms, 1000)?;
-            uwrite!(w, ",\"cpu_s\":")?;
-            fixed(w, b.cpu_ms, 1000)?;
-            uwrite!(w, ",\"pct_of_wall\":")?;
-            fixed(w, self.pct_tenths(b.wall_ms), 10)?;
-            if b.actions == 0 {
-                uwrite!(w, ",\"avg_cores\":null,\"p90_cores\":null")?;
-            } else {
-                uwrite!(w, ",\"avg_cores\":")?;
-                fixed(w, b.avg_cores_centi, 100)?;
-                uwrite!(w, ",\"p90_cores\":")?;
-                fixed(w, b.p90_cores_centi, 100)?;
-            }
-            uwrite!(
-                w,
-                ",\"max_rss_mb\":{},\"max_rss_gib\":",
-                b.max_rss_kib / 1024
-            )?;
-            fixed(w, gib_centi(b.max_rss_kib), 100)?;
-            w.write_char('}')?;
-        }
-        uwrite!(
-            w,
-            "],\"signals\":{{\"actions\":{},\"listed\":[",
-            self.signalled
-        )?;
-        for (i, (id, sig)) in self.signal_ids.iter().enumerate() {
-            if i > 0 {
-                w.write_char(',')?;
-            }
-            uwrite!(w, "{{\"id\":")?;
-            json_str(w, id)?;
-            uwrite!(w, ",\"signal\":")?;
-            json_str(w, sig)?;
-            w.write_char('}')?;
-        }
-        let listed = u64::try_from(self.signal_ids.len()).unwrap_or(u64::MAX);
-        uwrite!(
-            w,
-            "],\"more\":{}}},\"longest\":{{\"top\":{},\"min_wall_s\":",
-            self.signalled.saturating_sub(listed),
-            self.top
-        )?;
-        seconds(w, self.min_wall_ms)?;
-        uwrite!(w, ",\"actions\":[")?;
-        for (i, a) in self.longest.iter().enumerate() {
-            if i > 0 {
-                w.write_char(',')?;
-            }
-            action_json(w, a)?;
-        }
-        uwrite!(w, "]}}}}\n")
-    }
 }
 
 /// The unit of the first line's wall and cpu totals, for the larger of
@@ -1123,20 +1008,6 @@ fn time_unit(ms: u64) -> (u128, &'static str) {
         (60_000, "min")
     } else {
         (1000, "s")
-    }
-}
-
-/// KiB as hundredths of a GiB, rounded half up.
-pub(crate) fn gib_centi(kib: u64) -> u64 {
-    div_round(u128::from(kib).saturating_mul(100), 1024 * 1024)
-}
-
-/// Milliseconds as seconds: whole (`60`) or with 3 decimals (`2.5` → `2.500`).
-fn seconds<W: uWrite>(w: &mut W, ms: u64) -> Result<(), W::Error> {
-    if ms.is_multiple_of(1000) {
-        uwrite!(w, "{}", ms / 1000)
-    } else {
-        fixed(w, ms, 1000)
     }
 }
 
@@ -1567,13 +1438,6 @@ mod tests {
         assert!(j.starts_with("{\"actions\":0,\"skipped_rows\":0,\"wall_s\":0.000,"));
         assert!(j.contains("\"avg_cores\":null,\"p90_cores\":null"));
         assert!(j.ends_with("\"actions\":[]}}\n"));
-    }
-
-    #[test]
-    fn json_strings_are_escaped() {
-        let mut s: String<64> = String::new();
-        json_str(&mut s, "a\"b\\c\u{1}é").unwrap();
-        assert_eq!(s.as_str(), "\"a\\\"b\\\\c\\u0001é\"");
     }
 
     #[test]

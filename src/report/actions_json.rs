@@ -13,7 +13,8 @@
 
 use ufmt::{uWrite, uwrite};
 
-use super::actions::{Action, fixed, gib_centi};
+use super::actions::{Action, BUCKET_LABELS, BUCKET_START_MS, Table};
+use crate::followed::figures::{fixed, gib_centi, seconds};
 use crate::followed::rusage::Counts;
 
 /// The keys of one `--json-rows` object, in the order written, for a
@@ -47,6 +48,108 @@ pub const ROW_KEYS: [&str; 19] = [
     "upload_s",
     "source",
 ];
+
+impl Table {
+    /// Renders the same figures as one JSON object (`actions --json`):
+    ///
+    /// `{"actions":N,"skipped_rows":N,"wall_s":S,"cpu_s":S,"avg_cores":C,
+    /// "buckets":[{"wall_time":"0-5 s","min_wall_s":0,"max_wall_s":5,
+    /// "actions":N,"wall_s":S,"cpu_s":S,"pct_of_wall":P,"avg_cores":C,
+    /// "p90_cores":C,"max_rss_mb":M,"max_rss_gib":G},…],
+    /// "signals":{"actions":N,"listed":[{"id":…,"signal":…}],"more":N},
+    /// "longest":{"top":N,"min_wall_s":S,"actions":[{"id":…,"start":…,
+    /// "wall_s":S,"user_s":S,"sys_s":S,"cores":C,"max_rss_mb":M,
+    /// "max_rss_gib":G,"signal":…|null,"exit":N|null,"majflt":N|null,
+    /// "minflt":N|null,"nvcsw":N|null,"nivcsw":N|null,"inblock":N|null,
+    /// "oublock":N|null},…]}}` (the counters are null for a row written
+    /// before they were recorded).
+    ///
+    /// All five buckets are present (an empty one has `"avg_cores"` and
+    /// `"p90_cores"` null; the last has `"max_wall_s":null`). Seconds have
+    /// 3 decimals, cores and GiB 2, % 1; MiB are whole, rounded down.
+    ///
+    /// # Errors
+    /// Whatever `out` returns.
+    pub fn render_json<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(
+            w,
+            "{{\"actions\":{},\"skipped_rows\":{},\"wall_s\":",
+            self.actions(),
+            self.skipped_rows
+        )?;
+        fixed(w, self.wall_ms(), 1000)?;
+        uwrite!(w, ",\"cpu_s\":")?;
+        fixed(w, self.cpu_ms(), 1000)?;
+        uwrite!(w, ",\"avg_cores\":")?;
+        fixed(w, self.avg_cores_centi(), 100)?;
+        uwrite!(w, ",\"buckets\":[")?;
+        for (i, label) in BUCKET_LABELS.iter().enumerate() {
+            let Some(b) = self.bucket(i) else { continue };
+            if i > 0 {
+                w.write_char(',')?;
+            }
+            uwrite!(w, "{{\"wall_time\":\"{}\",\"min_wall_s\":", *label)?;
+            seconds(w, BUCKET_START_MS.get(i).copied().unwrap_or(0))?;
+            uwrite!(w, ",\"max_wall_s\":")?;
+            match BUCKET_START_MS.get(i + 1) {
+                Some(&end) => seconds(w, end)?,
+                None => uwrite!(w, "null")?,
+            }
+            uwrite!(w, ",\"actions\":{},\"wall_s\":", b.actions)?;
+            fixed(w, b.wall_ms, 1000)?;
+            uwrite!(w, ",\"cpu_s\":")?;
+            fixed(w, b.cpu_ms, 1000)?;
+            uwrite!(w, ",\"pct_of_wall\":")?;
+            fixed(w, self.pct_tenths(b.wall_ms), 10)?;
+            if b.actions == 0 {
+                uwrite!(w, ",\"avg_cores\":null,\"p90_cores\":null")?;
+            } else {
+                uwrite!(w, ",\"avg_cores\":")?;
+                fixed(w, b.avg_cores_centi, 100)?;
+                uwrite!(w, ",\"p90_cores\":")?;
+                fixed(w, b.p90_cores_centi, 100)?;
+            }
+            uwrite!(
+                w,
+                ",\"max_rss_mb\":{},\"max_rss_gib\":",
+                b.max_rss_kib / 1024
+            )?;
+            fixed(w, gib_centi(b.max_rss_kib), 100)?;
+            w.write_char('}')?;
+        }
+        uwrite!(
+            w,
+            "],\"signals\":{{\"actions\":{},\"listed\":[",
+            self.signalled()
+        )?;
+        for (i, (id, sig)) in self.signal_ids().iter().enumerate() {
+            if i > 0 {
+                w.write_char(',')?;
+            }
+            uwrite!(w, "{{\"id\":")?;
+            json_str(w, id)?;
+            uwrite!(w, ",\"signal\":")?;
+            json_str(w, sig)?;
+            w.write_char('}')?;
+        }
+        let listed = u64::try_from(self.signal_ids().len()).unwrap_or(u64::MAX);
+        uwrite!(
+            w,
+            "],\"more\":{}}},\"longest\":{{\"top\":{},\"min_wall_s\":",
+            self.signalled().saturating_sub(listed),
+            self.top()
+        )?;
+        seconds(w, self.min_wall_ms())?;
+        uwrite!(w, ",\"actions\":[")?;
+        for (i, a) in self.longest().iter().enumerate() {
+            if i > 0 {
+                w.write_char(',')?;
+            }
+            action_json(w, a)?;
+        }
+        uwrite!(w, "]}}}}\n")
+    }
+}
 
 /// One action as the JSON object `actions --json` lists under
 /// `longest.actions` (see [`super::actions::Table::render_json`]).
@@ -221,6 +324,13 @@ mod tests {
     use super::*;
     use crate::report::actions::{ID_CAP, Id, Signal};
     use crate::tick::clock::Iso;
+
+    #[test]
+    fn json_strings_are_escaped() {
+        let mut s: heapless::String<64> = heapless::String::new();
+        json_str(&mut s, "a\"b\\c\u{1}é").unwrap();
+        assert_eq!(s.as_str(), "\"a\\\"b\\\\c\\u0001é\"");
+    }
 
     /// The largest row: an id of ID_CAP `"` (each escaped to 2 bytes; a
     /// control character would be 6, but sanitized ids have none: both

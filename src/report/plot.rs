@@ -865,11 +865,6 @@ fn halve(bands: &mut Vec<Band, BANDS>) {
     bands.truncate(out);
 }
 
-/// A stage as the reports show it: `?` when empty.
-pub(crate) fn stage_str(s: &Stage) -> &str {
-    if s.is_empty() { "?" } else { s.as_str() }
-}
-
 /// The run id in a CSV's file name: `pi-build` of
 /// `resources-pi-build.csv`; a name of another form without its `.csv`.
 pub fn run_id(name: &str) -> &str {
@@ -896,30 +891,6 @@ fn time_step(span: u64) -> u64 {
                 .max(1)
                 .saturating_mul(86400)
         })
-}
-
-/// Seconds as `45s`, `12m05s`, `3h07m` or `2d05h`.
-///
-/// # Errors
-/// Only those of `w`.
-pub fn duration<W: uWrite>(w: &mut W, s: u64) -> Result<(), W::Error> {
-    if s >= 86400 {
-        let h = s / 3600 % 24;
-        uwrite!(w, "{}d{}{}h", s / 86400, if h < 10 { "0" } else { "" }, h)
-    } else if s < 60 {
-        uwrite!(w, "{}s", s)
-    } else if s < 3600 {
-        uwrite!(
-            w,
-            "{}m{}{}s",
-            s / 60,
-            if s % 60 < 10 { "0" } else { "" },
-            s % 60
-        )
-    } else {
-        let m = s / 60 % 60;
-        uwrite!(w, "{}h{}{}m", s / 3600, if m < 10 { "0" } else { "" }, m)
-    }
 }
 
 /// Whether `c` may appear in the SVG's text: XML 1.0's `Char` production
@@ -1332,19 +1303,9 @@ mod tests {
         assert_eq!(count(&svg, "data-series=\"cpu_pct\""), 1);
     }
 
+    /// Durations are written by `followed::figures::duration` (tested there).
     #[test]
-    fn durations() {
-        let d = |s| {
-            let mut o = Out(String::new());
-            let _ = duration(&mut o, s);
-            o.0
-        };
-        assert_eq!(d(0), "0s");
-        assert_eq!(d(59), "59s");
-        assert_eq!(d(65), "1m05s");
-        assert_eq!(d(3600 + 7 * 60 + 5), "1h07m");
-        assert_eq!(d(86400 * 2 + 5 * 3600 + 59), "2d05h");
-        assert_eq!(d(u64::MAX), "213503982334601d07h");
+    fn time_steps() {
         assert_eq!(time_step(18), 5);
         assert_eq!(time_step(0), 1);
         assert_eq!(time_step(9000), 1800);

@@ -21,9 +21,9 @@
 use heapless::{String, Vec};
 use ufmt::{uWrite, uwrite};
 
-use crate::followed::rusage::{Partial, Usage, write_centi};
+use crate::followed::figures::{stage_str, write_centi};
+use crate::followed::rusage::{Partial, Usage};
 use crate::followed::text::{Context, Stage};
-use crate::report::plot::stage_str;
 use crate::tick::clock::Iso;
 use crate::tick::row::{BufferFull, Row};
 use binding::{Binding, BoundBy};

@@ -15,9 +15,9 @@ use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 
 use crate::followed::buildcg::BuildCgroup;
+use crate::followed::compilers::kept_status::{KEPT_COMPILERS, KeptCompilers};
 use crate::followed::compilers::{
-    BUILD_PIDS, Classes, CompilerList, KEPT_COMPILERS, KeptCompilers, ProcDir, Scan, ScanResult,
-    Scope,
+    BUILD_PIDS, Classes, CompilerList, ProcDir, Scan, ScanResult, Scope,
 };
 use crate::followed::logtail;
 use crate::followed::text::{STAGE_CAP, sanitize_into};

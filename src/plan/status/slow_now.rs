@@ -15,18 +15,18 @@ use core::mem::MaybeUninit;
 use ufmt::{uWrite, uwrite};
 
 use super::{DIR_SCRATCH_LEN, label, show};
-use crate::kernel::blockdev::{self, BuildDisk, DiskKind, KeptStat, NoDisk};
+use crate::kernel::blockdev::{BuildDisk, DiskKind, KeptStat, NoDisk};
 use crate::kernel::cpufreq::KeptPolicies;
 use crate::kernel::diskstats::{self, DiskCounters};
 use crate::kernel::root::Root;
 use crate::kernel::thermal::KeptSensors;
 use crate::kernel::throttled::{self, Flags, KeptPower, Power};
-use crate::kernel::vmstat;
+use crate::kernel::vmstat::VmStat;
 use crate::report::json_write;
 use crate::tick::row::Tenths;
 
 /// What the lines show, read once.
-pub(super) struct Facts {
+pub struct Facts {
     /// The build disk, or why it has none.
     pub disk: Result<BuildDisk, NoDisk>,
     /// Its counters since boot.
@@ -47,20 +47,23 @@ pub(super) struct Facts {
 }
 
 impl Facts {
-    /// Reads them under `root`, the disk being the one under `disk_path`;
-    /// `buf` is the status screen's scratch ([`super::SCRATCH_LEN`]).
-    pub(super) fn read(root: &Root, disk_path: &str, buf: &mut [u8]) -> Facts {
+    /// Reads them under `root`: `disk` is the build disk as resolved (or
+    /// why not), `vm` `/proc/vmstat` as read; `buf` is the status screen's
+    /// scratch ([`super::SCRATCH_LEN`]).
+    pub(super) fn read(
+        root: &Root,
+        disk: Result<BuildDisk, NoDisk>,
+        vm: Option<&VmStat>,
+        buf: &mut [u8],
+    ) -> Facts {
         let mut dir = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
-        let disk = blockdev::resolve(root, disk_path.as_bytes(), buf);
         let io = disk.as_ref().ok().and_then(|d| {
             KeptStat::new(d, false)
                 .read(root.fd(), &mut buf[..diskstats::STAT_BUF_LEN])
                 .ok()
         });
-        let page = super::page_kib(root.is_live()) * 1024;
-        let swap_in_out_mib = vmstat::read(root, buf)
-            .ok()
-            .and_then(|b| vmstat::parse(b).ok())
+        let page = super::snapshot::page_kib(root.is_live()) * 1024;
+        let swap_in_out_mib = vm
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));
         let mut sensors = KeptSensors::discover(root, false, &mut dir, buf);

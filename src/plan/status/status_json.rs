@@ -13,20 +13,20 @@
 //! stops at [`super::MAX_SWAP_ROWS`]); zram devices up to
 //! [`super::MAX_ZRAM`], with `zram_devices_more` counting the rest.
 
-use rustix::fd::{AsFd, BorrowedFd};
 use ufmt::{uWrite, uwrite};
 
-use super::{ZramSwap, display_chars, limited_by, page_kib, zram_names, zram_swap};
-use crate::followed::rusage::write_centi;
-use crate::kernel::cgroup::{self, CgroupError, Version};
-use crate::kernel::root::Root;
+use super::snapshot::{
+    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
+};
+use super::{display_chars, limited_by};
+use crate::followed::figures::write_centi;
+use crate::kernel::cgroup::{CgroupError, Version};
+use crate::kernel::root::ReadError;
 use crate::kernel::swaps;
-use crate::kernel::{psi, vmstat, zram};
+use crate::kernel::vmstat::VmStat;
 use crate::plan::host::{self, Cores, Memory, MemoryError};
 use crate::report::json_write::{chars, opt, string};
 use crate::tick::footprint::{NotLocked, Outlook};
-
-use super::StatusOpts;
 
 /// The top-level keys of [`render_json`], in order.
 pub const KEYS: [&str; 30] = [
@@ -62,38 +62,26 @@ pub const KEYS: [&str; 30] = [
     "memlock",
 ];
 
-/// Writes the status of `root` as one JSON object and a newline: the
-/// figures of [`super::render`]'s screen, keys [`KEYS`].
-///
-/// `buf` is scratch for the kernel files, [`super::SCRATCH_LEN`] bytes.
-/// Never fails on missing or malformed sources: their figures are `null`.
+/// Writes the status `s` as one JSON object and a newline: the figures
+/// of [`super::render`]'s screen, keys [`KEYS`]. Never fails on missing
+/// or malformed sources: their figures are `null`.
 ///
 /// # Errors
 /// Only the writer's error.
-pub fn render_json<W: uWrite>(
-    root: &Root,
-    opts: &StatusOpts<'_>,
-    buf: &mut [u8],
-    w: &mut W,
-) -> Result<(), W::Error> {
-    let mem = host::memory(root, buf);
-    memory(w, &mem)?;
-    let sys_block = root.open_dir(zram::SYS_BLOCK);
-    let sb = sys_block.as_ref().ok().map(|fd| fd.as_fd());
-    swap_devices(w, root, sb, page_kib(opts.live), buf)?;
-    zram_devices(w, sb)?;
-    fs(w, root, opts.live, "tmp", opts.tmp_path, buf)?;
-    fs(w, root, opts.live, "disk", opts.disk_path, buf)?;
-    let memcg = cgroup::open_memory(root, buf);
-    cgroup_memory(w, root, &mem, &memcg, buf)?;
-    let cores = host::cores(root, opts.live, buf);
-    cgroup_cpu(w, root, &cores, buf)?;
-    cores_keys(w, &cores, opts.live)?;
-    psi_memory(w, root, buf)?;
-    oom_kills(w, root, &memcg, buf)?;
-    super::slow_now::json_keys(w, &super::slow_now::Facts::read(root, opts.disk_path, buf))?;
+pub fn render_json<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Error> {
+    memory(w, &s.mem)?;
+    swap_devices(w, &s.swaps)?;
+    zram_devices(w, &s.zram)?;
+    fs(w, "tmp", &s.tmp)?;
+    fs(w, "disk", &s.disk)?;
+    cgroup_memory(w, &s.mem, &s.memcg, &s.mem_limit_path)?;
+    cgroup_cpu(w, &s.cores, &s.cpu_cgroup)?;
+    cores_keys(w, &s.cores, s.opts.live)?;
+    psi_memory(w, &s.psi)?;
+    oom_kills(w, &s.vmstat, &s.memcg)?;
+    super::slow_now::json_keys(w, &s.slow)?;
     w.write_str(",\"memlock\":")?;
-    memlock(w, opts.memlock)?;
+    memlock(w, s.opts.memlock)?;
     w.write_str("}\n")
 }
 
@@ -128,21 +116,17 @@ fn memory<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Result<(),
 }
 
 /// `/proc/swaps`, a row each (rows that do not parse left out).
-fn swap_devices<W: uWrite>(
-    w: &mut W,
-    root: &Root,
-    sys_block: Option<BorrowedFd<'_>>,
-    page_kib: u64,
-    buf: &mut [u8],
-) -> Result<(), W::Error> {
+fn swap_devices<W: uWrite>(w: &mut W, sw: &Swaps) -> Result<(), W::Error> {
     w.write_str(",\"swap_devices\":")?;
-    let Ok(b) = root.read(swaps::PATH, buf) else {
+    let Ok(b) = sw.text() else {
         return w.write_str("null");
     };
-    let mut zbuf = [0u8; zram::BUF_LEN];
     let mut name = [0u8; swaps::NAME_MAX_LEN];
     w.write_str("[")?;
-    for (i, s) in swaps::entries(b).filter_map(Result::ok).enumerate() {
+    let rows = swaps::entries(b)
+        .enumerate()
+        .filter_map(|(at, s)| s.ok().map(|s| (at, s)));
+    for (i, (at, s)) in rows.enumerate() {
         w.write_str(if i == 0 { "{\"name\":" } else { ",{\"name\":" })?;
         chars(w, display_chars(s.unescape(&mut name)))?;
         w.write_str(",\"type\":")?;
@@ -155,10 +139,7 @@ fn swap_devices<W: uWrite>(
             s.priority,
             s.is_zram()
         )?;
-        let full = match s
-            .is_zram()
-            .then(|| zram_swap(&s, sys_block, page_kib, &mut zbuf))
-        {
+        let full = match sw.zram(at) {
             Some(ZramSwap::Full) => Some(true),
             Some(ZramSwap::Room) => Some(false),
             Some(ZramSwap::Unreadable) | None => None,
@@ -170,22 +151,23 @@ fn swap_devices<W: uWrite>(
 }
 
 /// The zram devices of `sys/block`, a row each, and how many more.
-fn zram_devices<W: uWrite>(w: &mut W, sys_block: Option<BorrowedFd<'_>>) -> Result<(), W::Error> {
+fn zram_devices<W: uWrite>(
+    w: &mut W,
+    zram: &Result<ZramDevices, ReadError>,
+) -> Result<(), W::Error> {
     w.write_str(",\"zram_devices\":")?;
-    let Some((sb, (names, more))) = sys_block.and_then(|sb| zram_names(sb).ok().map(|n| (sb, n)))
-    else {
+    let Ok(z) = zram else {
         return w.write_str("null,\"zram_devices_more\":null");
     };
-    let mut zbuf = [0u8; zram::BUF_LEN];
     w.write_str("[")?;
-    for (i, name) in names.iter().enumerate() {
+    for (i, (name, d)) in z.devices.iter().enumerate() {
         w.write_str(if i == 0 {
             "{\"device\":"
         } else {
             ",{\"device\":"
         })?;
         string(w, name)?;
-        let d = zram::device(sb, name, &mut zbuf).ok();
+        let d = d.as_ref().ok();
         let on = d.as_ref().filter(|d| d.initialised);
         w.write_str(",\"initialised\":")?;
         flag(w, d.as_ref().map(|d| d.initialised))?;
@@ -207,23 +189,16 @@ fn zram_devices<W: uWrite>(w: &mut W, sys_block: Option<BorrowedFd<'_>>) -> Resu
         centi(w, on.and_then(|d| d.compression_centi()))?;
         w.write_str("}")?;
     }
-    uwrite!(w, "],\"zram_devices_more\":{}", more)
+    uwrite!(w, "],\"zram_devices_more\":{}", z.more)
 }
 
 /// `,"tmp":{…}` or `,"disk":{…}`: the filesystem of `path`.
-fn fs<W: uWrite>(
-    w: &mut W,
-    root: &Root,
-    live: bool,
-    key: &str,
-    path: &str,
-    buf: &mut [u8],
-) -> Result<(), W::Error> {
+fn fs<W: uWrite>(w: &mut W, key: &str, f: &FsFacts<'_>) -> Result<(), W::Error> {
     uwrite!(w, ",\"{}\":{{\"path\":", key)?;
-    chars(w, display_chars(path.as_bytes()))?;
-    let (fs_type, source) = host::fs_type_and_source(root, path, buf);
+    chars(w, display_chars(f.path.as_bytes()))?;
+    let (fs_type, source) = (&f.fs_type, &f.source);
     w.write_str(",\"fs_type\":")?;
-    match &fs_type {
+    match fs_type {
         Some(t) => chars(w, display_chars(t.as_bytes()))?,
         None => w.write_str("null")?,
     }
@@ -233,7 +208,7 @@ fn fs<W: uWrite>(
     } else {
         chars(w, display_chars(source.as_bytes()))?;
     }
-    let s = host::fs_stat(root, live, path, buf);
+    let s = f.stat;
     w.write_str(",\"size_mib\":")?;
     opt(w, s.map(|s| s.total_bytes() >> 20))?;
     w.write_str(",\"available_mib\":")?;
@@ -251,10 +226,9 @@ fn fs<W: uWrite>(
 /// `,"cgroup_memory":{…}`, or `null` without a usable memory controller.
 fn cgroup_memory<W: uWrite>(
     w: &mut W,
-    root: &Root,
     mem: &Result<Memory, MemoryError>,
-    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
-    buf: &mut [u8],
+    memcg: &Result<Option<MemCgroupFacts>, CgroupError>,
+    path: &str,
 ) -> Result<(), W::Error> {
     w.write_str(",\"cgroup_memory\":")?;
     let Ok(Some(cg)) = memcg else {
@@ -266,8 +240,7 @@ fn cgroup_memory<W: uWrite>(
     let limit = m.and_then(|m| m.cgroup);
     let usage = match limit {
         Some(r) => Some(r.usage_bytes),
-        None if mem.is_ok() => cg.usage_bytes(buf),
-        None => None,
+        None => cg.usage_bytes,
     };
     w.write_str(",\"limit_mib\":")?;
     opt(w, limit.map(|r| r.limit_bytes >> 20))?;
@@ -290,10 +263,6 @@ fn cgroup_memory<W: uWrite>(
             .map(|s| s >> 20),
     )?;
     w.write_str(",\"limit_path\":")?;
-    let mut path = heapless::String::<256>::new();
-    if let Some(r) = limit {
-        host::cgroup_path(root, b"memory", r.depth, buf, &mut path);
-    }
     if path.is_empty() {
         w.write_str("null")?;
     } else {
@@ -306,19 +275,18 @@ fn cgroup_memory<W: uWrite>(
 /// controller.
 fn cgroup_cpu<W: uWrite>(
     w: &mut W,
-    root: &Root,
     cores: &Cores,
-    buf: &mut [u8],
+    cpu: &Result<Option<Version>, CgroupError>,
 ) -> Result<(), W::Error> {
     w.write_str(",\"cgroup_cpu\":")?;
-    let cpu = cgroup::open_cpu(root, buf).ok().flatten();
+    let cpu = cpu.ok().flatten();
     let quota = cores.quota_millicpus.map(|m| m.div_ceil(10));
     if cpu.is_none() && quota.is_none() {
         return w.write_str("null");
     }
     w.write_str("{\"version\":")?;
-    match &cpu {
-        Some(c) => string(w, version(c.version))?,
+    match cpu {
+        Some(v) => string(w, version(v))?,
         None => w.write_str("null")?,
     }
     w.write_str(",\"quota_cpus\":")?;
@@ -342,17 +310,17 @@ fn cores_keys<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
 }
 
 /// `,"psi_memory_some":{"avg10_pct":…,…}`, or `null` without PSI.
-fn psi_memory<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W::Error> {
+fn psi_memory<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W::Error> {
     w.write_str(",\"psi_memory_some\":")?;
-    let Some(p) = psi::read(root, buf).ok().and_then(|b| psi::parse(b).ok()) else {
+    let Ok(p) = p else {
         return w.write_str("null");
     };
     w.write_str("{\"avg10_pct\":")?;
-    write_centi(w, p.some.avg10_centi)?;
+    write_centi(w, p.avg10_centi)?;
     w.write_str(",\"avg60_pct\":")?;
-    write_centi(w, p.some.avg60_centi)?;
+    write_centi(w, p.avg60_centi)?;
     w.write_str(",\"avg300_pct\":")?;
-    write_centi(w, p.some.avg300_centi)?;
+    write_centi(w, p.avg300_centi)?;
     w.write_str("}")
 }
 
@@ -360,19 +328,15 @@ fn psi_memory<W: uWrite>(w: &mut W, root: &Root, buf: &mut [u8]) -> Result<(), W
 /// 4.13) and in this cgroup.
 fn oom_kills<W: uWrite>(
     w: &mut W,
-    root: &Root,
-    memcg: &Result<Option<cgroup::MemCgroup>, CgroupError>,
-    buf: &mut [u8],
+    vm: &Result<VmStat, VmMiss>,
+    memcg: &Result<Option<MemCgroupFacts>, CgroupError>,
 ) -> Result<(), W::Error> {
-    let boot = vmstat::read(root, buf)
-        .ok()
-        .and_then(|b| vmstat::parse(b).ok())
-        .and_then(|v| v.oom_kill);
+    let boot = vm.as_ref().ok().and_then(|v| v.oom_kill);
     w.write_str(",\"oom_kills\":{\"since_boot\":")?;
     opt(w, boot)?;
     w.write_str(",\"cgroup\":")?;
     let cg = match memcg {
-        Ok(Some(cg)) => cg.oom_kills(buf),
+        Ok(Some(cg)) => cg.oom_kills,
         _ => None,
     };
     opt(w, cg)?;

@@ -5,8 +5,9 @@ use ufmt::{uWrite, uwrite};
 
 use super::{
     Axis, BANDS, COUNT_SERIES, CPU, DISK, IO, IO_SERIES, MEM, MEM_SERIES, MEM_USE, OOM_MARKS, PW,
-    Plot, Series, W, X0, X1, duration, escape, run_id, stage_str, time_step,
+    Plot, Series, W, X0, X1, escape, run_id, time_step,
 };
+use crate::followed::figures::{duration, stage_str};
 use crate::report::summary::Threshold;
 
 impl Plot {
@@ -23,25 +24,7 @@ impl Plot {
         // Legend rows past the two the layout leaves room for push the
         // panels down.
         let shift = legend_rows(&entries).saturating_sub(2) * LEGEND_ROW;
-        let height = self.height() + shift;
-        uwrite!(
-            w,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
-            W,
-            height,
-            W,
-            height
-        )?;
-        w.write_str(
-            "<style>text{font-family:DejaVu Sans,Arial,sans-serif;font-size:12px;fill:#222}\
-             .t{font-size:16px;font-weight:bold}.small{font-size:11px;fill:#555}\
-             .grid{stroke:#ddd;stroke-width:1}.frame{fill:none;stroke:#888}\
-             .series{fill:none;stroke-width:1.5;stroke-linejoin:round}\
-             .band0{fill:#f4f4f4}.band1{fill:#e4e8ee}\
-             .oom{stroke:#c00000;stroke-width:2}.thr{stroke:#e31a1c;stroke-width:1.2;stroke-dasharray:6 4}\
-             .total{stroke:#888;stroke-width:1;stroke-dasharray:2 3}</style>\n",
-        )?;
-        w.write_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n")?;
+        prolog(w, self.height() + shift)?;
         self.title(name, w)?;
         legend(w, &entries)?;
         if shift > 0 {
@@ -49,15 +32,7 @@ impl Plot {
         }
         self.draw_bands(name, w)?;
         self.panel(w, MEM, mem_axis, "memory (MiB)")?;
-        let disk_peak = self.peak(Series::DiskFree);
-        let low_mb = self.low_disk.value();
-        let disk_max = disk_peak.unwrap_or(0).max(low_mb);
-        let (disk_div, disk_title) = if disk_max >= 10 * 1024 {
-            (1024, "disk available (GiB)")
-        } else {
-            (1, "disk available (MiB)")
-        };
-        let disk_axis = Axis::new(disk_max, disk_div);
+        let (disk_axis, disk_title) = self.disk_axis();
         self.panel(w, DISK, disk_axis, disk_title)?;
         let cpu_axis = Axis::new(self.peak(Series::Cpu).unwrap_or(0).max(100), 1);
         let comp_axis = self.cpu_panel(w, cpu_axis)?;
@@ -79,62 +54,100 @@ impl Plot {
                 self.series(w, s, axis, IO)?;
             }
         }
-        if self.present[Series::MemAvail.index()] && self.near_oom.value() <= mem_axis.max {
-            let y = mem_axis.y(self.near_oom.value(), MEM);
-            uwrite!(
-                w,
-                "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
-                X0,
-                y,
-                X1,
-                y
-            )?;
-            let what = if self.cg_binds {
-                "near-OOM: available memory (the cgroup's where it binds) below "
-            } else {
-                "near-OOM: MemAvailable below "
-            };
-            threshold_text(w, what, self.near_oom, "MB", "RAM")?;
-            uwrite!(
-                w,
-                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">near-OOM &lt; {} MiB</text>\n",
-                X1 - 4,
-                // Below the MemTotal note at the top, when there is one.
-                y.saturating_sub(4)
-                    .max(MEM.0 + if total_note { 27 } else { 12 }),
-                self.near_oom.value()
-            )?;
-        }
-        if disk_peak.is_some() {
-            let y = disk_axis.y(low_mb, DISK);
-            uwrite!(
-                w,
-                "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
-                X0,
-                y,
-                X1,
-                y
-            )?;
-            threshold_text(w, "low disk: free below ", self.low_disk, "MB", "disk")?;
-            uwrite!(
-                w,
-                "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">low disk &lt; ",
-                X1 - 4,
-                y.saturating_sub(4).max(DISK.0 + 12),
-            )?;
-            // Whole GiB as before (the default, --low-disk-gb); a threshold
-            // scaled to a small disk in MiB.
-            match low_mb % 1024 {
-                0 => uwrite!(w, "{} GiB</text>\n", low_mb / 1024)?,
-                _ => uwrite!(w, "{} MiB</text>\n", low_mb)?,
-            }
-        }
+        self.near_oom_line(w, mem_axis, total_note)?;
+        self.low_disk_line(w, disk_axis)?;
         self.draw_marks(w)?;
         self.notes(w)?;
         if shift > 0 {
             w.write_str("</g>\n")?;
         }
         w.write_str("</svg>\n")
+    }
+
+    /// The disk panel's axis and title: in GiB from 10 GiB up (the larger
+    /// of the free space's peak and the low-disk threshold), else in MiB.
+    fn disk_axis(&self) -> (Axis, &'static str) {
+        let disk_max = self
+            .peak(Series::DiskFree)
+            .unwrap_or(0)
+            .max(self.low_disk.value());
+        let (disk_div, disk_title) = if disk_max >= 10 * 1024 {
+            (1024, "disk available (GiB)")
+        } else {
+            (1, "disk available (MiB)")
+        };
+        (Axis::new(disk_max, disk_div), disk_title)
+    }
+
+    /// The near-OOM threshold on the memory panel, when RAM available is
+    /// drawn and the threshold is on the axis: a dashed line with its rule
+    /// as a tooltip, and its label at the right, below the MemTotal note
+    /// (`total_note`) when there is one.
+    fn near_oom_line<W: uWrite>(
+        &self,
+        w: &mut W,
+        mem_axis: Axis,
+        total_note: bool,
+    ) -> Result<(), W::Error> {
+        if !self.present[Series::MemAvail.index()] || self.near_oom.value() > mem_axis.max {
+            return Ok(());
+        }
+        let y = mem_axis.y(self.near_oom.value(), MEM);
+        uwrite!(
+            w,
+            "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
+            X0,
+            y,
+            X1,
+            y
+        )?;
+        let what = if self.cg_binds {
+            "near-OOM: available memory (the cgroup's where it binds) below "
+        } else {
+            "near-OOM: MemAvailable below "
+        };
+        threshold_text(w, what, self.near_oom, "MB", "RAM")?;
+        uwrite!(
+            w,
+            "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">near-OOM &lt; {} MiB</text>\n",
+            X1 - 4,
+            // Below the MemTotal note at the top, when there is one.
+            y.saturating_sub(4)
+                .max(MEM.0 + if total_note { 27 } else { 12 }),
+            self.near_oom.value()
+        )
+    }
+
+    /// The low-disk threshold on the disk panel, when free space was
+    /// recorded: a dashed line with its rule as a tooltip, and its label
+    /// at the right.
+    fn low_disk_line<W: uWrite>(&self, w: &mut W, disk_axis: Axis) -> Result<(), W::Error> {
+        if self.peak(Series::DiskFree).is_none() {
+            return Ok(());
+        }
+        let low_mb = self.low_disk.value();
+        let y = disk_axis.y(low_mb, DISK);
+        uwrite!(
+            w,
+            "<line class=\"thr\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>",
+            X0,
+            y,
+            X1,
+            y
+        )?;
+        threshold_text(w, "low disk: free below ", self.low_disk, "MB", "disk")?;
+        uwrite!(
+            w,
+            "</title></line>\n<text class=\"small\" x=\"{}\" y=\"{}\" text-anchor=\"end\">low disk &lt; ",
+            X1 - 4,
+            y.saturating_sub(4).max(DISK.0 + 12),
+        )?;
+        // Whole GiB as before (the default, --low-disk-gb); a threshold
+        // scaled to a small disk in MiB.
+        match low_mb % 1024 {
+            0 => uwrite!(w, "{} GiB</text>\n", low_mb / 1024),
+            _ => uwrite!(w, "{} MiB</text>\n", low_mb),
+        }
     }
 
     /// The CPU panel's frame and CPU % axis, and the counts' right-hand
@@ -651,6 +664,29 @@ impl Plot {
         }
         Ok(())
     }
+}
+
+/// The document's start: the XML declaration, the `<svg>` element
+/// `height` pixels high, its style sheet and white background.
+fn prolog<W: uWrite>(w: &mut W, height: u64) -> Result<(), W::Error> {
+    uwrite!(
+        w,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+        W,
+        height,
+        W,
+        height
+    )?;
+    w.write_str(
+        "<style>text{font-family:DejaVu Sans,Arial,sans-serif;font-size:12px;fill:#222}\
+         .t{font-size:16px;font-weight:bold}.small{font-size:11px;fill:#555}\
+         .grid{stroke:#ddd;stroke-width:1}.frame{fill:none;stroke:#888}\
+         .series{fill:none;stroke-width:1.5;stroke-linejoin:round}\
+         .band0{fill:#f4f4f4}.band1{fill:#e4e8ee}\
+         .oom{stroke:#c00000;stroke-width:2}.thr{stroke:#e31a1c;stroke-width:1.2;stroke-dasharray:6 4}\
+         .total{stroke:#888;stroke-width:1;stroke-dasharray:2 3}</style>\n",
+    )?;
+    w.write_str("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n")
 }
 
 /// The legend's entries: label and swatch.

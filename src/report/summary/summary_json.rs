@@ -3,8 +3,8 @@
 
 use ufmt::{uWrite, uwrite};
 
+use crate::followed::figures::stage_str;
 use crate::report::json_write;
-use crate::report::plot::stage_str;
 use crate::tick::row::{BufferFull, Row};
 
 use super::binding::Binding;

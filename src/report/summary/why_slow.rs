@@ -64,10 +64,10 @@
 
 use ufmt::{uWrite, uwrite};
 
+use crate::followed::figures::{duration, stage_str};
 use crate::followed::text::{Context, Stage};
 use crate::kernel::throttled::Flags;
 use crate::report::fit::measured_jobs;
-use crate::report::plot::{duration, stage_str};
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
 

@@ -1,0 +1,121 @@
+//! `status --pool DIR`: the builds sharing a memory pool, read once (the
+//! pool's leases, judged against the status snapshot's MemTotal) and
+//! rendered as the screen's block or the JSON's `pool` object.
+
+use headroom::govern::lease::Lease;
+use headroom::plan::status::snapshot::Snapshot;
+
+use super::messages::Fail;
+use super::pool::{Peeked, peek_pool};
+
+/// Pool DIR as `status` shows it.
+pub struct Pool {
+    /// The directory as given.
+    dir: String,
+    /// Its leases that count, and the files it did not count (name, why).
+    peeked: Peeked,
+}
+
+impl Pool {
+    /// Reads pool `dir`'s leases; a lease claiming more growth than the
+    /// snapshot's MemTotal is not counted (no MemTotal: none is absurd).
+    ///
+    /// # Errors
+    /// One line when DIR cannot be used as a pool (as `run --pool` would
+    /// refuse it).
+    pub fn read(dir: String, snap: &Snapshot<'_>) -> Result<Pool, Fail> {
+        let total_kib = snap
+            .mem
+            .as_ref()
+            .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
+        let peeked = peek_pool(&dir, total_kib)?;
+        Ok(Pool { dir, peeked })
+    }
+
+    /// The screen's block: the builds sharing the pool, a line each, then
+    /// the files it did not count.
+    pub fn block(&self) -> String {
+        let (leases, notes) = &self.peeked;
+        let mut out = format!("\nPOOL {}: {} build(s)\n", self.dir, leases.len());
+        for l in leases.iter() {
+            out.push_str(&format!(
+                "  {}: {} job(s) ({} of them paused), {} allowed of {}; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",
+                l.run.as_str(),
+                l.running,
+                l.paused.len(),
+                l.allowed,
+                l.cap,
+                l.peak_mb,
+                l.held_mb,
+                l.growth_mb
+            ));
+        }
+        if !leases.is_empty() {
+            out.push_str(&format!(
+                "  growth reserved in all: {} MiB\n",
+                reserved_mb(leases)
+            ));
+        }
+        for (name, why) in notes {
+            out.push_str(&format!("  {name}: {why}\n"));
+        }
+        out
+    }
+
+    /// The same figures as [`Pool::block`], as one JSON object:
+    /// `{"dir":…,"builds":N,"growth_reserved_mib":M,
+    /// "leases":[{"run":…,"jobs_running":N,"jobs_paused":N,"jobs_allowed":N,
+    /// "jobs_cap":N,"peak_mib_per_job":M,"compilers_hold_mib":M,
+    /// "reserves_mib":M},…],"not_counted":[{"file":…,"why":…},…]}`.
+    pub fn json(&self) -> String {
+        let (leases, notes) = &self.peeked;
+        let mut out = format!(
+            "{{\"dir\":{},\"builds\":{},\"growth_reserved_mib\":{},\"leases\":[",
+            json_string(&self.dir),
+            leases.len(),
+            reserved_mb(leases)
+        );
+        for (i, l) in leases.iter().enumerate() {
+            out.push_str(&format!(
+                "{}{{\"run\":{},\"jobs_running\":{},\"jobs_paused\":{},\"jobs_allowed\":{},\"jobs_cap\":{},\"peak_mib_per_job\":{},\"compilers_hold_mib\":{},\"reserves_mib\":{}}}",
+                if i == 0 { "" } else { "," },
+                json_string(l.run.as_str()),
+                l.running,
+                l.paused.len(),
+                l.allowed,
+                l.cap,
+                l.peak_mb,
+                l.held_mb,
+                l.growth_mb
+            ));
+        }
+        out.push_str("],\"not_counted\":[");
+        for (i, (name, why)) in notes.iter().enumerate() {
+            out.push_str(&format!(
+                "{}{{\"file\":{},\"why\":{}}}",
+                if i == 0 { "" } else { "," },
+                json_string(name),
+                json_string(why)
+            ));
+        }
+        out.push_str("]}");
+        out
+    }
+}
+
+/// The growth all of `leases` reserve, MiB.
+fn reserved_mb(leases: &[Lease]) -> u64 {
+    leases
+        .iter()
+        .fold(0u64, |a, l| a.saturating_add(l.growth_mb))
+}
+
+/// `s` as a JSON string, through the report layer's one escaper.
+fn json_string(s: &str) -> String {
+    let mut t = heapless::String::<8192>::new();
+    if headroom::report::json_write::string(&mut t, s).is_err() {
+        t.clear();
+        let _ = headroom::report::json_write::string(&mut t, "?");
+    }
+    t.as_str().to_string()
+}

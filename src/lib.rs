@@ -34,6 +34,10 @@ pub mod plan;
 // Governing a recording while it runs: the loop and the jobserver.
 pub mod govern;
 
+// What the unit tests share: a string sink (test builds only).
+#[cfg(test)]
+pub(crate) mod testkit;
+
 // Per-action usage from a remote action cache (feature `remote`): the one
 // layer that uses std, built only with the feature (`tests/layout.rs`
 // checks that nothing else names std or alloc).

@@ -2,11 +2,12 @@
 //! local actions file, the usage errors of the `--remote` options (exit 2,
 //! in every build), and what a build without the cargo feature `remote`
 //! says (exit 1). The remote report itself is tested on synthetic lookups
-//! in src/remote/report_tests.rs and against a real server elsewhere.
+//! in src/remote/report.rs's tests and against a real server elsewhere.
 
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+mod common;
+use common::BIN;
 
 /// tests/data/actions-crafted.csv: 25 well-formed rows and 2 malformed
 /// ones (its golden table, actions-crafted.txt, says so).

@@ -15,17 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{output_with_pid, tail_named};
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-/// A scratch directory for one test, emptied.
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{BIN, output_with_pid, scratch, tail_named};
 
 /// Starts `holder` holding `mib` MiB for `secs` seconds (a shell feeding
 /// it), waiting until it holds them.

@@ -3,13 +3,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn headroom(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
+mod common;
+use common::{BIN, headroom_with};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).unwrap()
@@ -19,7 +16,7 @@ fn text(b: &[u8]) -> String {
 fn version_and_dash_v_print_version_and_target() {
     let want = format!("headroom {} (", env!("CARGO_PKG_VERSION"));
     for flag in ["--version", "-V"] {
-        let out = headroom(&[flag]);
+        let out = headroom_with(&[flag]);
         assert_eq!(out.status.code(), Some(0), "{flag}: {out:?}");
         let line = text(&out.stdout);
         assert!(line.starts_with(&want), "{flag}: {line}");
@@ -49,8 +46,8 @@ fn opt_equals_value_is_opt_space_value() {
     let b = env_free(&["--root", board, "jobs", "--profile", "heavy", "--explain"]);
     assert_eq!(a.status.code(), Some(0), "{a:?}");
     assert_eq!(a.stdout, b.stdout);
-    let a = headroom(&[&format!("--root={board}"), "status", "--disk-path=/"]);
-    let b = headroom(&["--root", board, "status", "--disk-path", "/"]);
+    let a = headroom_with(&[&format!("--root={board}"), "status", "--disk-path=/"]);
+    let b = headroom_with(&["--root", board, "status", "--disk-path", "/"]);
     assert_eq!(a.status.code(), Some(0), "{a:?}");
     assert_eq!(a.stdout, b.stdout);
 }
@@ -71,7 +68,7 @@ fn unknown_command_or_option_suggests_the_nearest_and_exits_2() {
             "headroom: unknown option `--intervl` for `run`; did you mean `--interval`?\n",
         ),
     ] {
-        let out = headroom(args);
+        let out = headroom_with(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert_eq!(text(&out.stderr), want, "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
@@ -102,7 +99,7 @@ fn cmd_words_after_dashdash_are_never_touched() {
 
 #[test]
 fn status_says_a_disk_path_that_is_not_a_directory_fell_back_to_root() {
-    let out = headroom(&["status", "--disk-path", "/nonexistent/headroom"]);
+    let out = headroom_with(&["status", "--disk-path", "/nonexistent/headroom"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         text(&out.stderr),
@@ -110,12 +107,12 @@ fn status_says_a_disk_path_that_is_not_a_directory_fell_back_to_root() {
     );
     assert!(text(&out.stdout).contains("\ndisk        /: "), "{out:?}");
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
-    let out = headroom(&["status", "--disk-path", file]);
+    let out = headroom_with(&["status", "--disk-path", file]);
     assert_eq!(
         text(&out.stderr),
         format!("headroom: warning: disk path '{file}': is not a directory: using / instead\n")
     );
-    let out = headroom(&["status", "--disk-path", "/"]);
+    let out = headroom_with(&["status", "--disk-path", "/"]);
     assert!(out.stderr.is_empty(), "{out:?}");
 }
 
@@ -189,7 +186,7 @@ fn a_command_not_found_is_named_quoted() {
     fs::create_dir_all(&d).unwrap();
     let dir = d.to_str().unwrap();
     for (word, shown) in [("a\nb\x1b[31m", r"$'a\nb\x1b[31m'"), ("", "''")] {
-        let out = headroom(&["run", "--run-id", "nf", "--out-dir", dir, "--", word]);
+        let out = headroom_with(&["run", "--run-id", "nf", "--out-dir", dir, "--", word]);
         assert_eq!(out.status.code(), Some(127), "{out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(

@@ -10,18 +10,12 @@ const FULL_WIDTH: usize =
     headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faults-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{BIN, scratch};
 
 /// Every line is a whole row: all its fields, context quoted, newline-terminated.
 fn assert_whole_rows(csv: &str) {

@@ -2,19 +2,12 @@
 //! and, when permitted, locked in RAM; the summary says which.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-/// A fresh directory under the target dir for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("footprint-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{BIN, scratch};
 
 /// `record --interval 30 --count 2` in `d`, returned once its first row is
 /// written (it then waits 30 s for the second: time to look at it).

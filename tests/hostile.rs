@@ -16,15 +16,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-const WIDTH: usize = FULL_WIDTH;
+mod common;
+use common::{BIN, scratch};
 
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hostile-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+const WIDTH: usize = FULL_WIDTH;
 
 /// Splits one CSV row, honouring quotes (`""` inside quotes is a quote).
 fn split_row(line: &str) -> Vec<String> {

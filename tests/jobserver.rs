@@ -15,11 +15,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::{
-    Cgroup, HOG, cgroup_oom_kills, jobs_columns, makefile, ninja, ninja_file, output_within,
+    BIN, Cgroup, HOG, cgroup_oom_kills, jobs_columns, makefile, ninja, ninja_file, output_within,
     overlap, scratch,
 };
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
 
 fn run_jobserver(dir: &Path, args: &[&str], cmd: &[&str]) -> Output {
     output_within(

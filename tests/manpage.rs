@@ -21,7 +21,9 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+mod common;
+use common::BIN;
+
 const PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/headroom.1");
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 

@@ -13,21 +13,11 @@
 //! so they pass beside each other and beside other work's OOM kills.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{Cgroup, cgroup_oom_kills, seen_from_parent, tail_named};
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-/// A scratch directory for one test, emptied.
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{BIN, Cgroup, cgroup_oom_kills, scratch, seen_from_parent, tail_named};
 
 /// Runs `sh -c script` as the build and records it from outside, every
 /// 0.2 s, following `log`, until it exits, with `--prom <run_id>.prom`;

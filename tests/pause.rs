@@ -12,9 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::Cgroup;
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+use common::{BIN, Cgroup};
 
 /// A Makefile of eight targets: each waits 0, 0.5 or 1 s, then grows by
 /// 10 MiB every 0.25 s to 180 MiB (written, so resident), logging `start`

@@ -2,7 +2,8 @@
 
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+mod common;
+use common::BIN;
 
 const JOB_VARS: [&str; 6] = headroom::plan::jobs::ENV_VARS;
 

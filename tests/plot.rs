@@ -3,25 +3,11 @@
 //! hostile text, and on bad input; every SVG checked for well-formedness.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 mod common;
-use common::mkfifo;
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn headroom(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("plot-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{BIN, headroom_with, mkfifo, scratch};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -110,7 +96,7 @@ fn well_formed(svg: &str) -> usize {
 
 /// Runs plot on `csv` and returns the SVG it wrote (the path printed).
 fn plot_ok(csv: &Path) -> String {
-    let out = headroom(&["plot", s(csv)]);
+    let out = headroom_with(&["plot", s(csv)]);
     assert!(
         out.status.success(),
         "{}",
@@ -191,7 +177,7 @@ fn toolchain_sample_csv() {
 fn a_run_recorded_from_a_board_root() {
     let d = scratch("board");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards/rpi4-4g-zram");
-    let out = headroom(&[
+    let out = headroom_with(&[
         "--root",
         s(&root),
         "record",
@@ -276,7 +262,7 @@ fn a_binding_cgroup_is_drawn() {
     assert!(!plot_ok(&host).contains("cgroup"));
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("boards/container-2g-1.5cpu");
-    let out = headroom(&[
+    let out = headroom_with(&[
         "--root",
         s(&root),
         "record",
@@ -390,7 +376,7 @@ fn output_path_options() {
     fs::write(&csv, oom_csv(5)).unwrap();
     // -o elsewhere.
     let other = d.join("elsewhere.svg");
-    let out = headroom(&["plot", s(&csv), "-o", s(&other)]);
+    let out = headroom_with(&["plot", s(&csv), "-o", s(&other)]);
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -399,14 +385,14 @@ fn output_path_options() {
     well_formed(&fs::read_to_string(&other).unwrap());
     assert!(!d.join("run.svg").exists());
     // -o -: the SVG on stdout and nothing else.
-    let out = headroom(&["plot", s(&csv), "-o", "-"]);
+    let out = headroom_with(&["plot", s(&csv), "-o", "-"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text, fs::read_to_string(&other).unwrap());
     // A name without .csv gets .svg appended.
     let bare = d.join("data");
     fs::copy(&csv, &bare).unwrap();
-    let out = headroom(&["plot", s(&bare)]);
+    let out = headroom_with(&["plot", s(&bare)]);
     assert!(out.status.success());
     assert!(d.join("data.svg").exists());
     // Relative path, in the working directory.
@@ -428,7 +414,7 @@ fn a_symlink_at_the_output_path_is_refused() {
     let target = d.join("precious.txt");
     fs::write(&target, "keep me").unwrap();
     std::os::unix::fs::symlink(&target, d.join("run.svg")).unwrap();
-    let out = headroom(&["plot", s(&csv)]);
+    let out = headroom_with(&["plot", s(&csv)]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("symlink"), "{err}");
@@ -454,7 +440,7 @@ fn a_fifo_or_the_input_itself_at_the_output_path_is_refused() {
     // would replace with a regular file): refused, left as it was.
     let fifo = d.join("f.svg");
     mkfifo(&fifo);
-    let out = headroom(&["plot", s(&csv), "-o", s(&fifo)]);
+    let out = headroom_with(&["plot", s(&csv), "-o", s(&fifo)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a regular file"), "{err}");
@@ -464,7 +450,7 @@ fn a_fifo_or_the_input_itself_at_the_output_path_is_refused() {
         if out_path != csv {
             fs::hard_link(&csv, &out_path).unwrap();
         }
-        let out = headroom(&["plot", s(&csv), "-o", s(&out_path)]);
+        let out = headroom_with(&["plot", s(&csv), "-o", s(&out_path)]);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("is the CSV being plotted"), "{err}");
@@ -482,12 +468,12 @@ fn a_failed_write_leaves_no_half_svg() {
     // (A write that fails midway removes its temporary file: the unit test
     // of replace::replace.)
     fs::create_dir(d.join("run.svg")).unwrap();
-    let out = headroom(&["plot", s(&csv)]);
+    let out = headroom_with(&["plot", s(&csv)]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
     no_temp_files(&d);
     // A directory that does not exist.
-    let out = headroom(&["plot", s(&csv), "-o", s(&d.join("nope/x.svg"))]);
+    let out = headroom_with(&["plot", s(&csv), "-o", s(&d.join("nope/x.svg"))]);
     assert_eq!(out.status.code(), Some(1));
     // /dev/full as stdout: ENOSPC is an error, one line.
     let full = fs::OpenOptions::new().write(true).open("/dev/full");
@@ -505,7 +491,7 @@ fn a_failed_write_leaves_no_half_svg() {
     fs::write(&good, oom_csv(5)).unwrap();
     let before = plot_ok(&good);
     fs::write(&good, "not,a,csv\n").unwrap();
-    assert_eq!(headroom(&["plot", s(&good)]).status.code(), Some(1));
+    assert_eq!(headroom_with(&["plot", s(&good)]).status.code(), Some(1));
     assert_eq!(fs::read_to_string(d.join("good.svg")).unwrap(), before);
 }
 
@@ -548,7 +534,7 @@ fn bad_input_is_one_line_and_exit_1() {
     for (name, body, want) in cases {
         let p = d.join(name);
         fs::write(&p, body).unwrap();
-        let out = headroom(&["plot", s(&p)]);
+        let out = headroom_with(&["plot", s(&p)]);
         assert_eq!(out.status.code(), Some(1), "{name}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
@@ -565,7 +551,7 @@ fn bad_input_is_one_line_and_exit_1() {
         (vec!["plot", "/dev/null"], 1),
         (vec!["plot", s(&d)], 1),
     ] {
-        let out = headroom(&args);
+        let out = headroom_with(&args);
         assert_eq!(out.status.code(), Some(code), "{args:?}");
         assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
     }
@@ -603,7 +589,7 @@ fn output_is_bounded_whatever_the_row_count() {
 
 #[test]
 fn help_shows_examples() {
-    let out = headroom(&["plot", "--help"]);
+    let out = headroom_with(&["plot", "--help"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Examples:"), "{text}");

@@ -16,9 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Cgroup, HOG, makefile, output_within, overlap, scratch};
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+use common::{BIN, Cgroup, HOG, makefile, output_within, overlap, scratch};
 
 /// "OOM kills in this build: N" of each lane's summary, summed.
 fn build_oom_kills(stderr: &str) -> u64 {

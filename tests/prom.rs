@@ -5,20 +5,11 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::mkfifo;
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("prom-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{BIN, mkfifo, scratch};
 
 fn board(name: &str) -> String {
     format!("{}/boards/{name}", env!("CARGO_MANIFEST_DIR"))

@@ -1,19 +1,11 @@
 //! End-to-end tests of `headroom run` and `headroom actions`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 mod common;
-
-const BIN: &str = env!("CARGO_BIN_EXE_headroom");
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}"));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{BIN, scratch};
 
 /// `headroom run` recording into `d` with a fast interval.
 fn run(d: &Path, cmd: &[&str]) -> Output {

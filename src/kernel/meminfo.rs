@@ -210,7 +210,7 @@ mod tests {
     extern crate std;
     use super::*;
 
-    /// Found by tests/properties.rs: the estimate's sum went past u64 and
+    /// Found by tests/properties_system.rs: the estimate's sum went past u64 and
     /// saturated before Shmem was taken off, giving 0 instead of 1.
     #[test]
     fn estimate_past_u64_is_exact_then_clamped() {

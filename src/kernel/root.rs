@@ -297,6 +297,24 @@ pub fn join_num<'o>(out: &'o mut [u8], prefix: &str, n: u64, suffix: &str) -> Op
     core::str::from_utf8(&out[..len]).ok()
 }
 
+/// Page size assumed for a `--root` tree, in KiB: the tree does not record
+/// the board's page size, and the smallest one flags the fewest devices
+/// "full" (a device whose used == size is full with any page size).
+pub const TREE_PAGE_KIB: u64 = 4;
+
+/// The page size of the system under a root, KiB: this machine's when
+/// `live` ([`Root::is_live`]), else [`TREE_PAGE_KIB`] (a board tree does
+/// not record its page size). What a zram swap device is judged full by.
+pub fn page_kib(live: bool) -> u64 {
+    if live {
+        u64::try_from(rustix::param::page_size() / 1024)
+            .unwrap_or(TREE_PAGE_KIB)
+            .max(1)
+    } else {
+        TREE_PAGE_KIB
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;

@@ -727,18 +727,9 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::kernel::root::Root;
+    use crate::testkit::Out;
     use std::string::String;
     use std::vec::Vec;
-
-    struct Out(String);
-
-    impl uWrite for Out {
-        type Error = core::convert::Infallible;
-        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
-            self.0.push_str(s);
-            Ok(())
-        }
-    }
 
     const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
 

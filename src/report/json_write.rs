@@ -40,20 +40,12 @@ pub fn opt<W: uWrite + ?Sized>(w: &mut W, v: Option<u64>) -> Result<(), W::Error
 mod tests {
     extern crate std;
     use super::*;
+    use crate::testkit::Out;
     use std::string::String;
-
-    struct S(String);
-    impl uWrite for S {
-        type Error = core::convert::Infallible;
-        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
-            self.0.push_str(s);
-            Ok(())
-        }
-    }
 
     #[test]
     fn strings_are_escaped_and_options_null() {
-        let mut s = S(String::new());
+        let mut s = Out(String::new());
         let Ok(()) = string(&mut s, "a\"b\\c\nd");
         let Ok(()) = opt(&mut s, Some(7));
         let Ok(()) = opt(&mut s, None);

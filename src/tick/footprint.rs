@@ -453,18 +453,11 @@ fn errno<W: uWrite>(w: &mut W, e: Errno) -> Result<(), W::Error> {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::testkit::Out;
     use std::string::String;
 
-    struct S(String);
-    impl uWrite for S {
-        type Error = core::convert::Infallible;
-        fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
-            self.0.push_str(s);
-            Ok(())
-        }
-    }
     fn text(l: Lock) -> String {
-        let mut s = S(String::new());
+        let mut s = Out(String::new());
         let _ = l.write(&mut s);
         s.0
     }
@@ -659,7 +652,7 @@ mod tests {
     #[test]
     fn the_status_line_says_what_a_recording_would_do() {
         let o = |limit, cap, disabled, need| {
-            let mut s = S(String::new());
+            let mut s = Out(String::new());
             let _ = Outlook {
                 permit: Permit {
                     limit,

@@ -1,5 +1,6 @@
-//! Shared by the end-to-end tests: a command run with a deadline, a
-//! scratch directory, builds whose targets log when they start and end (and
+//! Shared by the end-to-end tests: the binary under test (its path, a run
+//! of it with arguments), a command run with a deadline, a scratch
+//! directory, builds whose targets log when they start and end (and
 //! what those logs and a recording's jobs columns say), and for the
 //! root-only ones a child memory cgroup with a limit and its OOM-kill
 //! counter.
@@ -529,6 +530,15 @@ pub fn ninja_file(dir: &Path, n: usize, recipe: &str) {
     fs::write(dir.join("build.ninja"), text).unwrap();
 }
 
+/// The headroom binary this build made, for the tests that always run it
+/// (a cross-built one is checked through [`headroom`]).
+pub const BIN: &str = env!("CARGO_BIN_EXE_headroom");
+
+/// `headroom ARGS` (this build's binary), run to its end: its output.
+pub fn headroom_with(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
 /// The headroom binary under test: this build's, or `$HEADROOM_BIN`
 /// (words split on spaces, e.g. `qemu-arm-static target/armv7-…/headroom`)
 /// so that a cross-built binary can be checked by the same test.
@@ -536,10 +546,10 @@ pub fn headroom() -> Command {
     match std::env::var("HEADROOM_BIN") {
         Ok(words) if !words.trim().is_empty() => {
             let mut w = words.split_whitespace();
-            let mut cmd = Command::new(w.next().unwrap_or(env!("CARGO_BIN_EXE_headroom")));
+            let mut cmd = Command::new(w.next().unwrap_or(BIN));
             cmd.args(w);
             cmd
         }
-        _ => Command::new(env!("CARGO_BIN_EXE_headroom")),
+        _ => Command::new(BIN),
     }
 }

@@ -62,7 +62,7 @@ impl Facts {
                 .read(root.fd(), &mut buf[..diskstats::STAT_BUF_LEN])
                 .ok()
         });
-        let page = super::snapshot::page_kib(root.is_live()) * 1024;
+        let page = crate::kernel::root::page_kib(root.is_live()) * 1024;
         let swap_in_out_mib = vm
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));

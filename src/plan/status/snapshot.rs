@@ -24,7 +24,7 @@ use crate::kernel::fsstat::FsStat;
 use crate::kernel::meminfo;
 use crate::kernel::mountinfo;
 use crate::kernel::parse::trim;
-use crate::kernel::root::{ReadError, Root, for_each_entry};
+use crate::kernel::root::{ReadError, Root, for_each_entry, page_kib};
 use crate::kernel::swaps::{self, Swap, is_zram_name};
 use crate::kernel::vmstat::{self, VmStat};
 use crate::kernel::{psi, zram};
@@ -45,11 +45,6 @@ pub const CGROUP_TEXT_LEN: usize = 8 * 1024;
 /// Rows of `/proc/swaps` a zram verdict is kept for: every row the
 /// [`swaps::BUF_LEN`] buffer can hold (each at least a byte and a newline).
 const SWAP_ENTRIES: usize = swaps::BUF_LEN / 2 + 1;
-
-/// Page size assumed for a `--root` tree, in KiB: the tree does not record
-/// the board's page size, and the smallest one flags the fewest devices
-/// "full" (a device whose used == size is full with any page size).
-const TREE_PAGE_KIB: u64 = 4;
 
 /// How a zram swap device stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,18 +305,6 @@ impl<'a> Tables<'a> {
             disk: fs(opts.disk_path),
             build_disk: blockdev::resolve_in(root, opts.disk_path.as_bytes(), table_ok),
         }
-    }
-}
-
-/// The page size a zram swap device is judged full by, KiB: this
-/// machine's, or [`TREE_PAGE_KIB`] for a board tree.
-pub(super) fn page_kib(live: bool) -> u64 {
-    if live {
-        u64::try_from(rustix::param::page_size() / 1024)
-            .unwrap_or(TREE_PAGE_KIB)
-            .max(1)
-    } else {
-        TREE_PAGE_KIB
     }
 }
 

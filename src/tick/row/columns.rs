@@ -154,6 +154,13 @@ pub struct Prom {
     pub value: fn(&Row) -> Option<Metric>,
 }
 
+/// How a column's field is written from a row.
+pub type WriteFn = fn(&Row) -> Cell<'_>;
+
+/// How a column's field is read into a row: the field, or `None` when the
+/// file has no such column; `None` back when the field is malformed.
+pub type ReadFn = fn(&mut Row, Option<&[u8]>) -> Option<()>;
+
 /// One CSV column.
 #[derive(Clone, Copy, Debug)]
 pub struct Column {
@@ -164,11 +171,11 @@ pub struct Column {
     /// The smallest header set that holds it.
     pub set: Set,
     /// Its field from a row.
-    pub write: fn(&Row) -> Cell<'_>,
+    pub write: WriteFn,
     /// Sets the row from its field: `None` when the file has no such
     /// column. Returns `None` when the field is malformed (the row is then
     /// skipped). Called in table order.
-    pub read: fn(&mut Row, Option<&[u8]>) -> Option<()>,
+    pub read: ReadFn,
     /// Its Prometheus family, if it has one.
     pub prom: Option<Prom>,
 }
@@ -410,10 +417,7 @@ const fn col(
     name: &'static str,
     unit: Unit,
     set: Set,
-    (write, read): (
-        fn(&Row) -> Cell<'_>,
-        fn(&mut Row, Option<&[u8]>) -> Option<()>,
-    ),
+    (write, read): (WriteFn, ReadFn),
     prom: Option<Prom>,
 ) -> Column {
     Column {

@@ -441,6 +441,34 @@ macro_rules! table {
         /// Every column, in CSV order: the compatible core, the extension
         /// columns, the jobserver's.
         pub const COLUMNS: &[Column] = &[$($id),*];
+
+        /// Writes the first `n` columns of `row`, each followed by a comma:
+        /// [`COLUMNS`] unrolled, so each column's writer is a direct call
+        /// (the row is written every tick).
+        fn put_first(row: &Row, n: usize, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
+            let mut left = n;
+            $(
+                if left == 0 {
+                    return Ok(());
+                }
+                left -= 1;
+                put(($id.write)(row), out)?;
+                out.push(b',').map_err(|_| BufferFull)?;
+            )*
+            Ok(())
+        }
+
+        /// Reads every column into `row`, field `i` for column `i`:
+        /// [`COLUMNS`] unrolled, as [`put_first`].
+        fn read_each<'f>(row: &mut Row, field: impl Fn(usize) -> Option<&'f [u8]>) -> Option<()> {
+            let mut i = 0;
+            $(
+                ($id.read)(row, field(i))?;
+                i += 1;
+            )*
+            debug_assert_eq!(i, COLUMNS.len());
+            Some(())
+        }
     };
 }
 
@@ -828,12 +856,9 @@ impl Row {
             (false, false) => N_FULL,
             (false, true) => N_JOBS,
         };
-        for (i, c) in COLUMNS[..n].iter().enumerate() {
-            if i > 0 {
-                out.push(b',').map_err(|_| BufferFull)?;
-            }
-            put((c.write)(self), out)?;
-        }
+        put_first(self, n, out)?;
+        // The last comma becomes the newline.
+        out.pop();
         out.push(b'\n').map_err(|_| BufferFull)
     }
 
@@ -842,14 +867,13 @@ impl Row {
     /// malformed.
     pub fn read<'f>(field: impl Fn(usize) -> Option<&'f [u8]>) -> Option<Row> {
         let mut row = Row::empty_at(0, Iso::from_epoch(0));
-        for (i, c) in COLUMNS.iter().enumerate() {
-            (c.read)(&mut row, field(i))?;
-        }
+        read_each(&mut row, field)?;
         Some(row)
     }
 }
 
 /// Appends one cell.
+#[inline]
 fn put(cell: Cell<'_>, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
     match cell {
         Cell::Empty => Ok(()),

@@ -586,6 +586,17 @@ mod tests {
     }
 
     #[test]
+    fn every_family_has_its_own_place() {
+        let mut at: std::vec::Vec<u16> = OWN.iter().map(|o| o.at).collect();
+        assert!(at.is_sorted(), "OWN is by rising place");
+        at.extend(prom_families().map(|p| p.at));
+        let n = at.len();
+        at.sort_unstable();
+        at.dedup();
+        assert_eq!(at.len(), n, "two families share a place");
+    }
+
+    #[test]
     fn label_values_are_escaped() {
         let mut r = row();
         r.stage.clear();

@@ -888,3 +888,35 @@ fn put(cell: Cell<'_>, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_name_says_its_unit() {
+        for c in COLUMNS {
+            let n = c.name;
+            let ok = match c.unit {
+                Unit::MiB => n.ends_with("_mb"),
+                Unit::GiB => n.ends_with("_gb"),
+                Unit::MiBps => n.ends_with("_mibps"),
+                Unit::PerSecond => n.ends_with("_ps"),
+                Unit::Pct => n.ends_with("_pct") || n == "psi_mem_some_avg10",
+                Unit::Celsius => n.ends_with("_c"),
+                Unit::Seconds => n.ends_with("_s") || n == "epoch",
+                Unit::Time | Unit::Load | Unit::Count | Unit::Text => true,
+            };
+            assert!(ok, "{n}: {:?}", c.unit);
+        }
+    }
+
+    #[test]
+    fn the_header_sets_nest() {
+        assert_eq!(CORE_COLUMNS.len(), 14);
+        assert!(HEADER_FULL.starts_with(HEADER_COMPAT.trim_end()));
+        assert!(HEADER_JOBS.starts_with(HEADER_FULL.trim_end()));
+        assert_eq!(header(true, true), HEADER_COMPAT);
+        assert_eq!(header(false, true), HEADER_JOBS);
+    }
+}

@@ -1,5 +1,6 @@
 //! Streaming reader of recorded CSVs: the toolchain's 14 columns or
-//! headroom's 37 (40 with the jobserver's), found by header name.
+//! headroom's full set (with the jobserver's), found by header name; what
+//! each field means is [`crate::tick::row::columns`]' table.
 //!
 //! Input is fed in chunks of any size; memory use is fixed whatever the file
 //! size. A record that does not parse (or a final one cut short with no
@@ -12,23 +13,19 @@
 
 use csv_core::{ReadRecordResult, Reader};
 
-use crate::followed::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
-use crate::kernel::parse::parse_u64;
-use crate::tick::clock::Iso;
-use crate::tick::row::{
-    CORE_COLUMNS, Decimal, EXT_COLUMNS, Ext, JOBS_COLUMNS, Row, Tenths, parse_flags,
-};
+use crate::tick::row::Row;
+use crate::tick::row::columns::{COLUMNS, Set};
 
 /// Bytes of unquoted field data one record may hold. A headroom row is
 /// under 1 KiB ([`crate::tick::row::ROW_CAP`]); 4 KiB leaves room for hand-edited
 /// files. A longer record is skipped as malformed.
 pub const FIELD_BUF: usize = 4096;
 
-/// Fields one record may have: 40 known columns plus room for extras that a
-/// newer writer may append.
+/// Fields one record may have: the known columns (41) plus room for
+/// extras that a newer writer may append.
 pub const MAX_FIELDS: usize = 64;
 
-const ALL_COLUMNS: usize = CORE_COLUMNS.len() + EXT_COLUMNS.len() + JOBS_COLUMNS.len();
+const ALL_COLUMNS: usize = COLUMNS.len();
 
 /// Why a CSV cannot be summarized at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +40,7 @@ pub enum CsvError {
 /// Position of each known column in the file's records.
 #[derive(Clone, Copy, Debug)]
 struct Columns {
-    /// Index in the record of [`CORE_COLUMNS`], [`EXT_COLUMNS`], then
-    /// [`JOBS_COLUMNS`].
+    /// Index in the record of each of [`COLUMNS`].
     at: [Option<u8>; ALL_COLUMNS],
     /// Number of fields a well-formed record has.
     width: usize,
@@ -180,23 +176,16 @@ impl CsvRows {
     }
 }
 
-/// Maps header names to positions; all 14 compatible columns are required.
+/// Maps header names to positions; all compatible columns are required.
 fn header(fields: &[&[u8]]) -> Result<Columns, CsvError> {
     let mut at = [None; ALL_COLUMNS];
-    for (slot, name) in at.iter_mut().zip(
-        CORE_COLUMNS
-            .iter()
-            .chain(EXT_COLUMNS.iter())
-            .chain(JOBS_COLUMNS.iter()),
-    ) {
+    for (slot, c) in at.iter_mut().zip(COLUMNS) {
         *slot = fields
             .iter()
-            .position(|f| crate::kernel::parse::trim(f) == name.as_bytes())
+            .position(|f| crate::kernel::parse::trim(f) == c.name.as_bytes())
             .and_then(|i| u8::try_from(i).ok());
-    }
-    for (slot, name) in at.iter().zip(CORE_COLUMNS) {
-        if slot.is_none() {
-            return Err(CsvError::MissingColumn(name));
+        if slot.is_none() && c.set == Set::Core {
+            return Err(CsvError::MissingColumn(c.name));
         }
     }
     Ok(Columns {
@@ -205,105 +194,21 @@ fn header(fields: &[&[u8]]) -> Result<Columns, CsvError> {
     })
 }
 
-/// Builds a row from a record; `None` when it is malformed.
+/// Builds a row from a record; `None` when it is malformed. An absent
+/// extension column or an empty field is `None` in the row; garbage makes
+/// the row malformed.
 fn row_from(cols: &Columns, fields: &[&[u8]]) -> Option<Row> {
     if fields.len() != cols.width {
         return None;
     }
-    let get = |i: usize| -> Option<&[u8]> { fields.get(usize::from(cols.at[i]?)).copied() };
-    let num = |i: usize| -> Option<u64> { parse_u64(get(i)?) };
-    let mut row = Row::empty_at(num(0)?, Iso::parse(get(1)?)?);
-    row.elapsed_s = num(2)?;
-    row.load1 = Decimal::parse(get(3)?)?;
-    row.cpu_pct = num(4)?;
-    row.mem_used_mb = num(5)?;
-    row.mem_avail_mb = num(6)?;
-    row.mem_pct = num(7)?;
-    row.swap_used_mb = num(8)?;
-    row.disk_avail_gb = num(9)?;
-    row.disk_pct = num(10)?;
-    row.compilers = num(11)?;
-    sanitize_into(get(12)?, STAGE_CAP, &mut row.stage);
-    sanitize_into(get(13)?, CONTEXT_CHARS, &mut row.context);
-
-    // Extension columns: absent column or empty field = None; garbage = malformed.
-    let ext = |i: usize| -> Result<Option<u64>, ()> {
-        match get(14 + i) {
-            None | Some(b"") => Ok(None),
-            Some(f) => parse_u64(f).map(Some).ok_or(()),
-        }
-    };
-    let e = &mut row.ext;
-    e.swap_total_mb = ext(0).ok()?;
-    e.zram_stored_mb = ext(1).ok()?;
-    e.zram_ram_mb = ext(2).ok()?;
-    e.tmp_avail_mb = ext(3).ok()?;
-    e.tmp_pct = ext(4).ok()?;
-    e.disk_avail_mb = ext(5).ok()?;
-    e.oom_kills = ext(6).ok()?;
-    e.cg_mem_avail_mb = ext(7).ok()?;
-    e.psi_mem_some_avg10 = match get(14 + 8) {
-        None | Some(b"") => None,
-        Some(f) => Some(Decimal::parse(f)?),
-    };
-    e.peak_rss_mb = ext(9).ok()?;
-    // In headroom's own CSVs an empty swap_total_mb (read with the memory
-    // figures) or disk_avail_mb says the source was unreadable and the core
-    // columns hold the toolchain's placeholder 0.
-    if cols.at[14].is_some() {
-        row.mem_known = e.swap_total_mb.is_some();
-    }
-    if cols.at[14 + 5].is_some() {
-        row.disk_known = e.disk_avail_mb.is_some();
-    }
-    if let Some(comm) = get(14 + 10) {
-        sanitize_into(comm, 15, &mut e.peak_rss_comm);
-    }
-    e.build_peak_rss_mb = ext(11).ok()?;
-    if let Some(comm) = get(14 + 12) {
-        sanitize_into(comm, 15, &mut e.build_peak_rss_comm);
-    }
-    slow_columns(e, |i| get(14 + i))?;
-    e.cg_mem_limit_mb = ext(23).ok()?;
-    // run --jobserver's columns (jobs_paused since this version).
-    let jobs = |i: usize| -> Result<Option<u32>, ()> {
-        ext(EXT_COLUMNS.len() + i)?
-            .map(|v| u32::try_from(v).map_err(|_| ()))
-            .transpose()
-    };
-    row.jobs = match (jobs(0).ok()?, jobs(1).ok()?, jobs(2).ok()?) {
-        (Some(r), Some(a), p) => Some((r, a, p.unwrap_or(0))),
-        _ => None,
-    };
-    Some(row)
-}
-
-/// The "why it was slow" columns (extension columns 13–22): absent column
-/// or empty field = `None`; garbage = `None` returned (malformed row).
-fn slow_columns<'f>(e: &mut Ext, get: impl Fn(usize) -> Option<&'f [u8]>) -> Option<()> {
-    fn opt<T>(f: Option<&[u8]>, parse: impl Fn(&[u8]) -> Option<T>) -> Option<Option<T>> {
-        match f {
-            None | Some(b"") => Some(None),
-            Some(f) => parse(f).map(Some),
-        }
-    }
-    e.swap_in_mibps = opt(get(13), Decimal::parse)?;
-    e.swap_out_mibps = opt(get(14), Decimal::parse)?;
-    e.majflt_ps = opt(get(15), parse_u64)?;
-    e.refaults_ps = opt(get(16), parse_u64)?;
-    e.disk_read_mibps = opt(get(17), Decimal::parse)?;
-    e.disk_write_mibps = opt(get(18), Decimal::parse)?;
-    e.disk_util_pct = opt(get(19), parse_u64)?;
-    e.cpu_temp_c = opt(get(20), Tenths::parse)?;
-    e.cpu_freq_pct = opt(get(21), parse_u64)?;
-    e.throttled = opt(get(22), parse_flags)?;
-    Some(())
+    Row::read(|i| fields.get(usize::from(cols.at[i]?)).copied())
 }
 
 #[cfg(test)]
 mod tests {
     extern crate std;
     use super::*;
+    use crate::tick::row::{Decimal, Tenths};
     use std::vec::Vec;
 
     fn read_all(data: &[u8], chunk: usize) -> (Result<(), CsvError>, Vec<Row>, u64) {

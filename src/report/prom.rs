@@ -26,7 +26,11 @@ use ufmt::uwrite;
 use crate::kernel::throttled::Flags;
 use crate::report::replace;
 use crate::report::summary::Summary;
-use crate::tick::row::{BufferFull, Decimal, Row, Tenths};
+use crate::report::summary::why_slow::Slow;
+use crate::tick::row::columns::{
+    Family, Kind, Label, Metric, Prom, counter, gauge, int, mib, prom_families,
+};
+use crate::tick::row::{BufferFull, Row};
 
 /// Byte capacity of one exposition. Fixed text (HELP, TYPE, names) is
 /// about 9 KiB; each series carries `run_id` (at most 255 bytes, 510
@@ -47,236 +51,179 @@ pub struct Labels<'a> {
     pub disk_path: &'a str,
 }
 
-/// Prometheus metric types used here.
-#[derive(Clone, Copy)]
-enum Kind {
-    Gauge,
-    Counter,
+/// The exposition's own families (the rest are the columns' own,
+/// [`crate::tick::row::columns::Prom`]), each with its place: families are
+/// written by rising place, the columns' among these.
+struct Own {
+    /// Place in the exposition, as [`Prom::at`].
+    at: u16,
+    /// Name, type and HELP.
+    family: Family,
+    /// The value from the latest row, the summary (which has seen it) and
+    /// whether the recording goes on.
+    value: fn(&Row, &Summary, bool) -> Option<Metric>,
 }
 
-/// One metric family: name, type and HELP text.
-struct Family {
-    name: &'static str,
-    kind: Kind,
-    help: &'static str,
-}
-
-const fn gauge(name: &'static str, help: &'static str) -> Family {
-    Family {
-        name,
-        kind: Kind::Gauge,
-        help,
-    }
-}
-
-const fn counter(name: &'static str, help: &'static str) -> Family {
-    Family {
-        name,
-        kind: Kind::Counter,
-        help,
-    }
-}
-
-/// The families, in the order they are written. Names follow the
+/// The exposition's own families, by rising place. Names follow the
 /// Prometheus naming guide: `headroom_` prefix, base unit, `_total` on
-/// counters, `_info` for the stage.
-const RECORDING: Family = gauge(
-    "headroom_recording",
-    "1 while headroom records; 0 once the recording has ended (the file then keeps the last sample).",
-);
-const START: Family = gauge(
-    "headroom_start_time_seconds",
-    "Unix time of the recording's first sample.",
-);
-const LAST: Family = gauge(
-    "headroom_last_sample_timestamp_seconds",
-    "Unix time of the latest sample.",
-);
-const SAMPLES: Family = counter(
-    "headroom_samples_total",
-    "Samples taken since the recording started.",
-);
-const LOST: Family = counter(
-    "headroom_csv_rows_lost_total",
-    "Samples whose CSV row could not be written (disk full).",
-);
-const MEM_AVAIL: Family = gauge(
-    "headroom_memory_available_bytes",
-    "MemAvailable from /proc/meminfo (or the kernel's estimate on kernels before 3.14).",
-);
-const MEM_USED: Family = gauge(
-    "headroom_memory_used_bytes",
-    "MemTotal minus MemAvailable from /proc/meminfo.",
-);
-const NEAR_OOM: Family = gauge(
-    "headroom_near_oom_threshold_bytes",
-    "The summary's near-OOM threshold: MemAvailable below it counts as near OOM.",
-);
-const SWAP_USED: Family = gauge(
-    "headroom_swap_used_bytes",
-    "SwapTotal minus SwapFree from /proc/meminfo.",
-);
-const SWAP_TOTAL: Family = gauge("headroom_swap_total_bytes", "SwapTotal from /proc/meminfo.");
-const ZRAM_STORED: Family = gauge(
-    "headroom_zram_stored_bytes",
-    "Data stored in zram before compression: orig_data_size summed over /sys/block/zram*/mm_stat.",
-);
-const ZRAM_RAM: Family = gauge(
-    "headroom_zram_ram_bytes",
-    "RAM zram occupies: mem_used_total summed over /sys/block/zram*/mm_stat.",
-);
-const CG_AVAIL: Family = gauge(
-    "headroom_cgroup_memory_available_bytes",
-    "Available memory of the tightest cgroup limit on headroom's cgroup path: limit - (usage - inactive file cache) (v2 memory.max, memory.current, memory.stat inactive_file; v1 limit_in_bytes, usage_in_bytes, total_inactive_file); absent when unlimited.",
-);
-const CG_LIMIT: Family = gauge(
-    "headroom_cgroup_memory_limit_bytes",
-    "The limit of that cgroup (v2 memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
-);
-const PSI: Family = gauge(
-    "headroom_memory_pressure_some_avg10_ratio",
-    "Share of the last 10 s some task stalled on memory (/proc/pressure/memory some avg10 / 100).",
-);
-const TMP_AVAIL: Family = gauge(
-    "headroom_tmp_available_bytes",
-    "Space available to unprivileged users on /tmp (statvfs).",
-);
-const DISK_AVAIL: Family = gauge(
-    "headroom_disk_available_bytes",
-    "Space available to unprivileged users on the build disk (statvfs of path).",
-);
-const CPU: Family = gauge(
-    "headroom_cpu_busy_ratio",
-    "Share of CPU time busy since the previous sample, all CPUs (/proc/stat).",
-);
-const LOAD1: Family = gauge("headroom_load1", "1-minute load average (/proc/loadavg).");
-const COMPILERS: Family = gauge(
-    "headroom_compilers",
-    "Live compiler and linker processes (cc1, cc1plus, rustc, ld, ...).",
-);
-const RSS: Family = gauge(
-    "headroom_compiler_rss_bytes",
-    "Peak resident size (VmHWM, else VmRSS) of the largest live compiler process on the host (any build's); comm names it.",
-);
-const RSS_PEAK: Family = gauge(
-    "headroom_compiler_rss_peak_bytes",
-    "Largest single compiler resident size seen on the host since the recording started.",
-);
-const OOM: Family = counter(
-    "headroom_oom_kills_total",
-    "Kernel OOM kills on the host since the recording started (/proc/vmstat oom_kill, Linux 4.13+).",
-);
-const BUILD_RSS: Family = gauge(
-    "headroom_build_compiler_rss_bytes",
-    "Peak resident size (VmHWM, else VmRSS) of the build's largest live compiler (its cgroup or process tree); comm names it.",
-);
-const BUILD_RSS_PEAK: Family = gauge(
-    "headroom_build_compiler_rss_peak_bytes",
-    "Largest single compiler resident size of the build seen since the recording started.",
-);
-const BUILD_OOM: Family = counter(
-    "headroom_build_oom_kills_total",
-    "OOM kills in the build: its cgroup's oom_kill, or an estimate from its compilers that vanished while the host counter rose.",
-);
-const JOBS_RUNNING: Family = gauge(
-    "headroom_jobs_running",
-    "run --jobserver: jobs running now (slots its clients hold plus the one each runs without).",
-);
-const JOBS_ALLOWED: Family = gauge(
-    "headroom_jobs_allowed",
-    "run --jobserver: jobs it allows at once now.",
-);
-const JOBS_PAUSED: Family = gauge(
-    "headroom_jobs_paused",
-    "run --jobserver: jobs stopped (SIGSTOP) now because their growth would outrun the memory left.",
-);
-const JOB_PAUSES: Family = counter(
-    "headroom_job_pauses_total",
-    "run --jobserver: jobs paused since the build started.",
-);
-const JOBS_PAUSED_SECONDS: Family = counter(
-    "headroom_jobs_paused_seconds_total",
-    "run --jobserver: time jobs spent paused, summed over jobs.",
-);
-const POOL_BUILDS: Family = gauge(
-    "headroom_pool_builds",
-    "run --jobserver --pool: the other builds whose leases this governor counted.",
-);
-const POOL_RESERVED: Family = gauge(
-    "headroom_pool_reserved_bytes",
-    "run --jobserver --pool: the growth the other builds in the pool reserve.",
-);
-const POOL_OWN: Family = gauge(
-    "headroom_pool_own_reserved_bytes",
-    "run --jobserver --pool: the growth this build reserves in the pool.",
-);
-const SWAP_IN: Family = gauge(
-    "headroom_swap_in_bytes_per_second",
-    "Swap-in since the previous sample (/proc/vmstat pswpin, pages of the running kernel's size).",
-);
-const SWAP_OUT: Family = gauge(
-    "headroom_swap_out_bytes_per_second",
-    "Swap-out since the previous sample (/proc/vmstat pswpout).",
-);
-const MAJFLT: Family = gauge(
-    "headroom_major_page_faults_per_second",
-    "Major page faults per second on the host since the previous sample (/proc/vmstat pgmajfault).",
-);
-const REFAULTS: Family = gauge(
-    "headroom_refaults_per_second",
-    "Pages read back soon after their eviction, per second since the previous sample (/proc/vmstat workingset_refault*).",
-);
-const DISK_READ: Family = gauge(
-    "headroom_disk_read_bytes_per_second",
-    "Reads of the block device under the build disk's path since the previous sample (diskstats sectors x 512).",
-);
-const DISK_WRITE: Family = gauge(
-    "headroom_disk_write_bytes_per_second",
-    "Writes of the block device under the build disk's path since the previous sample (discards are not writes).",
-);
-const DISK_BUSY: Family = gauge(
-    "headroom_disk_busy_ratio",
-    "Share of the time since the previous sample the build disk was busy (diskstats io_ticks), at most 1.",
-);
-const CPU_TEMP: Family = gauge(
-    "headroom_cpu_temperature_celsius",
-    "The hottest CPU sensor (thermal zone or hwmon chosen by its type or name).",
-);
-const CPU_FREQ: Family = gauge(
-    "headroom_cpu_frequency_ratio",
-    "Mean scaling_cur_freq over cpuinfo_max_freq: the governor's request, on a Raspberry Pi not the clock the firmware allowed.",
-);
-const THROTTLED: Family = gauge(
-    "headroom_throttled",
-    "1 when the Raspberry Pi firmware flag (get_throttled) named by the flag label is active now or began since the previous sample, else 0.",
-);
-const THRASHING: Family = counter(
-    "headroom_thrashing_seconds_total",
-    "Time thrashing since the recording started: swap-in at least 1 MiB/s, 100 major faults/s or 1000 refaults/s, held two samples or more.",
-);
-const DISK_BUSY_TIME: Family = counter(
-    "headroom_disk_busy_seconds_total",
-    "Time the build disk was at least 90 % busy since the recording started.",
-);
-const THROTTLED_TIME: Family = counter(
-    "headroom_throttled_seconds_total",
-    "Time freq-capped, throttled or at the soft temperature limit since the recording started.",
-);
-const UNDER_VOLTAGE_TIME: Family = counter(
-    "headroom_under_voltage_seconds_total",
-    "Time under-voltage since the recording started.",
-);
-const CPU_TEMP_PEAK: Family = gauge(
-    "headroom_cpu_temperature_peak_celsius",
-    "The highest CPU temperature seen since the recording started.",
-);
-const STAGE: Family = gauge(
-    "headroom_stage_info",
-    "The build stage of the latest sample, as the stage label; always 1.",
-);
-
-/// Bytes in one MiB: the CSV's "mb" unit.
-const MIB: u128 = 1024 * 1024;
+/// counters.
+const OWN: [Own; 19] = [
+    Own {
+        at: 0,
+        family: gauge(
+            "headroom_recording",
+            "1 while headroom records; 0 once the recording has ended (the file then keeps the last sample).",
+        ),
+        value: |_, _, recording| int(u64::from(recording)),
+    },
+    Own {
+        at: 10,
+        family: gauge(
+            "headroom_start_time_seconds",
+            "Unix time of the recording's first sample.",
+        ),
+        value: |r, _, _| int(r.epoch.saturating_sub(r.elapsed_s)),
+    },
+    Own {
+        at: 30,
+        family: counter(
+            "headroom_samples_total",
+            "Samples taken since the recording started.",
+        ),
+        value: |_, s, _| int(s.samples()),
+    },
+    Own {
+        at: 40,
+        family: counter(
+            "headroom_csv_rows_lost_total",
+            "Samples whose CSV row could not be written (disk full).",
+        ),
+        value: |_, s, _| int(s.lost),
+    },
+    // Once a row had memory figures the summary has set the threshold from
+    // them (scaled on a small host), so it is never the bare default here.
+    Own {
+        at: 70,
+        family: gauge(
+            "headroom_near_oom_threshold_bytes",
+            "The summary's near-OOM threshold: MemAvailable below it counts as near OOM.",
+        ),
+        value: |r, s, _| mib(s.near_oom().value()).filter(|_| r.mem_known),
+    },
+    Own {
+        at: 210,
+        family: gauge(
+            "headroom_compiler_rss_peak_bytes",
+            "Largest single compiler resident size seen on the host since the recording started.",
+        ),
+        value: |_, s, _| mib(s.peak_rss_mb()?),
+    },
+    Own {
+        at: 220,
+        family: counter(
+            "headroom_oom_kills_total",
+            "Kernel OOM kills on the host since the recording started (/proc/vmstat oom_kill, Linux 4.13+).",
+        ),
+        value: |_, s, _| int(s.oom_kills()?),
+    },
+    Own {
+        at: 240,
+        family: gauge(
+            "headroom_build_compiler_rss_peak_bytes",
+            "Largest single compiler resident size of the build seen since the recording started.",
+        ),
+        value: |_, s, _| mib(s.build_peak_rss_mb()?),
+    },
+    Own {
+        at: 250,
+        family: counter(
+            "headroom_build_oom_kills_total",
+            "OOM kills in the build: its cgroup's oom_kill, or an estimate from its compilers that vanished while the host counter rose.",
+        ),
+        value: |_, s, _| int(s.build_oom_kills()?),
+    },
+    Own {
+        at: 290,
+        family: counter(
+            "headroom_job_pauses_total",
+            "run --jobserver: jobs paused since the build started.",
+        ),
+        value: |r, _, _| int(r.pauses?.0.into()),
+    },
+    Own {
+        at: 300,
+        family: counter(
+            "headroom_jobs_paused_seconds_total",
+            "run --jobserver: time jobs spent paused, summed over jobs.",
+        ),
+        value: |r, _, _| Some(Metric::Fixed(r.pauses?.1, 3)),
+    },
+    // WHY IT WAS SLOW's times, once a row had one of their columns.
+    Own {
+        at: 410,
+        family: counter(
+            "headroom_thrashing_seconds_total",
+            "Time thrashing since the recording started: swap-in at least 1 MiB/s, 100 major faults/s or 1000 refaults/s, held two samples or more.",
+        ),
+        value: |_, s, _| slow_time(s, |s| s.thrashing_s()),
+    },
+    Own {
+        at: 420,
+        family: counter(
+            "headroom_disk_busy_seconds_total",
+            "Time the build disk was at least 90 % busy since the recording started.",
+        ),
+        value: |_, s, _| slow_time(s, |s| s.disk_busy_s()),
+    },
+    Own {
+        at: 430,
+        family: counter(
+            "headroom_throttled_seconds_total",
+            "Time freq-capped, throttled or at the soft temperature limit since the recording started.",
+        ),
+        value: |_, s, _| slow_time(s, |s| s.throttled_s()),
+    },
+    Own {
+        at: 440,
+        family: counter(
+            "headroom_under_voltage_seconds_total",
+            "Time under-voltage since the recording started.",
+        ),
+        value: |_, s, _| slow_time(s, |s| s.under_voltage_s()),
+    },
+    Own {
+        at: 450,
+        family: gauge(
+            "headroom_cpu_temperature_peak_celsius",
+            "The highest CPU temperature seen since the recording started.",
+        ),
+        value: |_, s, _| s.slow().peak_temp().map(Metric::Tenths),
+    },
+    Own {
+        at: 460,
+        family: gauge(
+            "headroom_pool_builds",
+            "run --jobserver --pool: the other builds whose leases this governor counted.",
+        ),
+        value: |r, _, _| int(r.pool?.others.into()),
+    },
+    Own {
+        at: 470,
+        family: gauge(
+            "headroom_pool_reserved_bytes",
+            "run --jobserver --pool: the growth the other builds in the pool reserve.",
+        ),
+        value: |r, _, _| mib(r.pool?.others_growth_mb),
+    },
+    Own {
+        at: 480,
+        family: gauge(
+            "headroom_pool_own_reserved_bytes",
+            "run --jobserver --pool: the growth this build reserves in the pool.",
+        ),
+        value: |r, _, _| mib(r.pool?.own_growth_mb),
+    },
+];
 
 /// Writes `s` as a label value: `\` → `\\`, `"` → `\"`, LF → `\n`
 /// (the text format's escapes; every other byte as is).
@@ -296,21 +243,21 @@ fn escape_label(w: &mut PromText, s: &str) -> Result<(), BufferFull> {
     w.push_str(&s[from..]).map_err(|_| BufferFull)
 }
 
+/// A WHY IT WAS SLOW time, once a row had one of its columns.
+fn slow_time(s: &Summary, time: fn(&Slow) -> u64) -> Option<Metric> {
+    let slow = s.slow();
+    if slow.has_data() {
+        int(time(slow))
+    } else {
+        None
+    }
+}
+
 /// The exposition being written: a family's HELP/TYPE comes once, before
 /// its first sample.
 struct Out<'w, 'l> {
     w: &'w mut PromText,
     labels: Labels<'l>,
-}
-
-/// A sample's value.
-enum Value {
-    /// An integer.
-    Int(u128),
-    /// `n / 10^digits`, written with `digits` decimals.
-    Fixed(u64, u32),
-    /// Tenths, signed, with one decimal (a temperature).
-    Tenths(Tenths),
 }
 
 impl Out<'_, '_> {
@@ -330,35 +277,35 @@ impl Out<'_, '_> {
         .map_err(|_| BufferFull)
     }
 
-    /// Writes family `f` with one sample of value `v` and the extra label
-    /// `extra` (name, value), or nothing when `v` is `None`.
+    /// Writes family `f` with its sample of value `v` and the extra label
+    /// `extra` (name, value), or nothing when `v` is `None`; throttle flags
+    /// are one sample per flag, labelled `flag`.
     fn one(
         &mut self,
         f: &Family,
         extra: Option<(&str, &str)>,
-        v: Option<Value>,
+        v: Option<Metric>,
     ) -> Result<(), BufferFull> {
         let Some(v) = v else { return Ok(()) };
         self.head(f)?;
-        self.sample(f, extra, v)
-    }
-
-    /// Writes family `f` with one sample per `(label value, value)`, each
-    /// labelled `label`; nothing when `samples` is `None`.
-    fn each(
-        &mut self,
-        f: &Family,
-        label: &str,
-        samples: Option<impl Iterator<Item = (&'static str, Value)>>,
-    ) -> Result<(), BufferFull> {
-        let Some(samples) = samples else {
-            return Ok(());
+        let Metric::Flags(flags) = v else {
+            return self.sample(f, extra, v);
         };
-        self.head(f)?;
-        for (name, v) in samples {
-            self.sample(f, Some((label, name)), v)?;
+        for (bit, &name) in Flags::NAMES.iter().enumerate() {
+            let on = Metric::Int(u128::from((flags >> bit) & 1));
+            self.sample(f, Some(("flag", name)), on)?;
         }
         Ok(())
+    }
+
+    /// A column's family: its value and label from `row`.
+    fn column(&mut self, p: &Prom, row: &Row) -> Result<(), BufferFull> {
+        let extra = match p.label {
+            Label::None => None,
+            Label::Row(name, value) => Some((name, value(row))),
+            Label::DiskPath => Some(("path", self.labels.disk_path)),
+        };
+        self.one(&p.family, extra, (p.value)(row))
     }
 
     /// One sample line of family `f`.
@@ -366,7 +313,7 @@ impl Out<'_, '_> {
         &mut self,
         f: &Family,
         extra: Option<(&str, &str)>,
-        v: Value,
+        v: Metric,
     ) -> Result<(), BufferFull> {
         uwrite!(self.w, "{}{{run_id=\"", f.name).map_err(|_| BufferFull)?;
         escape_label(self.w, self.labels.run_id)?;
@@ -376,8 +323,8 @@ impl Out<'_, '_> {
         }
         self.w.push_str("\"} ").map_err(|_| BufferFull)?;
         match v {
-            Value::Int(n) => uwrite!(self.w, "{}\n", n),
-            Value::Fixed(n, digits) => {
+            Metric::Int(n) => uwrite!(self.w, "{}\n", n),
+            Metric::Fixed(n, digits) => {
                 let scale = 10u64.pow(digits);
                 uwrite!(self.w, "{}.", n / scale).map_err(|_| BufferFull)?;
                 let frac = n % scale;
@@ -389,35 +336,18 @@ impl Out<'_, '_> {
                 }
                 uwrite!(self.w, "{}\n", frac)
             }
-            Value::Tenths(t) => t.write(self.w).and_then(|()| uwrite!(self.w, "\n")),
+            Metric::Tenths(t) => t.write(self.w).and_then(|()| uwrite!(self.w, "\n")),
+            // Written flag by flag by `one`.
+            Metric::Flags(_) => Ok(()),
         }
         .map_err(|_| BufferFull)
     }
 }
 
-fn int(v: u64) -> Option<Value> {
-    Some(Value::Int(u128::from(v)))
-}
-
-fn mib(v: u64) -> Option<Value> {
-    Some(Value::Int(u128::from(v) * MIB))
-}
-
-/// A rate in MiB/s (hundredths) as bytes per second: exact with two
-/// decimals (0.01 MiB is 10485.76 bytes).
-fn mibps(d: &Option<Decimal>) -> Option<Value> {
-    let centi = d.as_ref()?.centi;
-    Some(Value::Fixed(centi.saturating_mul(MIB as u64), 2))
-}
-
-/// A percentage as a ratio 0–1.
-fn ratio(pct: Option<u64>) -> Option<Value> {
-    pct.map(|p| Value::Fixed(p, 2))
-}
-
 /// Renders the exposition of `row` into `out` (cleared first): the latest
-/// sample's figures, `summary`'s counters and peaks (the summary has seen
-/// `row`), and `recording` as `headroom_recording`.
+/// sample's figures (the columns' families), `summary`'s counters and
+/// peaks (the summary has seen `row`), and `recording` as
+/// `headroom_recording`, families by rising place.
 ///
 /// # Errors
 /// [`BufferFull`] only when `out` is too small, which [`PROM_CAP`] rules
@@ -431,123 +361,17 @@ pub fn render(
 ) -> Result<(), BufferFull> {
     out.clear();
     let mut o = Out { w: out, labels };
-    let e = &row.ext;
-    let mem = |v: u64| if row.mem_known { mib(v) } else { None };
-    o.one(&RECORDING, None, int(u64::from(recording)))?;
-    o.one(&START, None, int(row.epoch.saturating_sub(row.elapsed_s)))?;
-    o.one(&LAST, None, int(row.epoch))?;
-    o.one(&SAMPLES, None, int(summary.samples()))?;
-    o.one(&LOST, None, int(summary.lost))?;
-    o.one(&MEM_AVAIL, None, mem(row.mem_avail_mb))?;
-    o.one(&MEM_USED, None, mem(row.mem_used_mb))?;
-    // Once a row had memory figures the summary has set the threshold from
-    // them (scaled on a small host), so it is never the bare default here.
-    o.one(&NEAR_OOM, None, mem(summary.near_oom().value()))?;
-    o.one(&SWAP_USED, None, mem(row.swap_used_mb))?;
-    o.one(&SWAP_TOTAL, None, e.swap_total_mb.and_then(mib))?;
-    o.one(&ZRAM_STORED, None, e.zram_stored_mb.and_then(mib))?;
-    o.one(&ZRAM_RAM, None, e.zram_ram_mb.and_then(mib))?;
-    o.one(&CG_AVAIL, None, e.cg_mem_avail_mb.and_then(mib))?;
-    o.one(&CG_LIMIT, None, e.cg_mem_limit_mb.and_then(mib))?;
-    let psi = e
-        .psi_mem_some_avg10
-        .as_ref()
-        .map(|d| Value::Fixed(d.centi, 4));
-    o.one(&PSI, None, psi)?;
-    o.one(&TMP_AVAIL, None, e.tmp_avail_mb.and_then(mib))?;
-    let disk_mb = e
-        .disk_avail_mb
-        .or(Some(row.disk_avail_gb.saturating_mul(1024)));
-    let disk = disk_mb.filter(|_| row.disk_known).and_then(mib);
-    o.one(&DISK_AVAIL, Some(("path", labels.disk_path)), disk)?;
-    o.one(&CPU, None, Some(Value::Fixed(row.cpu_pct, 2)))?;
-    let load = (!row.load1.text.is_empty()).then_some(Value::Fixed(row.load1.centi, 2));
-    o.one(&LOAD1, None, load)?;
-    o.one(&COMPILERS, None, int(row.compilers))?;
-    let comm = e.peak_rss_comm.as_str();
-    o.one(&RSS, Some(("comm", comm)), e.peak_rss_mb.and_then(mib))?;
-    o.one(&RSS_PEAK, None, summary.peak_rss_mb().and_then(mib))?;
-    o.one(&OOM, None, summary.oom_kills().and_then(int))?;
-    let comm = e.build_peak_rss_comm.as_str();
-    let build_rss = e.build_peak_rss_mb.and_then(mib);
-    o.one(&BUILD_RSS, Some(("comm", comm)), build_rss)?;
-    o.one(
-        &BUILD_RSS_PEAK,
-        None,
-        summary.build_peak_rss_mb().and_then(mib),
-    )?;
-    o.one(&BUILD_OOM, None, summary.build_oom_kills().and_then(int))?;
-    o.one(
-        &JOBS_RUNNING,
-        None,
-        row.jobs.and_then(|(r, _, _)| int(r.into())),
-    )?;
-    o.one(
-        &JOBS_ALLOWED,
-        None,
-        row.jobs.and_then(|(_, a, _)| int(a.into())),
-    )?;
-    o.one(
-        &JOBS_PAUSED,
-        None,
-        row.jobs.and_then(|(_, _, p)| int(p.into())),
-    )?;
-    o.one(
-        &JOB_PAUSES,
-        None,
-        row.pauses.and_then(|(n, _)| int(n.into())),
-    )?;
-    o.one(
-        &JOBS_PAUSED_SECONDS,
-        None,
-        row.pauses.map(|(_, ms)| Value::Fixed(ms, 3)),
-    )?;
-    slow(&mut o, row, summary)?;
-    let pool = row.pool;
-    o.one(&POOL_BUILDS, None, pool.and_then(|p| int(p.others.into())))?;
-    o.one(
-        &POOL_RESERVED,
-        None,
-        pool.and_then(|p| mib(p.others_growth_mb)),
-    )?;
-    o.one(&POOL_OWN, None, pool.and_then(|p| mib(p.own_growth_mb)))?;
-    let stage = if row.stage.is_empty() {
-        "?"
-    } else {
-        row.stage.as_str()
-    };
-    o.one(&STAGE, Some(("stage", stage)), int(1))
-}
-
-/// The WHY IT WAS SLOW figures: the row's rates, temperature and
-/// throttle flags, the summary's times and peak temperature (once a row
-/// had one of their columns).
-fn slow(o: &mut Out<'_, '_>, row: &Row, summary: &Summary) -> Result<(), BufferFull> {
-    let e = &row.ext;
-    o.one(&SWAP_IN, None, mibps(&e.swap_in_mibps))?;
-    o.one(&SWAP_OUT, None, mibps(&e.swap_out_mibps))?;
-    o.one(&MAJFLT, None, e.majflt_ps.and_then(int))?;
-    o.one(&REFAULTS, None, e.refaults_ps.and_then(int))?;
-    o.one(&DISK_READ, None, mibps(&e.disk_read_mibps))?;
-    o.one(&DISK_WRITE, None, mibps(&e.disk_write_mibps))?;
-    o.one(&DISK_BUSY, None, ratio(e.disk_util_pct))?;
-    o.one(&CPU_TEMP, None, e.cpu_temp_c.map(Value::Tenths))?;
-    o.one(&CPU_FREQ, None, ratio(e.cpu_freq_pct))?;
-    let flags = e.throttled.map(|f| {
-        Flags::NAMES
-            .iter()
-            .enumerate()
-            .map(move |(bit, &name)| (name, Value::Int(u128::from((f >> bit) & 1))))
-    });
-    o.each(&THROTTLED, "flag", flags)?;
-    let s = summary.slow();
-    if s.has_data() {
-        o.one(&THRASHING, None, int(s.thrashing_s()))?;
-        o.one(&DISK_BUSY_TIME, None, int(s.disk_busy_s()))?;
-        o.one(&THROTTLED_TIME, None, int(s.throttled_s()))?;
-        o.one(&UNDER_VOLTAGE_TIME, None, int(s.under_voltage_s()))?;
+    let mut columns = prom_families().peekable();
+    for own in &OWN {
+        while let Some(p) = columns.next_if(|p| p.at < own.at) {
+            o.column(p, row)?;
+        }
+        o.one(&own.family, None, (own.value)(row, summary, recording))?;
     }
-    o.one(&CPU_TEMP_PEAK, None, s.peak_temp().map(Value::Tenths))
+    for p in columns {
+        o.column(p, row)?;
+    }
+    Ok(())
 }
 
 /// Why `--prom FILE` cannot be written at start.
@@ -759,6 +583,17 @@ mod tests {
         // times, and headroom_throttled's 4 flags.
         assert_eq!(samples, 22 + 14 + 4);
         assert_eq!(declared.len(), 22 + 15);
+    }
+
+    #[test]
+    fn every_family_has_its_own_place() {
+        let mut at: std::vec::Vec<u16> = OWN.iter().map(|o| o.at).collect();
+        assert!(at.is_sorted(), "OWN is by rising place");
+        at.extend(prom_families().map(|p| p.at));
+        let n = at.len();
+        at.sort_unstable();
+        at.dedup();
+        assert_eq!(at.len(), n, "two families share a place");
     }
 
     #[test]

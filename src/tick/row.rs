@@ -1,99 +1,20 @@
 //! One CSV row: the model shared by the sampler, the CSV writer, the CSV
-//! reader of `summarize` and the summary.
-//!
-//! The first 14 columns are the toolchain's (`resource-monitor.sh`), in its
-//! order; headroom's extension columns follow `context`, so a consumer that
-//! splits on every comma and reads 14 fields is not disturbed. Units: "mb"
-//! is MiB and "gb" GiB (the kernel's "kB" is KiB). See SPEC.md, "CSV".
+//! reader of `summarize` and the summary. Its columns (names, units,
+//! headers, how each field is written and read) are the table of
+//! [`columns`].
 
-use heapless::{String, Vec};
+use heapless::String;
 
 use crate::followed::text::{Context, Stage};
-use crate::kernel::throttled;
 use crate::tick::clock::Iso;
 
-/// The 14 compatible column names, in order.
-pub const CORE_COLUMNS: [&str; 14] = [
-    "epoch",
-    "iso",
-    "elapsed_s",
-    "load1",
-    "cpu_pct",
-    "mem_used_mb",
-    "mem_avail_mb",
-    "mem_pct",
-    "swap_used_mb",
-    "disk_avail_gb",
-    "disk_pct",
-    "compilers",
-    "stage",
-    "context",
-];
+pub mod columns;
 
-/// headroom's extension column names, in order, after `context`.
-pub const EXT_COLUMNS: [&str; 24] = [
-    "swap_total_mb",
-    "zram_stored_mb",
-    "zram_ram_mb",
-    "tmp_avail_mb",
-    "tmp_pct",
-    "disk_avail_mb",
-    "oom_kills",
-    "cg_mem_avail_mb",
-    "psi_mem_some_avg10",
-    "peak_rss_mb",
-    "peak_rss_comm",
-    "build_peak_rss_mb",
-    "build_peak_rss_comm",
-    "swap_in_mibps",
-    "swap_out_mibps",
-    "majflt_ps",
-    "refaults_ps",
-    "disk_read_mibps",
-    "disk_write_mibps",
-    "disk_util_pct",
-    "cpu_temp_c",
-    "cpu_freq_pct",
-    "throttled",
-    "cg_mem_limit_mb",
-];
-
-/// The header line of the compatible CSV (14 columns), with its newline.
-pub const HEADER_COMPAT: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
-
-/// The full header line (14 + 24 columns), with its newline.
-pub const HEADER_FULL: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,cg_mem_limit_mb\n";
-
-/// The full header of CSVs written before the "why it was slow" columns
-/// (14 + 13 columns, no newline): tests read such files to check that old
-/// recordings still summarize.
 #[cfg(test)]
-pub(crate) fn header_27() -> String<512> {
-    let mut h = String::new();
-    for (i, c) in CORE_COLUMNS.iter().chain(&EXT_COLUMNS[..13]).enumerate() {
-        if i > 0 {
-            let _ = h.push(',');
-        }
-        let _ = h.push_str(c);
-    }
-    h
-}
-
-/// The three columns `run --jobserver` adds after the extension columns.
-pub const JOBS_COLUMNS: [&str; 3] = ["jobs_running", "jobs_allowed", "jobs_paused"];
-
-/// The full header with the jobserver's three columns, with its newline.
-pub const HEADER_JOBS: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,cg_mem_limit_mb,jobs_running,jobs_allowed,jobs_paused\n";
-
-/// The header a recording writes: 14 columns with `compat`, else 38, else
-/// 41 with the jobserver's (`jobs`).
-pub fn header(compat: bool, jobs: bool) -> &'static str {
-    match (compat, jobs) {
-        (true, _) => HEADER_COMPAT,
-        (false, false) => HEADER_FULL,
-        (false, true) => HEADER_JOBS,
-    }
-}
+pub(crate) use columns::header_27;
+pub use columns::{
+    CORE_COLUMNS, EXT_COLUMNS, Ext, HEADER_COMPAT, HEADER_FULL, HEADER_JOBS, JOBS_COLUMNS, header,
+};
 
 /// Capacity of one formatted row in bytes: 28 numeric fields of at most 20
 /// digits (560), the iso time (20), stage (64), quoted context (322), six
@@ -193,83 +114,6 @@ impl Tenths {
             .checked_add(u64::from(d - b'0'))?;
         let v = i32::try_from(v).ok()?;
         Some(Tenths(if neg { -v } else { v }))
-    }
-}
-
-/// headroom's extension columns; `None` is an empty field (source missing,
-/// never a made-up zero).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ext {
-    /// SwapTotal / 1024 (MiB).
-    pub swap_total_mb: Option<u64>,
-    /// Sum of zram `orig_data_size` over /sys/block/zram* (MiB).
-    pub zram_stored_mb: Option<u64>,
-    /// Sum of zram `mem_used_total`: RAM zram really occupies (MiB).
-    pub zram_ram_mb: Option<u64>,
-    /// statvfs("/tmp") available to unprivileged users (MiB).
-    pub tmp_avail_mb: Option<u64>,
-    /// `/tmp` use% as df computes it.
-    pub tmp_pct: Option<u64>,
-    /// Like `disk_avail_gb`, in MiB.
-    pub disk_avail_mb: Option<u64>,
-    /// Kernel OOM kills since the first sample (/proc/vmstat `oom_kill`
-    /// delta, Linux ≥ 4.13).
-    pub oom_kills: Option<u64>,
-    /// The available memory of the tightest cgroup limit on the path:
-    /// limit − (usage − inactive file cache), MiB
-    /// ([`crate::kernel::cgroup::Available`]); `None` when unlimited.
-    pub cg_mem_avail_mb: Option<u64>,
-    /// `some avg10` of /proc/pressure/memory, verbatim.
-    pub psi_mem_some_avg10: Option<Decimal>,
-    /// Largest resident size among live compilers this tick (MiB).
-    pub peak_rss_mb: Option<u64>,
-    /// comm of that process; empty when no compiler runs.
-    pub peak_rss_comm: String<16>,
-    /// Like `peak_rss_mb`, among the compilers of THE BUILD only (its
-    /// cgroup or its process tree); `None` without a build or when none of
-    /// its compilers runs.
-    pub build_peak_rss_mb: Option<u64>,
-    /// comm of that process.
-    pub build_peak_rss_comm: String<16>,
-    /// Swap-in since the previous tick, MiB/s (/proc/vmstat `pswpin` ×
-    /// the running kernel's page size).
-    pub swap_in_mibps: Option<Decimal>,
-    /// Swap-out since the previous tick, MiB/s (`pswpout`).
-    pub swap_out_mibps: Option<Decimal>,
-    /// Major page faults per second since the previous tick, host-wide
-    /// (`pgmajfault`).
-    pub majflt_ps: Option<u64>,
-    /// Refaults per second (`workingset_refault*`): pages read back soon
-    /// after their eviction.
-    pub refaults_ps: Option<u64>,
-    /// The build disk's reads, MiB/s (sectors × 512).
-    pub disk_read_mibps: Option<Decimal>,
-    /// The build disk's writes, MiB/s (discards are not writes).
-    pub disk_write_mibps: Option<Decimal>,
-    /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100.
-    pub disk_util_pct: Option<u64>,
-    /// The hottest CPU sensor, °C in tenths.
-    pub cpu_temp_c: Option<Tenths>,
-    /// Mean `scaling_cur_freq` / `cpuinfo_max_freq` × 100 (the governor's
-    /// request: on a Raspberry Pi not the clock the firmware allowed).
-    pub cpu_freq_pct: Option<u64>,
-    /// The Raspberry Pi firmware's throttle flags active now (bits 0–3 of
-    /// `get_throttled`: under-voltage, freq-capped, throttled,
-    /// soft-temp-limit), or begun since the previous tick; `None` where the
-    /// board has no such word.
-    pub throttled: Option<u8>,
-    /// The limit of the cgroup that gives `cg_mem_avail_mb` (v2
-    /// `memory.max`, v1 `memory.limit_in_bytes`), MiB; `None` when
-    /// unlimited. With `cg_mem_avail_mb` it gives the cgroup's use.
-    pub cg_mem_limit_mb: Option<u64>,
-}
-
-impl Ext {
-    /// What the cgroup that gives `cg_mem_avail_mb` uses of its limit,
-    /// MiB: `cg_mem_limit_mb − cg_mem_avail_mb` (usage less its inactive
-    /// file cache); `None` unless both columns are there.
-    pub fn cg_mem_used_mb(&self) -> Option<u64> {
-        Some(self.cg_mem_limit_mb?.saturating_sub(self.cg_mem_avail_mb?))
     }
 }
 
@@ -385,122 +229,13 @@ impl Row {
         }
     }
 
-    /// Formats the row, with its newline, into `out` (cleared first).
-    /// `compat` writes only the 14 compatible columns; otherwise `jobs`,
-    /// when set, adds the three of [`HEADER_JOBS`].
-    ///
-    /// # Errors
-    /// [`BufferFull`] only if `out` is too small, which [`ROW_CAP`] rules out.
-    pub fn format(&self, compat: bool, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
-        out.clear();
-        let load1 = self.load1_str();
-        ufmt::uwrite!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},",
-            self.epoch,
-            self.iso.as_str(),
-            self.elapsed_s,
-            load1,
-            self.cpu_pct,
-            self.mem_used_mb,
-            self.mem_avail_mb,
-            self.mem_pct,
-            self.swap_used_mb,
-            self.disk_avail_gb,
-            self.disk_pct,
-            self.compilers
-        )
-        .map_err(|_| BufferFull)?;
-        let stage = if self.stage.is_empty() {
+    /// `stage` as written to the CSV: `?` when unknown.
+    pub fn stage_str(&self) -> &str {
+        if self.stage.is_empty() {
             "?"
         } else {
             self.stage.as_str()
-        };
-        ufmt::uwrite!(out, "{},\"{}\"", stage, self.context.as_str()).map_err(|_| BufferFull)?;
-        if !compat {
-            let e = &self.ext;
-            for v in [
-                e.swap_total_mb,
-                e.zram_stored_mb,
-                e.zram_ram_mb,
-                e.tmp_avail_mb,
-                e.tmp_pct,
-                e.disk_avail_mb,
-                e.oom_kills,
-                e.cg_mem_avail_mb,
-            ] {
-                put_opt(out, v)?;
-            }
-            out.push(b',').map_err(|_| BufferFull)?;
-            if let Some(p) = &e.psi_mem_some_avg10 {
-                out.extend_from_slice(p.text.as_bytes())
-                    .map_err(|_| BufferFull)?;
-            }
-            put_opt(out, e.peak_rss_mb)?;
-            out.push(b',').map_err(|_| BufferFull)?;
-            out.extend_from_slice(e.peak_rss_comm.as_bytes())
-                .map_err(|_| BufferFull)?;
-            put_opt(out, e.build_peak_rss_mb)?;
-            out.push(b',').map_err(|_| BufferFull)?;
-            out.extend_from_slice(e.build_peak_rss_comm.as_bytes())
-                .map_err(|_| BufferFull)?;
-            put_decimal(out, e.swap_in_mibps.as_ref())?;
-            put_decimal(out, e.swap_out_mibps.as_ref())?;
-            put_opt(out, e.majflt_ps)?;
-            put_opt(out, e.refaults_ps)?;
-            put_decimal(out, e.disk_read_mibps.as_ref())?;
-            put_decimal(out, e.disk_write_mibps.as_ref())?;
-            put_opt(out, e.disk_util_pct)?;
-            out.push(b',').map_err(|_| BufferFull)?;
-            if let Some(t) = e.cpu_temp_c {
-                t.write(out).map_err(|_| BufferFull)?;
-            }
-            put_opt(out, e.cpu_freq_pct)?;
-            out.push(b',').map_err(|_| BufferFull)?;
-            if let Some(flags) = e.throttled {
-                write_flags(flags, out)?;
-            }
-            put_opt(out, e.cg_mem_limit_mb)?;
-            if let Some((running, allowed, paused)) = self.jobs {
-                ufmt::uwrite!(out, ",{},{},{}", running, allowed, paused)
-                    .map_err(|_| BufferFull)?;
-            }
         }
-        out.push(b'\n').map_err(|_| BufferFull)
-    }
-}
-
-/// Writes the set throttle flags' names joined by `|` (nothing for none):
-/// [`crate::kernel::throttled::format_flags`].
-fn write_flags(flags: u8, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
-    let mut text = [0u8; throttled::FLAGS_TEXT_LEN];
-    let t = throttled::format_flags(throttled::Flags(flags), &mut text).ok_or(BufferFull)?;
-    out.extend_from_slice(t.as_bytes()).map_err(|_| BufferFull)
-}
-
-/// Parses the `throttled` column: [`crate::kernel::throttled::parse_flags`];
-/// `None` for an unknown name.
-pub fn parse_flags(b: &[u8]) -> Option<u8> {
-    throttled::parse_flags(b).ok().map(|f| f.0)
-}
-
-/// Appends `,` and the decimal's text, or just `,` for an empty field.
-fn put_decimal(out: &mut Vec<u8, ROW_CAP>, v: Option<&Decimal>) -> Result<(), BufferFull> {
-    out.push(b',').map_err(|_| BufferFull)?;
-    match v {
-        Some(d) => out
-            .extend_from_slice(d.text.as_bytes())
-            .map_err(|_| BufferFull),
-        None => Ok(()),
-    }
-}
-
-/// Appends `,` and the number, or just `,` for an empty field.
-fn put_opt(out: &mut Vec<u8, ROW_CAP>, v: Option<u64>) -> Result<(), BufferFull> {
-    out.push(b',').map_err(|_| BufferFull)?;
-    match v {
-        Some(v) => ufmt::uwrite!(out, "{}", v).map_err(|_| BufferFull),
-        None => Ok(()),
     }
 }
 
@@ -508,6 +243,7 @@ fn put_opt(out: &mut Vec<u8, ROW_CAP>, v: Option<u64>) -> Result<(), BufferFull>
 mod tests {
     extern crate std;
     use super::*;
+    use heapless::Vec;
 
     fn sample_row() -> Row {
         let mut r = Row::empty(1_796_000_586);
@@ -554,12 +290,22 @@ mod tests {
         for bad in [&b"5.45"[..], b"", b"-", b"x.5", b"5.", b"99999999999"] {
             assert_eq!(Tenths::parse(bad), None, "{bad:?}");
         }
-        out.clear();
-        write_flags(0b0101, &mut out).unwrap();
-        assert_eq!(&out[..], b"under-voltage|throttled");
-        assert_eq!(parse_flags(b"under-voltage|throttled"), Some(0b0101));
-        assert_eq!(parse_flags(b""), Some(0));
-        assert_eq!(parse_flags(b"hot"), None);
+        let mut r = Row::empty(0);
+        r.ext.throttled = Some(0b0101);
+        assert_eq!((columns::THROTTLED.write)(&r), columns::Cell::Flags(0b0101));
+        r.format(false, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        assert!(
+            line.split(',').any(|f| f == "under-voltage|throttled"),
+            "{line}"
+        );
+        let read = |b: &[u8]| {
+            let mut r = Row::empty(0);
+            (columns::THROTTLED.read)(&mut r, Some(b)).map(|()| r.ext.throttled)
+        };
+        assert_eq!(read(b"under-voltage|throttled"), Some(Some(0b0101)));
+        assert_eq!(read(b""), Some(None));
+        assert_eq!(read(b"hot"), None);
     }
 
     #[test]

@@ -4,7 +4,12 @@
 use ufmt::{uWrite, uwrite};
 
 use crate::followed::figures::stage_str;
+use crate::kernel::throttled;
 use crate::report::json_write;
+use crate::tick::row::columns::{
+    CG_MEM_AVAIL_MB, CG_MEM_LIMIT_MB, Cell, Column, DISK_AVAIL_GB, LOAD1, SWAP_USED_MB,
+    TMP_AVAIL_MB, TMP_PCT, Unit, ZRAM_RAM_MB, ZRAM_STORED_MB,
+};
 use crate::tick::row::{BufferFull, Row};
 
 use super::binding::Binding;
@@ -73,13 +78,13 @@ impl Summary {
         )?;
         let swap = self.peak_swap.as_ref().filter(|r| r.swap_used_mb > 0);
         json_row(w, "peak_swap", swap, |w, r| {
-            uwrite!(w, "\"swap_used_mb\":{},", r.swap_used_mb)
+            column(w, &SWAP_USED_MB, r, NULL)
         })?;
         json_row(w, "min_disk", self.min_disk.as_ref(), |w, r| {
-            uwrite!(w, "\"disk_avail_gb\":{},", r.disk_avail_gb)
+            column(w, &DISK_AVAIL_GB, r, NULL)
         })?;
         json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
-            uwrite!(w, "\"load1\":{},", r.load1_str())
+            column(w, &LOAD1, r, NULL)
         })?;
         uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
         Ok(())
@@ -164,33 +169,20 @@ impl Summary {
     /// headroom's own rows: cgroup headroom, zram, /tmp, the OOM-kill rows.
     fn json_own<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         json_row(w, "min_cgroup_avail", self.min_cg.as_ref(), |w, r| {
-            uwrite!(
-                w,
-                "\"cg_mem_avail_mb\":{},\"cg_mem_limit_mb\":",
-                r.ext.cg_mem_avail_mb.unwrap_or(0)
-            )?;
-            json_write::opt(w, r.ext.cg_mem_limit_mb)?;
-            uwrite!(w, ",")
+            column(w, &CG_MEM_AVAIL_MB, r, ZERO)?;
+            column(w, &CG_MEM_LIMIT_MB, r, NULL)
         })?;
         let zram = self
             .peak_zram
             .as_ref()
             .filter(|r| r.ext.zram_stored_mb.unwrap_or(0) > 0);
         json_row(w, "peak_zram", zram, |w, r| {
-            uwrite!(
-                w,
-                "\"zram_stored_mb\":{},\"zram_ram_mb\":{},",
-                r.ext.zram_stored_mb.unwrap_or(0),
-                r.ext.zram_ram_mb.unwrap_or(0)
-            )
+            column(w, &ZRAM_STORED_MB, r, ZERO)?;
+            column(w, &ZRAM_RAM_MB, r, ZERO)
         })?;
         json_row(w, "min_tmp", self.min_tmp.as_ref(), |w, r| {
-            uwrite!(
-                w,
-                "\"tmp_avail_mb\":{},\"tmp_pct\":{},",
-                r.ext.tmp_avail_mb.unwrap_or(0),
-                r.ext.tmp_pct.unwrap_or(0)
-            )
+            column(w, &TMP_AVAIL_MB, r, ZERO)?;
+            column(w, &TMP_PCT, r, ZERO)
         })?;
         match self.tmp_is_tmpfs {
             Some(t) => uwrite!(w, ",\"tmp_is_tmpfs\":{}", t)?,
@@ -322,6 +314,15 @@ impl Summary {
     /// `interrupted` (the stop signal that cut the run short and when, or
     /// `null`), then the `run`, `jobserver` and `memory_lock` objects.
     fn json_run<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        self.json_interrupted(w)?;
+        self.json_command(w)?;
+        self.json_jobserver(w)?;
+        self.json_memory_lock(w)
+    }
+
+    /// `interrupted`: the stop signal that cut the run short and when, or
+    /// `null`.
+    fn json_interrupted<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         match self.partial.interrupt {
             Some(i) => {
                 uwrite!(w, ",\"interrupted\":{{\"signal\":")?;
@@ -333,6 +334,12 @@ impl Summary {
             }
             None => uwrite!(w, ",\"interrupted\":null")?,
         }
+        Ok(())
+    }
+
+    /// `run`: the command `run` followed, its times, counts and end, or
+    /// `null`.
+    fn json_command<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         match &self.run {
             Some((label, u)) => {
                 uwrite!(w, ",\"run\":{{\"command\":")?;
@@ -364,6 +371,12 @@ impl Summary {
             }
             None => uwrite!(w, ",\"run\":null")?,
         }
+        Ok(())
+    }
+
+    /// `jobserver`: the governor's figures (`run --jobserver`), what a
+    /// --jobserver CSV's columns say (`summarize`), or `null`.
+    fn json_jobserver<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         match &self.jobserver {
             Some(j) => {
                 uwrite!(
@@ -418,6 +431,12 @@ impl Summary {
                 None => uwrite!(w, ",\"jobserver\":null")?,
             },
         }
+        Ok(())
+    }
+
+    /// `memory_lock`: whether headroom's pages were locked, and why not,
+    /// or `null`.
+    fn json_memory_lock<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         match self.memory_lock {
             Some(crate::tick::footprint::Lock::Locked) => {
                 uwrite!(w, ",\"memory_lock\":{{\"locked\":true,\"reason\":null}}")?
@@ -436,8 +455,32 @@ impl Summary {
 /// `"bound_by":"host"|"cgroup","cg_mem_limit_mb":N|null,` of a memory row:
 /// which limit gave its [`Binding`], and the row's cgroup limit.
 fn bound_by<W: uWrite>(w: &mut W, r: &Row, b: Binding) -> Result<(), W::Error> {
-    uwrite!(w, "\"bound_by\":\"{}\",\"cg_mem_limit_mb\":", b.by.word())?;
-    json_write::opt(w, r.ext.cg_mem_limit_mb)?;
+    uwrite!(w, "\"bound_by\":\"{}\",", b.by.word())?;
+    column(w, &CG_MEM_LIMIT_MB, r, NULL)
+}
+
+/// What [`column`] writes for an empty field.
+const NULL: &str = "null";
+/// What [`column`] writes for an empty field the text shows as 0.
+const ZERO: &str = "0";
+
+/// `"<column>":<value>,` of row `r`: the key is the column's name, the
+/// value its field as the CSV writes it (a number, or a string for text
+/// columns), `empty` for an empty field.
+fn column<W: uWrite>(w: &mut W, c: &Column, r: &Row, empty: &str) -> Result<(), W::Error> {
+    uwrite!(w, "\"{}\":", c.name)?;
+    match (c.write)(r) {
+        Cell::Empty => uwrite!(w, "{}", empty)?,
+        Cell::Int(n) => uwrite!(w, "{}", n)?,
+        Cell::Text(t) | Cell::Quoted(t) if c.unit == Unit::Text => json_write::string(w, t)?,
+        Cell::Text(t) | Cell::Quoted(t) => uwrite!(w, "{}", t)?,
+        Cell::Tenths(t) => t.write(w)?,
+        Cell::Flags(f) => {
+            let mut text = [0u8; throttled::FLAGS_TEXT_LEN];
+            let t = throttled::format_flags(throttled::Flags(f), &mut text);
+            json_write::string(w, t.unwrap_or(""))?;
+        }
+    }
     uwrite!(w, ",")
 }
 

@@ -309,22 +309,21 @@ mod tests {
     }
 
     #[test]
-    fn full_row_has_38_fields_and_empty_means_missing() {
+    fn full_row_has_every_column_and_empty_means_missing() {
         let mut r = sample_row();
         r.ext.swap_total_mb = Some(0);
         r.ext.oom_kills = Some(3);
         r.ext.psi_mem_some_avg10 = Decimal::parse(b"1.21");
         r.ext.peak_rss_mb = Some(773);
         r.ext.peak_rss_comm.push_str("cc1plus").unwrap();
-        let mut out = Vec::new();
-        r.format(false, &mut out).unwrap();
-        let s = std::str::from_utf8(&out).unwrap();
-        assert_eq!(s.trim_end().split(',').count(), 38);
-        assert_eq!(HEADER_FULL.trim_end().split(',').count(), 38);
-        assert!(
-            s.ends_with(",0,,,,,,3,,1.21,773,cc1plus,,,,,,,,,,,,,\n"),
-            "{s}"
-        );
+        let first = [
+            ("swap_total_mb", "0"),
+            ("oom_kills", "3"),
+            ("psi_mem_some_avg10", "1.21"),
+            ("peak_rss_mb", "773"),
+            ("peak_rss_comm", "cc1plus"),
+        ];
+        assert_fields(&r, &first);
         r.ext.build_peak_rss_mb = Some(52);
         r.ext.build_peak_rss_comm.push_str("cc1").unwrap();
         r.ext.swap_in_mibps = Some(Decimal::from_centi(150));
@@ -335,12 +334,37 @@ mod tests {
         r.ext.cpu_freq_pct = Some(33);
         r.ext.throttled = Some(0b0100);
         r.ext.cg_mem_limit_mb = Some(1024);
+        let second = [
+            ("build_peak_rss_mb", "52"),
+            ("build_peak_rss_comm", "cc1"),
+            ("swap_in_mibps", "1.50"),
+            ("majflt_ps", "120"),
+            ("disk_write_mibps", "22.50"),
+            ("disk_util_pct", "97"),
+            ("cpu_temp_c", "82.3"),
+            ("cpu_freq_pct", "33"),
+            ("throttled", "throttled"),
+            ("cg_mem_limit_mb", "1024"),
+        ];
+        assert_fields(&r, &[&first[..], &second[..]].concat());
+    }
+
+    /// `r` written as a full row: as many fields as [`HEADER_FULL`] and the
+    /// core and extension entries of [`columns::COLUMNS`]; those named in `set` hold their text, every
+    /// other extension column is empty (the row's context has no comma).
+    fn assert_fields(r: &Row, set: &[(&str, &str)]) {
+        let mut out = Vec::new();
         r.format(false, &mut out).unwrap();
         let s = std::str::from_utf8(&out).unwrap();
-        assert!(
-            s.ends_with(",773,cc1plus,52,cc1,1.50,,120,,,22.50,97,82.3,33,throttled,1024\n"),
-            "{s}"
-        );
+        let fields: std::vec::Vec<&str> = s.trim_end().split(',').collect();
+        let names: std::vec::Vec<&str> = HEADER_FULL.trim_end().split(',').collect();
+        assert_eq!(fields.len(), names.len(), "{s}");
+        let full = columns::COLUMNS.iter().filter(|c| c.set != columns::Set::Jobs);
+        assert_eq!(names.len(), full.count());
+        for (i, name) in names.iter().enumerate().skip(CORE_COLUMNS.len()) {
+            let want = set.iter().find(|(n, _)| n == name).map_or("", |(_, v)| *v);
+            assert_eq!(fields[i], want, "{name} in {s}");
+        }
     }
 
     #[test]

@@ -959,10 +959,17 @@ mod tests {
     fn line(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
         let epoch = 1_796_000_000 + elapsed;
         let iso = Iso::from_epoch(epoch);
-        std::format!(
-            "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",1024,,,,,51200,0,,,,,,,{slow},\n",
+        let mut l = std::format!(
+            "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",1024,,,,,51200,0,,,,,,,{slow}",
             iso.as_str()
-        )
+        );
+        // The columns after the slow ones, empty: as many as the header has.
+        let fields = |t: &str| t.split(',').count();
+        for _ in fields(&l)..fields(HEADER_FULL.trim_end()) {
+            l.push(',');
+        }
+        l.push('\n');
+        l
     }
 
     /// A CSV of `rows` (elapsed, stage, context, slow columns).

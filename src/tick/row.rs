@@ -359,7 +359,9 @@ mod tests {
         let fields: std::vec::Vec<&str> = s.trim_end().split(',').collect();
         let names: std::vec::Vec<&str> = HEADER_FULL.trim_end().split(',').collect();
         assert_eq!(fields.len(), names.len(), "{s}");
-        let full = columns::COLUMNS.iter().filter(|c| c.set != columns::Set::Jobs);
+        let full = columns::COLUMNS
+            .iter()
+            .filter(|c| c.set != columns::Set::Jobs);
         assert_eq!(names.len(), full.count());
         for (i, name) in names.iter().enumerate().skip(CORE_COLUMNS.len()) {
             let want = set.iter().find(|(n, _)| n == name).map_or("", |(_, v)| *v);

@@ -959,11 +959,16 @@ mod tests {
     fn line(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
         let epoch = 1_796_000_000 + elapsed;
         let iso = Iso::from_epoch(epoch);
-        let mut l = std::format!(
+        full_width(std::format!(
             "{epoch},{},{elapsed},0.50,50,1000,3000,25,0,50,50,1,{stage},\"{context}\",1024,,,,,51200,0,,,,,,,{slow}",
             iso.as_str()
-        );
-        // The columns after the slow ones, empty: as many as the header has.
+        ))
+    }
+
+    /// Row `l` (its fields up to the slow ones, no comma inside a field)
+    /// ended with empty fields up to the width of [`HEADER_FULL`], and a
+    /// newline: the columns after the slow ones follow the column table.
+    fn full_width(mut l: String) -> String {
         let fields = |t: &str| t.split(',').count();
         for _ in fields(&l)..fields(HEADER_FULL.trim_end()) {
             l.push(',');
@@ -1310,10 +1315,10 @@ mod tests {
         let epoch = 1_796_000_000 + elapsed;
         let iso = Iso::from_epoch(epoch);
         let comm = if peak.is_empty() { "" } else { "cc1" };
-        std::format!(
-            "{epoch},{},{elapsed},4.00,100,1400,22604,6,0,50,50,{compilers},compile,\"[1/4] CC sqlite3.c\",{swap_total},,,,,51200,0,{cg},,{peak},{comm},{peak},{comm},{slow},\n",
+        full_width(std::format!(
+            "{epoch},{},{elapsed},4.00,100,1400,22604,6,0,50,50,{compilers},compile,\"[1/4] CC sqlite3.c\",{swap_total},,,,,51200,0,{cg},,{peak},{comm},{peak},{comm},{slow}",
             iso.as_str()
-        )
+        ))
     }
 
     /// The slow columns of a row thrashing file pages: 52000 major faults/s,

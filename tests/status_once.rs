@@ -6,24 +6,14 @@
 //! Counted: opens of regular files (not `O_DIRECTORY`), failed ones too,
 //! from the opening of the root on (what the C library reads before
 //! `main` is not headroom's), each resolved to a whole path with `-y`.
-//!
-//! Not yet counted, each read twice by the kernel layer's discovery of a
-//! recording's sources (shared with `record`): the Pi's power flags
-//! (`get_throttled` and `rpi_volt`'s `in0_lcrit_alarm`, read to choose the
-//! source and then as the figure) and an hwmon device's `name` (read by
-//! the temperature and the power discovery each).
+//! That includes the Pi's power flags (`get_throttled`, `rpi_volt`'s
+//! `in0_lcrit_alarm`: discovery's read is the figure) and each hwmon
+//! device's `name` (listed once for the temperature and the power
+//! discoveries, `kernel::hwmon`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-
-/// Whether `p` is a file the discovery of a recording's sources opens
-/// twice (see above): the power flags, or an hwmon device's name.
-fn discovery_twice(p: &str) -> bool {
-    p.ends_with("/get_throttled")
-        || p.ends_with("/in0_lcrit_alarm")
-        || (p.contains("/hwmon") && p.ends_with("/name"))
-}
 
 /// Whether strace runs here. Without it the tests say "skipped", unless
 /// `HEADROOM_REQUIRE_STRACE` is set (ci/test installs strace and sets it):
@@ -97,14 +87,11 @@ fn opened(line: &str) -> Option<(String, bool)> {
     Some((path, args[name_end..].contains("O_DIRECTORY")))
 }
 
-/// The paths of `twice` that `status` itself should have read once: not
-/// the discovery's ([`discovery_twice`]), and only `/proc`, `/sys` or a
-/// board tree's files.
+/// The paths of `twice` under `/proc`, `/sys` or a board tree.
 fn status_own(twice: Vec<(String, usize)>, under: &str) -> Vec<(String, usize)> {
     twice
         .into_iter()
         .filter(|(p, _)| p.starts_with(under) || p.starts_with("/proc/") || p.starts_with("/sys/"))
-        .filter(|(p, _)| !discovery_twice(p))
         .collect()
 }
 

@@ -13,6 +13,7 @@ pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
 pub mod cpufreq; // /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq: share of the maximum
 pub mod diskstats; // /proc/diskstats and /sys/dev/block/MAJ:MIN/stat: block-device I/O counters
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it
+pub mod hwmon; // /sys/class/hwmon/hwmon*/name: listed once for the sensor and power discoveries
 pub mod loadavg; // /proc/loadavg
 pub mod maps; // /proc/self/maps: headroom's own mappings
 pub mod meminfo; // /proc/meminfo

@@ -41,6 +41,7 @@ use core::mem::MaybeUninit;
 
 use rustix::fd::{AsFd, BorrowedFd};
 
+use crate::kernel::hwmon::{HWMON_DIR, Hwmons};
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::parse::{parse_u64, trim};
 use crate::kernel::root::{ReadError, Root, for_each_entry, open_dir_at, read_at};
@@ -48,9 +49,6 @@ use crate::kernel::sysfs::{self, Path, entry_path, for_each_numbered, insert_low
 
 /// The thermal zone class directory, relative to the root.
 pub const THERMAL_DIR: &str = "sys/class/thermal";
-
-/// The hwmon class directory, relative to the root.
-pub const HWMON_DIR: &str = "sys/class/hwmon";
 
 /// The StarFive vendor driver's directory, holding one link per device.
 pub const SFC_VENDOR_DIR: &str = "sys/bus/platform/drivers/sfc_temp_sensor";
@@ -288,30 +286,31 @@ impl KeptSensors {
     pub fn discover(
         root: &Root,
         keep: bool,
+        hwmons: &Hwmons,
         scratch: &mut [MaybeUninit<u8>],
         buf: &mut [u8],
     ) -> KeptSensors {
         let dir = root.fd();
         let mut zones = heapless::Vec::<(u32, Sensor), KEPT_SENSORS>::new();
         let _ = for_each_numbered(dir, THERMAL_DIR, b"thermal_zone", scratch, |n| {
-            if let Some(s) = numbered(dir, Kind::Zone, n, buf, is_cpu_zone) {
+            if let Some(s) = cpu_zone(dir, n, buf) {
                 insert_lowest(&mut zones, n, s);
             }
         });
-        let mut hwmons = heapless::Vec::<(u32, Sensor), KEPT_SENSORS>::new();
-        let _ = for_each_numbered(dir, HWMON_DIR, b"hwmon", scratch, |n| {
-            let Some(s) = numbered(dir, Kind::Hwmon, n, buf, is_cpu_hwmon) else {
-                return;
+        let mut found = heapless::Vec::<(u32, Sensor), KEPT_SENSORS>::new();
+        for (n, name) in hwmons.iter().filter(|(_, m)| is_cpu_hwmon(m.as_bytes())) {
+            let Some(s) = hwmon_sensor(n, name) else {
+                continue;
             };
             let twin = zones
                 .iter()
                 .any(|(_, z)| is_zone_twin(s.name.as_bytes(), z.name.as_bytes()));
             if !twin {
-                insert_lowest(&mut hwmons, n, s);
+                insert_lowest(&mut found, n, s);
             }
-        });
+        }
         let mut sensors = heapless::Vec::new();
-        for (_, s) in zones.into_iter().chain(hwmons) {
+        for (_, s) in zones.into_iter().chain(found) {
             let _ = sensors.push((s, Kept::new(keep)));
         }
         if !sensors.is_full()
@@ -362,26 +361,32 @@ impl KeptSensors {
     }
 }
 
-/// Zone or hwmon `n` when its `type` / `name` passes `is_cpu`.
-fn numbered(
-    dir: BorrowedFd<'_>,
-    kind: Kind,
-    n: u32,
-    buf: &mut [u8],
-    is_cpu: fn(&[u8]) -> bool,
-) -> Option<Sensor> {
-    let (class, prefix, name_file, value_file) = match kind {
-        Kind::Zone => (THERMAL_DIR, "thermal_zone", "type", "temp"),
-        _ => (HWMON_DIR, "hwmon", "name", "temp1_input"),
-    };
-    let name = trim(read_at(dir, &entry_path(class, prefix, n, name_file)?, buf).ok()?);
-    if !is_cpu(name) {
+/// Thermal zone `n` when its `type` is a CPU zone.
+fn cpu_zone(dir: BorrowedFd<'_>, n: u32, buf: &mut [u8]) -> Option<Sensor> {
+    let kind = trim(
+        read_at(
+            dir,
+            &entry_path(THERMAL_DIR, "thermal_zone", n, "type")?,
+            buf,
+        )
+        .ok()?,
+    );
+    if !is_cpu_zone(kind) {
         return None;
     }
     Some(Sensor {
-        kind,
-        name: heapless::String::try_from(core::str::from_utf8(name).ok()?).ok()?,
-        path: entry_path(class, prefix, n, value_file)?,
+        kind: Kind::Zone,
+        name: heapless::String::try_from(core::str::from_utf8(kind).ok()?).ok()?,
+        path: entry_path(THERMAL_DIR, "thermal_zone", n, "temp")?,
+    })
+}
+
+/// Hwmon device `n`, of CPU name `name` (from the [`Hwmons`] listing).
+fn hwmon_sensor(n: u32, name: &str) -> Option<Sensor> {
+    Some(Sensor {
+        kind: Kind::Hwmon,
+        name: heapless::String::try_from(name).ok()?,
+        path: entry_path(HWMON_DIR, "hwmon", n, "temp1_input")?,
     })
 }
 
@@ -428,7 +433,8 @@ mod tests {
 
     fn discover(r: &Root, keep: bool) -> KeptSensors {
         let mut scratch = [MaybeUninit::uninit(); 1024];
-        KeptSensors::discover(r, keep, &mut scratch, &mut [0u8; BUF_LEN])
+        let hwmons = Hwmons::list(r, is_cpu_hwmon, &mut scratch, &mut [0u8; BUF_LEN]);
+        KeptSensors::discover(r, keep, &hwmons, &mut scratch, &mut [0u8; BUF_LEN])
     }
 
     fn fixture(path: &str) -> std::vec::Vec<u8> {
@@ -833,9 +839,10 @@ mod tests {
         let r = Root::open("/").unwrap();
         let mut scratch = [MaybeUninit::uninit(); 4096];
         let mut buf = [0u8; 4096];
-        let mut t = KeptSensors::discover(&r, true, &mut scratch, &mut buf);
+        let hwmons = Hwmons::list(&r, |_| true, &mut scratch, &mut buf);
+        let mut t = KeptSensors::discover(&r, true, &hwmons, &mut scratch, &mut buf);
         let mut f = KeptPolicies::discover(&r, true, &mut scratch, &mut buf);
-        let mut p = KeptPower::discover(&r, true, &mut scratch, &mut buf);
+        let mut p = KeptPower::discover(&r, true, &hwmons, &mut buf);
         let (temp, pct, power) = (
             t.read(&r, &mut buf),
             f.read(&r, 0, &mut buf),

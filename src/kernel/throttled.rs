@@ -30,13 +30,13 @@
 //! `drivers/hwmon/raspberrypi-hwmon.c`, `Documentation/hwmon/sysfs-interface.rst`
 //! (`in[0-*]_lcrit_alarm`); raspberrypi/documentation, `vcgencmd get_throttled`.
 
-use core::mem::MaybeUninit;
+use rustix::fd::BorrowedFd;
 
+use crate::kernel::hwmon::{HWMON_DIR, Hwmons};
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::parse::{ParseError, ParseErrorKind, parse_hex_u64, trim};
 use crate::kernel::root::{ReadError, Root, read_at};
-use crate::kernel::sysfs::{Path, entry_path, for_each_numbered};
-use crate::kernel::thermal::HWMON_DIR;
+use crate::kernel::sysfs::{Path, entry_path};
 
 /// The firmware's throttle word, relative to the root.
 pub const GET_THROTTLED: &str = "sys/devices/platform/soc/soc:firmware/get_throttled";
@@ -270,6 +270,8 @@ pub enum Source {
 pub struct KeptPower {
     source: Source,
     kept: Kept,
+    /// What discovery read from the source, parsed ([`KeptPower::first`]).
+    first: Option<Power>,
 }
 
 impl KeptPower {
@@ -280,39 +282,27 @@ impl KeptPower {
     ///
     /// `scratch` is the getdents64(2) buffer (any size); `buf` receives
     /// each file ([`BUF_LEN`] bytes).
-    pub fn discover(
-        root: &Root,
-        keep: bool,
-        scratch: &mut [MaybeUninit<u8>],
-        buf: &mut [u8],
-    ) -> KeptPower {
+    pub fn discover(root: &Root, keep: bool, hwmons: &Hwmons, buf: &mut [u8]) -> KeptPower {
         let dir = root.fd();
-        let firmware = read_at(dir, GET_THROTTLED, buf)
+        let word = read_at(dir, GET_THROTTLED, buf)
             .ok()
-            .is_some_and(|b| parse_throttled(b).is_ok());
-        let mut volt: Option<(u32, Path)> = None;
-        if !firmware {
-            let _ = for_each_numbered(dir, HWMON_DIR, b"hwmon", scratch, |n| {
-                let name = entry_path(HWMON_DIR, "hwmon", n, "name")
-                    .and_then(|p| read_at(dir, &p, buf).ok().map(|b| trim(b) == RPI_VOLT));
-                let alarm = entry_path(HWMON_DIR, "hwmon", n, "in0_lcrit_alarm");
-                if let (Some(true), Some(p)) = (name, alarm)
-                    && volt.as_ref().is_none_or(|(m, _)| n < *m)
-                    && read_at(dir, &p, buf).is_ok()
-                {
-                    volt = Some((n, p));
-                }
-            });
-        }
-        let source = match (firmware, volt) {
-            (true, _) => Source::Firmware,
-            (false, Some((_, p))) => Source::RpiVolt(p),
-            (false, None) => Source::None,
+            .and_then(|b| parse_throttled(b).ok());
+        let (source, first) = match word {
+            Some(w) => (Source::Firmware, Some(Power::Word(w))),
+            None => rpi_volt(dir, hwmons, buf),
         };
         KeptPower {
             source,
             kept: Kept::new(keep),
+            first,
         }
+    }
+
+    /// What discovery read from the source it chose, parsed: the figure
+    /// now for a caller that reads once (`status`), with no second read.
+    /// `None` when there is no source or its alarm did not parse.
+    pub fn first(&self) -> Option<Power> {
+        self.first
     }
 
     /// The source found at start.
@@ -349,10 +339,29 @@ impl KeptPower {
     }
 }
 
+/// The lowest-numbered hwmon named [`RPI_VOLT`] in `hwmons` whose
+/// `in0_lcrit_alarm` reads, with that read parsed; else [`Source::None`].
+fn rpi_volt(dir: BorrowedFd<'_>, hwmons: &Hwmons, buf: &mut [u8]) -> (Source, Option<Power>) {
+    for (n, name) in hwmons.iter() {
+        if name.as_bytes() != RPI_VOLT {
+            continue;
+        }
+        let Some(p) = entry_path(HWMON_DIR, "hwmon", n, "in0_lcrit_alarm") else {
+            continue;
+        };
+        if let Ok(b) = read_at(dir, &p, buf) {
+            let first = parse_alarm(b).ok().map(Power::UnderVoltageAlarm);
+            return (Source::RpiVolt(p), first);
+        }
+    }
+    (Source::None, None)
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
     use super::*;
+    use core::mem::MaybeUninit;
 
     const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
 
@@ -362,7 +371,8 @@ mod tests {
 
     fn discover(r: &Root, keep: bool) -> KeptPower {
         let mut scratch = [MaybeUninit::uninit(); 1024];
-        KeptPower::discover(r, keep, &mut scratch, &mut [0u8; BUF_LEN])
+        let hwmons = Hwmons::list(r, |n| n == RPI_VOLT, &mut scratch, &mut [0u8; BUF_LEN]);
+        KeptPower::discover(r, keep, &hwmons, &mut [0u8; BUF_LEN])
     }
 
     #[test]

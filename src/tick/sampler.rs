@@ -23,10 +23,11 @@ use crate::followed::logtail;
 use crate::followed::text::{STAGE_CAP, sanitize_into};
 use crate::kernel::cgroup::{self, MemCgroup};
 use crate::kernel::fsstat::FsStat;
+use crate::kernel::hwmon::Hwmons;
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::root::{ReadError, Root};
 use crate::kernel::stat::{self, CpuTimes};
-use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
+use crate::kernel::{loadavg, meminfo, psi, thermal, throttled, vmstat, zram};
 use crate::tick::logwatch::{LogRead, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
@@ -307,6 +308,14 @@ impl Default for Buffers {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The hwmon devices the sampler's discoveries choose from, each `name`
+/// read once: CPU sensors ([`thermal::is_cpu_hwmon`]) and the Pi's
+/// [`throttled::RPI_VOLT`]. `status` lists them the same way.
+pub fn discovery_hwmons(root: &Root, scratch: &mut [MaybeUninit<u8>], buf: &mut [u8]) -> Hwmons {
+    let wanted = |n: &[u8]| thermal::is_cpu_hwmon(n) || n == throttled::RPI_VOLT;
+    Hwmons::list(root, wanted, scratch, buf)
 }
 
 /// The sampler's state between ticks.

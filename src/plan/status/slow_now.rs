@@ -24,6 +24,7 @@ use crate::kernel::throttled::{self, Flags, KeptPower, Power};
 use crate::kernel::vmstat::VmStat;
 use crate::report::json_write;
 use crate::tick::row::Tenths;
+use crate::tick::sampler::discovery_hwmons;
 
 /// What the lines show, read once.
 pub struct Facts {
@@ -66,16 +67,16 @@ impl Facts {
         let swap_in_out_mib = vm
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));
-        let mut sensors = KeptSensors::discover(root, false, &mut dir, buf);
+        let hwmons = discovery_hwmons(root, &mut dir, buf);
+        let mut sensors = KeptSensors::discover(root, false, &hwmons, &mut dir, buf);
         let mut freq = KeptPolicies::discover(root, false, &mut dir, buf);
         let found = (!sensors.is_empty(), !freq.is_empty());
         let temp = sensors
             .read_hottest(root, buf)
             .map(|(t, s)| (t.tenths(), s.name.clone()));
         let freq_pct = freq.read(root, 0, buf);
-        let power = KeptPower::discover(root, false, &mut dir, buf)
-            .read(root, buf)
-            .ok();
+        // Discovery's own read is the figure: the word is read once.
+        let power = KeptPower::discover(root, false, &hwmons, buf).first();
         Facts {
             disk,
             io,

@@ -77,11 +77,12 @@ impl Slow {
             stat: KeptStat::new(&d, keep),
             prev: None,
         });
+        let hwmons = super::discovery_hwmons(root, &mut bufs.dir, &mut bufs.file);
         Slow {
             thrash: Thrash::default(),
             disk,
-            sensors: KeptSensors::discover(root, keep, &mut bufs.dir, &mut bufs.file),
-            power: KeptPower::discover(root, keep, &mut bufs.dir, &mut bufs.file),
+            sensors: KeptSensors::discover(root, keep, &hwmons, &mut bufs.dir, &mut bufs.file),
+            power: KeptPower::discover(root, keep, &hwmons, &mut bufs.file),
             prev_word: None,
             cpufreq: KeptPolicies::discover(root, keep, &mut bufs.dir, &mut bufs.file),
         }

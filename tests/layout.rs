@@ -14,12 +14,14 @@
 //! - the binary: `src/main.rs` at most 300 lines; its modules in `src/cli/`
 //!   import each other only downwards ([`CLI`]) and never `main.rs`;
 //! - no file under `src/` over 1,200 lines of code: a file's inline
-//!   `#[cfg(test)]` module (and a `NAME_tests.rs` file) is not counted;
-//!   no function over 100 lines, tests included;
+//!   `#[cfg(test)]` module is not counted, and no `NAME_tests.rs` file
+//!   splits tests off their code; no function over 100 lines, tests
+//!   included;
 //! - no two files under `src/` with the same name, other than `mod.rs`;
 //! - no import circle between the files of `src/`: each `crate::…`,
-//!   `super::…` and `self::…` path of the code (tests left out) goes to
-//!   the file of its longest module prefix, and that graph has no cycle.
+//!   `super::…`, `self::…` and bare `child::…` path of the code (tests
+//!   left out) goes to the file of its longest module prefix, and that
+//!   graph has no cycle.
 //!
 //! Each check is a pure function over the text, and
 //! `the_checks_find_what_they_look_for` and the tests after it show each
@@ -267,8 +269,7 @@ fn check_mod_list(dir: &Path) {
             if p.is_dir() {
                 p.join("mod.rs").is_file().then_some(n)
             } else {
-                (n.ends_with(".rs") && n != "mod.rs" && !n.ends_with("_tests.rs"))
-                    .then(|| n.trim_end_matches(".rs").to_string())
+                (n.ends_with(".rs") && n != "mod.rs").then(|| n.trim_end_matches(".rs").to_string())
             }
         })
         .collect();
@@ -287,13 +288,11 @@ fn library_imports_only_go_down_the_layers() {
         let own = layer_rank(l).unwrap();
         for f in rust_files(&src().join(l)) {
             let text = read(&f);
-            if !is_tests_file(&f) {
-                for n in testkit_outside_tests(&text) {
-                    wrong.push(format!(
-                        "{}:{n}: crate::{TESTKIT} outside test code",
-                        rel(&f)
-                    ));
-                }
+            for n in testkit_outside_tests(&text) {
+                wrong.push(format!(
+                    "{}:{n}: crate::{TESTKIT} outside test code",
+                    rel(&f)
+                ));
             }
             for (n, target) in paths_after(&text, "crate::") {
                 match layer_rank(&target) {
@@ -352,7 +351,7 @@ fn the_binary_is_thin_and_its_modules_import_downwards() {
                 match rank(&target) {
                     Some(r) if r < own || (target == stem) => {}
                     // `super::*` in a test module, `super::x` of its parent.
-                    None if target.is_empty() || stem.ends_with("_tests") => {}
+                    None if target.is_empty() => {}
                     Some(r) => wrong.push(format!(
                         "{}:{n}: {stem} (rank {own}) uses {target} (rank {r}): only lower ranks",
                         rel(&f)
@@ -387,10 +386,26 @@ fn every_cli_module_has_a_rank_and_every_rank_a_module() {
     );
 }
 
-/// Whether `f` is a `NAME_tests.rs` file: a test module kept beside its
-/// code, all of it test code.
+/// Whether `f` is a `NAME_tests.rs` file: a test module split off beside
+/// its code, which [`no_tests_file_beside_its_code`] refuses.
 fn is_tests_file(f: &Path) -> bool {
     f.to_string_lossy().ends_with("_tests.rs")
+}
+
+/// Issue 27: a file's unit tests are its inline `#[cfg(test)] mod tests`
+/// (the size cap counts code only), never a `NAME_tests.rs` beside it,
+/// which every other check here would have to trust as test code.
+#[test]
+fn no_tests_file_beside_its_code() {
+    let split: Vec<String> = rust_files(&src())
+        .iter()
+        .filter(|f| is_tests_file(f))
+        .map(|f| rel(f))
+        .collect();
+    assert!(
+        split.is_empty(),
+        "test files split off their code (move each inline): {split:?}"
+    );
 }
 
 /// For each line of `text`, whether it belongs to a `#[cfg(test)]` (or
@@ -443,7 +458,6 @@ fn code_line_count(text: &str) -> usize {
 fn no_source_file_over_1200_lines_of_code() {
     let long: Vec<String> = rust_files(&src())
         .iter()
-        .filter(|f| !is_tests_file(f))
         .map(|f| (rel(f), code_line_count(&read(f))))
         .filter(|(_, n)| *n > MAX_FILE_LINES)
         .map(|(f, n)| format!("{f}: {n} lines of code (tests left out)"))
@@ -620,7 +634,7 @@ fn import_circles_are_found_with_their_files() {
                 // crate::govern::x\n\
                 let s = $crate::plan::y; let t = headroom::remote::z;\n\
                 #[cfg(test)]\nmod tests {\n    use crate::govern::record;\n}\n";
-    let got: Vec<(usize, String)> = module_paths(text)
+    let got: Vec<(usize, String)> = module_paths(text, &[])
         .into_iter()
         .map(|(n, p)| (n, p.join("::")))
         .collect();
@@ -651,6 +665,11 @@ fn import_circles_are_found_with_their_files() {
             "use crate::a::b;\n#[cfg(test)]\nmod tests {\n    use crate::a::f;\n}\n",
         ),
         ("a/f.rs", "use crate::a::e::Z;\n"),
+        (
+            "a/g.rs",
+            "mod h;\npub use h::X;\nlet y = heapless::Vec::new();\n",
+        ),
+        ("a/g/h.rs", "use super::Y;\n"),
     ]
     .map(|(f, t)| (f.to_string(), t.to_string()));
     let graph = import_graph(&files);
@@ -659,7 +678,15 @@ fn import_circles_are_found_with_their_files() {
         BTreeMap::from([("a/b.rs".to_string(), 2)])
     );
     assert_eq!(graph["a/b.rs"].keys().collect::<Vec<_>>(), ["a/c.rs"]);
-    assert_eq!(circles(&graph), [["a/b.rs", "a/c.rs", "a/d/mod.rs"]]);
+    // A parent naming its child bare (`h::X`) imports it as `self::h` does.
+    assert_eq!(graph["a/g.rs"].keys().collect::<Vec<_>>(), ["a/g/h.rs"]);
+    assert_eq!(
+        circles(&graph),
+        [
+            vec!["a/b.rs", "a/c.rs", "a/d/mod.rs"],
+            vec!["a/g.rs", "a/g/h.rs"]
+        ]
+    );
 }
 
 /// The library is `#![no_std]` without alloc; only `remote/`, built with
@@ -679,7 +706,7 @@ fn only_the_remote_layer_names_std_or_alloc() {
                     .any(|p| c.contains(p) && !c.contains(&format!("core::{p}")));
                 // Doc tests and test modules run under std; `#[cfg(test)]`
                 // code is not the library.
-                if names && !c.trim_start().starts_with("///") && !test[n] && !is_tests_file(&f) {
+                if names && !c.trim_start().starts_with("///") && !test[n] {
                     wrong.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
                 }
             }
@@ -805,11 +832,11 @@ fn path_tree(s: &[u8], i: &mut usize, mut path: Vec<String>, out: &mut Vec<Vec<S
 }
 
 /// The paths in `text`'s code (comments and `#[cfg(test)]` items left
-/// out) that start with `crate::`, `super::` or `self::`: each leaf of
-/// each use tree or path as its segments, the first one the keyword, with
-/// its 1-based line. A child module named bare (`child::f`, `pub use
-/// child::X`) is not followed: only these three keywords.
-fn module_paths(text: &str) -> Vec<(usize, Vec<String>)> {
+/// out) that start with `crate::`, `super::` or `self::`, or with the bare
+/// name of one of the file's `children` (`child::f`, `pub use child::X`:
+/// read as `self::child::…`): each leaf of each use tree or path as its
+/// segments, the first one the keyword, with its 1-based line.
+fn module_paths(text: &str, children: &[String]) -> Vec<(usize, Vec<String>)> {
     let test = test_lines(text);
     let code_text: String = text
         .lines()
@@ -829,11 +856,17 @@ fn module_paths(text: &str) -> Vec<(usize, Vec<String>)> {
         let start = i;
         let head = ident(s, &mut i);
         let known = ["crate", "super", "self"].contains(&head.as_str());
-        if known && s[i..].starts_with(b"::") {
+        let child = children.contains(&head);
+        if (known || child) && s[i..].starts_with(b"::") {
             let line = 1 + s[..start].iter().filter(|c| **c == b'\n').count();
             let mut leaves = Vec::new();
             i = start;
-            path_tree(s, &mut i, Vec::new(), &mut leaves);
+            let first = if child {
+                vec!["self".to_string()]
+            } else {
+                Vec::new()
+            };
+            path_tree(s, &mut i, first, &mut leaves);
             out.extend(leaves.into_iter().map(|p| (line, p)));
         }
     }
@@ -875,8 +908,14 @@ fn import_graph(files: &[(String, String)]) -> BTreeMap<String, BTreeMap<String,
     let mut graph = BTreeMap::new();
     for (f, text) in files {
         let own = module_of(f);
+        // The modules whose files sit in this one's folder, one level down.
+        let children: Vec<String> = by_module
+            .keys()
+            .filter(|m| m.len() == own.len() + 1 && m.starts_with(&own))
+            .filter_map(|m| m.last().cloned())
+            .collect();
         let mut to: BTreeMap<String, usize> = BTreeMap::new();
-        for (line, path) in module_paths(text) {
+        for (line, path) in module_paths(text, &children) {
             let m = absolute(&own, &path);
             let target = (1..=m.len())
                 .rev()
@@ -926,7 +965,6 @@ fn circles(graph: &BTreeMap<String, BTreeMap<String, usize>>) -> Vec<Vec<String>
 fn no_import_circle_between_files() {
     let files: Vec<(String, String)> = rust_files(&src())
         .iter()
-        .filter(|f| !is_tests_file(f))
         .map(|f| (rel(f), read(f)))
         .collect();
     let graph = import_graph(&files);

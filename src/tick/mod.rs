@@ -1,7 +1,7 @@
 //! One tick and its row: the clock, the sampler, the row, and headroom's own
 //! footprint, fixed before the first tick.
 //!
-//! Above the build; below the reports.
+//! Above the followed build; below the reports.
 
 pub mod clock; // Unix seconds and ISO 8601 UTC as the CSV writes them
 pub mod footprint; // headroom's own pages made resident and locked

@@ -33,6 +33,7 @@
 
 #[path = "remote/bgd.rs"]
 mod bgd;
+mod common;
 #[path = "remote/results.rs"]
 mod results;
 
@@ -47,9 +48,6 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// The binary under test (built with `--features remote`).
-const HEADROOM: &str = env!("CARGO_BIN_EXE_headroom");
 
 /// gcc's words when the OOM killer SIGKILLs its cc1plus.
 const KILLED: &str =
@@ -471,7 +469,7 @@ struct Run {
 
 /// Runs `headroom ARGS` in `cwd`, `stdin` fed, `env` set (`None`: removed).
 fn run_in(args: &[&str], cwd: Option<&Path>, stdin: &[u8], env: &[(&str, Option<&str>)]) -> Run {
-    let mut cmd = Command::new(HEADROOM);
+    let mut cmd = common::headroom();
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -2,6 +2,8 @@
 //! careless or hostile peer does must end within the deadline with one
 //! line, never hang. Servers here are plain sockets (no BuildGrid needed).
 
+mod common;
+
 use headroom::remote::action::Digest;
 use headroom::remote::client::{self, Options, RemoteError};
 use headroom::remote::endpoint::parse_url;
@@ -68,7 +70,7 @@ fn a_silent_server_ends_within_the_deadline() {
 
 /// `headroom actions ARGS`: exit code and stderr.
 fn headroom(args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+    let out = common::headroom()
         .arg("actions")
         .args(args)
         .output()

@@ -11,6 +11,8 @@
 //! device's `name` (listed once for the temperature and the power
 //! discoveries, `kernel::hwmon`).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -40,7 +42,7 @@ fn opened_twice(args: &[&str]) -> Vec<(String, usize)> {
     let out = Command::new("strace")
         .args(["-f", "-y", "-qq", "-e", "trace=open,openat", "-o"])
         .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_headroom"))
+        .arg(common::BIN)
         .args(args)
         .output()
         .expect("strace runs");

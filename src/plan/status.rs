@@ -31,20 +31,16 @@ use crate::kernel::root::ReadError;
 use crate::kernel::swaps;
 use crate::kernel::vmstat::VmStat;
 use crate::kernel::{psi, vmstat, zram};
-use crate::plan::host::{self, CoreLimit, Cores, Memory, MemoryError};
+use crate::plan::host::{self, Cores, Memory, MemoryError};
+use screen_text::{
+    centi_len, display_len, label, left, limited_by, right, right_int, right_num, show, spaces,
+};
 use snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
 };
 
-/// Width of the label column (`memory`, `swap dev`, …), in columns.
-pub const LABEL_WIDTH: usize = 12;
-
 /// Longest line [`render`] writes, in columns (one column per character).
 pub const MAX_COLUMNS: usize = 100;
-
-/// Zram devices listed at most; more are counted ("and N more"). Boards run
-/// one device, zram-config scripts one per CPU (4–8); 32 keeps the screen.
-pub const MAX_ZRAM: usize = 32;
 
 /// Swap devices listed one per line; more are counted ("and N more") so the
 /// screen stays one screen (Ubuntu's zram-config makes one per core).
@@ -53,30 +49,9 @@ pub const MAX_SWAP_ROWS: usize = 8;
 /// zram devices listed one per line; more are counted.
 pub const MAX_ZRAM_ROWS: usize = 8;
 
-/// getdents64(2) buffer for listing `sys/block`, in bytes: a board has 20–40
-/// entries (loop, ram, mmcblk, zram) of ~24 bytes each; a larger directory
-/// only takes more calls.
-const DIR_SCRATCH_LEN: usize = 1024;
-
 /// Swap-name column width: the name and one space. Longer names get a line
 /// of their own.
 const NAME_WIDTH: usize = 24;
-
-/// What [`Snapshot::read`] reads and [`render`] shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StatusOpts<'a> {
-    /// True for the machine headroom runs on (`--root /`): statvfs(3) is
-    /// called and the affinity mask is shown. False for a board tree.
-    pub live: bool,
-    /// The build disk (`--disk-path`), an absolute path.
-    pub disk_path: &'a str,
-    /// The temporary directory, normally `/tmp`.
-    pub tmp_path: &'a str,
-    /// Whether a recording started here would lock its memory in RAM
-    /// (the `memlock` line); `None` for a board tree, whose limits are not
-    /// this process's.
-    pub memlock: Option<crate::tick::footprint::Outlook>,
-}
 
 /// Writes the status screen of `s` to `w`. Never fails on missing or
 /// malformed sources: each prints "not available" or "unknown" on its own
@@ -522,24 +497,6 @@ fn cores_line<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
     uwrite!(w, "  usable {} ({})\n", c.usable, limited_by(c))
 }
 
-/// What sets the usable cores: `online`, `affinity`, `quota` or `cpuset`,
-/// or `assumed` when none of them is known.
-fn limited_by(c: &Cores) -> &'static str {
-    let known = c.online.is_some()
-        || c.affinity.is_some()
-        || c.quota_millicpus.is_some()
-        || c.cpuset.is_some();
-    if !known {
-        return "assumed";
-    }
-    match c.limit {
-        CoreLimit::Online => "online",
-        CoreLimit::Affinity => "affinity",
-        CoreLimit::Quota => "quota",
-        CoreLimit::Cpuset => "cpuset",
-    }
-}
-
 fn psi_line<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W::Error> {
     label(w, "PSI memory")?;
     match *p {
@@ -627,99 +584,12 @@ fn not_available<W: uWrite>(w: &mut W, path: &str, e: ReadError) -> Result<(), W
     w.write_str(")\n")
 }
 
-/// The label, padded to [`LABEL_WIDTH`] (`""` for a continuation line).
-fn label<W: uWrite>(w: &mut W, s: &str) -> Result<(), W::Error> {
-    left(w, s, LABEL_WIDTH)
-}
-
-fn spaces<W: uWrite>(w: &mut W, n: usize) -> Result<(), W::Error> {
-    for _ in 0..n {
-        w.write_char(' ')?;
-    }
-    Ok(())
-}
-
-/// ASCII `s` padded on the right to `width`.
-fn left<W: uWrite>(w: &mut W, s: &str, width: usize) -> Result<(), W::Error> {
-    w.write_str(s)?;
-    spaces(w, width.saturating_sub(s.chars().count()))
-}
-
-/// ASCII `s` padded on the left to `width`.
-fn right<W: uWrite>(w: &mut W, s: &str, width: usize) -> Result<(), W::Error> {
-    spaces(w, width.saturating_sub(s.chars().count()))?;
-    w.write_str(s)
-}
-
-/// Decimal digits of `n`.
-fn digits(mut n: u64) -> usize {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
-}
-
-/// Characters `write_centi` writes for `c` (`3.33` is 4).
-fn centi_len(c: u64) -> usize {
-    digits(c / 100) + 3
-}
-
-fn right_num<W: uWrite>(w: &mut W, n: u64, width: usize) -> Result<(), W::Error> {
-    spaces(w, width.saturating_sub(digits(n)))?;
-    uwrite!(w, "{}", n)
-}
-
-fn right_int<W: uWrite>(w: &mut W, n: i64, width: usize) -> Result<(), W::Error> {
-    let len = digits(n.unsigned_abs()) + usize::from(n < 0);
-    spaces(w, width.saturating_sub(len))?;
-    uwrite!(w, "{}", n)
-}
-
-/// The characters shown for kernel bytes (a path, a device name): valid
-/// UTF-8 as is, each control character and each invalid sequence as `?`,
-/// so a name decoded from `\012` cannot break the screen.
-fn display_chars(b: &[u8]) -> impl Iterator<Item = char> + '_ {
-    b.utf8_chunks().flat_map(|c| {
-        let bad = if c.invalid().is_empty() {
-            None
-        } else {
-            Some('?')
-        };
-        c.valid()
-            .chars()
-            .map(|ch| if ch.is_control() { '?' } else { ch })
-            .chain(bad)
-    })
-}
-
-fn display_len(b: &[u8]) -> usize {
-    display_chars(b).count()
-}
-
-/// Writes `b` as [`display_chars`], at most `max` characters (at least 4):
-/// a longer text keeps its end behind `...`, the informative part of a
-/// path. Returns the characters written.
-fn show<W: uWrite>(w: &mut W, b: &[u8], max: usize) -> Result<usize, W::Error> {
-    let max = max.max(4);
-    let n = display_len(b);
-    let skip = if n > max {
-        w.write_str("...")?;
-        n - (max - 3)
-    } else {
-        0
-    };
-    for c in display_chars(b).skip(skip) {
-        w.write_char(c)?;
-    }
-    Ok(n.min(max))
-}
-
+mod screen_text;
 pub mod slow_now;
 pub mod snapshot;
 mod status_json;
-pub use snapshot::SCRATCH_LEN;
+pub use screen_text::LABEL_WIDTH;
+pub use snapshot::{MAX_ZRAM, SCRATCH_LEN, StatusOpts};
 pub use status_json::{KEYS as JSON_KEYS, render_json};
 
 #[cfg(test)]
@@ -1184,24 +1054,6 @@ mod tests {
         let last = out.0.lines().last().unwrap_or_default();
         assert!(last.starts_with("memlock     record and run "), "{}", out.0);
         assert!(out.0.lines().all(|l| l.chars().count() <= MAX_COLUMNS));
-    }
-
-    #[test]
-    fn padding_helpers() {
-        assert_eq!(
-            (digits(0), digits(9), digits(10), digits(u64::MAX)),
-            (1, 1, 2, 20)
-        );
-        assert_eq!((centi_len(5), centi_len(333), centi_len(12345)), (4, 4, 6));
-        let mut o = Out(String::new());
-        let Ok(n) = show(&mut o, b"abcdefghij", 6);
-        assert_eq!((o.0.as_str(), n), ("...hij", 6));
-        let mut o = Out(String::new());
-        let Ok(n) = show(&mut o, "é\tz".as_bytes(), 6);
-        assert_eq!((o.0.as_str(), n), ("é?z", 3));
-        let mut o = Out(String::new());
-        let Ok(()) = right_int(&mut o, i64::MIN, 3);
-        assert_eq!(o.0, "-9223372036854775808");
     }
 
     // ---- status --json ----

@@ -14,7 +14,7 @@ use core::mem::MaybeUninit;
 
 use ufmt::{uWrite, uwrite};
 
-use super::{DIR_SCRATCH_LEN, label, show};
+use super::screen_text::{label, show};
 use crate::kernel::blockdev::{BuildDisk, DiskKind, KeptStat, NoDisk};
 use crate::kernel::cpufreq::KeptPolicies;
 use crate::kernel::diskstats::{self, DiskCounters};
@@ -49,15 +49,16 @@ pub struct Facts {
 
 impl Facts {
     /// Reads them under `root`: `disk` is the build disk as resolved (or
-    /// why not), `vm` `/proc/vmstat` as read; `buf` is the status screen's
-    /// scratch ([`super::SCRATCH_LEN`]).
+    /// why not), `vm` `/proc/vmstat` as read; `dir` is getdents64(2)
+    /// scratch for the hwmon, thermal and cpufreq directories and `buf`
+    /// the status screen's scratch (both the snapshot's).
     pub(super) fn read(
         root: &Root,
         disk: Result<BuildDisk, NoDisk>,
         vm: Option<&VmStat>,
+        dir: &mut [MaybeUninit<u8>],
         buf: &mut [u8],
     ) -> Facts {
-        let mut dir = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
         let io = disk.as_ref().ok().and_then(|d| {
             KeptStat::new(d, false)
                 .read(root.fd(), &mut buf[..diskstats::STAT_BUF_LEN])
@@ -67,9 +68,9 @@ impl Facts {
         let swap_in_out_mib = vm
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));
-        let hwmons = discovery_hwmons(root, &mut dir, buf);
-        let mut sensors = KeptSensors::discover(root, false, &hwmons, &mut dir, buf);
-        let mut freq = KeptPolicies::discover(root, false, &mut dir, buf);
+        let hwmons = discovery_hwmons(root, dir, buf);
+        let mut sensors = KeptSensors::discover(root, false, &hwmons, dir, buf);
+        let mut freq = KeptPolicies::discover(root, false, dir, buf);
         let found = (!sensors.is_empty(), !freq.is_empty());
         let temp = sensors
             .read_hottest(root, buf)

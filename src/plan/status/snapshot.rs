@@ -17,7 +17,7 @@ use core::mem::MaybeUninit;
 
 use rustix::fd::{AsFd, BorrowedFd};
 
-use super::{DIR_SCRATCH_LEN, MAX_ZRAM, StatusOpts, slow_now};
+use super::slow_now;
 use crate::kernel::blockdev;
 use crate::kernel::cgroup::{self, CgroupError, Version};
 use crate::kernel::fsstat::FsStat;
@@ -29,6 +29,32 @@ use crate::kernel::swaps::{self, Swap, is_zram_name};
 use crate::kernel::vmstat::{self, VmStat};
 use crate::kernel::{psi, zram};
 use crate::plan::host::{self, Cores, FsType, Memory, MemoryError};
+
+/// What [`Snapshot::read`] reads and the screen ([`super::render`]) shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusOpts<'a> {
+    /// True for the machine headroom runs on (`--root /`): statvfs(3) is
+    /// called and the affinity mask is shown. False for a board tree.
+    pub live: bool,
+    /// The build disk (`--disk-path`), an absolute path.
+    pub disk_path: &'a str,
+    /// The temporary directory, normally `/tmp`.
+    pub tmp_path: &'a str,
+    /// Whether a recording started here would lock its memory in RAM
+    /// (the `memlock` line); `None` for a board tree, whose limits are not
+    /// this process's.
+    pub memlock: Option<crate::tick::footprint::Outlook>,
+}
+
+/// Zram devices listed at most; more are counted ("and N more"). Boards run
+/// one device, zram-config scripts one per CPU (4–8); 32 keeps the screen.
+pub const MAX_ZRAM: usize = 32;
+
+/// getdents64(2) buffer for listing `sys/block` (and, for the slow lines,
+/// the hwmon, thermal and cpufreq directories), in bytes: a board has 20–40
+/// entries (loop, ram, mmcblk, zram) of ~24 bytes each; a larger directory
+/// only takes more calls.
+const DIR_SCRATCH_LEN: usize = 1024;
 
 /// Bytes of the scratch buffer [`Snapshot::read`] needs: the mount table
 /// ([`mountinfo::BUF_LEN`]) and `/proc/self/cgroup` ([`CGROUP_TEXT_LEN`])
@@ -208,7 +234,9 @@ impl<'a> Snapshot<'a> {
             buf,
         );
         let vmstat = read_vmstat(root, buf);
-        let slow = slow_now::Facts::read(root, tables.build_disk, vmstat.as_ref().ok(), buf);
+        let mut dir = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
+        let vm = vmstat.as_ref().ok();
+        let slow = slow_now::Facts::read(root, tables.build_disk, vm, &mut dir, buf);
         Snapshot {
             mem: tables.mem,
             mem_limit_path: tables.mem_limit_path,

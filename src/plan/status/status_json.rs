@@ -15,10 +15,10 @@
 
 use ufmt::{uWrite, uwrite};
 
+use super::screen_text::{display_chars, limited_by};
 use super::snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
 };
-use super::{display_chars, limited_by};
 use crate::followed::figures::write_centi;
 use crate::kernel::cgroup::{CgroupError, Version};
 use crate::kernel::root::ReadError;

@@ -21,7 +21,7 @@ pub mod files; // opening --root, output directories, regular input files; fds 0
 pub mod signals; // the stop-signal flags and self-pipe, SIGXFSZ, signal(2)
 
 pub mod child; // run's CMD: spawn, terminal, signals passed on, wait4 rusage
-pub mod pool; // a memory pool in words: its errors, the remembered peak's warnings, status's block
+pub mod pool; // a memory pool in words: its errors, the remembered peak's warnings, its leases peeked at
 pub mod remote; // actions --remote: endpoint, logs, lookups, report (feature remote)
 pub mod status_line; // the live status line on a terminal
 

@@ -6,15 +6,17 @@ use std::process::ExitCode;
 
 use headroom::followed::rusage::Interrupt;
 use headroom::kernel::root::Root;
+use headroom::plan::status::Extra;
 use headroom::plan::status::snapshot::Snapshot;
 use headroom::report::csvread::CsvRows;
-use headroom::report::summary::{Summary, Text};
+use headroom::report::summary::{Summary, TEXT_CAP, Text};
 
 use super::defaults::{disk_for, disk_path, env_nonempty, no_mlock};
 use super::files::{open_regular, open_root, stream};
 use super::messages::{Fail, print_text, usage};
 use super::options::{AdviseArgs, JobsArgs, StatusArgs};
 use super::report_cmd::{recorded_interrupt, summary_path};
+use super::status_pool::PoolStatus;
 
 /// The advice of `advise` for the largest compiler this recording measured
 /// (keeping 10 % headroom), on the host recorded: THE BUILD's when a build
@@ -413,30 +415,57 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         .pool
         .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten())
     {
-        Some(dir) => Some(super::status_pool::Pool::read(dir, &snap)?),
+        Some(dir) => Some(PoolStatus::read(dir, &snap)?),
         None => None,
     };
-    let mut text = Box::new(Text::new());
-    if a.json {
-        headroom::plan::status::render_json(&snap, &mut *text)
-            .map_err(|_| Fail("status larger than its buffer".into()))?;
-        return match pool {
-            // The pool's object as the last key of the status object.
-            Some(p) => {
-                let body = text.trim_end().strip_suffix('}').unwrap_or(&text);
-                print_text(&format!("{body},\"pool\":{}}}\n", p.json()))?;
-                Ok(ExitCode::SUCCESS)
-            }
-            None => print_text(&text).map(|()| ExitCode::SUCCESS),
-        };
-    }
-    headroom::plan::status::render(&snap, &mut *text)
-        .map_err(|_| Fail("status larger than its buffer".into()))?;
-    print_text(&text)?;
-    if let Some(p) = pool {
-        print_text(&p.block())?;
-    }
+    // The pool at its place: the screen's last lines, the JSON's last member.
+    let mut pool_part = |out: &mut StatusOut| {
+        if let Some(p) = &pool {
+            out.beside(&p.part(a.json));
+        }
+        Ok(())
+    };
+    let more: Extra<'_, StatusOut> = &mut pool_part;
+    let mut out = StatusOut::default();
+    let rendered = if a.json {
+        headroom::plan::status::render_json(&snap, &mut out, Some(more))
+    } else {
+        headroom::plan::status::render(&snap, &mut out, Some(more))
+    };
+    rendered.map_err(|()| Fail("status larger than its buffer".into()))?;
+    print_text(&out.text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `status` prints: the library's screen or JSON, held to
+/// [`TEXT_CAP`] bytes (past them, an error), and the pool's part beside
+/// it, which is not counted against them.
+#[derive(Default)]
+struct StatusOut {
+    /// The whole output.
+    text: String,
+    /// Bytes of it the library wrote.
+    own: usize,
+}
+
+impl StatusOut {
+    /// Appends the pool's part.
+    fn beside(&mut self, s: &str) {
+        self.text.push_str(s);
+    }
+}
+
+impl ufmt::uWrite for StatusOut {
+    type Error = ();
+
+    fn write_str(&mut self, s: &str) -> Result<(), ()> {
+        if self.own + s.len() > TEXT_CAP {
+            return Err(());
+        }
+        self.own += s.len();
+        self.text.push_str(s);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A memory pool (`run --jobserver --pool DIR`) in words: why a pool cannot
 //! be used or a file in it is not counted, the remembered peak read before
-//! a run (its warnings), and the pool block of `status`. This governor's
+//! a run (its warnings), and a pool's leases peeked at without joining it
+//! (which `status --pool`, `cli/status_pool.rs`, shows). This governor's
 //! side of the pool while it runs is the library's
 //! `govern::jobserver::pool_member`.
 
@@ -76,9 +77,23 @@ pub fn open_text(from: &str, dir: &str, e: OpenError) -> String {
     }
 }
 
-/// The leases of pool DIR that count, and the files it did not count
-/// (name, why), for `status`.
-pub type Peeked = (Box<heapless::Vec<Lease, LEASES_CAP>>, Vec<(String, String)>);
+/// Pool DIR's leases as peeked at for `status`: those that count, and the
+/// files it did not count.
+pub struct Peeked {
+    /// The leases that count (live governors, growth no larger than the
+    /// host's memory), at most [`LEASES_CAP`].
+    pub leases: Box<heapless::Vec<Lease, LEASES_CAP>>,
+    /// The files not counted, in the order the directory lists them.
+    pub not_counted: Vec<NotCounted>,
+}
+
+/// A file of a pool directory that is not counted.
+pub struct NotCounted {
+    /// Its name, invalid UTF-8 shown as U+FFFD.
+    pub file: String,
+    /// Why, as one phrase (`not a lease (…); not counted`).
+    pub why: String,
+}
 
 /// Reads pool DIR's leases as `status` shows them.
 ///
@@ -89,7 +104,7 @@ pub fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
     let mut dir_buf = vec![MaybeUninit::<u8>::uninit(); 8 * 1024];
     let mut file_buf = vec![0u8; LEASE_CAP + 1];
     let mut leases: Box<heapless::Vec<Lease, LEASES_CAP>> = Box::default();
-    let mut notes = Vec::new();
+    let mut not_counted = Vec::new();
     let uid = rustix::process::geteuid().as_raw();
     headroom::govern::jobserver::pool_dir::peek(
         dir,
@@ -99,14 +114,17 @@ pub fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
         &mut file_buf,
         &mut leases,
         &mut |name, issue| {
-            let name = String::from_utf8_lossy(name).into_owned();
+            let file = String::from_utf8_lossy(name).into_owned();
             let why = match issue {
                 Issue::Dead(_) => format!("{} (the next run in the pool removes it)", what(&issue)),
                 _ => format!("{}; not counted", what(&issue)),
             };
-            notes.push((name, why));
+            not_counted.push(NotCounted { file, why });
         },
     )
     .map_err(|e| Fail(open_text("--pool", dir, e)))?;
-    Ok((leases, notes))
+    Ok(Peeked {
+        leases,
+        not_counted,
+    })
 }

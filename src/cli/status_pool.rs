@@ -6,36 +6,52 @@ use headroom::govern::jobserver::lease::Lease;
 use headroom::plan::status::snapshot::Snapshot;
 
 use super::messages::Fail;
-use super::pool::{Peeked, peek_pool};
+use super::pool::{NotCounted, Peeked, peek_pool};
 
-/// Pool DIR as `status` shows it.
-pub struct Pool {
+/// The status of pool DIR as `status` shows it: its leases, read once.
+pub struct PoolStatus {
     /// The directory as given.
     dir: String,
-    /// Its leases that count, and the files it did not count (name, why).
+    /// Its leases that count, and the files it did not count.
     peeked: Peeked,
 }
 
-impl Pool {
+impl PoolStatus {
     /// Reads pool `dir`'s leases; a lease claiming more growth than the
     /// snapshot's MemTotal is not counted (no MemTotal: none is absurd).
     ///
     /// # Errors
     /// One line when DIR cannot be used as a pool (as `run --pool` would
     /// refuse it).
-    pub fn read(dir: String, snap: &Snapshot<'_>) -> Result<Pool, Fail> {
+    pub fn read(dir: String, snap: &Snapshot<'_>) -> Result<PoolStatus, Fail> {
         let total_kib = snap
             .mem
             .as_ref()
             .map_or(u64::MAX, |m| m.meminfo.mem_total_kib);
         let peeked = peek_pool(&dir, total_kib)?;
-        Ok(Pool { dir, peeked })
+        Ok(PoolStatus { dir, peeked })
+    }
+
+    /// The pool's part of `status`'s output: the screen's [`block`] or,
+    /// for `--json`, the status object's last member `,"pool":`[`json`].
+    ///
+    /// [`block`]: PoolStatus::block
+    /// [`json`]: PoolStatus::json
+    pub fn part(&self, json: bool) -> String {
+        if json {
+            format!(",\"pool\":{}", self.json())
+        } else {
+            self.block()
+        }
     }
 
     /// The screen's block: the builds sharing the pool, a line each, then
     /// the files it did not count.
     pub fn block(&self) -> String {
-        let (leases, notes) = &self.peeked;
+        let Peeked {
+            leases,
+            not_counted,
+        } = &self.peeked;
         let mut out = format!("\nPOOL {}: {} build(s)\n", self.dir, leases.len());
         for l in leases.iter() {
             out.push_str(&format!(
@@ -56,19 +72,22 @@ impl Pool {
                 reserved_mb(leases)
             ));
         }
-        for (name, why) in notes {
-            out.push_str(&format!("  {name}: {why}\n"));
+        for NotCounted { file, why } in not_counted {
+            out.push_str(&format!("  {file}: {why}\n"));
         }
         out
     }
 
-    /// The same figures as [`Pool::block`], as one JSON object:
+    /// The same figures as [`PoolStatus::block`], as one JSON object:
     /// `{"dir":…,"builds":N,"growth_reserved_mib":M,
     /// "leases":[{"run":…,"jobs_running":N,"jobs_paused":N,"jobs_allowed":N,
     /// "jobs_cap":N,"peak_mib_per_job":M,"compilers_hold_mib":M,
     /// "reserves_mib":M},…],"not_counted":[{"file":…,"why":…},…]}`.
     pub fn json(&self) -> String {
-        let (leases, notes) = &self.peeked;
+        let Peeked {
+            leases,
+            not_counted,
+        } = &self.peeked;
         let mut out = format!(
             "{{\"dir\":{},\"builds\":{},\"growth_reserved_mib\":{},\"leases\":[",
             json_string(&self.dir),
@@ -90,11 +109,11 @@ impl Pool {
             ));
         }
         out.push_str("],\"not_counted\":[");
-        for (i, (name, why)) in notes.iter().enumerate() {
+        for (i, NotCounted { file, why }) in not_counted.iter().enumerate() {
             out.push_str(&format!(
                 "{}{{\"file\":{},\"why\":{}}}",
                 if i == 0 { "" } else { "," },
-                json_string(name),
+                json_string(file),
                 json_string(why)
             ));
         }

@@ -53,13 +53,17 @@ pub const MAX_ZRAM_ROWS: usize = 8;
 /// of their own.
 const NAME_WIDTH: usize = 24;
 
-/// Writes the status screen of `s` to `w`. Never fails on missing or
-/// malformed sources: each prints "not available" or "unknown" on its own
-/// line.
+/// Writes the status screen of `s` to `w`, then what `more` writes (the
+/// binary's pool block). Never fails on missing or malformed sources: each
+/// prints "not available" or "unknown" on its own line.
 ///
 /// # Errors
-/// Only the writer's error.
-pub fn render<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Error> {
+/// Only the writer's error (and `more`'s, which is the writer's).
+pub fn render<W: uWrite>(
+    s: &Snapshot<'_>,
+    w: &mut W,
+    more: Option<Extra<'_, W>>,
+) -> Result<(), W::Error> {
     memory_lines(w, &s.mem)?;
     binding_lines(w, &s.mem, &s.mem_limit_path)?;
     swap_total_line(w, &s.mem)?;
@@ -82,7 +86,10 @@ pub fn render<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Error> {
         o.write(w)?;
         w.write_str("\n")?;
     }
-    Ok(())
+    match more {
+        Some(more) => more(w),
+        None => Ok(()),
+    }
 }
 
 // ---- sections ----
@@ -588,7 +595,7 @@ mod screen_text;
 pub mod slow_now;
 pub mod snapshot;
 mod status_json;
-pub use screen_text::LABEL_WIDTH;
+pub use screen_text::{Extra, LABEL_WIDTH};
 pub use snapshot::{MAX_ZRAM, SCRATCH_LEN, StatusOpts};
 pub use status_json::{KEYS as JSON_KEYS, render_json};
 
@@ -614,7 +621,7 @@ mod tests {
         let mut buf = std::vec![0u8; SCRATCH_LEN];
         let mut out = Out(String::new());
         let snap = Snapshot::read(&root, opts, &mut buf);
-        let Ok(()) = render(&snap, &mut out);
+        let Ok(()) = render(&snap, &mut out, None);
         for line in out.0.lines() {
             assert!(line.chars().count() <= MAX_COLUMNS, "too wide: {line:?}");
             assert!(!line.ends_with(' '), "trailing space: {line:?}");
@@ -1047,7 +1054,7 @@ mod tests {
         };
         let mut out = Out(String::new());
         let snap = Snapshot::read(&root, opts, &mut buf);
-        let Ok(()) = render(&snap, &mut out);
+        let Ok(()) = render(&snap, &mut out, None);
         std::println!("{}", out.0);
         assert!(out.0.contains("  affinity "), "{}", out.0);
         // Last: what a recording started here would do about locking.
@@ -1069,7 +1076,7 @@ mod tests {
         let mut buf = std::vec![0u8; SCRATCH_LEN];
         let mut out = Out(String::new());
         let snap = Snapshot::read(&root, opts, &mut buf);
-        let Ok(()) = render_json(&snap, &mut out);
+        let Ok(()) = render_json(&snap, &mut out, None);
         out.0
     }
 

@@ -1,11 +1,18 @@
 //! The status screen's words and padding, shared by its lines
 //! ([`super::render`], the slow lines of [`super::slow_now`]) and, for
 //! kernel names and the cores' limit, `--json`: the label column, numbers
-//! padded to a width, kernel bytes made safe to show. Pure; no I/O.
+//! padded to a width, kernel bytes made safe to show; and the hook both
+//! renderings take for what the caller adds ([`Extra`]). Pure; no I/O.
 
 use ufmt::{uWrite, uwrite};
 
 use crate::plan::host::{CoreLimit, Cores};
+
+/// What a caller adds at the end of a rendering, written to the same
+/// writer: the binary's pool block, as the screen's last lines (after
+/// `memlock`) or as JSON members, each starting with `,`, before the
+/// status object's closing brace. Its error is the writer's.
+pub type Extra<'m, W> = &'m mut dyn FnMut(&mut W) -> Result<(), <W as uWrite>::Error>;
 
 /// Width of the label column (`memory`, `swap dev`, …), in columns.
 pub const LABEL_WIDTH: usize = 12;

@@ -15,7 +15,7 @@
 
 use ufmt::{uWrite, uwrite};
 
-use super::screen_text::{display_chars, limited_by};
+use super::screen_text::{Extra, display_chars, limited_by};
 use super::snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
 };
@@ -63,12 +63,17 @@ pub const KEYS: [&str; 30] = [
 ];
 
 /// Writes the status `s` as one JSON object and a newline: the figures
-/// of [`super::render`]'s screen, keys [`KEYS`]. Never fails on missing
-/// or malformed sources: their figures are `null`.
+/// of [`super::render`]'s screen, keys [`KEYS`], then the members `more`
+/// writes (the binary's `,"pool":{…}`) before the closing brace. Never
+/// fails on missing or malformed sources: their figures are `null`.
 ///
 /// # Errors
-/// Only the writer's error.
-pub fn render_json<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Error> {
+/// Only the writer's error (and `more`'s, which is the writer's).
+pub fn render_json<W: uWrite>(
+    s: &Snapshot<'_>,
+    w: &mut W,
+    more: Option<Extra<'_, W>>,
+) -> Result<(), W::Error> {
     memory(w, &s.mem)?;
     swap_devices(w, &s.swaps)?;
     zram_devices(w, &s.zram)?;
@@ -82,6 +87,9 @@ pub fn render_json<W: uWrite>(s: &Snapshot<'_>, w: &mut W) -> Result<(), W::Erro
     super::slow_now::json_keys(w, &s.slow)?;
     w.write_str(",\"memlock\":")?;
     memlock(w, s.opts.memlock)?;
+    if let Some(more) = more {
+        more(w)?;
+    }
     w.write_str("}\n")
 }
 

@@ -12,7 +12,8 @@
 use std::collections::HashMap;
 
 use headroom::report::csvread::CsvRows;
-use headroom::tick::row::{CORE_COLUMNS, EXT_COLUMNS, Row};
+use headroom::tick::row::Row;
+use headroom::tick::row::columns::{CORE_COLUMNS, EXT_COLUMNS};
 use proptest::prelude::*;
 use proptest::sample::select;
 

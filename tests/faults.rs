@@ -6,8 +6,8 @@
 //! `cargo test`, run by `ci/test` as root, reported skipped otherwise.
 
 /// Fields of a full row (no jobserver columns).
-const FULL_WIDTH: usize =
-    headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
+const FULL_WIDTH: usize = headroom::tick::row::columns::CORE_COLUMNS.len()
+    + headroom::tick::row::columns::EXT_COLUMNS.len();
 
 use std::fs;
 use std::path::PathBuf;

@@ -7,8 +7,8 @@
 //! source, and no crash.
 
 /// Fields of a full row (no jobserver columns).
-const FULL_WIDTH: usize =
-    headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
+const FULL_WIDTH: usize = headroom::tick::row::columns::CORE_COLUMNS.len()
+    + headroom::tick::row::columns::EXT_COLUMNS.len();
 
 use std::fs;
 use std::io::Write;

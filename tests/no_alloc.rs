@@ -93,7 +93,7 @@ fn ticks_after_start_up_allocate_nothing() {
     let mut csv = CsvOut::create(
         out.as_fd(),
         "resources-a.csv",
-        headroom::tick::row::HEADER_JOBS,
+        headroom::tick::row::columns::HEADER_JOBS,
     )
     .unwrap();
     // run --jobserver's tick: the governor, its FIFO and its pausing (this

@@ -322,7 +322,7 @@ fn a_jobserver_csv_draws_its_paused_jobs() {
 /// A headroom CSV with OOM kills, in the 27 columns of before the slow
 /// ones (a recording of an earlier version); the context is CSV-quoted.
 fn oom_csv(rows: usize) -> String {
-    use headroom::tick::row::{CORE_COLUMNS, EXT_COLUMNS};
+    use headroom::tick::row::columns::{CORE_COLUMNS, EXT_COLUMNS};
     let mut cols = CORE_COLUMNS.to_vec();
     cols.extend(&EXT_COLUMNS[..13]);
     let mut t = format!("{}\n", cols.join(","));
@@ -498,7 +498,7 @@ fn a_failed_write_leaves_no_half_svg() {
 #[test]
 fn bad_input_is_one_line_and_exit_1() {
     let d = scratch("bad");
-    let header = headroom::tick::row::HEADER_FULL;
+    let header = headroom::tick::row::columns::HEADER_FULL;
     let cases: [(&str, String, &str); 6] = [
         (
             "empty.csv",

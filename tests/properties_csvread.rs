@@ -3,7 +3,9 @@
 //! any order, a column a newer writer added, log lines with commas,
 //! quotes and control characters, and the final newline or not, fed in
 //! chunks of any size, reads back as what `summarize` must keep of each
-//! row (`report::csvread`, `tick::row`'s `CORE_COLUMNS` and `EXT_COLUMNS`).
+//! row (`report::csvread`). Each column's values are generated from the
+//! column table (`tick::row::columns::COLUMNS`) by its unit and set, so a
+//! new column is generated and checked with no edit here.
 //!
 //! How: proptest generates the text, a naive std parser written here is
 //! the reference, and the library must agree with it (the whole method,
@@ -11,8 +13,10 @@
 
 use std::collections::HashMap;
 
+use headroom::kernel::throttled::Flags;
 use headroom::report::csvread::CsvRows;
-use headroom::tick::row::{CORE_COLUMNS, EXT_COLUMNS, Row};
+use headroom::tick::row::columns::{COLUMNS, CORE_COLUMNS, Cell, Column, EXT_COLUMNS, Set, Unit};
+use headroom::tick::row::{Decimal, Row};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -22,95 +26,86 @@ use kit::*;
 
 // ----------------------------------------------------------------- csvread
 
-/// The core columns holding a plain number.
-const CSV_NUMBERS: [&str; 10] = [
-    "epoch",
-    "elapsed_s",
-    "cpu_pct",
-    "mem_used_mb",
-    "mem_avail_mb",
-    "mem_pct",
-    "swap_used_mb",
-    "disk_avail_gb",
-    "disk_pct",
-    "compilers",
-];
-
-/// The extension columns holding a number or nothing.
-const CSV_EXT_NUMBERS: [&str; 15] = [
-    "swap_total_mb",
-    "zram_stored_mb",
-    "zram_ram_mb",
-    "tmp_avail_mb",
-    "tmp_pct",
-    "disk_avail_mb",
-    "oom_kills",
-    "cg_mem_avail_mb",
-    "peak_rss_mb",
-    "build_peak_rss_mb",
-    "majflt_ps",
-    "refaults_ps",
-    "disk_util_pct",
-    "cpu_freq_pct",
-    "cg_mem_limit_mb",
-];
-
-/// The slow columns that are decimals or text, and a value of each that
-/// the reader must keep (checked in [`row_values`]).
-const CSV_EXT_TEXTS: [(&str, &str); 6] = [
-    ("swap_in_mibps", "1.50"),
-    ("swap_out_mibps", "0.00"),
-    ("disk_read_mibps", "12.05"),
-    ("disk_write_mibps", ""),
-    ("cpu_temp_c", "-3.5"),
-    ("throttled", "under-voltage|throttled"),
-];
-
-/// Characters of a build-log line: commas, quotes, tabs, runs of spaces,
-/// non-ASCII letters and blocks, Unicode spaces and controls.
-const CONTEXT_CHARS: &[char] = &[
-    'a', 'B', 'z', '0', '9', ' ', ' ', ',', '"', '\t', '-', ':', '[', ']', '%', 'é', '█', '€', '‘',
-    '\u{a0}', '\u{85}', '\u{3000}',
-];
-
-#[derive(Clone, Debug)]
-struct CsvRow {
-    fields: HashMap<&'static str, String>,
-    context: String,
+/// How a column's field is generated and what the reader must keep of
+/// it, told from the column table by its unit, set and name suffix (the
+/// table's own test ties each name to its unit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gen {
+    /// A core number: always there, a non-number spoils the row.
+    Int,
+    /// An extension number or nothing.
+    OptInt,
+    /// The ISO time.
+    Iso,
+    /// The load: a kernel decimal, always there.
+    Load,
+    /// An extension decimal (MiB/s, PSI's avg10) or nothing.
+    OptDecimal,
+    /// Tenths (°C) or nothing.
+    OptTenths,
+    /// The stage word.
+    Stage,
+    /// The quoted build-log line.
+    Context,
+    /// A process name.
+    Comm,
+    /// Throttle flags or nothing.
+    Flags,
 }
 
-fn csv_row() -> BoxedStrategy<CsvRow> {
-    (
+/// The generator of column `c`; a column no rule covers fails here, by
+/// name, until this table learns its kind.
+fn gen_of(c: &Column) -> Gen {
+    match (c.set, c.unit) {
+        (_, Unit::Time) => Gen::Iso,
+        (Set::Core, Unit::Load) => Gen::Load,
+        (Set::Core, Unit::Text) if c.name == "stage" => Gen::Stage,
+        (Set::Core, Unit::Text) if c.name == "context" => Gen::Context,
+        (Set::Core, Unit::Seconds | Unit::Pct | Unit::MiB | Unit::GiB | Unit::Count) => Gen::Int,
+        (Set::Ext, Unit::MiBps) => Gen::OptDecimal,
+        (Set::Ext, Unit::Pct) if !c.name.ends_with("_pct") => Gen::OptDecimal,
+        (Set::Ext, Unit::Celsius) => Gen::OptTenths,
+        (Set::Ext, Unit::Text) if c.name.ends_with("_comm") => Gen::Comm,
+        (Set::Ext, Unit::Text) if c.name == "throttled" => Gen::Flags,
         (
-            prop::collection::vec(num(), 10),
-            prop::collection::vec(0u32..10, 14),
-            prop_oneof![
-                4 => (0u64..100, 0u64..100).prop_map(|(w, f)| format!("{w}.{f:02}")),
-                1 => (0u64..100, 0u64..10).prop_map(|(w, f)| format!("{w}.{f}")),
-                1 => Just("0".to_string()),
-                1 => any::<u64>().prop_map(|w| format!("{w}.00")),
-            ],
-            prop_oneof![
-                3 => text_from(&['a', 'z', '0', '_', '-'], 1..20),
-                1 => Just("?".to_string()),
-            ],
-            text_from(CONTEXT_CHARS, 0..100),
+            Set::Ext,
+            Unit::Seconds | Unit::Pct | Unit::MiB | Unit::GiB | Unit::Count | Unit::PerSecond,
+        ) => Gen::OptInt,
+        _ => panic!(
+            "column {} ({:?}, {:?}): no generator in tests/properties_csvread.rs gen_of",
+            c.name, c.unit, c.set
         ),
-        (
-            prop::collection::vec(prop::option::weighted(0.7, num()), CSV_EXT_NUMBERS.len()),
-            prop::option::weighted(0.7, (0u64..100, 0u64..100)),
-            text_from(&['c', 'l', '1', '+', '.', '_', '-'], 0..20),
-            prop::option::weighted(0.1, (select(&CSV_NUMBERS[..]), junk())),
-        ),
-    )
-        .prop_map(
-            |((nums, iso, load1, stage, context), (ext, psi, comm, spoil))| {
-                let mut f: HashMap<&'static str, String> = HashMap::new();
-                for (k, v) in CSV_NUMBERS.iter().zip(&nums) {
-                    f.insert(k, v.to_string());
-                }
-                let d: Vec<String> = iso.iter().map(u32::to_string).collect();
-                let iso = format!(
+    }
+}
+
+/// The columns a recorded file may hold (the core and the extension; the
+/// jobserver's are `run`'s own), in table order.
+fn file_columns() -> Vec<&'static Column> {
+    COLUMNS.iter().filter(|c| c.set != Set::Jobs).collect()
+}
+
+/// A field of `g`'s kind.
+fn gen_value(g: Gen) -> BoxedStrategy<String> {
+    let decimal = || {
+        prop_oneof![
+            4 => (0u64..100, 0u64..100).prop_map(|(w, f)| format!("{w}.{f:02}")),
+            1 => (0u64..100, 0u64..10).prop_map(|(w, f)| format!("{w}.{f}")),
+            1 => Just("0".to_string()),
+            1 => any::<u64>().prop_map(|w| format!("{w}.00")),
+        ]
+    };
+    let opt = |s: BoxedStrategy<String>| {
+        prop::option::weighted(0.7, s)
+            .prop_map(Option::unwrap_or_default)
+            .boxed()
+    };
+    match g {
+        Gen::Int => num_s(),
+        Gen::OptInt => opt(num_s()),
+        Gen::Iso => prop::collection::vec(0u32..10, 14)
+            .prop_map(|d| {
+                let d: Vec<String> = d.iter().map(u32::to_string).collect();
+                format!(
                     "{}{}{}{}-{}{}-{}{}T{}{}:{}{}:{}{}Z",
                     d[0],
                     d[1],
@@ -126,30 +121,91 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
                     d[11],
                     d[12],
                     d[13]
-                );
-                f.insert("iso", iso);
-                f.insert("load1", load1);
-                f.insert("stage", stage);
-                for (k, v) in CSV_EXT_NUMBERS.iter().zip(&ext) {
-                    f.insert(k, v.map(|v| v.to_string()).unwrap_or_default());
-                }
-                f.insert(
-                    "psi_mem_some_avg10",
-                    psi.map(|(w, c)| format!("{w}.{c:02}")).unwrap_or_default(),
-                );
-                f.insert("build_peak_rss_comm", comm.chars().rev().collect());
-                f.insert("peak_rss_comm", comm);
-                for (k, v) in CSV_EXT_TEXTS {
-                    f.insert(k, v.to_string());
-                }
-                f.insert("future_a", "7".to_string());
-                f.insert("future_b", "\"x,\"\"y\"\"\"".to_string());
-                if let Some((k, j)) = spoil {
-                    f.insert(k, j);
-                }
-                CsvRow { fields: f, context }
-            },
-        )
+                )
+            })
+            .boxed(),
+        Gen::Load => decimal().boxed(),
+        Gen::OptDecimal => opt(decimal().boxed()),
+        Gen::OptTenths => opt((-999i32..1000)
+            .prop_map(|t| {
+                let sign = if t < 0 { "-" } else { "" };
+                format!("{sign}{}.{}", t.unsigned_abs() / 10, t.unsigned_abs() % 10)
+            })
+            .boxed()),
+        Gen::Stage => prop_oneof![
+            3 => text_from(&['a', 'z', '0', '_', '-'], 1..20),
+            1 => Just("?".to_string()),
+        ]
+        .boxed(),
+        Gen::Context => text_from(CONTEXT_CHARS, 0..100),
+        Gen::Comm => text_from(&['c', 'l', '1', '+', '.', '_', '-'], 0..20),
+        Gen::Flags => opt((1u8..16)
+            .prop_map(|b| {
+                let names = Flags::NAMES.iter().enumerate();
+                let on: Vec<&str> = names
+                    .filter(|(i, _)| b >> i & 1 == 1)
+                    .map(|(_, n)| *n)
+                    .collect();
+                on.join("|")
+            })
+            .boxed()),
+    }
+}
+
+/// The text the writer gives back for a field `v` of `g`'s kind read in
+/// (`Some("")` for an empty field); `None` when the row must be skipped.
+fn naive_field(g: Gen, v: &str) -> Option<String> {
+    Some(match g {
+        Gen::Int => naive_u64(v)?.to_string(),
+        Gen::Load => naive_decimal(v)?.0,
+        Gen::OptInt | Gen::OptDecimal | Gen::OptTenths | Gen::Flags if v.is_empty() => {
+            String::new()
+        }
+        Gen::OptInt => naive_u64(v)?.to_string(),
+        Gen::OptDecimal => naive_decimal(v)?.0,
+        Gen::OptTenths | Gen::Flags | Gen::Iso => v.to_string(),
+        Gen::Stage => naive_display(v, 64),
+        Gen::Context => naive_display(v, 80),
+        Gen::Comm => naive_display(v, 15),
+    })
+}
+
+/// Characters of a build-log line: commas, quotes, tabs, runs of spaces,
+/// non-ASCII letters and blocks, Unicode spaces and controls.
+const CONTEXT_CHARS: &[char] = &[
+    'a', 'B', 'z', '0', '9', ' ', ' ', ',', '"', '\t', '-', ':', '[', ']', '%', 'é', '█', '€', '‘',
+    '\u{a0}', '\u{85}', '\u{3000}',
+];
+
+#[derive(Clone, Debug)]
+struct CsvRow {
+    fields: HashMap<&'static str, String>,
+}
+
+fn csv_row() -> BoxedStrategy<CsvRow> {
+    let cols = file_columns();
+    let core_ints: Vec<&'static str> = cols
+        .iter()
+        .filter(|c| gen_of(c) == Gen::Int)
+        .map(|c| c.name)
+        .collect();
+    let values: Vec<BoxedStrategy<String>> = cols.iter().map(|c| gen_value(gen_of(c))).collect();
+    (
+        values,
+        prop::option::weighted(0.1, (select(core_ints), junk())),
+    )
+        .prop_map(move |(values, spoil)| {
+            let mut f: HashMap<&'static str, String> = HashMap::new();
+            for (c, v) in file_columns().iter().zip(values) {
+                f.insert(c.name, v);
+            }
+            f.insert("future_a", "7".to_string());
+            f.insert("future_b", "\"x,\"\"y\"\"\"".to_string());
+            if let Some((k, j)) = spoil {
+                f.insert(k, j);
+            }
+            CsvRow { fields: f }
+        })
         .boxed()
 }
 
@@ -213,7 +269,7 @@ impl CsvFile {
                 .columns
                 .iter()
                 .map(|&c| match c {
-                    "context" => format!("\"{}\"", r.context.replace('"', "\"\"")),
+                    "context" => format!("\"{}\"", r.fields[c].replace('"', "\"\"")),
                     c => r.fields[c].clone(),
                 })
                 .collect();
@@ -227,75 +283,77 @@ impl CsvFile {
     }
 }
 
-/// What `summarize` keeps of a row, field by field.
+/// A cell as text (a quoted one without its quotes).
+fn cell_text(cell: Cell<'_>) -> String {
+    match cell {
+        Cell::Empty => String::new(),
+        Cell::Int(v) => v.to_string(),
+        Cell::Text(t) | Cell::Quoted(t) => t.to_string(),
+        Cell::Tenths(t) => {
+            let a = t.0.unsigned_abs();
+            let sign = if t.0 < 0 { "-" } else { "" };
+            format!("{sign}{}.{}", a / 10, a % 10)
+        }
+        Cell::Flags(b) => {
+            let names = Flags::NAMES.iter().enumerate();
+            let on: Vec<&str> = names
+                .filter(|(i, _)| b >> i & 1 == 1)
+                .map(|(_, n)| *n)
+                .collect();
+            on.join("|")
+        }
+    }
+}
+
+/// A column whose reader keeps its field (most), rather than only checking
+/// it (a figure computed from other columns): a field of its kind read
+/// into an empty row is written back.
+fn keeps_its_field(c: &Column) -> bool {
+    let probe = match gen_of(c) {
+        Gen::OptInt => "7",
+        Gen::OptDecimal => "1.50",
+        Gen::OptTenths => "-3.5",
+        Gen::Flags => "under-voltage",
+        Gen::Comm => "cc1",
+        _ => return true,
+    };
+    let mut r = Row::empty(0);
+    (c.read)(&mut r, Some(probe.as_bytes())) == Some(()) && cell_text((c.write)(&r)) == probe
+}
+
+/// What `summarize` keeps of a row: each column as the writer gives it
+/// back, the flags the memory and disk columns set, and the hundredths of
+/// the decimals the summary computes with.
 #[derive(Debug, PartialEq, Eq)]
 struct RowValues {
-    numbers: Vec<u64>,
-    iso: String,
-    load1: (String, u64),
-    stage: String,
-    context: String,
-    ext: Vec<Option<u64>>,
-    /// The slow columns of [`CSV_EXT_TEXTS`]: MiB/s in hundredths, °C in
-    /// tenths, the throttle flag bits.
-    slow: Vec<Option<i64>>,
-    psi: Option<(String, u64)>,
-    comm: String,
-    build_comm: String,
+    fields: Vec<(&'static str, String)>,
+    centi: Vec<(&'static str, Option<u64>)>,
     mem_known: bool,
     disk_known: bool,
 }
 
-fn row_values(r: &Row) -> RowValues {
+/// The decimals of a row, each with its hundredths.
+fn decimals(r: &Row) -> Vec<(&'static str, Option<u64>)> {
     let e = &r.ext;
+    let c = |d: &Option<Decimal>| d.as_ref().map(|d| d.centi);
+    vec![
+        ("load1", Some(r.load1.centi)),
+        ("psi_mem_some_avg10", c(&e.psi_mem_some_avg10)),
+        ("swap_in_mibps", c(&e.swap_in_mibps)),
+        ("swap_out_mibps", c(&e.swap_out_mibps)),
+        ("disk_read_mibps", c(&e.disk_read_mibps)),
+        ("disk_write_mibps", c(&e.disk_write_mibps)),
+    ]
+}
+
+fn row_values(r: &Row) -> RowValues {
     RowValues {
-        numbers: vec![
-            r.epoch,
-            r.elapsed_s,
-            r.cpu_pct,
-            r.mem_used_mb,
-            r.mem_avail_mb,
-            r.mem_pct,
-            r.swap_used_mb,
-            r.disk_avail_gb,
-            r.disk_pct,
-            r.compilers,
-        ],
-        iso: r.iso.as_str().to_string(),
-        load1: (r.load1.text.to_string(), r.load1.centi),
-        stage: r.stage.to_string(),
-        context: r.context.to_string(),
-        ext: vec![
-            e.swap_total_mb,
-            e.zram_stored_mb,
-            e.zram_ram_mb,
-            e.tmp_avail_mb,
-            e.tmp_pct,
-            e.disk_avail_mb,
-            e.oom_kills,
-            e.cg_mem_avail_mb,
-            e.peak_rss_mb,
-            e.build_peak_rss_mb,
-            e.majflt_ps,
-            e.refaults_ps,
-            e.disk_util_pct,
-            e.cpu_freq_pct,
-            e.cg_mem_limit_mb,
-        ],
-        slow: vec![
-            e.swap_in_mibps.as_ref().map(|d| d.centi as i64),
-            e.swap_out_mibps.as_ref().map(|d| d.centi as i64),
-            e.disk_read_mibps.as_ref().map(|d| d.centi as i64),
-            e.disk_write_mibps.as_ref().map(|d| d.centi as i64),
-            e.cpu_temp_c.map(|t| i64::from(t.0)),
-            e.throttled.map(i64::from),
-        ],
-        psi: e
-            .psi_mem_some_avg10
-            .as_ref()
-            .map(|p| (p.text.to_string(), p.centi)),
-        comm: e.peak_rss_comm.to_string(),
-        build_comm: e.build_peak_rss_comm.to_string(),
+        fields: file_columns()
+            .into_iter()
+            .filter(|c| keeps_its_field(c))
+            .map(|c| (c.name, cell_text((c.write)(r))))
+            .collect(),
+        centi: decimals(r),
         mem_known: r.mem_known,
         disk_known: r.disk_known,
     }
@@ -337,59 +395,38 @@ fn naive_decimal(s: &str) -> Option<(String, u64)> {
 /// The row `summarize` should get from a generated one; `None` when it
 /// must be skipped as malformed.
 fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
-    let f = |k: &str| r.fields[k].as_str();
-    let numbers = CSV_NUMBERS
-        .iter()
-        .map(|k| naive_u64(f(k)))
-        .collect::<Option<Vec<u64>>>()?;
-    let ext = if full {
-        CSV_EXT_NUMBERS
-            .iter()
-            .map(|k| match f(k) {
-                "" => Some(None),
-                v => naive_u64(v).map(Some),
-            })
-            .collect::<Option<Vec<Option<u64>>>>()?
-    } else {
-        vec![None; CSV_EXT_NUMBERS.len()]
-    };
-    let psi = match f("psi_mem_some_avg10") {
-        _ if !full => None,
-        "" => None,
-        v => Some(naive_decimal(v)?),
-    };
+    let mut fields = Vec::new();
+    for c in file_columns() {
+        let v = &r.fields[c.name];
+        // A column outside the file reads as an empty row's.
+        let in_file = full || c.set == Set::Core;
+        let want = if in_file {
+            naive_field(gen_of(c), v)?
+        } else {
+            cell_text((c.write)(&Row::empty(0)))
+        };
+        if keeps_its_field(c) {
+            fields.push((c.name, want));
+        }
+    }
+    let centi = decimals(&Row::empty(0))
+        .into_iter()
+        .map(|(k, none)| {
+            let v = &r.fields[k];
+            let in_file = full || k == "load1";
+            let centi = match naive_decimal(v) {
+                Some((_, c)) if in_file => Some(c),
+                _ => none,
+            };
+            (k, centi)
+        })
+        .collect();
+    let present = |k: &str| r.fields[k].as_str() != "";
     Some(RowValues {
-        numbers,
-        iso: f("iso").to_string(),
-        load1: naive_decimal(f("load1"))?,
-        stage: naive_display(f("stage"), 64),
-        context: naive_display(&r.context, 80),
-        mem_known: !full || ext[0].is_some(),
-        disk_known: !full || ext[5].is_some(),
-        ext,
-        slow: if full {
-            vec![
-                Some(150),
-                Some(0),
-                Some(1205),
-                None,
-                Some(-35),
-                Some(0b0101),
-            ]
-        } else {
-            vec![None; CSV_EXT_TEXTS.len()]
-        },
-        psi,
-        comm: if full {
-            naive_display(f("peak_rss_comm"), 15)
-        } else {
-            String::new()
-        },
-        build_comm: if full {
-            naive_display(f("build_peak_rss_comm"), 15)
-        } else {
-            String::new()
-        },
+        fields,
+        centi,
+        mem_known: !full || present("swap_total_mb"),
+        disk_known: !full || present("disk_avail_mb"),
     })
 }
 

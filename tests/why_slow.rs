@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 use common::{headroom, scratch};
-use headroom::tick::row::HEADER_FULL;
+use headroom::tick::row::columns::HEADER_FULL;
 
 /// One row of the full format at `elapsed` seconds with the ten slow
 /// columns `slow` (`si,so,mf,rf,rd,wr,util,temp,freq,thr`).

@@ -494,7 +494,7 @@ impl Files {
                 shown(&path_in(out_dir, &csv_name))
             );
         }
-        let header = headroom::tick::row::header(r.a.compat, jobserver.is_some());
+        let header = headroom::tick::row::columns::header(r.a.compat, jobserver.is_some());
         let csv = CsvOut::create(dir.as_fd(), &csv_name, header).map_err(|e| match e {
             OpenError::Symlink => Fail(format!(
                 "{out_dir}/{csv_name} is a symlink: refusing to write through it"

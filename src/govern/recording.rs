@@ -16,7 +16,8 @@ use crate::govern::jobserver::driver::Driver;
 use crate::govern::jobserver::notes::Tell;
 use crate::report::summary::Summary;
 use crate::tick::clock;
-use crate::tick::row::{ROW_CAP, Row};
+use crate::tick::row::Row;
+use crate::tick::row::columns::ROW_CAP;
 use crate::tick::sampler::glance::Glance;
 use crate::tick::sampler::{Buffers, Sampler};
 
@@ -57,7 +58,7 @@ impl CsvOut {
     /// at the path is refused; O_APPEND: rows land at the end even after
     /// someone else truncated the file) and writes the header.
     ///
-    /// `header` is one of [`crate::tick::row::header`]'s.
+    /// `header` is one of [`crate::tick::row::columns::header`]'s.
     ///
     /// # Errors
     /// [`OpenError::Symlink`] or [`OpenError::Io`] (ENAMETOOLONG for a
@@ -872,7 +873,8 @@ mod tests {
         let mut sampler = Sampler::new(&root, opts, &mut bufs);
         let out = crate::kernel::root::open_dir_at(root.fd(), ".").unwrap();
         let mut csv =
-            super::CsvOut::create(out.as_fd(), "r.csv", crate::tick::row::HEADER_JOBS).unwrap();
+            super::CsvOut::create(out.as_fd(), "r.csv", crate::tick::row::columns::HEADER_JOBS)
+                .unwrap();
         let mut summary = std::boxed::Box::new(crate::report::summary::Summary::new(None, None));
         let plan = super::Plan {
             interval: Interval::Fixed(interval),

@@ -1322,11 +1322,11 @@ mod tests {
 
     #[test]
     fn a_resources_csv_is_an_error() {
-        let (res, rows, _) = read_all(crate::tick::row::HEADER_FULL.as_bytes(), 16);
+        let (res, rows, _) = read_all(crate::tick::row::columns::HEADER_FULL.as_bytes(), 16);
         assert_eq!((res, rows.len()), (Err(ActionsError::ResourceCsv), 0));
         // Only as the first record: later it is just a malformed row.
         let mut data = StdVec::from(HEADER.as_bytes());
-        data.extend_from_slice(crate::tick::row::HEADER_COMPAT.as_bytes());
+        data.extend_from_slice(crate::tick::row::columns::HEADER_COMPAT.as_bytes());
         let (res, _, skipped) = read_all(&data, 16);
         assert_eq!((res, skipped), (Ok(()), 1));
     }

@@ -17,7 +17,7 @@ use crate::tick::row::Row;
 use crate::tick::row::columns::{COLUMNS, Set};
 
 /// Bytes of unquoted field data one record may hold. A headroom row is
-/// under 1 KiB ([`crate::tick::row::ROW_CAP`]); 4 KiB leaves room for hand-edited
+/// under 1 KiB ([`crate::tick::row::columns::ROW_CAP`]); 4 KiB leaves room for hand-edited
 /// files. A longer record is skipped as malformed.
 pub const FIELD_BUF: usize = 4096;
 
@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(rows.len(), 17);
         assert_eq!(skipped, 1);
 
-        let header_only = crate::tick::row::HEADER_FULL.as_bytes();
+        let header_only = crate::tick::row::columns::HEADER_FULL.as_bytes();
         let (res, rows, skipped) = read_all(header_only, 512);
         assert_eq!((res, rows.len(), skipped), (Ok(()), 0, 0));
         let (res, rows, skipped) = read_all(b"", 512);
@@ -294,14 +294,15 @@ mod tests {
 
     #[test]
     fn header_only_without_final_newline_is_zero_rows_not_malformed() {
-        let h = crate::tick::row::HEADER_FULL.trim_end().as_bytes();
+        let h = crate::tick::row::columns::HEADER_FULL.trim_end().as_bytes();
         let (res, rows, skipped) = read_all(h, 17);
         assert_eq!((res, rows.len(), skipped), (Ok(()), 0, 0));
     }
 
     #[test]
     fn empty_memory_and_disk_extension_fields_mark_the_sources_unknown() {
-        let mut data = Vec::from(std::format!("{}\n", crate::tick::row::header_27()).as_bytes());
+        let mut data =
+            Vec::from(std::format!("{}\n", crate::tick::row::columns::header_27()).as_bytes());
         data.extend_from_slice(b"1,2026-11-30T01:03:06Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         data.extend_from_slice(
             b"2,2026-11-30T01:03:07Z,2,0,0,10,20,33,0,5,50,0,?,\"\",0,,,,,5120,,,,,,,\n",
@@ -317,7 +318,8 @@ mod tests {
 
     #[test]
     fn full_width_rows_keep_extension_columns() {
-        let mut data = Vec::from(std::format!("{}\n", crate::tick::row::header_27()).as_bytes());
+        let mut data =
+            Vec::from(std::format!("{}\n", crate::tick::row::columns::header_27()).as_bytes());
         data.extend_from_slice(b"1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling x\",2048,10,3,900,12,77900,,512,1.21,773,cc1plus,52,cc1\n");
         let (res, rows, skipped) = read_all(&data, 9);
         assert_eq!((res, skipped), (Ok(()), 0));
@@ -345,7 +347,7 @@ mod tests {
         r.ext.throttled = Some(0b0101);
         let mut line = heapless::Vec::new();
         r.format(false, &mut line).unwrap();
-        let mut data = Vec::from(crate::tick::row::HEADER_FULL.as_bytes());
+        let mut data = Vec::from(crate::tick::row::columns::HEADER_FULL.as_bytes());
         data.extend_from_slice(&line);
         let (res, rows, skipped) = read_all(&data, 7);
         assert_eq!((res, skipped), (Ok(()), 0));
@@ -354,7 +356,7 @@ mod tests {
         let bad = std::string::String::from_utf8(line.to_vec())
             .unwrap()
             .replace("82.3", "hot");
-        data.truncate(crate::tick::row::HEADER_FULL.len());
+        data.truncate(crate::tick::row::columns::HEADER_FULL.len());
         data.extend_from_slice(bad.as_bytes());
         let (_, rows, skipped) = read_all(&data, 7);
         assert_eq!((rows.len(), skipped), (0, 1));
@@ -366,7 +368,7 @@ mod tests {
         let mut data = Vec::from(
             std::format!(
                 "{},jobs_running,jobs_allowed,jobs_paused\n",
-                crate::tick::row::header_27()
+                crate::tick::row::columns::header_27()
             )
             .as_bytes(),
         );
@@ -377,7 +379,7 @@ mod tests {
         // A CSV of before jobs_paused: 0 paused.
         let old = std::format!(
             "{},jobs_running,jobs_allowed\n",
-            crate::tick::row::header_27()
+            crate::tick::row::columns::header_27()
         );
         let mut data = Vec::from(old.as_bytes());
         data.extend_from_slice(std::format!("{row},2,2\n{row},x,2\n").as_bytes());

@@ -1538,9 +1538,9 @@ mod tests {
         }
         // A 27-column CSV and a 37-column one whose new fields are empty plot
         // alike, byte for byte.
-        let header = crate::tick::row::header_27();
+        let header = crate::tick::row::columns::header_27();
         let mut old = std::format!("{}\n", header.as_str());
-        let mut new = std::string::String::from(crate::tick::row::HEADER_FULL);
+        let mut new = std::string::String::from(crate::tick::row::columns::HEADER_FULL);
         for r in &rows {
             let mut out = heapless::Vec::new();
             r.format(false, &mut out).unwrap();

@@ -1172,7 +1172,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
 
     #[test]
     fn unreadable_sources_are_not_oom_or_low_disk() {
-        let mut data = std::format!("{}\n", crate::tick::row::header_27());
+        let mut data = std::format!("{}\n", crate::tick::row::columns::header_27());
         data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         let got = summarize(data.as_bytes(), None, None);
@@ -1194,7 +1194,11 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
 
     #[test]
     fn empty_csv_prints_samples_zero_and_no_peaks() {
-        let got = summarize(crate::tick::row::HEADER_FULL.as_bytes(), None, None);
+        let got = summarize(
+            crate::tick::row::columns::HEADER_FULL.as_bytes(),
+            None,
+            None,
+        );
         assert_eq!(
             got,
             "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
@@ -1203,7 +1207,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
 
     #[test]
     fn oom_rows_and_own_sections() {
-        let mut data = std::format!("{}\n", crate::tick::row::header_27());
+        let mut data = std::format!("{}\n", crate::tick::row::columns::header_27());
         data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,1,a,\"x\",0,0,0,500,10,1100,0,,,700,cc1plus,,\n");
         data.push_str("115,1970-01-01T00:01:55Z,15,1.00,50,3000,900,76,0,1,97,1,b,\"[ 41%] Building CXX\",0,100,40,400,20,1000,2,300,0.50,800,cc1plus,,\n");
         let got = summarize(data.as_bytes(), None, None);
@@ -1227,7 +1231,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
     /// be someone else's, and a plan sizes from the build's.
     #[test]
     fn the_builds_compilers_are_not_the_hosts() {
-        let mut data = std::format!("{}\n", crate::tick::row::header_27());
+        let mut data = std::format!("{}\n", crate::tick::row::columns::header_27());
         data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"cc x.c\",0,,,500,10,1100,0,,,300,cc1plus,48,cc1\n");
         data.push_str("101,1970-01-01T00:01:41Z,1,1.00,50,3000,900,76,0,1,97,2,b,\"cc y.c\",0,,,500,10,1100,1,,,301,cc1plus,50,cc1\n");
         data.push_str("102,1970-01-01T00:01:42Z,2,1.00,50,3000,900,76,0,1,97,1,c,\"cc z.c\",0,,,500,10,1100,1,,,301,cc1plus,,\n");
@@ -1288,7 +1292,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
     /// sizes from them, and says whose they are.
     #[test]
     fn without_a_build_the_host_peak_is_said_to_be_the_hosts() {
-        let mut data = std::format!("{}\n", crate::tick::row::header_27());
+        let mut data = std::format!("{}\n", crate::tick::row::columns::header_27());
         data.push_str("100,1970-01-01T00:01:40Z,0,1.00,50,3000,900,76,0,1,97,2,a,\"x\",0,,,500,10,1100,0,,,300,cc1plus,,\n");
         let mut sum = Summary::new(None, None);
         CsvRows::new()
@@ -1305,7 +1309,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
     /// 512 MiB tmpfs build dir: scaled from disk_avail_mb.
     #[test]
     fn small_disk_full_csv_scales_in_mib() {
-        let mut data = std::format!("{}\n", crate::tick::row::header_27());
+        let mut data = std::format!("{}\n", crate::tick::row::columns::header_27());
         for (i, (mb, pct)) in [(460, 10), (100, 80), (50, 90), (0, 100)]
             .iter()
             .enumerate()

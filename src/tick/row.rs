@@ -1,27 +1,22 @@
 //! One CSV row: the model shared by the sampler, the CSV writer, the CSV
 //! reader of `summarize` and the summary. Its columns (names, units,
-//! headers, how each field is written and read) are the table of
-//! [`columns`].
+//! widths, headers, how each field is written and read, the row's
+//! capacity) are the table of the child module `columns`, which imports
+//! this model; this file names nothing of it.
 
 use heapless::String;
 
+use crate::followed::figures::stage_str;
 use crate::followed::text::{Context, Stage};
 use crate::tick::clock::Iso;
 
 pub mod columns;
 
-#[cfg(test)]
-pub(crate) use columns::header_27;
-pub use columns::{
-    CORE_COLUMNS, EXT_COLUMNS, Ext, HEADER_COMPAT, HEADER_FULL, HEADER_JOBS, JOBS_COLUMNS, header,
-};
+/// Bytes a [`Decimal`]'s text holds at most (`123456789.12`).
+pub const DECIMAL_CAP: usize = 12;
 
-/// Capacity of one formatted row in bytes: 28 numeric fields of at most 20
-/// digits (560), the iso time (20), stage (64), quoted context (322), six
-/// decimal texts (6 × 12), a temperature (12), two comms (30) and the
-/// throttle flags (48), plus 37 commas and a newline: 1166 bytes at most;
-/// the jobserver's three counts add 33 (1199). 1280 bytes leave room.
-pub const ROW_CAP: usize = 1280;
+/// Bytes a process name (comm) holds at most: the kernel's 15 and room.
+pub const COMM_CAP: usize = 16;
 
 /// A shared memory pool at one tick (`run --jobserver --pool`), MiB.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,15 +37,16 @@ pub struct BufferFull;
 /// with its value in hundredths for comparisons.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decimal {
-    /// The text as the kernel printed it (at most 12 bytes, e.g. `1234.56`).
-    pub text: String<12>,
+    /// The text as the kernel printed it (at most [`DECIMAL_CAP`] bytes,
+    /// e.g. `1234.56`).
+    pub text: String<DECIMAL_CAP>,
     /// The value × 100.
     pub centi: u64,
 }
 
 impl Decimal {
     /// Parses `<digits>[.<1–2 digits>]`; `None` for anything else or text
-    /// longer than 12 bytes. A bare integer is accepted: the CSV writes `0`
+    /// longer than [`DECIMAL_CAP`] bytes. A bare integer is accepted: the CSV writes `0`
     /// for a load it could not read.
     pub fn parse(b: &[u8]) -> Option<Decimal> {
         let centi = match crate::kernel::parse::parse_u64(b) {
@@ -114,6 +110,83 @@ impl Tenths {
             .checked_add(u64::from(d - b'0'))?;
         let v = i32::try_from(v).ok()?;
         Some(Tenths(if neg { -v } else { v }))
+    }
+}
+
+/// headroom's extension columns' values; `None` is an empty field (source
+/// missing, never a made-up zero).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ext {
+    /// SwapTotal / 1024 (MiB).
+    pub swap_total_mb: Option<u64>,
+    /// Sum of zram `orig_data_size` over /sys/block/zram* (MiB).
+    pub zram_stored_mb: Option<u64>,
+    /// Sum of zram `mem_used_total`: RAM zram really occupies (MiB).
+    pub zram_ram_mb: Option<u64>,
+    /// statvfs("/tmp") available to unprivileged users (MiB).
+    pub tmp_avail_mb: Option<u64>,
+    /// `/tmp` use% as df computes it.
+    pub tmp_pct: Option<u64>,
+    /// Like `disk_avail_gb`, in MiB.
+    pub disk_avail_mb: Option<u64>,
+    /// Kernel OOM kills since the first sample (/proc/vmstat `oom_kill`
+    /// delta, Linux ≥ 4.13).
+    pub oom_kills: Option<u64>,
+    /// The available memory of the tightest cgroup limit on the path:
+    /// limit − (usage − inactive file cache), MiB
+    /// ([`crate::kernel::cgroup::Available`]); `None` when unlimited.
+    pub cg_mem_avail_mb: Option<u64>,
+    /// `some avg10` of /proc/pressure/memory, verbatim.
+    pub psi_mem_some_avg10: Option<Decimal>,
+    /// Largest resident size among live compilers this tick (MiB).
+    pub peak_rss_mb: Option<u64>,
+    /// comm of that process; empty when no compiler runs.
+    pub peak_rss_comm: String<COMM_CAP>,
+    /// Like `peak_rss_mb`, among the compilers of THE BUILD only (its
+    /// cgroup or its process tree); `None` without a build or when none of
+    /// its compilers runs.
+    pub build_peak_rss_mb: Option<u64>,
+    /// comm of that process.
+    pub build_peak_rss_comm: String<COMM_CAP>,
+    /// Swap-in since the previous tick, MiB/s (/proc/vmstat `pswpin` ×
+    /// the running kernel's page size).
+    pub swap_in_mibps: Option<Decimal>,
+    /// Swap-out since the previous tick, MiB/s (`pswpout`).
+    pub swap_out_mibps: Option<Decimal>,
+    /// Major page faults per second since the previous tick, host-wide
+    /// (`pgmajfault`).
+    pub majflt_ps: Option<u64>,
+    /// Refaults per second (`workingset_refault*`): pages read back soon
+    /// after their eviction.
+    pub refaults_ps: Option<u64>,
+    /// The build disk's reads, MiB/s (sectors × 512).
+    pub disk_read_mibps: Option<Decimal>,
+    /// The build disk's writes, MiB/s (discards are not writes).
+    pub disk_write_mibps: Option<Decimal>,
+    /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100.
+    pub disk_util_pct: Option<u64>,
+    /// The hottest CPU sensor, °C in tenths.
+    pub cpu_temp_c: Option<Tenths>,
+    /// Mean `scaling_cur_freq` / `cpuinfo_max_freq` × 100 (the governor's
+    /// request: on a Raspberry Pi not the clock the firmware allowed).
+    pub cpu_freq_pct: Option<u64>,
+    /// The Raspberry Pi firmware's throttle flags active now (bits 0–3 of
+    /// `get_throttled`: under-voltage, freq-capped, throttled,
+    /// soft-temp-limit), or begun since the previous tick; `None` where the
+    /// board has no such word.
+    pub throttled: Option<u8>,
+    /// The limit of the cgroup that gives `cg_mem_avail_mb` (v2
+    /// `memory.max`, v1 `memory.limit_in_bytes`), MiB; `None` when
+    /// unlimited. With `cg_mem_avail_mb` it gives the cgroup's use.
+    pub cg_mem_limit_mb: Option<u64>,
+}
+
+impl Ext {
+    /// What the cgroup that gives `cg_mem_avail_mb` uses of its limit,
+    /// MiB: `cg_mem_limit_mb − cg_mem_avail_mb` (usage less its inactive
+    /// file cache); `None` unless both columns are there.
+    pub fn cg_mem_used_mb(&self) -> Option<u64> {
+        Some(self.cg_mem_limit_mb?.saturating_sub(self.cg_mem_avail_mb?))
     }
 }
 
@@ -229,13 +302,10 @@ impl Row {
         }
     }
 
-    /// `stage` as written to the CSV: `?` when unknown.
+    /// `stage` as written to the CSV: `?` when unknown
+    /// ([`crate::followed::figures::stage_str`]).
     pub fn stage_str(&self) -> &str {
-        if self.stage.is_empty() {
-            "?"
-        } else {
-            self.stage.as_str()
-        }
+        stage_str(self.stage.as_str())
     }
 }
 
@@ -245,41 +315,13 @@ mod tests {
     use super::*;
     use heapless::Vec;
 
-    fn sample_row() -> Row {
-        let mut r = Row::empty(1_796_000_586);
-        r.elapsed_s = 1;
-        r.load1 = Decimal::parse(b"0.61").unwrap();
-        r.cpu_pct = 89;
-        r.mem_used_mb = 476;
-        r.mem_avail_mb = 23628;
-        r.mem_pct = 1;
-        r.disk_avail_gb = 76;
-        r.disk_pct = 69;
-        r.compilers = 2;
-        r.stage.push_str("build").unwrap();
-        r.context
-            .push_str(" Compiling argh_shared v0.1.19")
-            .unwrap();
-        r
-    }
-
     #[test]
-    fn compat_row_matches_the_toolchain_sample() {
-        let mut out = Vec::new();
-        sample_row().format(true, &mut out).unwrap();
-        assert_eq!(
-            std::str::from_utf8(&out).unwrap(),
-            "1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling argh_shared v0.1.19\"\n"
-        );
-    }
-
-    #[test]
-    fn slow_columns_format_and_read_back() {
+    fn decimals_and_tenths_format_and_read_back() {
         assert_eq!(Decimal::from_centi(1205).text.as_str(), "12.05");
         assert_eq!(Decimal::from_centi(7).text.as_str(), "0.07");
         assert_eq!(Decimal::from_centi(0).text.as_str(), "0.00");
         assert_eq!(Decimal::parse(b"12.05").map(|d| d.centi), Some(1205));
-        let mut out = Vec::new();
+        let mut out: Vec<u8, 16> = Vec::new();
         for (t, text) in [(545, "54.5"), (-30, "-3.0"), (5, "0.5"), (0, "0.0")] {
             out.clear();
             Tenths(t).write(&mut out).unwrap();
@@ -290,135 +332,5 @@ mod tests {
         for bad in [&b"5.45"[..], b"", b"-", b"x.5", b"5.", b"99999999999"] {
             assert_eq!(Tenths::parse(bad), None, "{bad:?}");
         }
-        let mut r = Row::empty(0);
-        r.ext.throttled = Some(0b0101);
-        assert_eq!((columns::THROTTLED.write)(&r), columns::Cell::Flags(0b0101));
-        r.format(false, &mut out).unwrap();
-        let line = std::str::from_utf8(&out).unwrap();
-        assert!(
-            line.split(',').any(|f| f == "under-voltage|throttled"),
-            "{line}"
-        );
-        let read = |b: &[u8]| {
-            let mut r = Row::empty(0);
-            (columns::THROTTLED.read)(&mut r, Some(b)).map(|()| r.ext.throttled)
-        };
-        assert_eq!(read(b"under-voltage|throttled"), Some(Some(0b0101)));
-        assert_eq!(read(b""), Some(None));
-        assert_eq!(read(b"hot"), None);
-    }
-
-    #[test]
-    fn full_row_has_every_column_and_empty_means_missing() {
-        let mut r = sample_row();
-        r.ext.swap_total_mb = Some(0);
-        r.ext.oom_kills = Some(3);
-        r.ext.psi_mem_some_avg10 = Decimal::parse(b"1.21");
-        r.ext.peak_rss_mb = Some(773);
-        r.ext.peak_rss_comm.push_str("cc1plus").unwrap();
-        let first = [
-            ("swap_total_mb", "0"),
-            ("oom_kills", "3"),
-            ("psi_mem_some_avg10", "1.21"),
-            ("peak_rss_mb", "773"),
-            ("peak_rss_comm", "cc1plus"),
-        ];
-        assert_fields(&r, &first);
-        r.ext.build_peak_rss_mb = Some(52);
-        r.ext.build_peak_rss_comm.push_str("cc1").unwrap();
-        r.ext.swap_in_mibps = Some(Decimal::from_centi(150));
-        r.ext.majflt_ps = Some(120);
-        r.ext.disk_write_mibps = Some(Decimal::from_centi(2250));
-        r.ext.disk_util_pct = Some(97);
-        r.ext.cpu_temp_c = Some(Tenths(823));
-        r.ext.cpu_freq_pct = Some(33);
-        r.ext.throttled = Some(0b0100);
-        r.ext.cg_mem_limit_mb = Some(1024);
-        let second = [
-            ("build_peak_rss_mb", "52"),
-            ("build_peak_rss_comm", "cc1"),
-            ("swap_in_mibps", "1.50"),
-            ("majflt_ps", "120"),
-            ("disk_write_mibps", "22.50"),
-            ("disk_util_pct", "97"),
-            ("cpu_temp_c", "82.3"),
-            ("cpu_freq_pct", "33"),
-            ("throttled", "throttled"),
-            ("cg_mem_limit_mb", "1024"),
-        ];
-        assert_fields(&r, &[&first[..], &second[..]].concat());
-    }
-
-    /// `r` written as a full row: as many fields as [`HEADER_FULL`] and the
-    /// core and extension entries of [`columns::COLUMNS`]; those named in `set` hold their text, every
-    /// other extension column is empty (the row's context has no comma).
-    fn assert_fields(r: &Row, set: &[(&str, &str)]) {
-        let mut out = Vec::new();
-        r.format(false, &mut out).unwrap();
-        let s = std::str::from_utf8(&out).unwrap();
-        let fields: std::vec::Vec<&str> = s.trim_end().split(',').collect();
-        let names: std::vec::Vec<&str> = HEADER_FULL.trim_end().split(',').collect();
-        assert_eq!(fields.len(), names.len(), "{s}");
-        let full = columns::COLUMNS
-            .iter()
-            .filter(|c| c.set != columns::Set::Jobs);
-        assert_eq!(names.len(), full.count());
-        for (i, name) in names.iter().enumerate().skip(CORE_COLUMNS.len()) {
-            let want = set.iter().find(|(n, _)| n == name).map_or("", |(_, v)| *v);
-            assert_eq!(fields[i], want, "{name} in {s}");
-        }
-    }
-
-    #[test]
-    fn headers_are_the_column_lists() {
-        let core = CORE_COLUMNS.join(",");
-        assert_eq!(HEADER_COMPAT, std::format!("{core}\n"));
-        assert_eq!(
-            HEADER_FULL,
-            std::format!("{core},{}\n", EXT_COLUMNS.join(","))
-        );
-    }
-
-    #[test]
-    fn longest_possible_row_fits() {
-        let mut r = sample_row();
-        r.epoch = u64::MAX;
-        r.elapsed_s = u64::MAX;
-        r.load1 = Decimal::parse(b"123456789.12").unwrap();
-        r.stage.clear();
-        for _ in 0..r.stage.capacity() {
-            r.stage.push('x').unwrap();
-        }
-        r.context.clear();
-        while r.context.push('€').is_ok() {}
-        let m = Some(u64::MAX);
-        r.ext = Ext {
-            swap_total_mb: m,
-            zram_stored_mb: m,
-            zram_ram_mb: m,
-            tmp_avail_mb: m,
-            tmp_pct: m,
-            disk_avail_mb: m,
-            oom_kills: m,
-            cg_mem_avail_mb: m,
-            psi_mem_some_avg10: Decimal::parse(b"123456789.12"),
-            peak_rss_mb: m,
-            peak_rss_comm: String::try_from("123456789012345").unwrap(),
-            build_peak_rss_mb: m,
-            build_peak_rss_comm: String::try_from("123456789012345").unwrap(),
-            swap_in_mibps: Some(Decimal::from_centi(u64::MAX)),
-            swap_out_mibps: Some(Decimal::from_centi(u64::MAX)),
-            majflt_ps: m,
-            refaults_ps: m,
-            disk_read_mibps: Some(Decimal::from_centi(u64::MAX)),
-            disk_write_mibps: Some(Decimal::from_centi(u64::MAX)),
-            disk_util_pct: m,
-            cpu_temp_c: Some(Tenths(i32::MIN)),
-            cpu_freq_pct: m,
-            throttled: Some(0xff),
-            cg_mem_limit_mb: m,
-        };
-        let mut out = Vec::new();
-        assert_eq!(r.format(false, &mut out), Ok(()));
     }
 }

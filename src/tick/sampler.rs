@@ -8,8 +8,12 @@
 //!
 //! A source that cannot be read gives an empty field (or the compatible
 //! core's 0) and one warning through [`Warn`], never an error.
-
-use core::mem::MaybeUninit;
+//!
+//! The children hold what they share with this file, so that imports run
+//! one way (this file and its children into [`buffers`] and [`source`],
+//! never back): the read buffers, the warning sources, the slow figures'
+//! hwmon discovery. Their public items are re-exported here under the
+//! paths callers already use.
 
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
@@ -23,29 +27,21 @@ use crate::followed::logtail;
 use crate::followed::text::{STAGE_CAP, sanitize_into};
 use crate::kernel::cgroup::{self, MemCgroup};
 use crate::kernel::fsstat::FsStat;
-use crate::kernel::hwmon::Hwmons;
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::root::{ReadError, Root};
 use crate::kernel::stat::{self, CpuTimes};
-use crate::kernel::{loadavg, meminfo, psi, thermal, throttled, vmstat, zram};
+use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
 use crate::tick::logwatch::{LogRead, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
+pub mod buffers;
 pub mod glance;
 mod slow_figures;
+pub mod source;
 
-/// Size of the shared scratch buffer: the log tail (SPEC: at most 64 KiB
-/// per tick) and /proc/stat (about 150 bytes per CPU plus an `intr` line
-/// of a few KiB: 64 KiB holds ~300 CPUs) both fit.
-pub const SCRATCH_LEN: usize = 64 * 1024;
-
-/// Size of the getdents64(2) buffer. Any size works (a directory is read in
-/// several calls); 8 KiB lists ~200 /proc entries per syscall.
-pub const DIR_SCRATCH_LEN: usize = 8 * 1024;
-
-/// Size of the buffer for one small file (/proc/PID/status is ~1.5 KiB on
-/// 6.x with ~60 lines; meminfo ~1.5 KiB; vmstat ~4–5 KiB): 16 KiB.
-pub const FILE_LEN: usize = 16 * 1024;
+pub use buffers::{Buffers, DIR_SCRATCH_LEN, FILE_LEN, SCRATCH_LEN};
+pub use slow_figures::discovery_hwmons;
+pub use source::Source;
 
 /// How a build log is opened: O_NONBLOCK so that a FIFO given as the log
 /// cannot block the sampler (and its signal handling) in open(2); O_NOCTTY
@@ -121,59 +117,6 @@ impl KeptFiles {
             + self.zram.open()
             + self.cgroup.open()
             + self.compilers.open()
-    }
-}
-
-/// A source that may warn once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Source {
-    /// /proc/meminfo
-    MemInfo = 0,
-    /// /proc/stat
-    Stat,
-    /// /proc/loadavg
-    LoadAvg,
-    /// /proc/vmstat (oom_kill)
-    VmStat,
-    /// /proc/pressure/memory
-    Psi,
-    /// /sys/block zram devices
-    Zram,
-    /// the memory cgroup files
-    Cgroup,
-    /// statvfs of the disk path
-    Disk,
-    /// statvfs of /tmp
-    Tmp,
-    /// the process list under /proc
-    Procs,
-    /// the build log
-    Log,
-    /// the build disk's block-device counters
-    DiskIo,
-    /// the Raspberry Pi firmware's throttle word (or rpi_volt's alarm)
-    Power,
-}
-
-impl Source {
-    /// The file or directory behind the source, for messages.
-    pub fn path(self) -> &'static str {
-        match self {
-            Source::MemInfo => meminfo::PATH,
-            Source::Stat => stat::PATH,
-            Source::LoadAvg => loadavg::PATH,
-            Source::VmStat => vmstat::PATH,
-            Source::Psi => psi::PATH_MEMORY,
-            Source::Zram => zram::SYS_BLOCK,
-            Source::Cgroup => "sys/fs/cgroup (memory)",
-            Source::Disk => "--disk-path",
-            Source::Tmp => "/tmp",
-            Source::Procs => "proc/<pid>",
-            Source::Log => "build log",
-            Source::DiskIo => "build disk I/O",
-            Source::Power => crate::kernel::throttled::GET_THROTTLED,
-        }
     }
 }
 
@@ -261,61 +204,6 @@ pub struct Options<'a> {
     pub log_since: Option<u64>,
     /// Which process names count as compilers.
     pub compilers: &'a CompilerList,
-}
-
-/// The buffers one tick reads into, kept together so the caller decides
-/// where they live (they total ~90 KiB: too much for some thread stacks).
-pub struct Buffers {
-    scratch: [u8; SCRATCH_LEN],
-    file: [u8; FILE_LEN],
-    dir: [MaybeUninit<u8>; DIR_SCRATCH_LEN],
-}
-
-impl Buffers {
-    /// Zeroed buffers.
-    pub const fn new() -> Buffers {
-        Buffers {
-            scratch: [0; SCRATCH_LEN],
-            file: [0; FILE_LEN],
-            dir: [MaybeUninit::uninit(); DIR_SCRATCH_LEN],
-        }
-    }
-}
-
-impl Buffers {
-    /// Writes every byte once, so that every page of the buffers is
-    /// resident from start-up: a zeroed heap allocation may be mapped
-    /// lazily, and a buffer first filled deep into a long run (a /proc
-    /// listing that grows past 4 KiB when processes multiply) would raise
-    /// the RSS then. With this, the footprint is fixed at start.
-    pub fn commit(&mut self) {
-        self.scratch.fill(0xA5);
-        self.file.fill(0xA5);
-        self.dir.fill(MaybeUninit::new(0xA5));
-    }
-}
-
-impl Buffers {
-    /// The small-file buffer ([`FILE_LEN`] bytes), for a start-up read
-    /// outside a tick: [`crate::tick::footprint::commit_mappings`] reads
-    /// /proc/self/maps into it, so committing needs no buffer of its own.
-    pub fn file_buf(&mut self) -> &mut [u8] {
-        &mut self.file
-    }
-}
-
-impl Default for Buffers {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// The hwmon devices the sampler's discoveries choose from, each `name`
-/// read once: CPU sensors ([`thermal::is_cpu_hwmon`]) and the Pi's
-/// [`throttled::RPI_VOLT`]. `status` lists them the same way.
-pub fn discovery_hwmons(root: &Root, scratch: &mut [MaybeUninit<u8>], buf: &mut [u8]) -> Hwmons {
-    let wanted = |n: &[u8]| thermal::is_cpu_hwmon(n) || n == throttled::RPI_VOLT;
-    Hwmons::list(root, wanted, scratch, buf)
 }
 
 /// The sampler's state between ticks.

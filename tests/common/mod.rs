@@ -460,8 +460,8 @@ pub fn overlap(dirs: &[impl AsRef<Path>]) -> (usize, usize) {
 }
 
 /// Fields of a full (not `--compat`) row without the jobserver's columns.
-pub const FULL_WIDTH: usize =
-    headroom::tick::row::CORE_COLUMNS.len() + headroom::tick::row::EXT_COLUMNS.len();
+pub const FULL_WIDTH: usize = headroom::tick::row::columns::CORE_COLUMNS.len()
+    + headroom::tick::row::columns::EXT_COLUMNS.len();
 
 /// A recording's jobs columns (`run --jobserver`'s CSV): (jobs_running,
 /// jobs_allowed) per row.

@@ -951,7 +951,7 @@ mod tests {
     use super::*;
     use crate::report::csvread::CsvRows;
     use crate::report::summary::{Summary, Text};
-    use crate::tick::row::HEADER_FULL;
+    use crate::tick::row::columns::HEADER_FULL;
 
     /// One full row at `elapsed` seconds (epoch 1796000000 + elapsed) with
     /// `stage`, `context`, 1024 MiB of swap and the ten slow columns `slow`
@@ -1226,7 +1226,7 @@ mod tests {
 
     #[test]
     fn old_csvs_and_quiet_runs_have_no_section() {
-        let header = crate::tick::row::header_27();
+        let header = crate::tick::row::columns::header_27();
         let mut old = std::format!("{}\n", header.as_str());
         for e in [0u64, 15, 30] {
             let full = line(
@@ -1294,7 +1294,7 @@ mod tests {
         assert!(j.contains(&want), "{j}");
         let old = summary(&std::format!(
             "{}\n",
-            crate::tick::row::header_27().as_str()
+            crate::tick::row::columns::header_27().as_str()
         ));
         assert!(json(&old).contains(",\"why_slow\":null,"));
     }

@@ -5,7 +5,10 @@
 //! JSON's column-named keys all follow from [`COLUMNS`].
 //!
 //! Adding a column is one entry in the table below (and, for a figure the
-//! row does not hold yet, a field of [`Ext`] here), plus the goldens.
+//! row does not hold yet, a field of [`Ext`](super::Ext) in the row's model), plus
+//! the goldens. Each entry declares its field's widest text in bytes, and
+//! [`ROW_CAP`], the row buffer's size, is their sum: a new column makes
+//! room for itself.
 //!
 //! The first 14 columns are the toolchain's (`resource-monitor.sh`), in
 //! its order; headroom's extension columns follow `context`, so a consumer
@@ -14,8 +17,8 @@
 
 use heapless::{String, Vec};
 
-use super::{BufferFull, Decimal, ROW_CAP, Row, Tenths};
-use crate::followed::text::{CONTEXT_CHARS, STAGE_CAP, sanitize_into};
+use super::{BufferFull, COMM_CAP, DECIMAL_CAP, Decimal, Row, Tenths};
+use crate::followed::text::{CONTEXT_CAP, CONTEXT_CHARS, STAGE_CAP, sanitize_into};
 use crate::kernel::parse::parse_u64;
 use crate::kernel::throttled;
 use crate::tick::clock::Iso;
@@ -170,6 +173,9 @@ pub struct Column {
     pub unit: Unit,
     /// The smallest header set that holds it.
     pub set: Set,
+    /// The most bytes its field can take ([`W_U64`], [`W_DECIMAL`], …):
+    /// [`ROW_CAP`] is their sum.
+    pub width: usize,
     /// Its field from a row.
     pub write: WriteFn,
     /// Sets the row from its field: `None` when the file has no such
@@ -180,84 +186,7 @@ pub struct Column {
     pub prom: Option<Prom>,
 }
 
-/// headroom's extension columns' values; `None` is an empty field (source
-/// missing, never a made-up zero).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ext {
-    /// SwapTotal / 1024 (MiB).
-    pub swap_total_mb: Option<u64>,
-    /// Sum of zram `orig_data_size` over /sys/block/zram* (MiB).
-    pub zram_stored_mb: Option<u64>,
-    /// Sum of zram `mem_used_total`: RAM zram really occupies (MiB).
-    pub zram_ram_mb: Option<u64>,
-    /// statvfs("/tmp") available to unprivileged users (MiB).
-    pub tmp_avail_mb: Option<u64>,
-    /// `/tmp` use% as df computes it.
-    pub tmp_pct: Option<u64>,
-    /// Like `disk_avail_gb`, in MiB.
-    pub disk_avail_mb: Option<u64>,
-    /// Kernel OOM kills since the first sample (/proc/vmstat `oom_kill`
-    /// delta, Linux ≥ 4.13).
-    pub oom_kills: Option<u64>,
-    /// The available memory of the tightest cgroup limit on the path:
-    /// limit − (usage − inactive file cache), MiB
-    /// ([`crate::kernel::cgroup::Available`]); `None` when unlimited.
-    pub cg_mem_avail_mb: Option<u64>,
-    /// `some avg10` of /proc/pressure/memory, verbatim.
-    pub psi_mem_some_avg10: Option<Decimal>,
-    /// Largest resident size among live compilers this tick (MiB).
-    pub peak_rss_mb: Option<u64>,
-    /// comm of that process; empty when no compiler runs.
-    pub peak_rss_comm: String<16>,
-    /// Like `peak_rss_mb`, among the compilers of THE BUILD only (its
-    /// cgroup or its process tree); `None` without a build or when none of
-    /// its compilers runs.
-    pub build_peak_rss_mb: Option<u64>,
-    /// comm of that process.
-    pub build_peak_rss_comm: String<16>,
-    /// Swap-in since the previous tick, MiB/s (/proc/vmstat `pswpin` ×
-    /// the running kernel's page size).
-    pub swap_in_mibps: Option<Decimal>,
-    /// Swap-out since the previous tick, MiB/s (`pswpout`).
-    pub swap_out_mibps: Option<Decimal>,
-    /// Major page faults per second since the previous tick, host-wide
-    /// (`pgmajfault`).
-    pub majflt_ps: Option<u64>,
-    /// Refaults per second (`workingset_refault*`): pages read back soon
-    /// after their eviction.
-    pub refaults_ps: Option<u64>,
-    /// The build disk's reads, MiB/s (sectors × 512).
-    pub disk_read_mibps: Option<Decimal>,
-    /// The build disk's writes, MiB/s (discards are not writes).
-    pub disk_write_mibps: Option<Decimal>,
-    /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100.
-    pub disk_util_pct: Option<u64>,
-    /// The hottest CPU sensor, °C in tenths.
-    pub cpu_temp_c: Option<Tenths>,
-    /// Mean `scaling_cur_freq` / `cpuinfo_max_freq` × 100 (the governor's
-    /// request: on a Raspberry Pi not the clock the firmware allowed).
-    pub cpu_freq_pct: Option<u64>,
-    /// The Raspberry Pi firmware's throttle flags active now (bits 0–3 of
-    /// `get_throttled`: under-voltage, freq-capped, throttled,
-    /// soft-temp-limit), or begun since the previous tick; `None` where the
-    /// board has no such word.
-    pub throttled: Option<u8>,
-    /// The limit of the cgroup that gives `cg_mem_avail_mb` (v2
-    /// `memory.max`, v1 `memory.limit_in_bytes`), MiB; `None` when
-    /// unlimited. With `cg_mem_avail_mb` it gives the cgroup's use.
-    pub cg_mem_limit_mb: Option<u64>,
-}
-
-impl Ext {
-    /// What the cgroup that gives `cg_mem_avail_mb` uses of its limit,
-    /// MiB: `cg_mem_limit_mb − cg_mem_avail_mb` (usage less its inactive
-    /// file cache); `None` unless both columns are there.
-    pub fn cg_mem_used_mb(&self) -> Option<u64> {
-        Some(self.cg_mem_limit_mb?.saturating_sub(self.cg_mem_avail_mb?))
-    }
-}
-
-/// A field type of [`Ext`] as a cell, and read back from its field.
+/// A field type of [`Ext`](super::Ext) as a cell, and read back from its field.
 trait Field: Sized {
     /// The cell the CSV writes.
     fn cell(&self) -> Cell<'_>;
@@ -412,11 +341,12 @@ const fn prom_labelled(
     })
 }
 
-/// One column: name, unit, set, (write, read), Prometheus family.
+/// One column: name, unit, set, width, (write, read), Prometheus family.
 const fn col(
     name: &'static str,
     unit: Unit,
     set: Set,
+    width: usize,
     (write, read): (WriteFn, ReadFn),
     prom: Option<Prom>,
 ) -> Column {
@@ -424,11 +354,39 @@ const fn col(
         name,
         unit,
         set,
+        width,
         write,
         read,
         prom,
     }
 }
+
+/// The widest `u64` field: `18446744073709551615`.
+pub const W_U64: usize = 20;
+
+/// The widest `u32` field (the jobserver's counts): `4294967295`.
+pub const W_U32: usize = 10;
+
+/// The widest [`Decimal`] field: its text's capacity.
+pub const W_DECIMAL: usize = DECIMAL_CAP;
+
+/// The widest [`Tenths`] field: `-214748364.8`.
+pub const W_TENTHS: usize = 12;
+
+/// The widest comm field: its text's capacity.
+pub const W_COMM: usize = COMM_CAP;
+
+/// The iso field: always `YYYY-MM-DDTHH:MM:SSZ`, the size of an [`Iso`].
+pub const W_ISO: usize = core::mem::size_of::<Iso>();
+
+/// The widest stage field: its text's capacity.
+pub const W_STAGE: usize = STAGE_CAP;
+
+/// The widest context field: its text's capacity between two quotes.
+pub const W_CONTEXT: usize = CONTEXT_CAP + 2;
+
+/// The widest throttle field: every flag's name.
+pub const W_FLAGS: usize = throttled::FLAGS_TEXT_LEN;
 
 /// Declares each column as a constant named after it, then [`COLUMNS`],
 /// all of them in CSV order.
@@ -473,57 +431,57 @@ macro_rules! table {
 }
 
 table! {
-    EPOCH = col("epoch", Unit::Seconds, Set::Core, core_u64!(epoch), prom(20, gauge(
+    EPOCH = col("epoch", Unit::Seconds, Set::Core, W_U64, core_u64!(epoch), prom(20, gauge(
         "headroom_last_sample_timestamp_seconds",
         "Unix time of the latest sample.",
     ), |r| int(r.epoch)));
-    ISO = col("iso", Unit::Time, Set::Core, (|r| Cell::Text(r.iso.as_str()), |r, b| {
+    ISO = col("iso", Unit::Time, Set::Core, W_ISO, (|r| Cell::Text(r.iso.as_str()), |r, b| {
         r.iso = Iso::parse(b?)?;
         Some(())
     }), None);
-    ELAPSED_S = col("elapsed_s", Unit::Seconds, Set::Core, core_u64!(elapsed_s), None);
-    LOAD1 = col("load1", Unit::Load, Set::Core, (|r| Cell::Text(r.load1_str()), |r, b| {
+    ELAPSED_S = col("elapsed_s", Unit::Seconds, Set::Core, W_U64, core_u64!(elapsed_s), None);
+    LOAD1 = col("load1", Unit::Load, Set::Core, W_DECIMAL, (|r| Cell::Text(r.load1_str()), |r, b| {
         r.load1 = Decimal::parse(b?)?;
         Some(())
     }), prom(180, gauge("headroom_load1", "1-minute load average (/proc/loadavg)."), |r| {
         (!r.load1.text.is_empty()).then_some(Metric::Fixed(r.load1.centi, 2))
     }));
-    CPU_PCT = col("cpu_pct", Unit::Pct, Set::Core, core_u64!(cpu_pct), prom(170, gauge(
+    CPU_PCT = col("cpu_pct", Unit::Pct, Set::Core, W_U64, core_u64!(cpu_pct), prom(170, gauge(
         "headroom_cpu_busy_ratio",
         "Share of CPU time busy since the previous sample, all CPUs (/proc/stat).",
     ), |r| ratio(Some(r.cpu_pct))));
-    MEM_USED_MB = col("mem_used_mb", Unit::MiB, Set::Core, core_u64!(mem_used_mb), prom(60, gauge(
+    MEM_USED_MB = col("mem_used_mb", Unit::MiB, Set::Core, W_U64, core_u64!(mem_used_mb), prom(60, gauge(
         "headroom_memory_used_bytes",
         "MemTotal minus MemAvailable from /proc/meminfo.",
     ), |r| mem(r, r.mem_used_mb)));
-    MEM_AVAIL_MB = col("mem_avail_mb", Unit::MiB, Set::Core, core_u64!(mem_avail_mb), prom(50, gauge(
+    MEM_AVAIL_MB = col("mem_avail_mb", Unit::MiB, Set::Core, W_U64, core_u64!(mem_avail_mb), prom(50, gauge(
         "headroom_memory_available_bytes",
         "MemAvailable from /proc/meminfo (or the kernel's estimate on kernels before 3.14).",
     ), |r| mem(r, r.mem_avail_mb)));
-    MEM_PCT = col("mem_pct", Unit::Pct, Set::Core, core_u64!(mem_pct), None);
-    SWAP_USED_MB = col("swap_used_mb", Unit::MiB, Set::Core, core_u64!(swap_used_mb), prom(80, gauge(
+    MEM_PCT = col("mem_pct", Unit::Pct, Set::Core, W_U64, core_u64!(mem_pct), None);
+    SWAP_USED_MB = col("swap_used_mb", Unit::MiB, Set::Core, W_U64, core_u64!(swap_used_mb), prom(80, gauge(
         "headroom_swap_used_bytes",
         "SwapTotal minus SwapFree from /proc/meminfo.",
     ), |r| mem(r, r.swap_used_mb)));
-    DISK_AVAIL_GB = col("disk_avail_gb", Unit::GiB, Set::Core, core_u64!(disk_avail_gb), None);
-    DISK_PCT = col("disk_pct", Unit::Pct, Set::Core, core_u64!(disk_pct), None);
-    COMPILERS = col("compilers", Unit::Count, Set::Core, core_u64!(compilers), prom(190, gauge(
+    DISK_AVAIL_GB = col("disk_avail_gb", Unit::GiB, Set::Core, W_U64, core_u64!(disk_avail_gb), None);
+    DISK_PCT = col("disk_pct", Unit::Pct, Set::Core, W_U64, core_u64!(disk_pct), None);
+    COMPILERS = col("compilers", Unit::Count, Set::Core, W_U64, core_u64!(compilers), prom(190, gauge(
         "headroom_compilers",
         "Live compiler and linker processes (cc1, cc1plus, rustc, ld, ...).",
     ), |r| int(r.compilers)));
-    STAGE = col("stage", Unit::Text, Set::Core, (|r| Cell::Text(r.stage_str()), |r, b| {
+    STAGE = col("stage", Unit::Text, Set::Core, W_STAGE, (|r| Cell::Text(r.stage_str()), |r, b| {
         sanitize_into(b?, STAGE_CAP, &mut r.stage);
         Some(())
     }), prom_labelled(490, gauge(
         "headroom_stage_info",
         "The build stage of the latest sample, as the stage label; always 1.",
     ), Label::Row("stage", Row::stage_str), |_| int(1)));
-    CONTEXT = col("context", Unit::Text, Set::Core, (|r| Cell::Quoted(r.context.as_str()), |r, b| {
+    CONTEXT = col("context", Unit::Text, Set::Core, W_CONTEXT, (|r| Cell::Quoted(r.context.as_str()), |r, b| {
         sanitize_into(b?, CONTEXT_CHARS, &mut r.context);
         Some(())
     }), None);
 
-    SWAP_TOTAL_MB = col("swap_total_mb", Unit::MiB, Set::Ext, (|r| opt(&r.ext.swap_total_mb), |r, b| {
+    SWAP_TOTAL_MB = col("swap_total_mb", Unit::MiB, Set::Ext, W_U64, (|r| opt(&r.ext.swap_total_mb), |r, b| {
         r.ext.swap_total_mb = read_opt(b)?;
         // Read with the memory figures: empty in headroom's own CSV says
         // /proc/meminfo was unreadable and the core holds placeholder 0s.
@@ -534,20 +492,20 @@ table! {
     }), prom(90, gauge("headroom_swap_total_bytes", "SwapTotal from /proc/meminfo."), |r| {
         mib(r.ext.swap_total_mb?)
     }));
-    ZRAM_STORED_MB = col("zram_stored_mb", Unit::MiB, Set::Ext, ext_opt!(zram_stored_mb), prom(100, gauge(
+    ZRAM_STORED_MB = col("zram_stored_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(zram_stored_mb), prom(100, gauge(
         "headroom_zram_stored_bytes",
         "Data stored in zram before compression: orig_data_size summed over /sys/block/zram*/mm_stat.",
     ), |r| mib(r.ext.zram_stored_mb?)));
-    ZRAM_RAM_MB = col("zram_ram_mb", Unit::MiB, Set::Ext, ext_opt!(zram_ram_mb), prom(110, gauge(
+    ZRAM_RAM_MB = col("zram_ram_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(zram_ram_mb), prom(110, gauge(
         "headroom_zram_ram_bytes",
         "RAM zram occupies: mem_used_total summed over /sys/block/zram*/mm_stat.",
     ), |r| mib(r.ext.zram_ram_mb?)));
-    TMP_AVAIL_MB = col("tmp_avail_mb", Unit::MiB, Set::Ext, ext_opt!(tmp_avail_mb), prom(150, gauge(
+    TMP_AVAIL_MB = col("tmp_avail_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(tmp_avail_mb), prom(150, gauge(
         "headroom_tmp_available_bytes",
         "Space available to unprivileged users on /tmp (statvfs).",
     ), |r| mib(r.ext.tmp_avail_mb?)));
-    TMP_PCT = col("tmp_pct", Unit::Pct, Set::Ext, ext_opt!(tmp_pct), None);
-    DISK_AVAIL_MB = col("disk_avail_mb", Unit::MiB, Set::Ext, (|r| opt(&r.ext.disk_avail_mb), |r, b| {
+    TMP_PCT = col("tmp_pct", Unit::Pct, Set::Ext, W_U64, ext_opt!(tmp_pct), None);
+    DISK_AVAIL_MB = col("disk_avail_mb", Unit::MiB, Set::Ext, W_U64, (|r| opt(&r.ext.disk_avail_mb), |r, b| {
         r.ext.disk_avail_mb = read_opt(b)?;
         // As swap_total_mb, for the disk columns (statvfs of the disk path).
         if b.is_some() {
@@ -561,66 +519,66 @@ table! {
         let mb = r.ext.disk_avail_mb.unwrap_or(r.disk_avail_gb.saturating_mul(1024));
         if r.disk_known { mib(mb) } else { None }
     }));
-    OOM_KILLS = col("oom_kills", Unit::Count, Set::Ext, ext_opt!(oom_kills), None);
-    CG_MEM_AVAIL_MB = col("cg_mem_avail_mb", Unit::MiB, Set::Ext, ext_opt!(cg_mem_avail_mb), prom(120, gauge(
+    OOM_KILLS = col("oom_kills", Unit::Count, Set::Ext, W_U64, ext_opt!(oom_kills), None);
+    CG_MEM_AVAIL_MB = col("cg_mem_avail_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(cg_mem_avail_mb), prom(120, gauge(
         "headroom_cgroup_memory_available_bytes",
         "Available memory of the tightest cgroup limit on headroom's cgroup path: limit - (usage - inactive file cache) (v2 memory.max, memory.current, memory.stat inactive_file; v1 limit_in_bytes, usage_in_bytes, total_inactive_file); absent when unlimited.",
     ), |r| mib(r.ext.cg_mem_avail_mb?)));
-    PSI_MEM_SOME_AVG10 = col("psi_mem_some_avg10", Unit::Pct, Set::Ext, ext_opt!(psi_mem_some_avg10), prom(140, gauge(
+    PSI_MEM_SOME_AVG10 = col("psi_mem_some_avg10", Unit::Pct, Set::Ext, W_DECIMAL, ext_opt!(psi_mem_some_avg10), prom(140, gauge(
         "headroom_memory_pressure_some_avg10_ratio",
         "Share of the last 10 s some task stalled on memory (/proc/pressure/memory some avg10 / 100).",
     ), |r| Some(Metric::Fixed(r.ext.psi_mem_some_avg10.as_ref()?.centi, 4))));
-    PEAK_RSS_MB = col("peak_rss_mb", Unit::MiB, Set::Ext, ext_opt!(peak_rss_mb), prom_labelled(200, gauge(
+    PEAK_RSS_MB = col("peak_rss_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(peak_rss_mb), prom_labelled(200, gauge(
         "headroom_compiler_rss_bytes",
         "Peak resident size (VmHWM, else VmRSS) of the largest live compiler process on the host (any build's); comm names it.",
     ), Label::Row("comm", |r| r.ext.peak_rss_comm.as_str()), |r| mib(r.ext.peak_rss_mb?)));
-    PEAK_RSS_COMM = col("peak_rss_comm", Unit::Text, Set::Ext, (|r| Cell::Text(r.ext.peak_rss_comm.as_str()), |r, b| {
+    PEAK_RSS_COMM = col("peak_rss_comm", Unit::Text, Set::Ext, W_COMM, (|r| Cell::Text(r.ext.peak_rss_comm.as_str()), |r, b| {
         read_comm(b, &mut r.ext.peak_rss_comm)
     }), None);
-    BUILD_PEAK_RSS_MB = col("build_peak_rss_mb", Unit::MiB, Set::Ext, ext_opt!(build_peak_rss_mb), prom_labelled(230, gauge(
+    BUILD_PEAK_RSS_MB = col("build_peak_rss_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(build_peak_rss_mb), prom_labelled(230, gauge(
         "headroom_build_compiler_rss_bytes",
         "Peak resident size (VmHWM, else VmRSS) of the build's largest live compiler (its cgroup or process tree); comm names it.",
     ), Label::Row("comm", |r| r.ext.build_peak_rss_comm.as_str()), |r| mib(r.ext.build_peak_rss_mb?)));
-    BUILD_PEAK_RSS_COMM = col("build_peak_rss_comm", Unit::Text, Set::Ext, (|r| Cell::Text(r.ext.build_peak_rss_comm.as_str()), |r, b| {
+    BUILD_PEAK_RSS_COMM = col("build_peak_rss_comm", Unit::Text, Set::Ext, W_COMM, (|r| Cell::Text(r.ext.build_peak_rss_comm.as_str()), |r, b| {
         read_comm(b, &mut r.ext.build_peak_rss_comm)
     }), None);
-    SWAP_IN_MIBPS = col("swap_in_mibps", Unit::MiBps, Set::Ext, ext_opt!(swap_in_mibps), prom(310, gauge(
+    SWAP_IN_MIBPS = col("swap_in_mibps", Unit::MiBps, Set::Ext, W_DECIMAL, ext_opt!(swap_in_mibps), prom(310, gauge(
         "headroom_swap_in_bytes_per_second",
         "Swap-in since the previous sample (/proc/vmstat pswpin, pages of the running kernel's size).",
     ), |r| mibps(&r.ext.swap_in_mibps)));
-    SWAP_OUT_MIBPS = col("swap_out_mibps", Unit::MiBps, Set::Ext, ext_opt!(swap_out_mibps), prom(320, gauge(
+    SWAP_OUT_MIBPS = col("swap_out_mibps", Unit::MiBps, Set::Ext, W_DECIMAL, ext_opt!(swap_out_mibps), prom(320, gauge(
         "headroom_swap_out_bytes_per_second",
         "Swap-out since the previous sample (/proc/vmstat pswpout).",
     ), |r| mibps(&r.ext.swap_out_mibps)));
-    MAJFLT_PS = col("majflt_ps", Unit::PerSecond, Set::Ext, ext_opt!(majflt_ps), prom(330, gauge(
+    MAJFLT_PS = col("majflt_ps", Unit::PerSecond, Set::Ext, W_U64, ext_opt!(majflt_ps), prom(330, gauge(
         "headroom_major_page_faults_per_second",
         "Major page faults per second on the host since the previous sample (/proc/vmstat pgmajfault).",
     ), |r| int(r.ext.majflt_ps?)));
-    REFAULTS_PS = col("refaults_ps", Unit::PerSecond, Set::Ext, ext_opt!(refaults_ps), prom(340, gauge(
+    REFAULTS_PS = col("refaults_ps", Unit::PerSecond, Set::Ext, W_U64, ext_opt!(refaults_ps), prom(340, gauge(
         "headroom_refaults_per_second",
         "Pages read back soon after their eviction, per second since the previous sample (/proc/vmstat workingset_refault*).",
     ), |r| int(r.ext.refaults_ps?)));
-    DISK_READ_MIBPS = col("disk_read_mibps", Unit::MiBps, Set::Ext, ext_opt!(disk_read_mibps), prom(350, gauge(
+    DISK_READ_MIBPS = col("disk_read_mibps", Unit::MiBps, Set::Ext, W_DECIMAL, ext_opt!(disk_read_mibps), prom(350, gauge(
         "headroom_disk_read_bytes_per_second",
         "Reads of the block device under the build disk's path since the previous sample (diskstats sectors x 512).",
     ), |r| mibps(&r.ext.disk_read_mibps)));
-    DISK_WRITE_MIBPS = col("disk_write_mibps", Unit::MiBps, Set::Ext, ext_opt!(disk_write_mibps), prom(360, gauge(
+    DISK_WRITE_MIBPS = col("disk_write_mibps", Unit::MiBps, Set::Ext, W_DECIMAL, ext_opt!(disk_write_mibps), prom(360, gauge(
         "headroom_disk_write_bytes_per_second",
         "Writes of the block device under the build disk's path since the previous sample (discards are not writes).",
     ), |r| mibps(&r.ext.disk_write_mibps)));
-    DISK_UTIL_PCT = col("disk_util_pct", Unit::Pct, Set::Ext, ext_opt!(disk_util_pct), prom(370, gauge(
+    DISK_UTIL_PCT = col("disk_util_pct", Unit::Pct, Set::Ext, W_U64, ext_opt!(disk_util_pct), prom(370, gauge(
         "headroom_disk_busy_ratio",
         "Share of the time since the previous sample the build disk was busy (diskstats io_ticks), at most 1.",
     ), |r| ratio(r.ext.disk_util_pct)));
-    CPU_TEMP_C = col("cpu_temp_c", Unit::Celsius, Set::Ext, ext_opt!(cpu_temp_c), prom(380, gauge(
+    CPU_TEMP_C = col("cpu_temp_c", Unit::Celsius, Set::Ext, W_TENTHS, ext_opt!(cpu_temp_c), prom(380, gauge(
         "headroom_cpu_temperature_celsius",
         "The hottest CPU sensor (thermal zone or hwmon chosen by its type or name).",
     ), |r| r.ext.cpu_temp_c.map(Metric::Tenths)));
-    CPU_FREQ_PCT = col("cpu_freq_pct", Unit::Pct, Set::Ext, ext_opt!(cpu_freq_pct), prom(390, gauge(
+    CPU_FREQ_PCT = col("cpu_freq_pct", Unit::Pct, Set::Ext, W_U64, ext_opt!(cpu_freq_pct), prom(390, gauge(
         "headroom_cpu_frequency_ratio",
         "Mean scaling_cur_freq over cpuinfo_max_freq: the governor's request, on a Raspberry Pi not the clock the firmware allowed.",
     ), |r| ratio(r.ext.cpu_freq_pct)));
-    THROTTLED = col("throttled", Unit::Text, Set::Ext, (|r| r.ext.throttled.map_or(Cell::Empty, Cell::Flags), |r, b| {
+    THROTTLED = col("throttled", Unit::Text, Set::Ext, W_FLAGS, (|r| r.ext.throttled.map_or(Cell::Empty, Cell::Flags), |r, b| {
         r.ext.throttled = match b {
             None | Some(b"") => None,
             Some(f) => Some(throttled::parse_flags(f).ok()?.0),
@@ -630,21 +588,21 @@ table! {
         "headroom_throttled",
         "1 when the Raspberry Pi firmware flag (get_throttled) named by the flag label is active now or began since the previous sample, else 0.",
     ), |r| r.ext.throttled.map(Metric::Flags)));
-    CG_MEM_LIMIT_MB = col("cg_mem_limit_mb", Unit::MiB, Set::Ext, ext_opt!(cg_mem_limit_mb), prom(130, gauge(
+    CG_MEM_LIMIT_MB = col("cg_mem_limit_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(cg_mem_limit_mb), prom(130, gauge(
         "headroom_cgroup_memory_limit_bytes",
         "The limit of that cgroup (v2 memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
     ), |r| mib(r.ext.cg_mem_limit_mb?)));
 
     // run --jobserver's, read in this order: running and allowed both
     // there or no jobs at all; jobs_paused (since 0.x) 0 when absent.
-    JOBS_RUNNING = col("jobs_running", Unit::Count, Set::Jobs, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.0.into())), |r, b| {
+    JOBS_RUNNING = col("jobs_running", Unit::Count, Set::Jobs, W_U32, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.0.into())), |r, b| {
         r.jobs = read_opt::<u32>(b)?.map(|n| (n, 0, 0));
         Some(())
     }), prom(260, gauge(
         "headroom_jobs_running",
         "run --jobserver: jobs running now (slots its clients hold plus the one each runs without).",
     ), |r| int(r.jobs?.0.into())));
-    JOBS_ALLOWED = col("jobs_allowed", Unit::Count, Set::Jobs, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.1.into())), |r, b| {
+    JOBS_ALLOWED = col("jobs_allowed", Unit::Count, Set::Jobs, W_U32, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.1.into())), |r, b| {
         let allowed = read_opt::<u32>(b)?;
         r.jobs = r.jobs.zip(allowed).map(|((n, _, _), a)| (n, a, 0));
         Some(())
@@ -652,7 +610,7 @@ table! {
         "headroom_jobs_allowed",
         "run --jobserver: jobs it allows at once now.",
     ), |r| int(r.jobs?.1.into())));
-    JOBS_PAUSED = col("jobs_paused", Unit::Count, Set::Jobs, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.2.into())), |r, b| {
+    JOBS_PAUSED = col("jobs_paused", Unit::Count, Set::Jobs, W_U32, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.2.into())), |r, b| {
         let paused = read_opt::<u32>(b)?;
         if let Some(j) = &mut r.jobs {
             j.2 = paused.unwrap_or(0);
@@ -725,6 +683,19 @@ const _: () = {
         assert!(COLUMNS[i - 1].set as u8 <= COLUMNS[i].set as u8);
         i += 1;
     }
+};
+
+/// Capacity of one formatted row in bytes: every column at its widest
+/// ([`Column::width`]), each followed by a comma or, the last, by the
+/// newline. The jobserver's row, the longest, fits exactly.
+pub const ROW_CAP: usize = {
+    let mut n = COLUMNS.len();
+    let mut i = 0;
+    while i < COLUMNS.len() {
+        n += COLUMNS[i].width;
+        i += 1;
+    }
+    n
 };
 
 const N_CORE: usize = count(Set::Core);
@@ -891,7 +862,195 @@ fn put(cell: Cell<'_>, out: &mut Vec<u8, ROW_CAP>) -> Result<(), BufferFull> {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
+    use crate::tick::row::Ext;
+    use heapless::Vec;
+
+    fn sample_row() -> Row {
+        let mut r = Row::empty(1_796_000_586);
+        r.elapsed_s = 1;
+        r.load1 = Decimal::parse(b"0.61").unwrap();
+        r.cpu_pct = 89;
+        r.mem_used_mb = 476;
+        r.mem_avail_mb = 23628;
+        r.mem_pct = 1;
+        r.disk_avail_gb = 76;
+        r.disk_pct = 69;
+        r.compilers = 2;
+        r.stage.push_str("build").unwrap();
+        r.context
+            .push_str(" Compiling argh_shared v0.1.19")
+            .unwrap();
+        r
+    }
+
+    #[test]
+    fn compat_row_matches_the_toolchain_sample() {
+        let mut out = Vec::new();
+        sample_row().format(true, &mut out).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            "1796000586,2026-11-30T01:03:06Z,1,0.61,89,476,23628,1,0,76,69,2,build,\" Compiling argh_shared v0.1.19\"\n"
+        );
+    }
+
+    #[test]
+    fn throttle_flags_format_and_read_back() {
+        let mut out = Vec::new();
+        let mut r = Row::empty(0);
+        r.ext.throttled = Some(0b0101);
+        assert_eq!((THROTTLED.write)(&r), Cell::Flags(0b0101));
+        r.format(false, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        assert!(
+            line.split(',').any(|f| f == "under-voltage|throttled"),
+            "{line}"
+        );
+        let read = |b: &[u8]| {
+            let mut r = Row::empty(0);
+            (THROTTLED.read)(&mut r, Some(b)).map(|()| r.ext.throttled)
+        };
+        assert_eq!(read(b"under-voltage|throttled"), Some(Some(0b0101)));
+        assert_eq!(read(b""), Some(None));
+        assert_eq!(read(b"hot"), None);
+    }
+
+    #[test]
+    fn full_row_has_every_column_and_empty_means_missing() {
+        let mut r = sample_row();
+        r.ext.swap_total_mb = Some(0);
+        r.ext.oom_kills = Some(3);
+        r.ext.psi_mem_some_avg10 = Decimal::parse(b"1.21");
+        r.ext.peak_rss_mb = Some(773);
+        r.ext.peak_rss_comm.push_str("cc1plus").unwrap();
+        let first = [
+            ("swap_total_mb", "0"),
+            ("oom_kills", "3"),
+            ("psi_mem_some_avg10", "1.21"),
+            ("peak_rss_mb", "773"),
+            ("peak_rss_comm", "cc1plus"),
+        ];
+        assert_fields(&r, &first);
+        r.ext.build_peak_rss_mb = Some(52);
+        r.ext.build_peak_rss_comm.push_str("cc1").unwrap();
+        r.ext.swap_in_mibps = Some(Decimal::from_centi(150));
+        r.ext.majflt_ps = Some(120);
+        r.ext.disk_write_mibps = Some(Decimal::from_centi(2250));
+        r.ext.disk_util_pct = Some(97);
+        r.ext.cpu_temp_c = Some(Tenths(823));
+        r.ext.cpu_freq_pct = Some(33);
+        r.ext.throttled = Some(0b0100);
+        r.ext.cg_mem_limit_mb = Some(1024);
+        let second = [
+            ("build_peak_rss_mb", "52"),
+            ("build_peak_rss_comm", "cc1"),
+            ("swap_in_mibps", "1.50"),
+            ("majflt_ps", "120"),
+            ("disk_write_mibps", "22.50"),
+            ("disk_util_pct", "97"),
+            ("cpu_temp_c", "82.3"),
+            ("cpu_freq_pct", "33"),
+            ("throttled", "throttled"),
+            ("cg_mem_limit_mb", "1024"),
+        ];
+        assert_fields(&r, &[&first[..], &second[..]].concat());
+    }
+
+    /// `r` written as a full row: as many fields as [`HEADER_FULL`] and the
+    /// core and extension entries of [`COLUMNS`]; those named in `set` hold their text, every
+    /// other extension column is empty (the row's context has no comma).
+    fn assert_fields(r: &Row, set: &[(&str, &str)]) {
+        let mut out = Vec::new();
+        r.format(false, &mut out).unwrap();
+        let s = std::str::from_utf8(&out).unwrap();
+        let fields: std::vec::Vec<&str> = s.trim_end().split(',').collect();
+        let names: std::vec::Vec<&str> = HEADER_FULL.trim_end().split(',').collect();
+        assert_eq!(fields.len(), names.len(), "{s}");
+        let full = COLUMNS.iter().filter(|c| c.set != Set::Jobs);
+        assert_eq!(names.len(), full.count());
+        for (i, name) in names.iter().enumerate().skip(CORE_COLUMNS.len()) {
+            let want = set.iter().find(|(n, _)| n == name).map_or("", |(_, v)| *v);
+            assert_eq!(fields[i], want, "{name} in {s}");
+        }
+    }
+
+    #[test]
+    fn headers_are_the_column_lists() {
+        let core = CORE_COLUMNS.join(",");
+        assert_eq!(HEADER_COMPAT, std::format!("{core}\n"));
+        assert_eq!(
+            HEADER_FULL,
+            std::format!("{core},{}\n", EXT_COLUMNS.join(","))
+        );
+    }
+
+    #[test]
+    fn longest_possible_row_fits() {
+        let mut r = sample_row();
+        r.epoch = u64::MAX;
+        r.elapsed_s = u64::MAX;
+        r.load1 = Decimal::parse(b"123456789.12").unwrap();
+        r.cpu_pct = u64::MAX;
+        r.mem_used_mb = u64::MAX;
+        r.mem_avail_mb = u64::MAX;
+        r.mem_pct = u64::MAX;
+        r.swap_used_mb = u64::MAX;
+        r.disk_avail_gb = u64::MAX;
+        r.disk_pct = u64::MAX;
+        r.compilers = u64::MAX;
+        r.stage.clear();
+        for _ in 0..r.stage.capacity() {
+            r.stage.push('x').unwrap();
+        }
+        r.context.clear();
+        while r.context.push('\u{1F600}').is_ok() {}
+        let m = Some(u64::MAX);
+        let comm = || String::try_from("1234567890123456").unwrap();
+        r.ext = Ext {
+            swap_total_mb: m,
+            zram_stored_mb: m,
+            zram_ram_mb: m,
+            tmp_avail_mb: m,
+            tmp_pct: m,
+            disk_avail_mb: m,
+            oom_kills: m,
+            cg_mem_avail_mb: m,
+            psi_mem_some_avg10: Decimal::parse(b"123456789.12"),
+            peak_rss_mb: m,
+            peak_rss_comm: comm(),
+            build_peak_rss_mb: m,
+            build_peak_rss_comm: comm(),
+            swap_in_mibps: Some(Decimal::from_centi(u64::MAX)),
+            swap_out_mibps: Some(Decimal::from_centi(u64::MAX)),
+            majflt_ps: m,
+            refaults_ps: m,
+            disk_read_mibps: Some(Decimal::from_centi(u64::MAX)),
+            disk_write_mibps: Some(Decimal::from_centi(u64::MAX)),
+            disk_util_pct: m,
+            cpu_temp_c: Some(Tenths(i32::MIN)),
+            cpu_freq_pct: m,
+            throttled: Some(0xff),
+            cg_mem_limit_mb: m,
+        };
+        r.jobs = Some((u32::MAX, u32::MAX, u32::MAX));
+        let mut out = Vec::new();
+        assert_eq!(r.format(false, &mut out), Ok(()));
+        // Each field within its column's declared width (no field of this
+        // row holds a comma), so ROW_CAP, their sum, holds any row.
+        let line = std::str::from_utf8(&out).unwrap();
+        let fields: std::vec::Vec<&str> = line.trim_end().split(',').collect();
+        assert_eq!(fields.len(), COLUMNS.len(), "{line}");
+        for (c, f) in COLUMNS.iter().zip(&fields) {
+            assert!(
+                f.len() <= c.width,
+                "{}: {} bytes over {}",
+                c.name,
+                f.len(),
+                c.width
+            );
+        }
+    }
 
     #[test]
     fn each_name_says_its_unit() {

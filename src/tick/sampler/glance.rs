@@ -20,7 +20,8 @@
 
 use rustix::fd::AsFd;
 
-use super::{Buffers, Build, Sampler, Warn};
+use super::buffers::{Buffers, SCRATCH_LEN};
+use super::{Build, Sampler, Warn};
 use crate::followed::compilers::{ProcDir, Scan, ScanResult};
 use crate::tick::row::Row;
 
@@ -103,7 +104,7 @@ impl Sampler<'_> {
         let mut files = ProcDir(pd.as_fd());
         let (procs, _) = bufs
             .scratch
-            .split_at_mut(crate::followed::buildcg::BUF_LEN.min(super::SCRATCH_LEN));
+            .split_at_mut(crate::followed::buildcg::BUF_LEN.min(SCRATCH_LEN));
         let file = &mut bufs.file;
         let kept = &mut self.kept.compilers;
         cg.members_here()

@@ -10,12 +10,16 @@
 //! # References
 //! proc(5) `/proc/vmstat`; SPEC.md "CSV" (`swap_in_mibps` … `throttled`).
 
-use super::{Buffers, Source};
+use core::mem::MaybeUninit;
+
+use super::buffers::Buffers;
+use super::source::Source;
 use crate::kernel::blockdev::{self, KeptStat, NoDisk, StatError};
 use crate::kernel::cpufreq::KeptPolicies;
 use crate::kernel::diskstats::{self, DiskCounters};
+use crate::kernel::hwmon::Hwmons;
 use crate::kernel::root::Root;
-use crate::kernel::thermal::KeptSensors;
+use crate::kernel::thermal::{self, KeptSensors};
 use crate::kernel::throttled::{self, KeptPower, SampleError, Throttled};
 use crate::kernel::vmstat::VmStat;
 use crate::tick::clock::monotonic_ns;
@@ -27,6 +31,14 @@ use crate::tick::row::{Row, Tenths};
 /// word and [`crate::kernel::cpufreq::KEPT_POLICIES`] cpufreq policies.
 pub const MAX_KEPT: usize =
     1 + crate::kernel::thermal::KEPT_SENSORS + 1 + crate::kernel::cpufreq::KEPT_POLICIES;
+
+/// The hwmon devices the sampler's discoveries choose from, each `name`
+/// read once: CPU sensors ([`thermal::is_cpu_hwmon`]) and the Pi's
+/// [`throttled::RPI_VOLT`]. `status` lists them the same way.
+pub fn discovery_hwmons(root: &Root, scratch: &mut [MaybeUninit<u8>], buf: &mut [u8]) -> Hwmons {
+    let wanted = |n: &[u8]| thermal::is_cpu_hwmon(n) || n == throttled::RPI_VOLT;
+    Hwmons::list(root, wanted, scratch, buf)
+}
 
 /// What a tick of [`Slow::read`] has to say, once per source (the
 /// sampler keeps it to one): `note` when the figures are absent by nature
@@ -77,7 +89,7 @@ impl Slow {
             stat: KeptStat::new(&d, keep),
             prev: None,
         });
-        let hwmons = super::discovery_hwmons(root, &mut bufs.dir, &mut bufs.file);
+        let hwmons = discovery_hwmons(root, &mut bufs.dir, &mut bufs.file);
         Slow {
             thrash: Thrash::default(),
             disk,

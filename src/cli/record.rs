@@ -12,8 +12,7 @@ use headroom::followed::buildcg::BuildCgroup;
 use headroom::followed::compilers::CompilerList;
 use headroom::govern::jobserver::notes::{Note, Tell};
 use headroom::govern::recording::{
-    self, CsvOut, Hooks, Interval, Loop, LoopSettings, OpenError, Stop, StopFlag, Watch,
-    WriteState,
+    self, CsvOut, Hooks, Interval, Loop, LoopSettings, OpenError, Stop, StopFlag, Watch, WriteState,
 };
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};

@@ -331,8 +331,8 @@ impl Pauser {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::govern::jobserver::estimate::{Estimate, Seen};
     use crate::govern::jobserver::driver::TICK_MS;
+    use crate::govern::jobserver::estimate::{Estimate, Seen};
     use crate::govern::jobserver::room::{RESERVE_MB, room_mb};
     use crate::report::jobserver_block::Source;
 

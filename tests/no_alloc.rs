@@ -33,12 +33,14 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 use headroom::followed::compilers::CompilerList;
-use headroom::govern::jobserver::driver::{Driver, Governor};
+use headroom::govern::jobserver::driver::{Driver, Governor, TICK_MS};
 use headroom::govern::jobserver::handout::Handout;
 use headroom::govern::jobserver::notes::{Note, Tell};
 use headroom::govern::jobserver::pausing::Pausing;
 use headroom::govern::jobserver::token_fifo::TokenFifo;
-use headroom::govern::recording::{CsvOut, Interval, Loop, Plan, StopFlag, Watch, WriteState, run};
+use headroom::govern::recording::{
+    CsvOut, Interval, Loop, LoopSettings, StopFlag, Watch, WriteState, run,
+};
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
 use headroom::report::summary::Summary;
@@ -102,7 +104,7 @@ fn ticks_after_start_up_allocate_nothing() {
     let handout = Handout::new(4, 500, headroom::report::jobserver_block::Source::PeakMb);
     let mut gov = Box::new(Governor::new(handout, fifo, false));
     let me = std::process::id();
-    let mut pausing = Box::new(Pausing::follow(&root, me, false, None).unwrap());
+    let mut pausing = Box::new(Pausing::follow(&root, me, false, None, TICK_MS).unwrap());
     let mut prom = Box::new(PromFile::create(out.as_fd(), "headroom.prom").unwrap());
     let labels = Labels {
         run_id: "a",
@@ -111,11 +113,10 @@ fn ticks_after_start_up_allocate_nothing() {
     let mut summary = Box::new(Summary::new(None, None));
     let mut warn = NoWarn;
     let mut rows = 0u64;
-    let plan = Plan {
+    let settings = LoopSettings {
         interval: Interval::Fixed(0),
         count: Some(1),
         compat: false,
-        govern_ms: None,
     };
     // One warm-up tick (first-use paths), then count.
     run(Loop {
@@ -123,7 +124,7 @@ fn ticks_after_start_up_allocate_nothing() {
         bufs: &mut bufs,
         csv: &mut csv,
         summary: &mut summary,
-        plan,
+        settings,
         watch: &Watch::None,
         stop: &Never,
         stop_fd: None,
@@ -139,18 +140,17 @@ fn ticks_after_start_up_allocate_nothing() {
     });
 
     let before = ALLOCS.load(Ordering::SeqCst);
-    let plan = Plan {
+    let settings = LoopSettings {
         interval: Interval::Fixed(0),
         count: Some(50),
         compat: false,
-        govern_ms: None,
     };
     run(Loop {
         sampler: &mut sampler,
         bufs: &mut bufs,
         csv: &mut csv,
         summary: &mut summary,
-        plan,
+        settings,
         watch: &Watch::None,
         stop: &Never,
         stop_fd: None,
@@ -184,18 +184,18 @@ fn ticks_after_start_up_allocate_nothing() {
     let mut own_summary = Box::new(Summary::new(None, None));
     let ticks = gov.handout.ticks();
     let before = ALLOCS.load(Ordering::SeqCst);
-    let plan = Plan {
+    let settings = LoopSettings {
         interval: Interval::Fixed(40),
         count: Some(5),
         compat: false,
-        govern_ms: Some(10),
     };
+    gov.pace_ms = 10;
     run(Loop {
         sampler: &mut sampler,
         bufs: &mut bufs,
         csv: &mut csv,
         summary: &mut own_summary,
-        plan,
+        settings,
         watch: &Watch::None,
         stop: &Never,
         stop_fd: None,

@@ -10,7 +10,7 @@ use rustix::fd::{AsRawFd, BorrowedFd};
 use headroom::followed::buildcg::BuildCgroup;
 use headroom::govern::jobserver::driver::{Driver, Governor};
 use headroom::govern::jobserver::estimate::{Starts, starting_peak};
-use headroom::govern::jobserver::handout::Handout;
+use headroom::govern::jobserver::handout::{self, Handout};
 use headroom::govern::jobserver::pausing::Pausing;
 use headroom::govern::jobserver::pool_member::{JoinError, PoolMember};
 use headroom::govern::jobserver::token_fifo::TokenFifo;
@@ -120,25 +120,24 @@ impl JobserverArgs {
 /// `run --jobserver` while it runs: the governor's parts (the library's,
 /// `govern::jobserver`), kept here and lent to the recording loop as a
 /// [`Driver`], and what CMD is told in its environment.
-pub struct Js {
+pub struct JobserverRun {
     /// The handout, its FIFO, what `--explain` said.
     gov: Governor,
     /// `--pool`: the memory budget shared with other governors.
     pool: Option<Box<PoolMember>>,
-    /// The pausing of CMD's jobs, once CMD runs ([`Js::follow`]).
+    /// The pausing of CMD's jobs, once CMD runs ([`JobserverRun::follow`]).
     pausing: Option<Box<Pausing>>,
     /// MAKEFLAGS and CARGO_MAKEFLAGS for CMD.
     pub env: Vec<(&'static str, std::ffi::OsString)>,
-    explain: bool,
     /// Jobs may be paused (not `--no-pause`).
     pause_on: bool,
     /// `--run-id`: the name the pool remembers the measured peak under.
     run_id: String,
 }
 
-impl Js {
+impl JobserverRun {
     /// Makes the FIFO in the out dir, sizes the governor (cap: --max-jobs,
-    /// else the usable cores; peak: `estimate::starting_peak`, `measured`
+    /// else `handout::default_cap`; peak: `estimate::starting_peak`, `measured`
     /// being `--from`'s peak and where it was read), joins `--pool` and
     /// composes MAKEFLAGS.
     ///
@@ -153,14 +152,10 @@ impl Js {
         out_dir: &str,
         run_id: &str,
         measured: Option<(u64, String)>,
-    ) -> Result<Js, Fail> {
-        let cap = match j.max_jobs {
-            Some(n) => n,
-            None => {
-                let mut buf = vec![0u8; 64 * 1024];
-                headroom::plan::host::cores(root, root.is_live(), &mut buf).usable
-            }
-        };
+    ) -> Result<JobserverRun, Fail> {
+        let cap = j
+            .max_jobs
+            .unwrap_or_else(|| handout::default_cap(root, &mut vec![0u8; handout::CORES_BUF_LEN]));
         let (peak, source) = starting(j, measured.as_ref().map(|m| m.0), run_id);
         let mut fifo = TokenFifo::create(dir).map_err(|e| {
             Fail(format!(
@@ -198,29 +193,27 @@ impl Js {
         if j.explain {
             say_start(&handout.estimate().report(), j, measured.as_ref());
         }
-        Ok(Js {
+        Ok(JobserverRun {
             gov: Governor::new(handout, fifo, j.explain),
             pool,
             pausing: None,
             env: vec![("MAKEFLAGS", flags.clone()), ("CARGO_MAKEFLAGS", flags)],
-            explain: j.explain,
             pause_on: j.pause,
             run_id: run_id.to_string(),
         })
     }
 
     /// Follows CMD, just started as `pid` (in the build cgroup `cg` when
-    /// it joined one), to pause its jobs (on the live host, unless
-    /// `--no-pause`).
+    /// it joined one), to pause its jobs (unless `--no-pause`; where
+    /// pausing applies is the governor's rule, `Governor::follow`).
     ///
     /// Never inlined: the job table (about 40 KiB) is built on its frame
     /// before it is boxed, which inlined into `record_job` every recording
     /// would carry and make resident, `--jobserver` or not.
     #[inline(never)]
     pub fn follow(&mut self, root: &Root, pid: u32, cg: Option<&BuildCgroup>) {
-        if self.pause_on && root.is_live() {
-            let members = cg.and_then(|cg| cg.members().ok());
-            self.pausing = Pausing::follow(root, pid, self.explain, members).map(Box::new);
+        if self.pause_on {
+            self.pausing = self.gov.follow(root, pid, cg).map(Box::new);
         }
     }
 
@@ -246,7 +239,7 @@ impl Js {
 /// Joins pool `dir` (named by `from`: `--pool` or `$HEADROOM_POOL`) as
 /// run `run_id` with `handout`'s cap and peak per job.
 ///
-/// Never inlined, as [`Js::start`]: the pool's tables are built on its
+/// Never inlined, as [`JobserverRun::start`]: the pool's tables are built on its
 /// frame before they are boxed.
 ///
 /// # Errors

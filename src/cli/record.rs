@@ -12,7 +12,7 @@ use headroom::followed::buildcg::BuildCgroup;
 use headroom::followed::compilers::CompilerList;
 use headroom::govern::jobserver::notes::{Note, Tell};
 use headroom::govern::recording::{
-    self, CsvOut, Hooks, Interval, Loop, OpenError, Plan, Stop, StopFlag, Watch, WriteState,
+    self, CsvOut, Hooks, Interval, Loop, LoopSettings, OpenError, Stop, StopFlag, Watch, WriteState,
 };
 use headroom::kernel::root::Root;
 use headroom::report::prom::{Labels, PromFile};
@@ -26,7 +26,7 @@ use super::child::{
 };
 use super::defaults::{disk_path, env_nonempty, no_mlock};
 use super::files::{open_parent, open_root, same_file};
-use super::jobserver_setup::{JobserverArgs, Js};
+use super::jobserver_setup::{JobserverArgs, JobserverRun};
 use super::messages::{Fail, StderrWarn, errtext, io_text, shown, usage};
 use super::options::{RecordArgs, RunArgs};
 use super::plan::measured_advice;
@@ -179,40 +179,25 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         &mut sampler,
         &mut summary,
     );
-    let plan = r.plan(child.is_some(), f.js.is_some(), &watch);
+    let settings = r.settings(child.is_some(), &watch);
     let stops = Stops::default();
-    let stop = match &started {
-        None => run_loop(
-            &mut sampler,
-            &mut bufs,
-            &mut f,
-            &mut summary,
-            plan,
-            &watch,
-            &Signals,
-            &r,
-            wake.as_fd(),
-        ),
-        Some(c) => {
-            let fwd = Forward {
-                pid: c.pid,
-                own_group,
-                wake: wake.as_fd(),
-                stops: &stops,
-            };
-            run_loop(
-                &mut sampler,
-                &mut bufs,
-                &mut f,
-                &mut summary,
-                plan,
-                &watch,
-                &fwd,
-                &r,
-                wake.as_fd(),
-            )
-        }
-    };
+    let forward = started.as_ref().map(|c| Forward {
+        pid: c.pid,
+        own_group,
+        wake: wake.as_fd(),
+        stops: &stops,
+    });
+    let stop = run_loop(LoopParts {
+        sampler: &mut sampler,
+        bufs: &mut bufs,
+        files: &mut f,
+        summary: &mut summary,
+        settings,
+        watch: &watch,
+        stop: LoopStop(forward),
+        recording: &r,
+        wake: wake.as_fd(),
+    });
     let ended = Ended {
         started,
         child,
@@ -361,11 +346,10 @@ impl Recording {
         }
     }
 
-    /// The loop's plan: the interval (`--interval`, else 15 s for
+    /// The loop's settings: the interval (`--interval`, else 15 s for
     /// `record` and the widening one for `run`), the row count (one row
-    /// when `--watch-pid`'s process is gone), and with the jobserver its
-    /// governor's tick between rows.
-    fn plan(&self, run: bool, jobserver: bool, watch: &Watch) -> Plan {
+    /// when `--watch-pid`'s process is gone), the columns.
+    fn settings(&self, run: bool, watch: &Watch) -> LoopSettings {
         let count = if matches!(watch, Watch::None) && self.a.watch_pid.is_some() {
             Some(1)
         } else {
@@ -376,11 +360,10 @@ impl Recording {
             None if run => Interval::Widening,
             None => Interval::Fixed(RECORD_INTERVAL_MS),
         };
-        Plan {
+        LoopSettings {
             interval,
             count,
             compat: self.a.compat,
-            govern_ms: jobserver.then_some(headroom::govern::jobserver::room::TICK_MS),
         }
     }
 }
@@ -420,7 +403,7 @@ struct Files {
     summary_name: String,
     prom: Option<Box<PromFile>>,
     /// `run --jobserver`: the FIFO and the governor.
-    js: Option<Js>,
+    js: Option<JobserverRun>,
     csv: CsvOut,
 }
 
@@ -476,7 +459,7 @@ impl Files {
                     .as_deref()
                     .map(super::plan::largest_peak)
                     .transpose()?;
-                Some(Js::start(
+                Some(JobserverRun::start(
                     j,
                     &r.root,
                     dir.as_fd(),
@@ -587,18 +570,18 @@ fn start_child(
 /// The footprint is fixed here, from the first tick: the stack the loop's
 /// frames use (committed from this frame, the one that calls the loop),
 /// every page already mapped, then all of it locked in RAM.
-#[allow(clippy::too_many_arguments)]
-fn run_loop(
-    sampler: &mut Sampler<'_>,
-    bufs: &mut Buffers,
-    f: &mut Files,
-    summary: &mut Summary,
-    plan: Plan,
-    watch: &Watch,
-    stop: &impl StopFlag,
-    r: &Recording,
-    wake: BorrowedFd<'_>,
-) -> Stop {
+fn run_loop(l: LoopParts<'_, '_>) -> Stop {
+    let LoopParts {
+        sampler,
+        bufs,
+        files: f,
+        summary,
+        settings,
+        watch,
+        stop,
+        recording: r,
+        wake,
+    } = l;
     let labels = Labels {
         run_id: &r.run_id,
         disk_path: &r.disk,
@@ -620,16 +603,51 @@ fn run_loop(
         bufs,
         csv: &mut f.csv,
         summary,
-        plan,
+        settings,
         watch,
-        stop,
+        stop: &stop,
         stop_fd: Some(wake),
         warn: &mut warn,
-        governor: f.js.as_mut().map(Js::driver),
+        governor: f.js.as_mut().map(JobserverRun::driver),
         hooks: &mut hooks,
     });
     status.borrow_mut().clear();
     stop
+}
+
+/// The recording loop's parts, gathered for [`run_loop`].
+struct LoopParts<'l, 's> {
+    /// Reads each row and each glance.
+    sampler: &'l mut Sampler<'s>,
+    /// The sampler's buffers.
+    bufs: &'l mut Buffers,
+    /// The CSV, `--prom` and the jobserver's governor.
+    files: &'l mut Files,
+    /// Fed with each row.
+    summary: &'l mut Summary,
+    /// Interval, count, columns.
+    settings: LoopSettings,
+    /// The process whose exit ends the recording.
+    watch: &'l Watch,
+    /// How a stop signal is seen (and passed on to CMD with `run`).
+    stop: LoopStop<'l>,
+    /// The options, checked.
+    recording: &'l Recording,
+    /// The self-pipe, readable when a stop signal arrives.
+    wake: BorrowedFd<'l>,
+}
+
+/// How the loop sees a stop signal: `run` passes it on to CMD
+/// ([`Forward`]); `record` only reads the flag ([`Signals`]).
+struct LoopStop<'a>(Option<Forward<'a>>);
+
+impl StopFlag for LoopStop<'_> {
+    fn signal(&self) -> Option<i32> {
+        match &self.0 {
+            Some(forward) => forward.signal(),
+            None => Signals.signal(),
+        }
+    }
 }
 
 /// What the loop shows after each row and between rows: the `--prom`

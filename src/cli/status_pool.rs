@@ -124,9 +124,7 @@ impl PoolStatus {
 
 /// The growth all of `leases` reserve, MiB.
 fn reserved_mb(leases: &[Lease]) -> u64 {
-    leases
-        .iter()
-        .fold(0u64, |a, l| a.saturating_add(l.growth_mb))
+    headroom::govern::jobserver::lease::reserved_mb(leases)
 }
 
 /// `s` as a JSON string, through the report layer's one escaper.

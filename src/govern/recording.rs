@@ -346,21 +346,16 @@ impl Interval {
     }
 }
 
-/// The recording's settings.
+/// The loop's settings: when rows are taken, how many, which columns.
+/// (The governor's pace between rows is its own, `Governor::pace_ms`.)
 #[derive(Clone, Copy, Debug)]
-pub struct Plan {
+pub struct LoopSettings {
     /// Time between rows.
     pub interval: Interval,
     /// Stop after this many rows.
     pub count: Option<u64>,
     /// Write only the 14 compatible columns.
     pub compat: bool,
-    /// `run --jobserver`: the governor's pace, ms. Between two rows the
-    /// loop takes a [`Sampler::glance`] for [`Loop::governor`] every this
-    /// many ms after the row's slot, skipping the slots a stall missed;
-    /// a slot at or after the next row's is that row's (so an interval of
-    /// at most this gives no glances). `None`: rows only.
-    pub govern_ms: Option<u64>,
 }
 
 /// Waits up to `ms` milliseconds for the stop fd or the watched process's
@@ -462,8 +457,8 @@ pub struct Loop<'l, 's, S, W, H> {
     pub csv: &'l mut CsvOut,
     /// Fed with each row.
     pub summary: &'l mut Summary,
-    /// Interval, count, columns, the governor's pace.
-    pub plan: Plan,
+    /// Interval, count, columns.
+    pub settings: LoopSettings,
     /// The process whose exit ends the recording.
     pub watch: &'l Watch,
     /// The stop signal received so far.
@@ -472,8 +467,11 @@ pub struct Loop<'l, 's, S, W, H> {
     pub stop_fd: Option<BorrowedFd<'l>>,
     /// The warning sink: the sampler's warnings and the governor's notes.
     pub warn: &'l mut W,
-    /// `run --jobserver`: the governor, ticked at each row and at each of
-    /// [`Plan::govern_ms`]'s glances between rows.
+    /// `run --jobserver`: the governor, ticked at each row and, between
+    /// rows, at each of its pace's glances: a [`Sampler::glance`] every
+    /// `Governor::pace_ms` after the row's slot, skipping the slots a
+    /// stall missed; a slot at or after the next row's is that row's (so
+    /// an interval of at most its pace gives no glances).
     pub governor: Option<Driver<'l>>,
     /// The owner's hooks after each row and between rows.
     pub hooks: &'l mut H,
@@ -495,8 +493,8 @@ pub struct Loop<'l, 's, S, W, H> {
 /// `summary.lost` and in `csv.lost`; the loop warns once and keeps
 /// sampling, writing again when space returns.
 ///
-/// With [`Plan::govern_ms`] and a governor, the governor keeps its own
-/// pace between rows: a [`Sampler::glance`] for its tick at each of its
+/// With a governor, the governor keeps its own pace
+/// (`Governor::pace_ms`, `driver::TICK_MS`) between rows: a [`Sampler::glance`] for its tick at each of its
 /// slots after a row's until the next row (see [`Loop::until_row`]); rows
 /// keep their grid.
 pub fn run<S: StopFlag, W: Tell, H: Hooks>(mut l: Loop<'_, '_, S, W, H>) -> Stop {
@@ -506,7 +504,7 @@ pub fn run<S: StopFlag, W: Tell, H: Hooks>(mut l: Loop<'_, '_, S, W, H>) -> Stop
     // The grid slot of the tick just taken, in ns after the start (0: the
     // first, at start).
     let mut slot: u64 = 0;
-    let interval = l.plan.interval;
+    let interval = l.settings.interval;
     // When the watched process was seen to exit: one last row shows the
     // state after the build's final step, then the loop ends.
     let mut exited_at: Option<u64> = None;
@@ -538,7 +536,7 @@ pub fn run<S: StopFlag, W: Tell, H: Hooks>(mut l: Loop<'_, '_, S, W, H>) -> Stop
         if let Some(sig) = l.stop.signal() {
             return Stop::Signal(sig);
         }
-        if l.plan.count.is_some_and(|c| rows >= c) {
+        if l.settings.count.is_some_and(|c| rows >= c) {
             return Stop::Count;
         }
         if let Some(at_ns) = exited_at {
@@ -559,13 +557,12 @@ pub fn run<S: StopFlag, W: Tell, H: Hooks>(mut l: Loop<'_, '_, S, W, H>) -> Stop
             interval,
         );
         let due = start_ns.saturating_add(slot);
-        let glances = match (&l.governor, l.plan.govern_ms) {
-            (Some(_), Some(ms)) => Some((
+        let glances = l.governor.as_ref().map(|d| {
+            (
                 start_ns.saturating_add(row_slot),
-                ms.saturating_mul(1_000_000),
-            )),
-            _ => None,
-        };
+                d.gov.pace_ms.saturating_mul(1_000_000),
+            )
+        });
         match l.until_row(row_ns, due, glances) {
             Waited::Due => {}
             Waited::Exited(at_ns) => exited_at = Some(at_ns),
@@ -606,7 +603,7 @@ impl<S: StopFlag, W: Tell, H: Hooks> Loop<'_, '_, S, W, H> {
             d.tick(Glance::of_row(&row), now_ms(), self.warn);
             d.fill_row(&mut row);
         }
-        let state = if row.format(self.plan.compat, line).is_err() {
+        let state = if row.format(self.settings.compat, line).is_err() {
             WriteState::Lost(Errno::NOBUFS)
         } else {
             append_row(self.csv, self.summary, line)
@@ -845,10 +842,10 @@ mod tests {
     }
 
     /// Runs the loop for `count` rows at `interval` ms with a governor (at
-    /// most 4 jobs of 100 MiB) at `govern_ms` over a root whose
+    /// most 4 jobs of 100 MiB) at a pace of `pace_ms` over a root whose
     /// MemAvailable is 3 GiB; the governor's ticks between the rows (its
     /// glances), and the jobs it allows at the end.
-    fn paces(tag: &str, interval: u64, govern_ms: Option<u64>, count: u64) -> (u64, u32) {
+    fn paces(tag: &str, interval: u64, pace_ms: u64, count: u64) -> (u64, u32) {
         use crate::followed::compilers::CompilerList;
         use crate::govern::jobserver::driver::{Driver, Governor};
         use crate::govern::jobserver::handout::Handout;
@@ -876,14 +873,14 @@ mod tests {
             super::CsvOut::create(out.as_fd(), "r.csv", crate::tick::row::columns::HEADER_JOBS)
                 .unwrap();
         let mut summary = std::boxed::Box::new(crate::report::summary::Summary::new(None, None));
-        let plan = super::Plan {
+        let settings = super::LoopSettings {
             interval: Interval::Fixed(interval),
             count: Some(count),
             compat: false,
-            govern_ms,
         };
         let fifo = TokenFifo::create(out.as_fd()).unwrap();
         let mut gov = Governor::new(Handout::new(4, 100, Source::PeakMb), fifo, false);
+        gov.pace_ms = pace_ms;
         let mut rows = 0u64;
         let mut hooks = |row: &crate::tick::row::Row, _: super::WriteState, _: &Summary| {
             assert!(row.jobs.is_some(), "the governor filled the row");
@@ -894,7 +891,7 @@ mod tests {
             bufs: &mut bufs,
             csv: &mut csv,
             summary: &mut summary,
-            plan,
+            settings,
             watch: &super::Watch::None,
             stop: &Never,
             stop_fd: None,
@@ -919,15 +916,15 @@ mod tests {
     #[test]
     fn the_loop_keeps_two_paces() {
         // Five slots between two rows (100 … 500 ms after the row's).
-        let (glances, allowed) = paces("one", 600, Some(100), 2);
+        let (glances, allowed) = paces("one", 600, 100, 2);
         assert!((1..=5).contains(&glances), "{glances}");
         // It read the root's meminfo: 3 GiB hold the cap.
         assert_eq!(allowed, 4);
-        let (glances, _) = paces("two", 600, Some(100), 3);
+        let (glances, _) = paces("two", 600, 100, 3);
         assert!((1..=10).contains(&glances), "{glances}");
-        // Without the governor's pace, or with rows at its pace: rows only.
-        assert_eq!(paces("rows", 300, None, 3).0, 0);
-        assert_eq!(paces("fast", 100, Some(250), 3).0, 0);
+        // Rows at the governor's pace, or faster: rows only.
+        assert_eq!(paces("rows", 300, 300, 3).0, 0);
+        assert_eq!(paces("fast", 100, 250, 3).0, 0);
     }
 
     /// Issue 15: a 17 s build at 15 s gave 3 rows. `run` without

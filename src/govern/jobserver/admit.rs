@@ -32,7 +32,7 @@
 //!
 //! Nothing here reads a file or the clock.
 
-use crate::govern::jobserver::lease::Lease;
+use crate::govern::jobserver::lease::{Lease, reserved_mb};
 use crate::govern::jobserver::room::{growth_mb, room_mb};
 
 /// A cgroup that limits this build: its identity and what is available
@@ -80,16 +80,11 @@ pub struct Admission {
 
 /// The room, MiB, when this build reserves `own_growth` and the `others`
 /// (live leases, this build's own left out) theirs.
-pub fn room(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i64 {
-    let others_all: u128 = others.iter().map(|l| u128::from(l.growth_mb)).sum();
-    let mut least = i128::from(own.available_mb) - others_all as i128;
+pub fn room_with_leases(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i64 {
+    let mut least = i128::from(own.available_mb) - i128::from(reserved_mb(others));
     for c in limits {
-        let inside: u128 = others
-            .iter()
-            .filter(|l| l.limits.contains(&c.ino))
-            .map(|l| u128::from(l.growth_mb))
-            .sum();
-        least = least.min(i128::from(c.available_mb) - inside as i128);
+        let inside = reserved_mb(others.iter().filter(|l| l.limits.contains(&c.ino)));
+        least = least.min(i128::from(c.available_mb) - i128::from(inside));
     }
     room_mb(least, own_growth)
 }
@@ -101,7 +96,7 @@ pub fn admit(own: &Own, limits: &[Limit], others: &[Lease]) -> Admission {
     // Jobs already running grow whatever is allowed: `k` below them
     // reserves what they need.
     let need = |k: u32| growth_mb(k.max(own.running), peak, own.held_mb);
-    let room_at = |k: u32| room(need(k), own, limits, others);
+    let room_at = |k: u32| room_with_leases(need(k), own, limits, others);
     // The most that fits, by memory alone (1 at least: the implicit slot).
     let mut allowed = 1;
     while allowed < cap && room_at(allowed + 1) >= 0 {

@@ -24,6 +24,7 @@
 
 use rustix::fd::BorrowedFd;
 
+use crate::followed::buildcg::BuildCgroup;
 use crate::followed::rusage::End;
 use crate::govern::jobserver::admit::{Admission, Own};
 use crate::govern::jobserver::estimate::Seen;
@@ -34,9 +35,16 @@ use crate::govern::jobserver::peakfile;
 use crate::govern::jobserver::pool_member::PoolMember;
 use crate::govern::jobserver::room::{room_mb, usable_mb};
 use crate::govern::jobserver::token_fifo::TokenFifo;
+use crate::kernel::root::Root;
 use crate::report::jobserver_block::{Basis, Report};
 use crate::tick::row::Row;
 use crate::tick::sampler::glance::Glance;
+
+/// The governor's pace: the longest time between two of its ticks,
+/// milliseconds. A job that starts right after a tick has grown at most
+/// this long before the next one sees it; the recording loop glances for
+/// a tick this often between rows (`govern::recording`).
+pub const TICK_MS: u64 = 250;
 
 /// The governor's own state between ticks: the token handout and its FIFO,
 /// the jobs columns of the next row, what `--explain` said last.
@@ -45,6 +53,9 @@ pub struct Governor {
     pub handout: Handout,
     /// The FIFO (or pipe) whose bytes are the job slots.
     pub fifo: TokenFifo,
+    /// Its pace, ms: [`TICK_MS`] (a test may set its own). The recording
+    /// loop ticks it this often between rows.
+    pub pace_ms: u64,
     explain: bool,
     /// The slots last said (with --explain): (allowed, memory-bound, left
     /// to other builds).
@@ -63,10 +74,22 @@ impl Governor {
             said_peak: (handout.peak_mb(), Basis::Start),
             handout,
             fifo,
+            pace_ms: TICK_MS,
             explain,
             said: None,
             columns: JobsColumns::default(),
         }
+    }
+}
+
+impl Governor {
+    /// The pausing of CMD's jobs, CMD just started as `pid` (in the build
+    /// cgroup `cg` when it joined one): `Pausing::follow` at this
+    /// governor's pace, telling each pause with `--explain`. `None` when
+    /// `root` is not the live host (its pids are not this host's to
+    /// signal) or CMD is already gone.
+    pub fn follow(&self, root: &Root, pid: u32, cg: Option<&BuildCgroup>) -> Option<Pausing> {
+        Pausing::follow(root, pid, self.explain, cg, self.pace_ms)
     }
 }
 
@@ -147,12 +170,12 @@ impl Driver<'_> {
         let others = self
             .pool
             .as_ref()
-            .map_or(0, |sh| sh.figures().others_growth_mb);
+            .map_or(0, |member| member.figures().others_growth_mb);
         // The running jobs' growth is the pauser's to weigh: none here.
         let room = room_mb(i128::from(usable) - i128::from(others), 0);
         let n = p.act(self.gov.handout.peak_mb(), room, now_ms, tell);
-        if let Some(sh) = self.pool.as_deref_mut() {
-            sh.set_paused(p.paused());
+        if let Some(member) = self.pool.as_deref_mut() {
+            member.set_paused(p.paused());
         }
         n
     }
@@ -199,7 +222,7 @@ impl Driver<'_> {
             )
         };
         let admitted = match (self.pool.as_deref_mut(), g.mem_known) {
-            (Some(sh), true) => sh.tick(own, |a| step(Some(a)), tell),
+            (Some(member), true) => member.tick(own, |a| step(Some(a)), tell),
             _ => {
                 step(None);
                 None
@@ -217,11 +240,11 @@ impl Driver<'_> {
     ) -> SlotsWhy<'_> {
         let peak_mb = self.gov.handout.peak_mb();
         match (admitted, self.pool.as_deref()) {
-            (Some(a), Some(sh)) if d.memory_bound => SlotsWhy::Pool {
-                dir: sh.dir(),
+            (Some(a), Some(member)) if d.memory_bound => SlotsWhy::Pool {
+                dir: member.dir(),
                 room_mb: a.room_mb,
                 peak_mb,
-                others: sh.others(),
+                others: member.others(),
                 yielded: a.yielded,
             },
             _ if d.memory_bound => SlotsWhy::Memory {
@@ -240,7 +263,7 @@ impl Driver<'_> {
     pub fn fill_row(&mut self, row: &mut Row) {
         row.jobs = self.gov.columns.row();
         row.pauses = self.pausing.as_ref().map(|p| p.counts());
-        row.pool = self.pool.as_ref().map(|sh| sh.figures());
+        row.pool = self.pool.as_ref().map(|member| member.figures());
     }
 
     /// The FIFO to watch between ticks while tokens are withheld (see
@@ -271,11 +294,11 @@ impl Driver<'_> {
         let mut report = self.gov.handout.report();
         if let Some(r) = report.as_mut() {
             r.pausing = pausing;
-            r.pool = self.pool.as_ref().map(|sh| sh.share());
+            r.pool = self.pool.as_ref().map(|member| member.share());
         }
         self.gov.fifo.unlink();
-        if let Some(sh) = self.pool.as_deref_mut() {
-            sh.leave();
+        if let Some(member) = self.pool.as_deref_mut() {
+            member.leave();
         }
         report
     }
@@ -287,7 +310,7 @@ impl Driver<'_> {
     /// measured. Every job of a build that ended has ended: the largest
     /// seen is whole. A failure is told; so is success, with `--explain`.
     pub fn remember(&self, end: End, run_id: &str, tell: &mut impl Tell) {
-        let (Some(sh), Some(mb)) = (
+        let (Some(member), Some(mb)) = (
             self.pool.as_deref(),
             self.gov.handout.estimate().build_peak_mb(),
         ) else {
@@ -296,10 +319,10 @@ impl Driver<'_> {
         if end != End::Exited(0) || peakfile::name(run_id).is_none() {
             return;
         }
-        let written = sh.remember(run_id, mb);
+        let written = member.remember(run_id, mb);
         if written.is_err() || self.gov.explain {
             tell.tell(&Note::Remembered {
-                dir: sh.dir(),
+                dir: member.dir(),
                 run_id,
                 mb,
                 written,

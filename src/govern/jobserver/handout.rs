@@ -35,11 +35,24 @@
 
 use crate::govern::jobserver::estimate::{Estimate, Seen};
 use crate::govern::jobserver::room::{growth_mb, room_mb};
+use crate::kernel::root::Root;
 use crate::report::jobserver_block::{Basis, Report, Source};
 
 /// Most slots headroom hands out: far above any core count it meets, far
 /// below a pipe's 64 KiB (a write of tokens never blocks).
 pub const MAX_SLOTS: u32 = 4096;
+
+/// Bytes of the buffer [`default_cap`] reads the host through
+/// (`plan::host::cores`: /proc/stat and mountinfo).
+pub const CORES_BUF_LEN: usize = 64 * 1024;
+
+/// The cap without `--max-jobs`: the cores usable on `root`
+/// (`plan::host::cores`: the affinity on the live host, else the online
+/// CPUs; capped by a cgroup's CPU quota and cpuset), read through `buf`
+/// ([`CORES_BUF_LEN`] bytes).
+pub fn default_cap(root: &Root, buf: &mut [u8]) -> u32 {
+    crate::plan::host::cores(root, root.is_live(), buf).usable
+}
 
 /// One tick's figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -288,13 +301,14 @@ mod tests {
         let mut g = Handout::new(8, 160, Source::PeakMb);
         // Start: only make's implicit job, nothing held.
         let d = tick(&mut g, inputs(380, 0, 0));
-        // room = 380 − 160 − 32 = 188: one more job.
+        // room = 380 − 160 − RESERVE_MB: one more job.
+        assert_eq!(d.room_mb, room_mb(380, 160));
         assert_eq!((d.running, d.allowed, d.put, d.take), (1, 2, 1, 0));
         assert!(d.memory_bound);
         // make took the token: two run, growing; no third.
         let d = tick(&mut g, inputs(300, 60, 0));
         assert_eq!((d.running, d.allowed, d.put), (2, 2, 0));
-        assert_eq!(d.room_mb, 300 - (320 - 60) - 32);
+        assert_eq!(d.room_mb, room_mb(300, 320 - 60));
     }
 
     #[test]

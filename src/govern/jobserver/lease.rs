@@ -271,6 +271,15 @@ fn paused(v: &[u8]) -> Result<Vec<Paused, PAUSED_CAP>, LeaseError> {
     Ok(out)
 }
 
+/// The growth `leases` reserve together (the sum of their `growth_mb`),
+/// MiB, saturated at `u64::MAX`: what pool admission, the pool's row
+/// figures and `status`'s pool block count as held for other builds.
+pub fn reserved_mb<'a>(leases: impl IntoIterator<Item = &'a Lease>) -> u64 {
+    leases
+        .into_iter()
+        .fold(0u64, |a, l| a.saturating_add(l.growth_mb))
+}
+
 /// `s` cut to `N` bytes ([`RUN_CAP`] for a run id) at a character
 /// boundary, each control character (a newline would end the line) made a
 /// space.
@@ -426,5 +435,16 @@ mod tests {
         l.write(&mut out).unwrap();
         assert!(out.len() < 1000, "{}", out.len());
         assert_eq!(Lease::parse(&out), Ok(l));
+    }
+
+    #[test]
+    fn the_growth_reserved_is_the_leases_sum_saturated() {
+        let with = |mb| Lease {
+            growth_mb: mb,
+            ..Lease::empty()
+        };
+        assert_eq!(reserved_mb(&[]), 0);
+        assert_eq!(reserved_mb(&[with(170), with(30)]), 200);
+        assert_eq!(reserved_mb(&[with(u64::MAX), with(1)]), u64::MAX);
     }
 }

@@ -40,7 +40,7 @@ use heapless::Vec;
 
 use crate::followed::jobtree::{self, JOBS_CAP};
 use crate::govern::jobserver::lease::{PAUSED_CAP, Paused};
-use crate::govern::jobserver::room::{self, TICK_MS};
+use crate::govern::jobserver::room;
 
 /// How far ahead a growing job's rate is carried, ms: eight governor
 /// ticks, time to pause the next job before the growing ones arrive.
@@ -61,7 +61,7 @@ pub struct Job {
     /// What its processes hold now (RSS), MiB.
     pub rss_mb: u64,
     /// How fast that grew since the last tick, MiB/s (0 when it did not;
-    /// over at least a governor tick, `TICK_MS`, so that two ticks close
+    /// over at least a governor tick, [`Pauser::new`]'s pace, so that two ticks close
     /// together do not make a step of a few MiB a torrent).
     pub rate_mb_s: u64,
     /// Stopped by us.
@@ -180,12 +180,19 @@ pub struct Pauser {
     progress_ms: u64,
     pauses: u32,
     paused_ms: u64,
+    /// The governor's pace, ms (`driver::TICK_MS`): a job's rate is taken
+    /// over at least this long.
+    pace_ms: u64,
 }
 
 impl Pauser {
-    /// Nothing paused yet.
-    pub fn new() -> Pauser {
-        Pauser::default()
+    /// Nothing paused yet; the governor ticks every `pace_ms` at most
+    /// (`driver::TICK_MS`).
+    pub fn new(pace_ms: u64) -> Pauser {
+        Pauser {
+            pace_ms,
+            ..Pauser::default()
+        }
     }
 
     /// This tick: `jobs` as scanned now (`followed::jobtree`), the
@@ -213,7 +220,7 @@ impl Pauser {
                 (Some(k), _) => self.rates.get(k).copied().unwrap_or(0),
                 (None, Some(s)) => {
                     j.rss_kib.saturating_sub(s.rss_kib).saturating_mul(1000)
-                        / dt.max(TICK_MS)
+                        / dt.max(self.pace_ms)
                         / 1024
                 }
                 _ => 0,
@@ -324,8 +331,9 @@ impl Pauser {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::govern::jobserver::driver::TICK_MS;
     use crate::govern::jobserver::estimate::{Estimate, Seen};
-    use crate::govern::jobserver::room::RESERVE_MB;
+    use crate::govern::jobserver::room::{RESERVE_MB, room_mb};
     use crate::report::jobserver_block::Source;
 
     fn job(pid: u32, start_ticks: u64, rss_mb: u64, paused: bool) -> Job {
@@ -432,7 +440,7 @@ mod tests {
 
     #[test]
     fn the_pauser_books_pauses_counts_their_time_and_forgets_ended_jobs() {
-        let mut p = Pauser::new();
+        let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 50, 5)];
         assert_eq!(p.tick(&a, 100, 1000, 0), Act::Hold);
         assert_eq!(p.tick(&a, 100, 60, 250), Act::Pause(1));
@@ -456,7 +464,7 @@ mod tests {
 
     #[test]
     fn a_step_between_two_close_ticks_is_not_taken_for_a_torrent() {
-        let mut p = Pauser::new();
+        let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 10, 5), tree_job(11, 2, 10, 5)];
         p.tick(&a, 100, 1000, 0);
         // +10 MiB each 10 ms later: 40 MiB/s over a tick (80 MiB carried),
@@ -467,7 +475,7 @@ mod tests {
 
     #[test]
     fn a_stall_of_the_running_jobs_continues_the_paused_one() {
-        let mut p = Pauser::new();
+        let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 50, 5)];
         p.tick(&a, 100, 1000, 0);
         assert_eq!(p.tick(&a, 100, 60, 250), Act::Pause(1));
@@ -486,7 +494,7 @@ mod tests {
         // Waiters 10 and 11 started first and block on a lock; 12 holds it
         // and is paused (started last). Continuing the first paused one
         // only (a waiter) would leave the holder stopped for good.
-        let mut p = Pauser::new();
+        let mut p = Pauser::new(TICK_MS);
         let a = [
             tree_job(10, 1, 3, 5),
             tree_job(11, 2, 3, 5),
@@ -530,7 +538,7 @@ mod tests {
     fn a_paused_job_keeps_the_rate_it_was_paused_at() {
         // 11 grows at 40 MiB/s past a 100 MiB peak it was declared at.
         let mut e = Estimate::new(100, Source::PeakMb, 4);
-        let mut p = Pauser::new();
+        let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 100, 5)];
         p.tick(&a, estimated(&mut e, &a), 1000, 0);
         let a = [tree_job(10, 1, 60, 6), tree_job(11, 2, 110, 6)];
@@ -555,7 +563,7 @@ mod tests {
         let (limit, base, peak, tick) = (400u64, 10u64, 180u64, 250u64);
         let mut rss = [base; 3];
         let mut done = [false; 3];
-        let mut p = Pauser::new();
+        let mut p = Pauser::new(TICK_MS);
         let mut e = Estimate::new(100, Source::PeakMb, 3);
         let mut most = 0;
         for step in 0..400u64 {
@@ -566,7 +574,7 @@ mod tests {
                 .filter(|&i| !done[i])
                 .map(|i| tree_job(100 + i as u32, 1, rss[i], t))
                 .collect();
-            let room = limit as i64 - used as i64 - RESERVE_MB as i64;
+            let room = room_mb(i128::from(limit) - i128::from(used), 0);
             let act = if pausing {
                 let peak = estimated(&mut e, &jobs);
                 p.tick(&jobs, peak, room, t)

@@ -12,7 +12,7 @@ use core::mem::MaybeUninit;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::process::{Pid, Signal};
 
-use crate::followed::buildcg::Members;
+use crate::followed::buildcg::{BuildCgroup, Members};
 use crate::followed::compilers::{PidFiles, ProcDir};
 use crate::followed::jobtree::{JobTree, PROCS_CAP};
 use crate::govern::jobserver::lease::{PAUSED_CAP, Paused};
@@ -71,15 +71,22 @@ pub struct Pausing {
 
 impl Pausing {
     /// Follows CMD (`pid`, just started) in the live `root`'s `proc/`,
-    /// among the `members` of its build cgroup when it has one; `explain`:
-    /// each pause and continue is told. `None` when its `stat` cannot be
-    /// read (CMD already gone).
+    /// among the members of its build cgroup `cg` when it has one;
+    /// `explain`: each pause and continue is told; `pace_ms`: the
+    /// governor's pace (`driver::TICK_MS`). `None` when `root` is not the
+    /// live host (a tree's pids are not this host's to stop), or when
+    /// CMD's `stat` cannot be read (CMD already gone).
     pub fn follow(
         root: &Root,
         pid: u32,
         explain: bool,
-        members: Option<Members<OwnedFd>>,
+        cg: Option<&BuildCgroup>,
+        pace_ms: u64,
     ) -> Option<Pausing> {
+        if !root.is_live() {
+            return None;
+        }
+        let members = cg.and_then(|cg| cg.members().ok());
         let proc_dir = root.open_dir("proc").ok()?;
         let mut work = JobWork::new();
         let start = stat_start(&proc_dir, pid, &mut work.buf)?;
@@ -87,7 +94,7 @@ impl Pausing {
             work,
             pids: heapless::Vec::new(),
             members,
-            pauser: Pauser::new(),
+            pauser: Pauser::new(pace_ms),
             cmd: (pid, start),
             proc_dir,
             page_kib: (rustix::param::page_size() / 1024).max(1) as u64,

@@ -126,10 +126,7 @@ impl PoolMember {
     pub fn figures(&self) -> PoolFigures {
         PoolFigures {
             others: u32::try_from(self.others.len()).unwrap_or(u32::MAX),
-            others_growth_mb: self
-                .others
-                .iter()
-                .fold(0u64, |a, l| a.saturating_add(l.growth_mb)),
+            others_growth_mb: lease::reserved_mb(&self.others),
             own_growth_mb: self.me.growth_mb,
         }
     }

@@ -29,11 +29,6 @@ pub fn growth_mb(k: u32, peak_mb: u64, held_mb: u64) -> u64 {
     u64::from(k).saturating_mul(peak_mb).saturating_sub(held_mb)
 }
 
-/// Longest time between two governor ticks, milliseconds: a job that
-/// starts right after a tick has grown at most this long before the next
-/// one sees it.
-pub const TICK_MS: u64 = 250;
-
 /// The memory the build can use now, MiB: MemAvailable, or the tightest
 /// cgroup's available memory when smaller (the report's one rule,
 /// `report::summary::binding`); `None` when /proc/meminfo could not be

@@ -343,10 +343,10 @@ fn a_log_dir_of_10000_files_takes_the_newest() {
 
 /// A full-format row for `summarize`: epoch, a mem_avail_mb, a mem_used_mb.
 fn synthetic_row(epoch: u64, used: u64, avail: u64) -> String {
-    format!(
-        "{epoch},2026-11-30T00:00:00Z,{e},1.50,90,{used},{avail},50,0,70,22,4,build,\"[ 50%] Building CXX object x.o\",0,,,70000,1,70000,0,,0.00,900,cc1plus,900,cc1plus,0.00,0.00,0,0,1.00,2.00,10,55.0,80,,\n",
+    common::full_width(&format!(
+        "{epoch},2026-11-30T00:00:00Z,{e},1.50,90,{used},{avail},50,0,70,22,4,build,\"[ 50%] Building CXX object x.o\",0,,,70000,1,70000,0,,0.00,900,cc1plus,900,cc1plus,0.00,0.00,0,0,1.00,2.00,10,55.0,80",
         e = epoch - 1_700_000_000,
-    )
+    ))
 }
 
 #[test]

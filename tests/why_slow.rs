@@ -15,9 +15,9 @@ use headroom::tick::row::columns::HEADER_FULL;
 /// columns `slow` (`si,so,mf,rf,rd,wr,util,temp,freq,thr`).
 fn row(elapsed: u64, stage: &str, context: &str, slow: &str) -> String {
     let (epoch, iso) = (1_796_000_000 + elapsed, iso(elapsed));
-    format!(
-        "{epoch},{iso},{elapsed},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1plus,700,cc1plus,{slow},\n"
-    )
+    common::full_width(&format!(
+        "{epoch},{iso},{elapsed},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1plus,700,cc1plus,{slow},"
+    ))
 }
 
 /// The UTC time `elapsed` seconds after 1796000000
@@ -133,11 +133,11 @@ fn file_thrash_csv(dir: &Path) -> PathBuf {
             (0, 1010, "", "0.00,0.00,0,0,0.10,0.20,3,50.0,100,")
         };
         let comm = if peak.is_empty() { "" } else { "cc1" };
-        csv.push_str(&format!(
-            "{},{},{e},4.10,100,1400,22604,6,0,20,60,{compilers},compile,\"[1/4] CC sqlite3.c\",8192,0,0,400,10,20480,0,{cg},31.50,{peak},{comm},{peak},{comm},{slow},1024\n",
+        csv.push_str(&common::full_width(&format!(
+            "{},{},{e},4.10,100,1400,22604,6,0,20,60,{compilers},compile,\"[1/4] CC sqlite3.c\",8192,0,0,400,10,20480,0,{cg},31.50,{peak},{comm},{peak},{comm},{slow},1024",
             1_796_000_000 + e,
             iso(e)
-        ));
+        )));
     }
     let path = dir.join("resources-sqlite.csv");
     fs::write(&path, csv).unwrap();

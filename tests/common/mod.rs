@@ -463,6 +463,19 @@ pub fn overlap(dirs: &[impl AsRef<Path>]) -> (usize, usize) {
 pub const FULL_WIDTH: usize = headroom::tick::row::columns::CORE_COLUMNS.len()
     + headroom::tick::row::columns::EXT_COLUMNS.len();
 
+/// `row`, a full-format row's fields from the first up to any column (no
+/// comma inside a field; a trailing newline is dropped), ended with empty
+/// fields up to [`FULL_WIDTH`] and a newline: the columns after those a
+/// test sets follow the column table, so a new column needs no edit.
+pub fn full_width(row: &str) -> String {
+    let mut r = row.trim_end_matches('\n').to_string();
+    for _ in r.split(',').count()..FULL_WIDTH {
+        r.push(',');
+    }
+    r.push('\n');
+    r
+}
+
 /// A recording's jobs columns (`run --jobserver`'s CSV): (jobs_running,
 /// jobs_allowed) per row.
 pub fn jobs_columns(csv: &Path) -> Vec<(u32, u32)> {

@@ -49,13 +49,16 @@ pub struct Facts {
 
 impl Facts {
     /// Reads them under `root`: `disk` is the build disk as resolved (or
-    /// why not), `vm` `/proc/vmstat` as read; `dir` is getdents64(2)
-    /// scratch for the hwmon, thermal and cpufreq directories and `buf`
-    /// the status screen's scratch (both the snapshot's).
+    /// why not), `vm` `/proc/vmstat` as read, `page_kib` the page size the
+    /// swap counts are in (the snapshot's, [`crate::kernel::root::page_kib`]);
+    /// `dir` is getdents64(2) scratch for the hwmon, thermal and cpufreq
+    /// directories and `buf` the status screen's scratch (both the
+    /// snapshot's).
     pub(super) fn read(
         root: &Root,
         disk: Result<BuildDisk, NoDisk>,
         vm: Option<&VmStat>,
+        page_kib: u64,
         dir: &mut [MaybeUninit<u8>],
         buf: &mut [u8],
     ) -> Facts {
@@ -64,7 +67,7 @@ impl Facts {
                 .read(root.fd(), &mut buf[..diskstats::STAT_BUF_LEN])
                 .ok()
         });
-        let page = crate::kernel::root::page_kib(root.is_live()) * 1024;
+        let page = page_kib * 1024;
         let swap_in_out_mib = vm
             .and_then(|v| v.pswpin.zip(v.pswpout))
             .map(|(i, o)| (i.saturating_mul(page) >> 20, o.saturating_mul(page) >> 20));

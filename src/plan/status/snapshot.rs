@@ -225,7 +225,8 @@ impl<'a> Snapshot<'a> {
             Ok(fd) => zram_devices(fd.as_fd()),
             Err(e) => Err(ReadError::Open(*e)),
         };
-        let swaps = read_swaps(root, sb, zram.as_ref().ok(), page_kib(opts.live));
+        let page_kib = page_kib(opts.live);
+        let swaps = read_swaps(root, sb, zram.as_ref().ok(), page_kib);
         let (tmp_stat, disk_stat, capture_read) = fs_stats(root, &opts, buf);
         let cores = host::cores_with(
             root,
@@ -236,7 +237,7 @@ impl<'a> Snapshot<'a> {
         let vmstat = read_vmstat(root, buf);
         let mut dir = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
         let vm = vmstat.as_ref().ok();
-        let slow = slow_now::Facts::read(root, tables.build_disk, vm, &mut dir, buf);
+        let slow = slow_now::Facts::read(root, tables.build_disk, vm, page_kib, &mut dir, buf);
         Snapshot {
             mem: tables.mem,
             mem_limit_path: tables.mem_limit_path,

@@ -2,7 +2,7 @@
 //! pool's leases, judged against the status snapshot's MemTotal) and
 //! rendered as the screen's block or the JSON's `pool` object.
 
-use headroom::govern::jobserver::lease::Lease;
+use headroom::govern::jobserver::lease::reserved_mb;
 use headroom::plan::status::snapshot::Snapshot;
 
 use super::messages::Fail;
@@ -69,7 +69,7 @@ impl PoolStatus {
         if !leases.is_empty() {
             out.push_str(&format!(
                 "  growth reserved in all: {} MiB\n",
-                reserved_mb(leases)
+                reserved_mb(leases.iter())
             ));
         }
         for NotCounted { file, why } in not_counted {
@@ -92,7 +92,7 @@ impl PoolStatus {
             "{{\"dir\":{},\"builds\":{},\"growth_reserved_mib\":{},\"leases\":[",
             json_string(&self.dir),
             leases.len(),
-            reserved_mb(leases)
+            reserved_mb(leases.iter())
         );
         for (i, l) in leases.iter().enumerate() {
             out.push_str(&format!(
@@ -120,11 +120,6 @@ impl PoolStatus {
         out.push_str("]}");
         out
     }
-}
-
-/// The growth all of `leases` reserve, MiB.
-fn reserved_mb(leases: &[Lease]) -> u64 {
-    headroom::govern::jobserver::lease::reserved_mb(leases)
 }
 
 /// `s` as a JSON string, through the report layer's one escaper.

@@ -10,7 +10,8 @@
 //! The scan reads `comm` first (the cheapest file), and `stat` and `status`
 //! only for matching names. A process that vanishes mid-scan (ENOENT or
 //! ESRCH on any read) is skipped silently. Its size is `VmHWM`, else
-//! `VmRSS`, else `stat`'s rss pages × the running kernel's page size.
+//! `VmRSS`, else `stat`'s rss pages × the page size of the kernel read
+//! ([`crate::kernel::root::page_kib`]: a `--root` tree's own).
 //!
 //! # References
 //! proc(5) (`/proc/pid/comm`, `stat`, `status`); `TASK_COMM_LEN` (16 with
@@ -390,8 +391,8 @@ fn descends_from(
 pub const MAX_DEPTH: usize = 32;
 
 impl<'l> Scan<'l> {
-    /// Starts a scan matching against `list`; `page_size_kib` is the running
-    /// kernel's page size in KiB (4, 16 or 64; from `sysconf(_SC_PAGESIZE)`),
+    /// Starts a scan matching against `list`; `page_size_kib` is the read
+    /// kernel's page size in KiB (4, 16 or 64; [`crate::kernel::root::page_kib`]),
     /// used only when `status` has no `Vm*` value.
     pub fn new(list: &'l CompilerList, page_size_kib: u64) -> Self {
         Scan {

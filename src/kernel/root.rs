@@ -297,28 +297,76 @@ pub fn join_num<'o>(out: &'o mut [u8], prefix: &str, n: u64, suffix: &str) -> Op
     core::str::from_utf8(&out[..len]).ok()
 }
 
-/// Page size assumed for a `--root` tree, in KiB: the tree does not record
-/// the board's page size, and the smallest one flags the fewest devices
-/// "full" (a device whose used == size is full with any page size).
+/// Path (under a `--root` tree) of the board's page size capture: the
+/// decimal byte count of `getconf PAGESIZE` (sysconf(3) `_SC_PAGESIZE`,
+/// the kernel's `PAGE_SIZE`) and a newline, as `ci/capture-board` writes
+/// it. Not a kernel file: the page size is a syscall's answer (the
+/// auxiliary vector's `AT_PAGESZ`), so a board tree records it here, as
+/// it records statvfs(3) in `statvfs`.
+pub const PAGESIZE_FILE: &str = "pagesize";
+
+/// Page size assumed for a `--root` tree without [`PAGESIZE_FILE`] (or
+/// with one that is not a whole number of KiB), in KiB: the smallest one
+/// flags the fewest zram devices "full" (a device whose used == size is
+/// full with any page size).
 pub const TREE_PAGE_KIB: u64 = 4;
 
-/// The page size of the system under a root, KiB: this machine's when
-/// `live` ([`Root::is_live`]), else [`TREE_PAGE_KIB`] (a board tree does
-/// not record its page size). What a zram swap device is judged full by.
-pub fn page_kib(live: bool) -> u64 {
+/// The page size of the system under `root`, KiB: this machine's when
+/// `live` ([`Root::is_live`]), else the tree's [`PAGESIZE_FILE`] (absent
+/// or malformed: [`TREE_PAGE_KIB`]). The one size every page count read
+/// under a root is converted by: `/proc/vmstat` `pswpin`/`pswpout`,
+/// `/proc/PID/stat` rss, the zram swap device judged full.
+pub fn page_kib(root: &Root, live: bool) -> u64 {
     if live {
-        u64::try_from(rustix::param::page_size() / 1024)
+        return u64::try_from(rustix::param::page_size() / 1024)
             .unwrap_or(TREE_PAGE_KIB)
-            .max(1)
-    } else {
-        TREE_PAGE_KIB
+            .max(1);
     }
+    let mut buf = [0u8; 24];
+    root.read(PAGESIZE_FILE, &mut buf)
+        .ok()
+        .and_then(parse_page_kib)
+        .unwrap_or(TREE_PAGE_KIB)
+}
+
+/// Parses a [`PAGESIZE_FILE`] (`16384\n`) into KiB; `None` unless it is a
+/// power of two of at least 1024 bytes (every page size Linux has).
+pub fn parse_page_kib(b: &[u8]) -> Option<u64> {
+    let bytes = crate::kernel::parse::parse_u64(crate::kernel::parse::trim(b))?;
+    (bytes >= 1024 && bytes.is_power_of_two()).then_some(bytes / 1024)
 }
 
 #[cfg(test)]
 mod tests {
     extern crate std;
     use super::*;
+
+    /// Case `boards/rpi5-8g-16k/pagesize` (a 16 KiB-page Pi 5 kernel,
+    /// `CONFIG_ARM64_16K_PAGES`) and the 4 KiB of every other board.
+    #[test]
+    fn page_size_capture_parses_whole_kib_powers_of_two() {
+        assert_eq!(parse_page_kib(b"16384\n"), Some(16));
+        assert_eq!(parse_page_kib(b"4096"), Some(4));
+        assert_eq!(parse_page_kib(b"65536\n"), Some(64));
+        for bad in [&b""[..], b"0\n", b"512\n", b"5000\n", b"16k\n", b"-4096\n"] {
+            assert_eq!(parse_page_kib(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_tree_gives_its_captured_page_size_else_four_kib() {
+        let dir = std::env::temp_dir().join(std::format!("headroom-page-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert_eq!(page_kib(&root, false), TREE_PAGE_KIB);
+        std::fs::write(dir.join(PAGESIZE_FILE), b"16384\n").unwrap();
+        assert_eq!(page_kib(&root, false), 16);
+        std::fs::write(dir.join(PAGESIZE_FILE), b"sixteen\n").unwrap();
+        assert_eq!(page_kib(&root, false), TREE_PAGE_KIB);
+        let live = (rustix::param::page_size() / 1024) as u64;
+        assert_eq!(page_kib(&root, true), live);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn join_num_formats_and_checks_capacity() {

@@ -149,7 +149,7 @@ pub struct Ext {
     /// comm of that process.
     pub build_peak_rss_comm: String<COMM_CAP>,
     /// Swap-in since the previous tick, MiB/s (/proc/vmstat `pswpin` ×
-    /// the running kernel's page size).
+    /// the kernel's page size, [`crate::kernel::root::page_kib`]).
     pub swap_in_mibps: Option<Decimal>,
     /// Swap-out since the previous tick, MiB/s (`pswpout`).
     pub swap_out_mibps: Option<Decimal>,

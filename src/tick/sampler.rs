@@ -221,6 +221,7 @@ pub struct Sampler<'a> {
     slow: slow_figures::Slow,
     /// The kernel threads of the last listing, skipped (live root only).
     classes: Classes,
+    /// The page size of the kernel read, KiB ([`crate::kernel::root::page_kib`]).
     page_size_kib: u64,
     prev_cpu: Option<CpuTimes>,
     first_oom: Option<u64>,
@@ -308,7 +309,7 @@ impl<'a> Sampler<'a> {
             kept: KeptFiles::new(live),
             slow: slow_figures::Slow::new(root, opts.disk_path, bufs),
             classes: Classes::new(live),
-            page_size_kib: (rustix::param::page_size() / 1024).max(1) as u64,
+            page_size_kib: crate::kernel::root::page_kib(root, live),
             prev_cpu: None,
             first_oom: None,
             first_epoch: None,

@@ -97,7 +97,7 @@ impl Pausing {
             pauser: Pauser::new(pace_ms),
             cmd: (pid, start),
             proc_dir,
-            page_kib: (rustix::param::page_size() / 1024).max(1) as u64,
+            page_kib: crate::kernel::root::page_kib(root, true),
             since: heapless::Vec::new(),
             explain,
             scanned: false,

@@ -225,7 +225,7 @@ impl<'a> Snapshot<'a> {
             Ok(fd) => zram_devices(fd.as_fd()),
             Err(e) => Err(ReadError::Open(*e)),
         };
-        let page_kib = page_kib(opts.live);
+        let page_kib = page_kib(root, opts.live);
         let swaps = read_swaps(root, sb, zram.as_ref().ok(), page_kib);
         let (tmp_stat, disk_stat, capture_read) = fs_stats(root, &opts, buf);
         let cores = host::cores_with(

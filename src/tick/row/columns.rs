@@ -544,7 +544,7 @@ table! {
     }), None);
     SWAP_IN_MIBPS = col("swap_in_mibps", Unit::MiBps, Set::Ext, W_DECIMAL, ext_opt!(swap_in_mibps), prom(310, gauge(
         "headroom_swap_in_bytes_per_second",
-        "Swap-in since the previous sample (/proc/vmstat pswpin, pages of the running kernel's size).",
+        "Swap-in since the previous sample (/proc/vmstat pswpin, pages of the kernel's size).",
     ), |r| mibps(&r.ext.swap_in_mibps)));
     SWAP_OUT_MIBPS = col("swap_out_mibps", Unit::MiBps, Set::Ext, W_DECIMAL, ext_opt!(swap_out_mibps), prom(320, gauge(
         "headroom_swap_out_bytes_per_second",

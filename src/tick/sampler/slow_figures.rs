@@ -178,7 +178,7 @@ pub(super) struct Thrash {
 impl Thrash {
     /// `swap_in_mibps`, `swap_out_mibps`, `majflt_ps` and `refaults_ps`
     /// from `vm`, read at `now_ns`, against the previous tick's; pages are
-    /// `page_bytes` long (the running kernel's).
+    /// `page_bytes` long ([`crate::kernel::root::page_kib`] of the root).
     pub(super) fn thrash(&mut self, row: &mut Row, vm: &VmStat, now_ns: u64, page_bytes: u64) {
         if let Some((then, prev)) = self.prev_vm.replace((now_ns, *vm)) {
             let dt = now_ns.saturating_sub(then);

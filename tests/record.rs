@@ -364,6 +364,29 @@ fn a_symlink_at_the_csv_path_is_refused_and_its_target_untouched() {
     assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
 }
 
+/// Issue 28: `record --count 1` with a `--stage-log` that does not exist
+/// warns as a longer run does (once, at its end: it has no second row).
+#[test]
+fn one_row_with_a_missing_stage_log_warns() {
+    let d = scratch("one-row-missing-log");
+    for count in ["1", "3"] {
+        let out = Command::new(BIN)
+            .args(["record", "--count", count, "--interval", "0", "--run-id", count])
+            .args(["--stage-log", "nothere.log", "--out-dir", "."])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said: Vec<&str> = stderr.lines().filter(|l| l.contains("nothere.log")).collect();
+        assert_eq!(
+            said,
+            ["headroom: warning: --stage-log nothere.log: does not exist (yet); stage and context stay empty until it does"],
+            "--count {count}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn summarize_the_toolchains_csv_matches_the_golden_summary() {
     let d = scratch("summarize");

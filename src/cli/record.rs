@@ -611,6 +611,7 @@ fn run_loop(l: LoopParts<'_, '_>) -> Stop {
         governor: f.js.as_mut().map(JobserverRun::driver),
         hooks: &mut hooks,
     });
+    sampler.end(&mut warn);
     status.borrow_mut().clear();
     stop
 }

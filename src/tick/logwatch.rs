@@ -1,5 +1,6 @@
 //! When the build log gives nothing: one warning when `--stage-log FILE`
-//! does not exist, and one when the log has given no context for a minute
+//! does not exist (at the second row, or at the end of a recording of one
+//! row), and one when the log has given no context for a minute
 //! of rows. A user who typed the wrong name, or whose build writes its
 //! output elsewhere, would otherwise get `?,""` on every row and no word
 //! why.
@@ -29,7 +30,8 @@ pub enum LogRead {
 /// A warning [`LogWatch::row`] finds due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogWarning {
-    /// `--stage-log FILE` is missing at a row after the first.
+    /// `--stage-log FILE` is missing at a row after the first, or at the
+    /// last row of a recording that never warned.
     Missing,
     /// The log has given no context for [`QUIET_S`] seconds of rows.
     Quiet,
@@ -56,6 +58,8 @@ pub struct LogWatch {
     /// Rows seen so far.
     rows: u64,
     missing_warned: bool,
+    /// The file was missing at the latest row.
+    missing_now: bool,
     /// Epoch of the first row of the current run of rows whose read log
     /// gave no context.
     quiet_since: Option<u64>,
@@ -68,6 +72,7 @@ impl LogWatch {
         LogWatch {
             rows: 0,
             missing_warned: false,
+            missing_now: false,
             quiet_since: None,
             quiet_warned: false,
         }
@@ -92,6 +97,7 @@ impl LogWatch {
     pub fn row(&mut self, epoch: u64, read: LogRead) -> Option<LogWarning> {
         let first = self.rows == 0;
         self.rows = self.rows.saturating_add(1);
+        self.missing_now = read == LogRead::Missing;
         match read {
             LogRead::Missing => {
                 self.quiet_since = None;
@@ -110,6 +116,24 @@ impl LogWatch {
                 None
             }
         }
+    }
+
+    /// The recording has ended: [`LogWarning::Missing`] when the file was
+    /// missing at its last row and the warning was never given (a
+    /// recording of one row, `record --count 1`, has no second row to give
+    /// it at), so a short run warns as a long one does.
+    ///
+    /// ```
+    /// use headroom::tick::logwatch::{LogRead, LogWarning, LogWatch};
+    /// let mut w = LogWatch::new();
+    /// assert_eq!(w.row(100, LogRead::Missing), None);
+    /// assert_eq!(w.end(), Some(LogWarning::Missing));
+    /// assert_eq!(w.end(), None);
+    /// ```
+    pub fn end(&mut self) -> Option<LogWarning> {
+        let due = self.missing_now && !self.missing_warned;
+        self.missing_warned |= due;
+        due.then_some(LogWarning::Missing)
     }
 }
 
@@ -135,6 +159,26 @@ mod tests {
         let mut w = LogWatch::new();
         assert_eq!(w.row(0, LogRead::Missing), None);
         assert_eq!(w.row(15, SAID), None);
+    }
+
+    #[test]
+    fn a_log_still_missing_at_the_end_warns_once_there() {
+        // `record --count 1`: the only row is also the last.
+        let mut w = LogWatch::new();
+        assert_eq!(w.row(0, LogRead::Missing), None);
+        assert_eq!(w.end(), Some(LogWarning::Missing));
+        // Warned at the second row already: not again at the end.
+        let mut w = LogWatch::new();
+        assert_eq!(w.row(0, LogRead::Missing), None);
+        assert_eq!(w.row(1, LogRead::Missing), Some(LogWarning::Missing));
+        assert_eq!(w.end(), None);
+        // Made by CMD after the first row: nothing to say at the end.
+        let mut w = LogWatch::new();
+        assert_eq!(w.row(0, LogRead::Missing), None);
+        assert_eq!(w.row(1, SAID), None);
+        assert_eq!(w.end(), None);
+        // No row at all: nothing was looked for.
+        assert_eq!(LogWatch::new().end(), None);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::root::{ReadError, Root};
 use crate::kernel::stat::{self, CpuTimes};
 use crate::kernel::{loadavg, meminfo, psi, vmstat, zram};
-use crate::tick::logwatch::{LogRead, LogWatch};
+use crate::tick::logwatch::{LogRead, LogWarning, LogWatch};
 use crate::tick::row::{Decimal, Row};
 
 pub mod buffers;
@@ -681,13 +681,31 @@ impl<'a> Sampler<'a> {
     /// Stage and context from the active log, and the warnings of
     /// [`LogWatch`] when it gives nothing.
     fn log(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
+        if matches!(self.opts.stage_log, StageLog::None) {
+            return;
+        }
+        let read = self.read_log(row, bufs, w);
+        let due = self.log_watch.row(row.epoch, read);
+        self.say_log(due, w);
+    }
+
+    /// The recording has ended (after its last row): the warning about the
+    /// build log that no row gave and is due all the same
+    /// ([`LogWatch::end`]: `record --count 1` with a missing log).
+    pub fn end(&mut self, w: &mut impl Warn) {
+        let due = self.log_watch.end();
+        self.say_log(due, w);
+    }
+
+    /// Gives the build log's warning `due`, if any, naming the option and
+    /// path.
+    fn say_log(&self, due: Option<LogWarning>, w: &mut impl Warn) {
         let (option, path) = match self.opts.stage_log {
             StageLog::None => return,
             StageLog::File(p) => ("--stage-log", p),
             StageLog::Dir(d) => ("--stage-log-dir", d),
         };
-        let read = self.read_log(row, bufs, w);
-        if let Some(warning) = self.log_watch.row(row.epoch, read) {
+        if let Some(warning) = due {
             w.log(option, path, warning.text());
         }
     }
@@ -980,7 +998,17 @@ mod tests {
         let missing = std::format!(
             "--stage-log {log_s}: does not exist (yet); stage and context stay empty until it does"
         );
-        assert_eq!(w.0, [missing]);
+        assert_eq!(w.0, [missing.clone()]);
+        // Warned: nothing more at the end.
+        s.end(&mut w);
+        assert_eq!(w.0.len(), 1);
+        // A recording of one row (`record --count 1`) warns at its end.
+        let mut one = Sampler::new(&root, opts, &mut bufs);
+        let mut w1 = LogWarns::default();
+        one.tick(0, &mut bufs, &mut w1);
+        assert!(w1.0.is_empty());
+        one.end(&mut w1);
+        assert_eq!(w1.0, [missing]);
         // There now, with make's echo lines: the file being compiled.
         fs::write(&log, "cc -O2 -c a.c -o a.o\n").unwrap();
         assert_eq!(

@@ -197,3 +197,42 @@ fn a_command_not_found_is_named_quoted() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issue 28: `--pool DIR` that does not exist is created, parents and
+/// all, as a cache directory is: mode 01777 less the umask (here 022:
+/// `drwxr-xr-t`, only this user's builds join it); a DIR that cannot be
+/// created is one line, exit 1. No root needed.
+#[test]
+fn a_missing_pool_directory_is_created() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = std::env::temp_dir().join(format!("headroom-newpool-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    let pool = d.join("cache/headroom-pool");
+    let run = |pool: &Path| {
+        let mut c = Command::new("sh");
+        c.args(["-c", "umask 022 && exec \"$@\"", "sh", BIN])
+            .args(["run", "--jobserver", "--no-cgroup", "--max-jobs", "1"])
+            .arg("--pool")
+            .arg(pool)
+            .args(["--interval", "0.2", "--run-id", "p", "--out-dir"])
+            .arg(&d)
+            .args(["--", "true"])
+            .env_remove("MAKEFLAGS")
+            .env_remove("HEADROOM_POOL");
+        c.output().unwrap()
+    };
+    let out = run(&pool);
+    assert!(out.status.success(), "{out:?}");
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&pool), 0o1755);
+    assert_eq!(mode(&d.join("cache")), 0o755);
+    // Used again as it is.
+    assert!(run(&pool).status.success());
+    fs::write(d.join("file"), "").unwrap();
+    let out = run(&d.join("file/pool"));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/file/pool: cannot create it: Not a directory\n"), "{err}");
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -316,8 +316,18 @@ fn pool_goes_with_jobserver_and_an_unsafe_directory_is_refused() {
         stderr.contains("others may write it (mode 777) and it is not sticky: refused"),
         "{stderr}"
     );
-    let out = pooled(&d, &d.join("missing"), "x", &["true"]);
+    // A pool that does not exist is created (issue 28), parents and all.
+    let out = pooled(&d, &d.join("missing/pool"), "x", &["true"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(d.join("missing/pool").is_dir());
+    // One that cannot be: said, exit 1.
+    fs::write(d.join("file"), "").unwrap();
+    let out = pooled(&d, &d.join("file/pool"), "x", &["true"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot create it: Not a directory"),
+        "{out:?}"
+    );
 }
 
 #[test]

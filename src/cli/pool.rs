@@ -68,6 +68,7 @@ pub fn open_text(from: &str, dir: &str, e: OpenError) -> String {
             format!("{from} {dir}: is a symlink; name the directory itself")
         }
         OpenError::Dir(e) => format!("{from} {dir}: {}", errtext(e)),
+        OpenError::Create(e) => format!("{from} {dir}: cannot create it: {}", errtext(e)),
         OpenError::Untrusted { mode } => format!(
             "{from} {dir}: others may write it (mode {mode:o}) and it is not sticky: refused (chmod o-w, or +t as /tmp)"
         ),

@@ -25,6 +25,11 @@
 //! sticky (as /tmp is), and then only leases owned by this user or root
 //! count. Nothing is followed through a symlink (`O_NOFOLLOW`).
 //!
+//! A DIR that does not exist is created, with its missing parents, as a
+//! cache directory is ([`create_pool_dir`]): mode 01777 less the umask,
+//! so that the umask says who shares it and the sticky bit makes any
+//! sharing it allows one the trust rule accepts.
+//!
 //! No daemon, no root: any governor that can open DIR takes part, across
 //! PID namespaces and containers that share it.
 //!
@@ -55,6 +60,9 @@ pub const LEASES_CAP: usize = 32;
 /// Why the pool cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpenError {
+    /// DIR does not exist and cannot be created (the errno of mkdir(2):
+    /// EACCES, ENOTDIR for a parent that is a file, EROFS, …).
+    Create(Errno),
     /// DIR cannot be opened as a directory (the errno; `ELOOP`: a symlink).
     Dir(Errno),
     /// Others may write DIR and it is not sticky: anyone could replace a
@@ -118,13 +126,16 @@ pub struct Locked<'p> {
 }
 
 impl PoolDir {
-    /// Opens the pool DIR (which must exist), checks that it can be
-    /// trusted, and creates this governor's lease in it (holding its lock
-    /// from then on), written once from `first`.
+    /// Opens the pool DIR (created first when it does not exist:
+    /// [`create_pool_dir`]), checks that it can be trusted, and creates
+    /// this governor's lease in it (holding its lock from then on),
+    /// written once from `first`.
     ///
     /// # Errors
-    /// [`OpenError`]: DIR, its trust, the lock file, the lease.
+    /// [`OpenError`]: DIR's creation, DIR, its trust, the lock file, the
+    /// lease.
     pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<PoolDir, OpenError> {
+        create_pool_dir(path).map_err(OpenError::Create)?;
         let (dir, others_write) = open_dir(path)?;
         let lock = open_lock(dir.as_fd()).map_err(OpenError::Lock)?;
         let mut pool = PoolDir {
@@ -418,6 +429,41 @@ fn open_dir(path: &str) -> Result<(OwnedFd, bool), OpenError> {
     Ok((dir, others_write))
 }
 
+/// The mode a missing pool directory is created with, less the umask
+/// (mkdir(2) keeps `S_ISVTX` on Linux): `drwxr-xr-t` under the usual umask
+/// 022 (only its creator's builds join it), `drwxrwxr-t` under 002 (the
+/// group's too), `drwxrwxrwt` under 000 (everyone's, as /tmp). Sticky, so
+/// a directory the umask lets others write is one [`PoolDir::open`]
+/// trusts, and nobody removes another user's lease.
+pub const POOL_DIR_MODE: u32 = 0o1777;
+
+/// The mode missing parents of a pool directory are created with, less
+/// the umask (as `mkdir -p`).
+pub const PARENT_DIR_MODE: u32 = 0o777;
+
+/// Creates the pool directory `path` when it does not exist, and its
+/// missing parents first (`mkdir -p`): DIR with [`POOL_DIR_MODE`], the
+/// parents with [`PARENT_DIR_MODE`], both less the umask. One that is
+/// there already (made by another governor at the same moment, or a
+/// symlink, which [`PoolDir::open`] then refuses) is left as it is.
+///
+/// # Errors
+/// The errno of the mkdir(2) that failed, other than EEXIST.
+pub fn create_pool_dir(path: &str) -> Result<(), Errno> {
+    let made = |p: &str, mode: u32| match rustix::fs::mkdir(p, Mode::from_raw_mode(mode)) {
+        Ok(()) | Err(Errno::EXIST) => Ok(()),
+        Err(e) => Err(e),
+    };
+    match made(path, POOL_DIR_MODE) {
+        Err(Errno::NOENT) => {}
+        done => return done,
+    }
+    for (i, _) in path.match_indices('/').filter(|&(i, _)| i > 0) {
+        made(&path[..i], PARENT_DIR_MODE)?;
+    }
+    made(path, POOL_DIR_MODE)
+}
+
 /// Takes the lock `op` (non-blocking) on `lock`, tried 20 times over about
 /// 20 ms, so that a governor stopped while holding it (Ctrl-Z) delays the
 /// others instead of hanging them.
@@ -575,6 +621,41 @@ mod tests {
         assert!(look(&a).0.is_empty());
     }
 
+    /// This process's umask, from `/proc/self/status` (`Umask:`, since
+    /// Linux 4.7): setting it to read it would race the other tests.
+    fn umask() -> u32 {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap();
+        let v = s.lines().find_map(|l| l.strip_prefix("Umask:")).unwrap();
+        u32::from_str_radix(v.trim(), 8).unwrap()
+    }
+
+    /// Issue 28: `--pool DIR` that does not exist is created with its
+    /// parents, as a cache directory is, and is then a pool like any other.
+    #[test]
+    fn a_missing_pool_is_created_with_its_parents() {
+        let d = scratch("create");
+        let pool = d.join("cache/headroom/pool");
+        let l = lease("a", 1);
+        let p = PoolDir::open(pool.to_str().unwrap(), 1, 0, &l).unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        assert_eq!(mode(&pool), POOL_DIR_MODE & !umask());
+        assert_eq!(mode(&d.join("cache")), PARENT_DIR_MODE & !umask());
+        assert!(pool.join(p.lease_name()).exists());
+        drop(p);
+        // There already (a trailing slash, a second governor): used as is.
+        std::fs::set_permissions(&pool, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(create_pool_dir(&std::format!("{}/", pool.display())), Ok(()));
+        assert_eq!(mode(&pool), 0o700);
+        // A parent that is a file: the mkdir's errno, said as such.
+        std::fs::write(d.join("file"), b"").unwrap();
+        let under_file = d.join("file/pool");
+        assert_eq!(
+            PoolDir::open(under_file.to_str().unwrap(), 1, 0, &l).err(),
+            Some(OpenError::Create(Errno::NOTDIR))
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     #[test]
     fn the_pool_lock_admits_one_governor_at_a_time() {
         let d = scratch("lock");
@@ -709,7 +790,14 @@ mod tests {
                 [("lease-5-0".into(), Issue::Untrusted { uid: 4321 })]
             );
         }
-        let r = PoolDir::open("/nonexistent-pool", 1, 0, &lease("a", 1));
-        assert_eq!(r.err(), Some(OpenError::Dir(Errno::NOENT)));
+        // A symlink to a pool is refused, never followed (a missing DIR is
+        // created: a_missing_pool_is_created_with_its_parents).
+        let link = d.with_extension("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&d, &link).unwrap();
+        let r = PoolDir::open(link.to_str().unwrap(), 1, 0, &lease("a", 1));
+        // (O_DIRECTORY | O_NOFOLLOW on a symlink: ENOTDIR, not ELOOP).
+        assert_eq!(r.err(), Some(OpenError::Dir(Errno::NOTDIR)));
+        std::fs::remove_file(&link).unwrap();
     }
 }

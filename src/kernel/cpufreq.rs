@@ -141,7 +141,7 @@ impl KeptPolicies {
     ///
     /// `scratch` is the getdents64(2) buffer (any size); `buf` receives
     /// each file ([`BUF_LEN`] bytes). Reads two or three small files for
-    /// each of at most [`crate::kernel::sysfs::MAX_ENTRIES`] entries.
+    /// each entry ([`crate::kernel::sysfs::for_each_numbered`]: all of them).
     pub fn discover(
         root: &Root,
         keep: bool,

@@ -26,11 +26,6 @@ pub const PATH_LEN: usize = 128;
 /// A relative path under the root, on the stack.
 pub type Path = heapless::String<PATH_LEN>;
 
-/// Most entries one listing looks at: a phone SoC has ~60 thermal zones,
-/// a 256-CPU server 256 `cpu<N>`; discovery reads a small file for each,
-/// so the bound keeps start-up cost bounded whatever the host.
-pub const MAX_ENTRIES: usize = 256;
-
 /// The concatenation of `parts` as a path; `None` when longer than
 /// [`PATH_LEN`] or not UTF-8.
 ///
@@ -71,8 +66,16 @@ pub fn number(name: &[u8], prefix: &[u8]) -> Option<u32> {
 }
 
 /// Calls `f` with `N` for each entry `prefix<N>` of directory `dir`
-/// (relative to `root`), looking at no more than [`MAX_ENTRIES`] entries;
-/// `scratch` is the getdents64(2) buffer (any size).
+/// (relative to `root`), every one of them whatever their count and
+/// whatever else the directory holds; `scratch` is the getdents64(2)
+/// buffer (any size), the only memory used, reused for each batch.
+///
+/// No entry is left out: the CPU's sensor may be listed after hundreds of
+/// others (an x86 server's ACPI `Processor` cooling devices, one per
+/// logical CPU, share `/sys/class/thermal` with its zones; one hwmon per
+/// NVMe drive and DIMM), and sysfs lists in no useful order. Callers
+/// keep only the few lowest numbers they want (`insert_lowest`); what a
+/// listing costs is one small read per matching entry, at discovery.
 ///
 /// # Errors
 /// The errno of opening or listing `dir` (ENOENT when it is absent).
@@ -84,13 +87,11 @@ pub fn for_each_numbered(
     mut f: impl FnMut(u32),
 ) -> Result<(), Errno> {
     let fd = open_dir_at(root, dir)?;
-    let mut seen = 0;
     for_each_entry(fd.as_fd(), scratch, |name, _| {
-        seen += 1;
         if let Some(n) = number(name, prefix) {
             f(n);
         }
-        seen < MAX_ENTRIES
+        true
     })
 }
 
@@ -138,22 +139,94 @@ mod tests {
         assert_eq!(v.as_slice(), &[(1, 'd'), (3, 'b')]);
     }
 
-    #[test]
-    fn listing_is_bounded_and_absent_is_an_errno() {
-        let d = std::env::temp_dir().join(std::format!("headroom-sysfs-{}", std::process::id()));
+    /// A fresh scratch tree `headroom-sysfs-<tag>-<pid>` with `n` entries
+    /// named `<prefix><i>` under `dir`, each holding `file` = `text(i)`.
+    fn tree(tag: &str) -> std::path::PathBuf {
+        let d =
+            std::env::temp_dir().join(std::format!("headroom-sysfs-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
-        for i in 0..300 {
+        d
+    }
+
+    fn entries(
+        d: &std::path::Path,
+        dir: &str,
+        prefix: &str,
+        n: u32,
+        file: &str,
+        text: impl Fn(u32) -> &'static str,
+    ) {
+        for i in 0..n {
+            let e = d.join(std::format!("{dir}/{prefix}{i}"));
+            std::fs::create_dir_all(&e).unwrap();
+            std::fs::write(e.join(file), std::format!("{}\n", text(i))).unwrap();
+        }
+    }
+
+    #[test]
+    fn every_entry_is_listed_and_absent_is_an_errno() {
+        let d = tree("all");
+        for i in 0..600 {
             std::fs::create_dir_all(d.join(std::format!("x/cpu{i}"))).unwrap();
         }
         std::fs::create_dir_all(d.join("x/cpufreq")).unwrap();
         let root = crate::kernel::root::Root::open(d.to_str().unwrap()).unwrap();
         let mut scratch = [MaybeUninit::uninit(); 512];
-        let mut count = 0;
-        for_each_numbered(root.fd(), "x", b"cpu", &mut scratch, |_| count += 1).unwrap();
-        assert!((MAX_ENTRIES - 1..=MAX_ENTRIES).contains(&count), "{count}");
+        let mut seen = std::vec::Vec::new();
+        for_each_numbered(root.fd(), "x", b"cpu", &mut scratch, |n| seen.push(n)).unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..600).collect::<std::vec::Vec<u32>>());
         assert_eq!(
             for_each_numbered(root.fd(), "absent", b"cpu", &mut scratch, |_| ()),
             Err(Errno::NOENT)
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Issue 28: an x86 server's `/sys/class/thermal` holds one ACPI
+    /// `Processor` cooling device per logical CPU (300 here, more than
+    /// the 256 entries a listing once stopped at) beside its zones, 300
+    /// `acpitz` zones before the package's `x86_pkg_temp` at
+    /// `thermal_zone300`; its `/sys/class/hwmon` 300 `nvme` devices before
+    /// `coretemp` at `hwmon300`. Both CPU sensors are still found.
+    #[test]
+    fn the_cpu_sensor_is_found_past_hundreds_of_entries() {
+        use crate::kernel::hwmon::{HWMON_DIR, Hwmons};
+        use crate::kernel::thermal::{BUF_LEN, KeptSensors, THERMAL_DIR, is_cpu_hwmon};
+        let d = tree("many");
+        entries(
+            &d,
+            THERMAL_DIR,
+            "cooling_device",
+            300,
+            "type",
+            |_| "Processor",
+        );
+        entries(&d, THERMAL_DIR, "thermal_zone", 301, "type", |i| {
+            if i == 300 { "x86_pkg_temp" } else { "acpitz" }
+        });
+        entries(&d, HWMON_DIR, "hwmon", 301, "name", |i| {
+            if i == 300 { "coretemp" } else { "nvme" }
+        });
+        let root = crate::kernel::root::Root::open(d.to_str().unwrap()).unwrap();
+        let mut scratch = [MaybeUninit::uninit(); 1024];
+        let mut buf = [0u8; BUF_LEN];
+        let hwmons = Hwmons::list(&root, is_cpu_hwmon, &mut scratch, &mut buf);
+        assert_eq!(
+            hwmons.iter().collect::<std::vec::Vec<_>>(),
+            [(300, "coretemp")]
+        );
+        let sensors = KeptSensors::discover(&root, false, &hwmons, &mut scratch, &mut buf);
+        let found: std::vec::Vec<(&str, &str)> = sensors
+            .sensors()
+            .map(|s| (s.name.as_str(), s.path.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("x86_pkg_temp", "sys/class/thermal/thermal_zone300/temp"),
+                ("coretemp", "sys/class/hwmon/hwmon300/temp1_input"),
+            ]
         );
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -279,8 +279,9 @@ impl KeptSensors {
     /// open from their first read when `keep` (the live root).
     ///
     /// `scratch` is the getdents64(2) buffer (any size); `buf` receives
-    /// each `type` and `name` ([`BUF_LEN`] bytes). Reads the `type` or
-    /// `name` of at most [`sysfs::MAX_ENTRIES`] entries per directory.
+    /// each `type` and `name` ([`BUF_LEN`] bytes). Reads the `type` of
+    /// every `thermal_zone<N>`, however many the directory lists
+    /// ([`sysfs::for_each_numbered`]).
     /// Absent directories and unreadable names are not errors: a VM or a
     /// container has none, and [`KeptSensors::is_empty`] says so.
     pub fn discover(

@@ -233,6 +233,9 @@ fn a_missing_pool_directory_is_created() {
     let out = run(&d.join("file/pool"));
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("/file/pool: cannot create it: Not a directory\n"), "{err}");
+    assert!(
+        err.contains("/file/pool: cannot create it: Not a directory\n"),
+        "{err}"
+    );
     fs::remove_dir_all(&d).unwrap();
 }

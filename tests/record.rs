@@ -371,17 +371,30 @@ fn one_row_with_a_missing_stage_log_warns() {
     let d = scratch("one-row-missing-log");
     for count in ["1", "3"] {
         let out = Command::new(BIN)
-            .args(["record", "--count", count, "--interval", "0", "--run-id", count])
+            .args([
+                "record",
+                "--count",
+                count,
+                "--interval",
+                "0",
+                "--run-id",
+                count,
+            ])
             .args(["--stage-log", "nothere.log", "--out-dir", "."])
             .current_dir(&d)
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let said: Vec<&str> = stderr.lines().filter(|l| l.contains("nothere.log")).collect();
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("nothere.log"))
+            .collect();
         assert_eq!(
             said,
-            ["headroom: warning: --stage-log nothere.log: does not exist (yet); stage and context stay empty until it does"],
+            [
+                "headroom: warning: --stage-log nothere.log: does not exist (yet); stage and context stay empty until it does"
+            ],
             "--count {count}: {stderr}"
         );
     }

@@ -998,7 +998,7 @@ mod tests {
         let missing = std::format!(
             "--stage-log {log_s}: does not exist (yet); stage and context stay empty until it does"
         );
-        assert_eq!(w.0, [missing.clone()]);
+        assert_eq!(w.0, core::slice::from_ref(&missing));
         // Warned: nothing more at the end.
         s.end(&mut w);
         assert_eq!(w.0.len(), 1);

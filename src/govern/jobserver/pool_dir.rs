@@ -644,7 +644,10 @@ mod tests {
         drop(p);
         // There already (a trailing slash, a second governor): used as is.
         std::fs::set_permissions(&pool, std::fs::Permissions::from_mode(0o700)).unwrap();
-        assert_eq!(create_pool_dir(&std::format!("{}/", pool.display())), Ok(()));
+        assert_eq!(
+            create_pool_dir(&std::format!("{}/", pool.display())),
+            Ok(())
+        );
         assert_eq!(mode(&pool), 0o700);
         // A parent that is a file: the mkdir's errno, said as such.
         std::fs::write(d.join("file"), b"").unwrap();

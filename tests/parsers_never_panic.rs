@@ -4,6 +4,7 @@
 
 use headroom::followed::text::{Context, Stage};
 use headroom::followed::{logtail, text};
+use headroom::kernel::arch::{self, LongWidth};
 use headroom::kernel::{
     blockdev, cgroup, cpufreq, diskstats, loadavg, meminfo, mountinfo, pid, psi, stat, swaps,
     thermal, throttled, vmstat, zram,
@@ -130,22 +131,26 @@ fn run_all(input: &[u8]) {
     let _ = rows.feed(&[], &mut |_| {});
 }
 
-/// diskstats and blockdev: every line, the lookups, the delta both ways
+/// diskstats, arch and blockdev: every line, the lookups, the delta both ways
 /// and the link and source parsers.
 fn disks(input: &[u8]) {
     let zero = diskstats::DiskCounters::default();
     if let Ok(c) = diskstats::parse_stat(input) {
         let _ = (c.read_bytes(), c.write_bytes());
-        let _ = diskstats::delta(&zero, &c, 1000).map(|d| d.util_permille());
-        let _ = diskstats::delta(&c, &zero, 1).map(|d| d.util_permille());
+        for w in [LongWidth::Bits32, LongWidth::Bits64] {
+            let _ = diskstats::delta(&zero, &c, 1000, w).map(|d| d.util_permille());
+            let _ = diskstats::delta(&c, &zero, 1, w).map(|d| d.util_permille());
+        }
     }
+    let _ = arch::long_width(input);
     for line in input.split(|&c| c == b'\n') {
         if let Ok(diskstats::Line {
             stats: diskstats::Stats::Full(c),
             ..
         }) = diskstats::parse_line(line)
         {
-            let _ = diskstats::delta(&c, &c, u64::MAX).map(|d| d.util_permille());
+            let _ =
+                diskstats::delta(&c, &c, u64::MAX, LongWidth::Bits32).map(|d| d.util_permille());
         }
     }
     let _ = diskstats::find(input, b"sda");

@@ -90,6 +90,64 @@ fn summarize_of_a_busy_disk_names_the_busiest_minute() {
     );
 }
 
+/// A 10-minute recording every 15 s of an SD card that hangs while the
+/// build links: from 4m00s to 5m00s requests stay in flight and none
+/// completes (`disk_stalled` 1, `disk_util_pct` empty: `io_ticks` did
+/// not rise, which is no 0 % busy); the rest of the time it is 20 % busy.
+fn stalled_disk_csv(dir: &Path) -> PathBuf {
+    let mut csv = String::from(HEADER_FULL);
+    for i in 0..=40u64 {
+        let e = i * 15;
+        let (epoch, iso) = (1_796_000_000 + e, iso(e));
+        let (stage, context, slow) = if (255..=300).contains(&e) {
+            (
+                "link",
+                "[124/124] Linking C executable sqlite3",
+                "0.00,0.00,0,0,0.00,0.00,,55.0,100,,,1",
+            )
+        } else {
+            (
+                "compile",
+                "[60/124] Building C object sqlite3.o",
+                "0.00,0.00,0,0,0.10,2.00,20,55.0,100,,,0",
+            )
+        };
+        csv.push_str(&common::full_width(&format!(
+            "{epoch},{iso},{e},1.50,80,1500,2500,37,0,20,60,2,{stage},\"{context}\",0,0,0,400,10,20480,0,,0.00,700,cc1,700,cc1,{slow}"
+        )));
+    }
+    let path = dir.join("resources-stalled.csv");
+    fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn summarize_of_a_stalled_disk_names_the_stage_that_waited() {
+    let d = scratch("stalled");
+    let csv = stalled_disk_csv(&d);
+    let text = summarize(&[], &csv);
+    let want = "\nWHY IT WAS SLOW:
+  build disk stalled (requests in flight, none completed): 1m00s
+    worst minute: 4m00s to 5m00s after the start (to 2026-11-30T00:58:20Z): stalled 60 s of 60
+    stage=link  context=[124/124] Linking C executable sqlite3
+    advice: the card or USB disk stopped answering: look in dmesg for mmc or USB timeouts and resets; replace a card that hangs, give a USB disk a powered hub
+";
+    assert!(text.contains(want), "{text}");
+    // Never read as an idle disk, nor as a busy one.
+    assert!(!text.contains("busy"), "{text}");
+    let json = summarize(&["--json"], &csv);
+    assert!(
+        json.contains(",\"disk_stalled_s\":60,\"disk_stalled_minute\":{\"disk_stalled_s\":60,\"seconds\":60,\"from_s\":240,\"to_s\":300,\"to_iso\":\"2026-11-30T00:58:20Z\",\"stage\":\"link\",\"context\":\"[124/124] Linking C executable sqlite3\"}"),
+        "{json}"
+    );
+    // The busy-disk recording has no stall.
+    let busy = summarize(&["--json"], &busy_disk_csv(&d));
+    assert!(
+        busy.contains(",\"disk_stalled_s\":0,\"disk_stalled_minute\":null,"),
+        "{busy}"
+    );
+}
+
 #[test]
 fn summarize_of_a_27_column_recording_has_no_such_section() {
     let d = scratch("old");

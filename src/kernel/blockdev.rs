@@ -937,7 +937,7 @@ mod tests {
         };
         let b = k.read(root.fd(), &mut stat).unwrap();
         assert!(a.sectors_written <= c.sectors_written && c.sectors_written <= b.sectors_written);
-        assert!(diskstats::delta(&a, &b, 1).is_some());
+        assert!(diskstats::delta(&a, &b, 1, crate::kernel::arch::of_root(&root, true)).is_some());
     }
 
     #[test]

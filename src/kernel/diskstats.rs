@@ -27,14 +27,25 @@
 //! A sector here is 512 bytes whatever the device's logical block size
 //! (the block layer counts in `SECTOR_SHIFT` 9 units). The time fields are
 //! printed as `unsigned int` (32 bits: they wrap after 49.7 days of busy
-//! time); the counts are `unsigned long` (64 bits on 64-bit kernels).
-//! Flush counters are not kept for partitions (always 0 there).
+//! time); the counts are `unsigned long`: 64 bits on a 64-bit kernel, 32
+//! on a 32-bit one (armhf), where sectors wrap after 2 TiB
+//! ([`crate::kernel::arch`]). Flush counters are not kept for partitions
+//! (always 0 there).
+//!
+//! A device that hangs (an SD card or a USB bridge that stops answering)
+//! keeps its requests in flight (field 9) and completes none; the kernels
+//! from 5.0 (`update_io_ticks`, counted at a request's start and end) until
+//! `diskstats_show` learnt to bring `io_ticks` up to date while requests are
+//! in flight (commit 86d7331299fd, 2022; some vendor kernels later or never)
+//! then leave `io_ticks` flat: the interval reads 0 % busy. [`delta`] calls
+//! it stalled ([`DiskDelta::stalled`]).
 //!
 //! # References
 //! `Documentation/admin-guide/iostats.rst`, `Documentation/ABI/stable/sysfs-block`
 //! (`/sys/block/<disk>/stat`), proc(5) (`/proc/diskstats`), kernel
 //! `block/genhd.c` (`diskstats_show`, `part_stat_show`).
 
+use crate::kernel::arch::LongWidth;
 use crate::kernel::parse::{ParseError, ParseErrorKind, fields, lines, parse_u64};
 
 /// Path of the all-devices table, relative to the root.
@@ -308,25 +319,61 @@ pub struct DiskDelta {
     pub busy_ms: u64,
     /// The wall-clock interval, in ms (> 0).
     pub wall_ms: u64,
+    /// Requests were in flight at both ends and none completed (no read,
+    /// write, discard or flush): the device hung for the whole interval.
+    pub stalled: bool,
 }
 
 impl DiskDelta {
     /// Utilisation in per-mille: `busy_ms × 1000 / wall_ms`, rounded half
     /// up, at most 1000 (`io_ticks` is kept in jiffies and can run a tick
-    /// ahead of the wall clock).
-    pub fn util_permille(&self) -> u16 {
+    /// ahead of the wall clock); `None` for a stalled interval whose
+    /// `io_ticks` did not rise, which is no measure of an idle device.
+    pub fn util_permille(&self) -> Option<u16> {
+        if self.stalled && self.busy_ms == 0 {
+            return None;
+        }
         let w = u128::from(self.wall_ms.max(1));
         let p = (u128::from(self.busy_ms) * 2000 + w) / (w * 2);
-        u16::try_from(p.min(1000)).unwrap_or(1000)
+        Some(u16::try_from(p.min(1000)).unwrap_or(1000))
     }
 }
 
-/// The interval from `prev` to `cur`, `wall_ms` apart; `None` when there
-/// is no honest rate for it:
+/// The rise of a count (`unsigned long`) from `prev` to `cur`: on a 32-bit
+/// kernel a drop from the top half of 32 bits (`prev` ≥ 2^31) is one wrap,
+/// `cur + 2^32 − prev`; any other drop is a reset (`None`).
+fn rise(prev: u64, cur: u64, width: LongWidth) -> Option<u64> {
+    const WRAP: u64 = 1 << 32;
+    match cur.checked_sub(prev) {
+        Some(d) => Some(d),
+        None if width == LongWidth::Bits32 && (WRAP / 2..WRAP).contains(&prev) => {
+            Some(cur + WRAP - prev)
+        }
+        None => None,
+    }
+}
+
+/// Requests completed from `prev` to `cur` (reads, writes, discards,
+/// flushes), across the same wraps as [`rise`]; `None` on a reset.
+fn completed(prev: &DiskCounters, cur: &DiskCounters, width: LongWidth) -> Option<u64> {
+    let discards = |c: &DiskCounters| c.discard.map_or(0, |d| d.discards);
+    let flushes = |c: &DiskCounters| c.flush.map_or(0, |f| f.flushes);
+    let n = rise(prev.reads, cur.reads, width)?
+        .saturating_add(rise(prev.writes, cur.writes, width)?)
+        .saturating_add(rise(discards(prev), discards(cur), width).unwrap_or(1))
+        .saturating_add(rise(flushes(prev), flushes(cur), width).unwrap_or(1));
+    Some(n)
+}
+
+/// The interval from `prev` to `cur`, `wall_ms` apart, on a kernel whose
+/// counts are `width` wide ([`crate::kernel::arch::of_root`]); `None`
+/// when there is no honest rate for it:
 /// - `wall_ms` is 0;
-/// - a count (reads, writes, sectors read or written) went backwards: the
-///   device was re-created (or, on a 32-bit kernel, a count wrapped):
-///   the interval is lost rather than reported as a huge rate;
+/// - a count (reads, writes, sectors read or written) went backwards and
+///   it is no 32-bit wrap: the device was re-created, and the interval is
+///   lost rather than reported as a huge rate. On a 32-bit kernel a count
+///   that drops from 2^31 or more wrapped once: its rise is
+///   `cur + 2^32 − prev`; on a 64-bit kernel a drop is always a reset;
 /// - `io_ticks` went backwards and it is no 32-bit wrap: `prev` above
 ///   2^32 − 1, or a wrapped rise larger than twice `wall_ms` plus a second
 ///   (a device busy all the time cannot gain more than the wall time).
@@ -335,21 +382,30 @@ impl DiskDelta {
 /// is `cur + 2^32 − prev`.
 ///
 /// ```
+/// use headroom::kernel::arch::LongWidth::{Bits32, Bits64};
 /// use headroom::kernel::diskstats::{DiskCounters, delta};
 /// let a = DiskCounters { sectors_written: 2048, io_ticks_ms: u32::MAX as u64 - 99, ..Default::default() };
 /// let b = DiskCounters { sectors_written: 4096, io_ticks_ms: 400, ..a };
-/// let d = delta(&a, &b, 1000).unwrap();
-/// assert_eq!((d.write_bytes, d.busy_ms, d.util_permille()), (1_048_576, 500, 500));
-/// assert_eq!(delta(&b, &a, 1000), None); // sectors went backwards: a reset
+/// let d = delta(&a, &b, 1000, Bits64).unwrap();
+/// assert_eq!((d.write_bytes, d.busy_ms, d.util_permille()), (1_048_576, 500, Some(500)));
+/// assert_eq!(delta(&b, &a, 1000, Bits64), None); // sectors went backwards: a reset
+/// let top = DiskCounters { sectors_read: (1 << 32) - 2048, ..a };
+/// let wrapped = DiskCounters { sectors_read: 2048, ..a };
+/// assert_eq!(delta(&top, &wrapped, 1000, Bits32).unwrap().read_bytes, 2 << 20);
+/// assert_eq!(delta(&top, &wrapped, 1000, Bits64), None);
 /// ```
-pub fn delta(prev: &DiskCounters, cur: &DiskCounters, wall_ms: u64) -> Option<DiskDelta> {
+pub fn delta(
+    prev: &DiskCounters,
+    cur: &DiskCounters,
+    wall_ms: u64,
+    width: LongWidth,
+) -> Option<DiskDelta> {
     if wall_ms == 0 {
         return None;
     }
-    let read = cur.sectors_read.checked_sub(prev.sectors_read)?;
-    let written = cur.sectors_written.checked_sub(prev.sectors_written)?;
-    cur.reads.checked_sub(prev.reads)?;
-    cur.writes.checked_sub(prev.writes)?;
+    let read = rise(prev.sectors_read, cur.sectors_read, width)?;
+    let written = rise(prev.sectors_written, cur.sectors_written, width)?;
+    let done = completed(prev, cur, width)?;
     let busy = match cur.io_ticks_ms.checked_sub(prev.io_ticks_ms) {
         Some(d) => d,
         None => {
@@ -365,6 +421,7 @@ pub fn delta(prev: &DiskCounters, cur: &DiskCounters, wall_ms: u64) -> Option<Di
         write_bytes: written.saturating_mul(SECTOR_BYTES),
         busy_ms: busy,
         wall_ms,
+        stalled: prev.in_flight > 0 && cur.in_flight > 0 && done == 0,
     })
 }
 
@@ -376,6 +433,11 @@ mod tests {
     extern crate std;
     use super::*;
     use std::vec::Vec;
+
+    /// [`super::delta`] on a 64-bit kernel: no count wraps.
+    fn delta(p: &DiskCounters, c: &DiskCounters, wall_ms: u64) -> Option<DiskDelta> {
+        super::delta(p, c, wall_ms, LongWidth::Bits64)
+    }
 
     macro_rules! fixture {
         ($p:literal) => {
@@ -671,34 +733,143 @@ mod tests {
             (d.read_bytes, d.write_bytes, d.busy_ms, d.wall_ms),
             (1 << 20, 2 << 20, 250, 1000)
         );
-        assert_eq!(d.util_permille(), 250);
+        assert_eq!(d.util_permille(), Some(250));
         // io_ticks a jiffy ahead of the wall clock: capped.
         assert_eq!(
             delta(&at(0, 0, 0), &at(0, 0, 1004), 1000)
                 .unwrap()
                 .util_permille(),
-            1000
+            Some(1000)
         );
         // Rounded half up.
         assert_eq!(
             delta(&at(0, 0, 0), &at(0, 0, 1), 2000)
                 .unwrap()
                 .util_permille(),
-            1
+            Some(1)
         );
         assert_eq!(
             delta(&at(0, 0, 0), &at(0, 0, 1), 2001)
                 .unwrap()
                 .util_permille(),
-            0
+            Some(0)
         );
         // Idle.
         assert_eq!(
             delta(&at(5, 5, 5), &at(5, 5, 5), 1000)
                 .unwrap()
                 .util_permille(),
-            0
+            Some(0)
         );
+    }
+
+    #[test]
+    fn fixture_47_diskstats_stalled_in_flight() {
+        let stat = |p: &str| {
+            let path = std::format!(
+                "{}/tests/fixtures/47-diskstats-stalled-in-flight/{p}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            parse_stat(&std::fs::read(path).unwrap()).unwrap()
+        };
+        let (a, b) = (
+            stat("t0/sys/block/mmcblk0/stat"),
+            stat("t1/sys/block/mmcblk0/stat"),
+        );
+        assert_eq!((a.in_flight, b.in_flight), (3, 3));
+        let d = delta(&a, &b, 1000).unwrap();
+        assert!(d.stalled);
+        assert_eq!((d.busy_ms, d.read_bytes, d.write_bytes), (0, 0, 0));
+        assert_eq!(d.util_permille(), None, "a hang is no 0 % busy");
+        let host = "hosts/io-ticks-advancing";
+        let (a, b) = (
+            stat(&std::format!("{host}/t0/sys/block/sda/stat")),
+            stat(&std::format!("{host}/t1/sys/block/sda/stat")),
+        );
+        let d = delta(&a, &b, 5000).unwrap();
+        assert!(d.stalled);
+        assert_eq!((d.busy_ms, d.util_permille()), (5000, Some(1000)));
+        let host = "hosts/busy-not-stalled";
+        let (a, b) = (
+            stat(&std::format!("{host}/t0/sys/block/sda/stat")),
+            stat(&std::format!("{host}/t1/sys/block/sda/stat")),
+        );
+        let d = delta(&a, &b, 5000).unwrap();
+        assert!(!d.stalled);
+        assert_eq!((d.write_bytes, d.util_permille()), (112 << 20, Some(1000)));
+        // In flight at one end only: requests started or finished, no hang.
+        let idle_before = DiskCounters { in_flight: 0, ..a };
+        assert!(!delta(&idle_before, &idle_before, 1000).unwrap().stalled);
+        let stuck = DiskCounters { in_flight: 1, ..a };
+        assert!(!delta(&idle_before, &stuck, 1000).unwrap().stalled);
+        assert!(delta(&stuck, &stuck, 1000).unwrap().stalled);
+        // A flush completing is progress.
+        let flushed = DiskCounters {
+            flush: a.flush.map(|f| Flushes {
+                flushes: f.flushes + 1,
+                ..f
+            }),
+            ..stuck
+        };
+        assert!(!delta(&stuck, &flushed, 1000).unwrap().stalled);
+    }
+
+    #[test]
+    fn fixture_48_diskstats_32bit_sector_wrap() {
+        let case = std::format!(
+            "{}/tests/fixtures/48-diskstats-32bit-sector-wrap",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let read = |p: &str| std::fs::read(std::format!("{case}/{p}")).unwrap();
+        let (t0, t1) = (read("t0/proc/diskstats"), read("t1/proc/diskstats"));
+        let arch = read("proc/sys/kernel/arch");
+        let width = crate::kernel::arch::long_width(&arch);
+        assert_eq!(width, LongWidth::Bits32);
+        let d = super::delta(&full(&t0, "mmcblk0"), &full(&t1, "mmcblk0"), 1000, width).unwrap();
+        assert_eq!((d.read_bytes, d.write_bytes), (10 << 20, 20 << 20));
+        assert_eq!(
+            (d.busy_ms, d.util_permille(), d.stalled),
+            (620, Some(620), false)
+        );
+        // The partition: reads in the top half without a wrap, writes wrapped.
+        let p2 = super::delta(
+            &full(&t0, "mmcblk0p2"),
+            &full(&t1, "mmcblk0p2"),
+            1000,
+            width,
+        )
+        .unwrap();
+        assert_eq!((p2.read_bytes, p2.write_bytes), (10 << 20, 20 << 20));
+        // The same tables under a 64-bit kernel: a reset, no rate.
+        let arm64 = read("hosts/aarch64-kernel/proc/sys/kernel/arch");
+        let width = crate::kernel::arch::long_width(&arm64);
+        assert_eq!(width, LongWidth::Bits64);
+        let (u0, u1) = (
+            read("hosts/aarch64-kernel/t0/proc/diskstats"),
+            read("hosts/aarch64-kernel/t1/proc/diskstats"),
+        );
+        assert_eq!(
+            super::delta(&full(&u0, "mmcblk0"), &full(&u1, "mmcblk0"), 1000, width),
+            None
+        );
+        // On 32 bits, a drop from the bottom half is a reset, not a wrap.
+        let low = DiskCounters {
+            sectors_read: (1 << 31) - 1,
+            ..DiskCounters::default()
+        };
+        let back = DiskCounters {
+            sectors_read: 5,
+            ..low
+        };
+        assert_eq!(super::delta(&low, &back, 1000, LongWidth::Bits32), None);
+        // A read count that wraps is no reset either.
+        let top = DiskCounters {
+            reads: u64::from(u32::MAX),
+            ..low
+        };
+        let wrapped = DiskCounters { reads: 3, ..top };
+        let w = super::delta(&top, &wrapped, 1000, LongWidth::Bits32).unwrap();
+        assert_eq!(w.read_bytes, 0);
     }
 
     #[test]
@@ -710,7 +881,7 @@ mod tests {
     fn io_ticks_wrap_at_32_bits() {
         let top = u64::from(u32::MAX);
         let d = delta(&at(0, 0, top - 299), &at(0, 0, 200), 1000).unwrap();
-        assert_eq!((d.busy_ms, d.util_permille()), (500, 500));
+        assert_eq!((d.busy_ms, d.util_permille()), (500, Some(500)));
         // A "wrap" that would be busier than the wall allows is a reset.
         assert_eq!(delta(&at(0, 0, 5_000_000), &at(0, 0, 100), 1000), None);
         // A 64-bit io_ticks going backwards is no wrap.

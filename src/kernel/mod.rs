@@ -8,6 +8,7 @@ pub mod parse; // byte-level number and field parsing shared by every parser
 pub mod root; // openat(2) under `--root`, reads into the caller's buffer
 pub mod sysfs; // numbered sysfs entries (hwmon<N>, policy<N>) and their paths on the stack
 
+pub mod arch; // /proc/sys/kernel/arch and uname(2): the kernel's `unsigned long` width
 pub mod blockdev; // the build disk: mount → /sys/dev/block/MAJ:MIN → whole disk, its stat file
 pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
 pub mod cpufreq; // /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq: share of the maximum
@@ -25,5 +26,6 @@ pub mod stat; // /proc/stat
 pub mod swaps; // /proc/swaps
 pub mod thermal; // /sys/class/thermal and hwmon: the CPU temperature, by type or name
 pub mod throttled; // the Raspberry Pi firmware's get_throttled word and rpi_volt's alarm
+pub mod uptime; // /proc/uptime: a board capture's own clock
 pub mod vmstat; // /proc/vmstat
 pub mod zram; // /sys/block/zram*/ mm_stat, disksize, comp_algorithm

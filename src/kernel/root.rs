@@ -6,13 +6,21 @@
 //! passed as `&str` shorter than 256 bytes, which rustix turns into C strings
 //! on the stack: opening a file allocates nothing.
 //!
+//! A tree may hold a second capture of its counters taken a moment after
+//! the first, under `later/` (`later/proc/diskstats`, `later/sys/…/stat`):
+//! once the sampler's first tick is taken ([`Root::advance`]), a file read
+//! through [`Root::at`] comes from `later/` when it is there, from the tree
+//! itself otherwise, so the second tick has rates. The live root never has
+//! one.
+//!
 //! # References
-//! openat(2), read(2), getdents64(2).
+//! openat(2), read(2), getdents64(2), faccessat(2).
 
+use core::cell::Cell;
 use core::mem::MaybeUninit;
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{Mode, OFlags, RawDir};
+use rustix::fs::{Access, AtFlags, Mode, OFlags, RawDir};
 use rustix::io::Errno;
 
 /// Why a file could not be read into its fixed buffer.
@@ -74,10 +82,17 @@ impl ReadError {
     }
 }
 
+/// The directory of a tree's second capture, relative to the tree.
+pub const LATER: &str = "later";
+
 /// The directory that `proc/` and `sys/` are read under (`/` by default).
 #[derive(Debug)]
 pub struct Root {
     fd: OwnedFd,
+    /// A tree's `later/` capture; never on the live root.
+    later: Option<OwnedFd>,
+    /// Set by [`Root::advance`]: reads prefer `later/`.
+    on_later: Cell<bool>,
 }
 
 impl Root {
@@ -91,7 +106,40 @@ impl Root {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        Ok(Root { fd })
+        let mut root = Root {
+            later: open_dir_at(fd.as_fd(), LATER).ok(),
+            fd,
+            on_later: Cell::new(false),
+        };
+        if root.later.is_some() && root.is_live() {
+            root.later = None;
+        }
+        Ok(root)
+    }
+
+    /// True when the tree has a second capture (`later/`).
+    pub fn has_later(&self) -> bool {
+        self.later.is_some()
+    }
+
+    /// From now on, files are read from `later/` where it has them: the
+    /// sampler calls this once its first tick is taken.
+    pub fn advance(&self) {
+        self.on_later.set(self.later.is_some());
+    }
+
+    /// The directory to read `path` (relative) from: `later/` after
+    /// [`Root::advance`] when it holds `path`, else the root's own.
+    pub fn at(&self, path: &str) -> BorrowedFd<'_> {
+        match &self.later {
+            Some(l)
+                if self.on_later.get()
+                    && rustix::fs::accessat(l, path, Access::EXISTS, AtFlags::empty()).is_ok() =>
+            {
+                l.as_fd()
+            }
+            _ => self.fd.as_fd(),
+        }
     }
 
     /// True when this root is the running system's `/` (same device and
@@ -110,12 +158,13 @@ impl Root {
         self.fd.as_fd()
     }
 
-    /// Reads the whole of `path` (relative, e.g. `proc/meminfo`) into `buf`.
+    /// Reads the whole of `path` (relative, e.g. `proc/meminfo`) into `buf`,
+    /// through [`Root::at`].
     ///
     /// # Errors
     /// See [`ReadError`]; a file that does not fit is `Truncated`.
     pub fn read<'b>(&self, path: &str, buf: &'b mut [u8]) -> Result<&'b [u8], ReadError> {
-        read_at(self.fd.as_fd(), path, buf)
+        read_at(self.at(path), path, buf)
     }
 
     /// Opens the directory `path` under the root.
@@ -404,6 +453,32 @@ mod tests {
             read_once_at(root.fd(), "f", &mut exact),
             Err(ReadError::Truncated { capacity: 10 })
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_later_capture_is_read_after_advance_where_it_has_the_file() {
+        let dir = std::env::temp_dir().join(std::format!("headroom-later-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("later/proc")).unwrap();
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        std::fs::write(dir.join("proc/a"), b"first").unwrap();
+        std::fs::write(dir.join("proc/b"), b"only").unwrap();
+        std::fs::write(dir.join("later/proc/a"), b"later").unwrap();
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert!(root.has_later());
+        let mut buf = [0u8; 16];
+        assert_eq!(root.read("proc/a", &mut buf).unwrap(), b"first");
+        root.advance();
+        assert_eq!(root.read("proc/a", &mut buf).unwrap(), b"later");
+        assert_eq!(root.read("proc/b", &mut buf).unwrap(), b"only");
+        // A tree without later/ and the live root: advance changes nothing.
+        std::fs::remove_dir_all(dir.join("later")).unwrap();
+        let plain = Root::open(dir.to_str().unwrap()).unwrap();
+        plain.advance();
+        assert!(!plain.has_later());
+        assert_eq!(plain.read("proc/a", &mut buf).unwrap(), b"first");
+        assert!(!Root::open("/").unwrap().has_later());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -163,7 +163,8 @@ pub struct Ext {
     pub disk_read_mibps: Option<Decimal>,
     /// The build disk's writes, MiB/s (discards are not writes).
     pub disk_write_mibps: Option<Decimal>,
-    /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100.
+    /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100;
+    /// `None` in a stalled interval whose `io_ticks` did not rise.
     pub disk_util_pct: Option<u64>,
     /// The hottest CPU sensor, °C in tenths.
     pub cpu_temp_c: Option<Tenths>,
@@ -179,6 +180,11 @@ pub struct Ext {
     /// `memory.max`, v1 `memory.limit_in_bytes`), MiB; `None` when
     /// unlimited. With `cg_mem_avail_mb` it gives the cgroup's use.
     pub cg_mem_limit_mb: Option<u64>,
+    /// The build disk stalled over the interval: requests in flight at
+    /// both ends and none completed (`Some(1)`; `Some(0)` when it did not,
+    /// `None` without a disk rate). Its `disk_util_pct` is then empty when
+    /// `io_ticks` did not rise.
+    pub disk_stalled: Option<u64>,
 }
 
 impl Ext {

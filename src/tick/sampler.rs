@@ -372,16 +372,19 @@ impl<'a> Sampler<'a> {
         self.build_figures(&mut row, bufs);
         self.log(&mut row, bufs, w);
         self.label_if_no_stage(&mut row);
+        // A tree's second capture, if it has one, is the next tick's.
+        self.root.advance();
         row
     }
 
     /// /proc/loadavg: load1 verbatim.
     fn read_load(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
-        match self
-            .kept
-            .loadavg
-            .read(self.root.fd(), loadavg::PATH, &mut bufs.file, Shape::Whole)
-        {
+        match self.kept.loadavg.read(
+            self.root.at(loadavg::PATH),
+            loadavg::PATH,
+            &mut bufs.file,
+            Shape::Whole,
+        ) {
             Ok(b) => match loadavg::parse(b) {
                 Ok(l) => row.load1 = Decimal::parse(l.load1_text).unwrap_or_default(),
                 Err(_) => self.warn_once(w, Source::LoadAvg, "unexpected format"),
@@ -392,11 +395,12 @@ impl<'a> Sampler<'a> {
 
     /// /proc/stat: busy % since the previous tick.
     fn read_cpu(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
-        match self
-            .kept
-            .stat
-            .read(self.root.fd(), stat::PATH, &mut bufs.scratch, Shape::Whole)
-        {
+        match self.kept.stat.read(
+            self.root.at(stat::PATH),
+            stat::PATH,
+            &mut bufs.scratch,
+            Shape::Whole,
+        ) {
             Ok(b) => match stat::aggregate(b) {
                 Ok(cur) => {
                     if let Some(prev) = &self.prev_cpu {
@@ -413,11 +417,12 @@ impl<'a> Sampler<'a> {
     /// /proc/meminfo; MemTotal (KiB) for the cgroup step.
     fn read_memory(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> Option<u64> {
         let mut mem_total_kib = None;
-        match self
-            .kept
-            .meminfo
-            .read(self.root.fd(), meminfo::PATH, &mut bufs.file, Shape::Whole)
-        {
+        match self.kept.meminfo.read(
+            self.root.at(meminfo::PATH),
+            meminfo::PATH,
+            &mut bufs.file,
+            Shape::Whole,
+        ) {
             Ok(b) => match meminfo::parse(b) {
                 Ok(m) => {
                     mem_total_kib = Some(m.mem_total_kib);
@@ -453,11 +458,12 @@ impl<'a> Sampler<'a> {
     /// tick, and the swap and fault rates; returns the OOM counter itself.
     fn read_vmstat(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> Option<u64> {
         let mut host_oom = None;
-        match self
-            .kept
-            .vmstat
-            .read(self.root.fd(), vmstat::PATH, &mut bufs.file, Shape::Records)
-        {
+        match self.kept.vmstat.read(
+            self.root.at(vmstat::PATH),
+            vmstat::PATH,
+            &mut bufs.file,
+            Shape::Records,
+        ) {
             Ok(b) => match vmstat::parse(b) {
                 Ok(vm) => {
                     if let Some(k) = vm.oom_kill {
@@ -465,7 +471,7 @@ impl<'a> Sampler<'a> {
                         row.ext.oom_kills = Some(k.saturating_sub(base));
                         host_oom = Some(k);
                     }
-                    let now = crate::tick::clock::monotonic_ns();
+                    let now = slow_figures::clock_ns(self.root);
                     self.slow
                         .thrash
                         .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
@@ -481,7 +487,7 @@ impl<'a> Sampler<'a> {
     fn read_pressure(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         if !self.psi_off {
             match self.kept.psi.read(
-                self.root.fd(),
+                self.root.at(psi::PATH_MEMORY),
                 psi::PATH_MEMORY,
                 &mut bufs.file,
                 Shape::Whole,

@@ -216,7 +216,8 @@ impl Summary {
     /// kind (`swap`, `file`, `null` without thrashing), its time by kind,
     /// and for file-page thrash the `-j` that fits with its inputs
     /// ([`super::why_slow::Fit`]; `null` otherwise or when unknown);
-    /// `disk_busy_thrash_s`: of `disk_busy_s`, the thrash's own reads.
+    /// `disk_busy_thrash_s`: of `disk_busy_s`, the thrash's own reads;
+    /// `disk_stalled_s`: seconds the build disk stalled (`disk_stalled`).
     fn json_slow<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let s = self.slow();
         if !s.has_data() {
@@ -252,16 +253,30 @@ impl Summary {
             centi(w, v)?;
         }
         uwrite!(w, ",\"disk_busy_thrash_s\":{}", s.disk_busy_thrash_s())?;
-        uwrite!(w, ",\"throttled_s\":{}", s.throttled_s())?;
-        opt_minute(
-            w,
-            "throttled_minute",
-            "throttled_s",
-            s.worst(Finding::Throttled),
-        )?;
-        uwrite!(w, ",\"under_voltage_s\":{}", s.under_voltage_s())?;
-        let uv = s.worst(Finding::UnderVoltage);
-        opt_minute(w, "under_voltage_minute", "under_voltage_s", uv)?;
+        let timed = [
+            (
+                "throttled_s",
+                s.throttled_s(),
+                "throttled_minute",
+                Finding::Throttled,
+            ),
+            (
+                "under_voltage_s",
+                s.under_voltage_s(),
+                "under_voltage_minute",
+                Finding::UnderVoltage,
+            ),
+            (
+                "disk_stalled_s",
+                s.disk_stalled_s(),
+                "disk_stalled_minute",
+                Finding::DiskStalled,
+            ),
+        ];
+        for (key, secs, minute_key, f) in timed {
+            uwrite!(w, ",\"{}\":{}", key, secs)?;
+            opt_minute(w, minute_key, key, s.worst(f))?;
+        }
         uwrite!(w, ",\"peak_cpu_temp\":")?;
         match (s.peak_temp(), s.peak_temp_row()) {
             (Some(t), Some((iso, stage, context))) => {

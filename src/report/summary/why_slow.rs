@@ -1,5 +1,5 @@
 //! The summary's WHY IT WAS SLOW section: thrash (of swap or of file
-//! pages), a busy build disk, throttling, under-voltage and heat, each with
+//! pages), a busy or stalled build disk, throttling, under-voltage and heat, each with
 //! the stage and context of its worst minute and one line of advice.
 //!
 //! [`Slow`] folds rows as [`super::Summary`] does, once each, in fixed
@@ -17,7 +17,8 @@
 //! gets an amount per finding: swap-in MiB (the row's `swap_in_mibps`),
 //! major faults (`majflt_ps`), refaults (`refaults_ps`), disk busy
 //! hundredths of a second
-//! (`disk_util_pct`), and 1 for a second throttled (or under-voltage). A
+//! (`disk_util_pct`), and 1 for a second throttled (or under-voltage, or
+//! with the build disk stalled: `disk_stalled`). A
 //! finding's worst minute is the 60 consecutive covered seconds (all of
 //! them in a shorter run) with the largest sum of its amounts, the
 //! earliest of equal ones; it is named by the row that gives the most of
@@ -205,15 +206,19 @@ pub enum Finding {
     Throttled,
     /// Seconds under-voltage ([`UNDER_VOLTAGE_BIT`]).
     UnderVoltage,
+    /// Seconds the build disk stalled (`disk_stalled`: requests in flight,
+    /// none completed).
+    DiskStalled,
 }
 
-const FINDINGS: [Finding; 6] = [
+const FINDINGS: [Finding; 7] = [
     Finding::SwapIn,
     Finding::Majflt,
     Finding::Refaults,
     Finding::DiskBusy,
     Finding::Throttled,
     Finding::UnderVoltage,
+    Finding::DiskStalled,
 ];
 
 impl Finding {
@@ -228,6 +233,7 @@ impl Finding {
             Finding::DiskBusy => e.disk_util_pct.unwrap_or(0),
             Finding::Throttled => flag(THROTTLE_BITS),
             Finding::UnderVoltage => flag(UNDER_VOLTAGE_BIT),
+            Finding::DiskStalled => u64::from(e.disk_stalled == Some(1)),
         }
     }
 }
@@ -282,7 +288,7 @@ pub struct Slow {
     /// Rows that covered a second or more.
     seq: u64,
     recent: [Recent; WINDOW_S],
-    windows: [Window; 6],
+    windows: [Window; 7],
     thrash_run: u32,
     /// The current thrash run's row while it is one row long.
     thrash_pending: ThrashRow,
@@ -301,6 +307,7 @@ pub struct Slow {
     disk_busy_s: u64,
     throttled_s: u64,
     under_voltage_s: u64,
+    disk_stalled_s: u64,
     peak_swap_in: Option<u64>,
     peak_swap_out: Option<u64>,
     peak_majflt: Option<u64>,
@@ -373,7 +380,7 @@ impl Slow {
             clock: 0,
             seq: 0,
             recent: core::array::from_fn(|_| Recent::default()),
-            windows: [Window::EMPTY; 6],
+            windows: [Window::EMPTY; 7],
             thrash_run: 0,
             thrash_pending: ThrashRow::default(),
             thrash_s: 0,
@@ -386,6 +393,7 @@ impl Slow {
             disk_busy_s: 0,
             throttled_s: 0,
             under_voltage_s: 0,
+            disk_stalled_s: 0,
             peak_swap_in: None,
             peak_swap_out: None,
             peak_majflt: None,
@@ -407,6 +415,7 @@ impl Slow {
             || e.disk_read_mibps.is_some()
             || e.disk_write_mibps.is_some()
             || e.disk_util_pct.is_some()
+            || e.disk_stalled.is_some()
             || e.cpu_temp_c.is_some()
             || e.cpu_freq_pct.is_some()
             || e.throttled.is_some();
@@ -457,6 +466,9 @@ impl Slow {
         }
         if Finding::UnderVoltage.amount(row) > 0 {
             self.under_voltage_s = self.under_voltage_s.saturating_add(dt);
+        }
+        if Finding::DiskStalled.amount(row) > 0 {
+            self.disk_stalled_s = self.disk_stalled_s.saturating_add(dt);
         }
     }
 
@@ -514,18 +526,19 @@ impl Slow {
         }
     }
 
-    /// Whether some row carried one of the ten columns (none in a 14- or
-    /// 27-column CSV).
+    /// Whether some row carried one of the eleven columns (none in a 14-
+    /// or 27-column CSV).
     pub fn has_data(&self) -> bool {
         self.has_data
     }
 
     /// Whether the section has something to say: some time thrashing, busy,
-    /// throttled or under-voltage, or a peak temperature of
+    /// stalled, throttled or under-voltage, or a peak temperature of
     /// [`HOT_TENTHS`] or more.
     pub fn has_findings(&self) -> bool {
         self.thrash_s > 0
             || self.disk_busy_s > 0
+            || self.disk_stalled_s > 0
             || self.throttled_s > 0
             || self.under_voltage_s > 0
             || self.peak_temp().is_some_and(|t| t.0 >= HOT_TENTHS)
@@ -551,6 +564,12 @@ impl Slow {
     /// Seconds under-voltage.
     pub fn under_voltage_s(&self) -> u64 {
         self.under_voltage_s
+    }
+
+    /// Seconds the build disk stalled (`disk_stalled` 1: requests in
+    /// flight at both ends of a row's interval, none completed).
+    pub fn disk_stalled_s(&self) -> u64 {
+        self.disk_stalled_s
     }
 
     /// The highest `cpu_temp_c`, °C in tenths; `None` without the column.
@@ -668,6 +687,8 @@ pub const ADVICE_FILE_THRASH: &str = "too many jobs for the memory";
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
 /// A disk busy only with the reads of file-page thrash.
 pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster disk would only read the evicted pages faster)";
+/// A stalled disk.
+pub const ADVICE_STALL: &str = "the card or USB disk stopped answering: look in dmesg for mmc or USB timeouts and resets; replace a card that hangs, give a USB disk a powered hub";
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
@@ -692,6 +713,7 @@ impl Slow {
         uwrite!(w, "\nWHY IT WAS SLOW:\n")?;
         self.render_thrash(w, zram_swap, peak_mb)?;
         self.render_disk(w)?;
+        self.render_stall(w)?;
         self.render_power(w)
     }
 
@@ -859,6 +881,21 @@ impl Slow {
         uwrite!(w, "    advice for the other ")?;
         duration(w, other)?;
         uwrite!(w, ": {}\n", ADVICE_DISK)
+    }
+
+    /// A stalled build disk: its time, the worst minute with the stage that
+    /// waited, and advice.
+    fn render_stall<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if self.disk_stalled_s == 0 {
+            return Ok(());
+        }
+        w.write_str("  build disk stalled (requests in flight, none completed): ")?;
+        duration(w, self.disk_stalled_s)?;
+        w.write_str("\n")?;
+        self.flag_minute(w, Finding::DiskStalled, "stalled")?;
+        w.write_str("    advice: ")?;
+        w.write_str(ADVICE_STALL)?;
+        w.write_str("\n")
     }
 
     /// Throttling, under-voltage and the peak temperature.
@@ -1287,7 +1324,7 @@ mod tests {
         let j = json(&s);
         let iso = Iso::from_epoch(1_796_000_030);
         let want = std::format!(
-            ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}}}}",
+            ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"disk_stalled_s\":0,\"disk_stalled_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}}}}",
             iso.as_str(),
             Iso::from_epoch(1_796_000_015).as_str()
         );

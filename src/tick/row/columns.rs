@@ -592,6 +592,10 @@ table! {
         "headroom_cgroup_memory_limit_bytes",
         "The limit of that cgroup (v2 memory.max, v1 memory.limit_in_bytes); absent when unlimited.",
     ), |r| mib(r.ext.cg_mem_limit_mb?)));
+    DISK_STALLED = col("disk_stalled", Unit::Count, Set::Ext, W_U64, ext_opt!(disk_stalled), prom(375, gauge(
+        "headroom_disk_stalled",
+        "1 when the build disk had requests in flight (diskstats field 9) at both ends of the interval since the previous sample and completed none (a hung card or USB bridge), else 0.",
+    ), |r| int(r.ext.disk_stalled?)));
 
     // run --jobserver's, read in this order: running and allowed both
     // there or no jobs at all; jobs_paused (since 0.x) 0 when absent.
@@ -1032,6 +1036,7 @@ mod tests {
             cpu_freq_pct: m,
             throttled: Some(0xff),
             cg_mem_limit_mb: m,
+            disk_stalled: m,
         };
         r.jobs = Some((u32::MAX, u32::MAX, u32::MAX));
         let mut out = Vec::new();

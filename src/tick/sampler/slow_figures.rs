@@ -14,6 +14,7 @@ use core::mem::MaybeUninit;
 
 use super::buffers::Buffers;
 use super::source::Source;
+use crate::kernel::arch::{self, LongWidth};
 use crate::kernel::blockdev::{self, KeptStat, NoDisk, StatError};
 use crate::kernel::cpufreq::KeptPolicies;
 use crate::kernel::diskstats::{self, DiskCounters};
@@ -21,6 +22,7 @@ use crate::kernel::hwmon::Hwmons;
 use crate::kernel::root::Root;
 use crate::kernel::thermal::{self, KeptSensors};
 use crate::kernel::throttled::{self, KeptPower, SampleError, Throttled};
+use crate::kernel::uptime;
 use crate::kernel::vmstat::VmStat;
 use crate::tick::clock::monotonic_ns;
 use crate::tick::rates::{growth, mibps, per_second};
@@ -62,6 +64,24 @@ fn say(out: &mut Sayings, source: Source, note: bool, what: &'static str) {
 struct Disk {
     stat: KeptStat,
     prev: Option<(u64, DiskCounters)>,
+    /// The kernel's count width: 32-bit kernels wrap sectors at 2^32.
+    width: LongWidth,
+}
+
+/// Now, in ns, for the rates of a tick: the monotonic clock, or for a tree
+/// with a second capture ([`Root::has_later`]) the `proc/uptime` of the
+/// capture being read, so that its rates are those of the captures'
+/// interval (0 when a capture has none).
+pub(super) fn clock_ns(root: &Root) -> u64 {
+    if !root.has_later() {
+        return monotonic_ns();
+    }
+    let mut buf = [0u8; uptime::BUF_LEN];
+    let centi = root
+        .read(uptime::PATH, &mut buf)
+        .ok()
+        .and_then(uptime::parse_centi_s);
+    centi.unwrap_or(0).saturating_mul(10_000_000)
 }
 
 /// What the rates of the next tick are taken from, and the files of heat
@@ -88,6 +108,7 @@ impl Slow {
         let disk = blockdev::resolve(root, disk_path.as_bytes(), &mut bufs.scratch).map(|d| Disk {
             stat: KeptStat::new(&d, keep),
             prev: None,
+            width: arch::of_root(root, keep),
         });
         let hwmons = discovery_hwmons(root, &mut bufs.dir, &mut bufs.file);
         Slow {
@@ -139,30 +160,33 @@ impl Slow {
         said
     }
 
-    /// `disk_read_mibps`, `disk_write_mibps`, `disk_util_pct`: the build
-    /// disk's counters against the previous tick's.
+    /// `disk_read_mibps`, `disk_write_mibps`, `disk_util_pct`,
+    /// `disk_stalled`: the build disk's counters against the previous
+    /// tick's.
     fn disk_io(&mut self, row: &mut Row, root: &Root, bufs: &mut Buffers, said: &mut Sayings) {
         let disk = match &mut self.disk {
             Ok(d) => d,
             Err(why) => return say(said, Source::DiskIo, true, why.describe()),
         };
         let buf = &mut bufs.file[..diskstats::STAT_BUF_LEN];
-        let cur = match disk.stat.read(root.fd(), buf) {
+        let cur = match disk.stat.read(root.at(disk.stat.path()), buf) {
             Ok(c) => c,
             Err(StatError::Read(e)) => return say(said, Source::DiskIo, false, e.describe()),
             Err(StatError::Parse(_)) => {
                 return say(said, Source::DiskIo, false, "unexpected format");
             }
         };
-        let now = monotonic_ns();
+        let now = clock_ns(root);
         if let Some((then, prev)) = disk.prev.replace((now, cur)) {
             let dt = now.saturating_sub(then);
             // A reset or a re-created device: no rate this interval.
             // (Two reads under a millisecond apart count as one.)
-            if let Some(d) = diskstats::delta(&prev, &cur, (dt / 1_000_000).max(1)) {
+            let wall_ms = (dt / 1_000_000).max(1);
+            if let Some(d) = diskstats::delta(&prev, &cur, wall_ms, disk.width) {
                 row.ext.disk_read_mibps = mibps(d.read_bytes, dt);
                 row.ext.disk_write_mibps = mibps(d.write_bytes, dt);
-                row.ext.disk_util_pct = Some(u64::from(d.util_permille() / 10));
+                row.ext.disk_util_pct = d.util_permille().map(|p| u64::from(p / 10));
+                row.ext.disk_stalled = Some(u64::from(d.stalled));
             }
         }
     }

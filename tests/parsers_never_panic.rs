@@ -165,10 +165,12 @@ fn disks(input: &[u8]) {
 /// Temperature, throttle word and flags text, cpufreq: and the flags
 /// text that parses formats back to itself.
 fn heat_and_power(input: &[u8]) {
-    if let Ok(t) = thermal::parse_temp(input) {
-        assert!(t.tenths().abs() <= 1500);
+    for parse in [thermal::parse_temp, thermal::parse_zone_temp] {
+        if let Ok(t) = parse(input) {
+            assert!(t.tenths().abs() <= 1500);
+        }
     }
-    let _ = thermal::sample(Ok(input));
+    let _ = thermal::sample(thermal::Kind::Zone, Ok(input));
     let _ = (thermal::is_cpu_zone(input), thermal::is_cpu_hwmon(input));
     if let Ok(w) = throttled::parse_throttled(input) {
         let _ = throttled::sticky_turned_on(throttled::Throttled(0), w);

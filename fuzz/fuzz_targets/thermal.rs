@@ -6,8 +6,10 @@ use headroom::kernel::{cpufreq, thermal, throttled};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(t) = thermal::parse_temp(data) {
-        assert!(t.tenths().abs() <= 1500);
+    for parse in [thermal::parse_temp, thermal::parse_zone_temp] {
+        if let Ok(t) = parse(data) {
+            assert!(t.tenths().abs() <= 1500);
+        }
     }
     let _ = thermal::is_cpu_zone(data);
     let _ = thermal::is_cpu_hwmon(data);

@@ -3,7 +3,15 @@
 //! their `type` or `name`, never by their number.
 //!
 //! Both print millidegrees Celsius as a signed decimal integer (`54500` is
-//! 54.5 °C). A zone's `type` is its device-tree node name (`cpu-thermal`)
+//! 54.5 °C: `thermal_zone_get_temp()` through `temp_show()`'s `%d\n`),
+//! except that some SBC kernels' zones print whole degrees (the legacy
+//! Allwinner kernel of the Pine A64: `31` is 31 °C): a zone value below
+//! [`DEGREES_BELOW`] in magnitude is read as degrees, the rule DietPi and
+//! pi-hole use ([`parse_zone_temp`]). hwmon is millidegrees by ABI, always.
+//! A value at or below absolute zero (`-274000`, `THERMAL_TEMP_INVALID`
+//! of an unset trip; `-273150`, an unset hwmon limit) or the 16-bit "not
+//! set" value −32768 (°C or m°C) is no reading ([`TempError::NoReading`]).
+//! A zone's `type` is its device-tree node name (`cpu-thermal`)
 //! or the driver's (`x86_pkg_temp`); a zone's own hwmon twin, made by
 //! `drivers/thermal/thermal_hwmon.c`, is named after that type with `-`
 //! turned into `_` (`cpu_thermal`: hwmon names cannot hold `-`) and reads
@@ -27,10 +35,18 @@
 //! kernel and from a BeagleV zone whose hwmon works, ETIMEDOUT now and
 //! then on a VisionFive 2, ENODATA and EAGAIN from sensors not ready. A
 //! failed read drops that sensor's sample for that tick, never reads as
-//! 0 °C; a value outside −40…150 °C (`-650788984` from old Pi firmware,
-//! `-273000` from an unset emulated zone) is dropped too. Trip points
-//! (`trip_point_<N>_temp`, same unit, [`parse_temp`] reads them) drive
+//! 0 °C; a value outside −40…150 °C (`-273000` from an unset emulated
+//! zone) or no reading (`-650788984` from old Pi firmware, below absolute
+//! zero) is read once more, then dropped. Trip points
+//! (`trip_point_<N>_temp`, same unit, [`parse_zone_temp`] reads them) drive
 //! fans and the critical shutdown: crossing one is not throttling.
+//!
+//! Old Pi firmware also returned `85000` now and then when the chip was
+//! much cooler (raspberrypi/firmware#133): in range, so only its
+//! neighbours tell. A jump of [`JUMP_MILLI_C`] or more from the previous
+//! reading that the next one does not confirm is a bogus read
+//! ([`is_bogus_jump`]); [`JumpGuard`] applies the rule to readings as they
+//! come, for the sampler's rows and the summary's peak alike.
 //!
 //! # References
 //! `Documentation/driver-api/thermal/sysfs-api.rst`,
@@ -70,14 +86,33 @@ pub const MIN_MILLI_C: i64 = -40_000;
 /// every CPU's critical trip, 110 °C on a Pi 5).
 pub const MAX_MILLI_C: i64 = 150_000;
 
+/// A zone's integer value below this in magnitude is whole degrees
+/// Celsius, not millidegrees: no CPU is within 0.2 °C of freezing, and no
+/// whole-degree value is 200 °C or more (DietPi's `G_OBTAIN_CPU_TEMP`,
+/// pi-hole/web#129 for the Pine A64's `31`).
+pub const DEGREES_BELOW: u64 = 200;
+
+/// Absolute zero in millidegrees Celsius: a value at or below it is no
+/// reading (an unset limit or trip, `THERMAL_TEMP_INVALID` −274000).
+pub const ABSOLUTE_ZERO_MILLI_C: i64 = -273_150;
+
+/// The "not set" value of a 16-bit signed temperature (`i16::MIN`), in
+/// whatever unit the file prints: −32768 °C or m°C is no reading.
+pub const NOT_SET: i64 = -32_768;
+
+/// A jump between two readings, in millidegrees Celsius (20 °C), that
+/// the next reading must confirm ([`is_bogus_jump`]).
+pub const JUMP_MILLI_C: u32 = 20_000;
+
 /// One temperature reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Temp {
     /// The temperature in millidegrees Celsius, within
     /// [`MIN_MILLI_C`]…[`MAX_MILLI_C`].
     pub milli_c: i32,
-    /// The text was decimal degrees (`40.84`, StarFive's vendor driver),
-    /// not the ABI's integer millidegrees: worth a once-only note.
+    /// The text was degrees, not the ABI's integer millidegrees: decimal
+    /// (`40.84`, StarFive's vendor driver) or a whole zone value below
+    /// [`DEGREES_BELOW`] (`31`, a legacy Allwinner kernel).
     pub non_standard: bool,
 }
 
@@ -100,16 +135,20 @@ pub enum TempError {
         /// The value read, in millidegrees Celsius.
         milli_c: i64,
     },
+    /// No reading: at or below absolute zero ([`ABSOLUTE_ZERO_MILLI_C`]),
+    /// or the "not set" value [`NOT_SET`].
+    NoReading,
 }
 
-/// Parses a temperature: a signed decimal integer of millidegrees Celsius
-/// (`54500\n` → 54.5 °C, the ABI), or a decimal with a point as degrees
-/// Celsius (`40.84` → 40.84 °C, flagged [`Temp::non_standard`]; digits past
-/// the third decimal are cut).
+/// Parses a hwmon temperature: a signed decimal integer of millidegrees
+/// Celsius (`54500\n` → 54.5 °C, the ABI), or a decimal with a point as
+/// degrees Celsius (`40.84` → 40.84 °C, flagged [`Temp::non_standard`];
+/// digits past the third decimal are cut).
 ///
 /// # Errors
 /// [`TempError::Malformed`] for anything else (empty, `+5`, `1e3`, a
-/// number past `u64`); [`TempError::OutOfRange`] outside −40…150 °C.
+/// number past `u64`); [`TempError::NoReading`] at or below absolute zero
+/// or for [`NOT_SET`]; [`TempError::OutOfRange`] outside −40…150 °C.
 ///
 /// ```
 /// use headroom::kernel::thermal::{TempError, parse_temp};
@@ -119,19 +158,55 @@ pub enum TempError {
 ///     parse_temp(b"-273000"),
 ///     Err(TempError::OutOfRange { milli_c: -273_000 })
 /// );
+/// assert_eq!(parse_temp(b"-273150"), Err(TempError::NoReading));
 /// ```
 pub fn parse_temp(b: &[u8]) -> Result<Temp, TempError> {
+    parse_scaled(b, false)
+}
+
+/// Parses a thermal zone's `temp` (or `trip_point_<N>_temp`): as
+/// [`parse_temp`], except that an integer below [`DEGREES_BELOW`] in
+/// magnitude is whole degrees Celsius (`31` → 31 °C, flagged
+/// [`Temp::non_standard`]).
+///
+/// # Errors
+/// As [`parse_temp`].
+///
+/// ```
+/// use headroom::kernel::thermal::{TempError, parse_zone_temp};
+/// assert_eq!(parse_zone_temp(b"31").unwrap().milli_c, 31_000);
+/// assert_eq!(parse_zone_temp(b"41318\n").unwrap().milli_c, 41_318);
+/// assert_eq!(parse_zone_temp(b"-274000"), Err(TempError::NoReading));
+/// ```
+pub fn parse_zone_temp(b: &[u8]) -> Result<Temp, TempError> {
+    parse_scaled(b, true)
+}
+
+/// [`parse_temp`], and with `zone` [`parse_zone_temp`]'s whole degrees.
+fn parse_scaled(b: &[u8], zone: bool) -> Result<Temp, TempError> {
     let t = trim(b);
     let (negative, digits) = match t.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, t),
     };
     let (magnitude, non_standard) = match digits.iter().position(|&c| c == b'.') {
-        None => (parse_u64(digits).ok_or(TempError::Malformed)?, false),
+        None => {
+            let v = parse_u64(digits).ok_or(TempError::Malformed)?;
+            if zone && v < DEGREES_BELOW {
+                (v * 1000, true)
+            } else {
+                (v, false)
+            }
+        }
         Some(dot) => (decimal_milli(&digits[..dot], &digits[dot + 1..])?, true),
     };
     let magnitude = i64::try_from(magnitude).unwrap_or(i64::MAX);
     let milli_c = if negative { -magnitude } else { magnitude };
+    // −32768 as printed (m°C), or as degrees (−32768000 m°C).
+    let not_set = milli_c == NOT_SET * 1000 || (milli_c == NOT_SET && !non_standard);
+    if not_set || milli_c <= ABSOLUTE_ZERO_MILLI_C {
+        return Err(TempError::NoReading);
+    }
     if !(MIN_MILLI_C..=MAX_MILLI_C).contains(&milli_c) {
         return Err(TempError::OutOfRange { milli_c });
     }
@@ -197,13 +272,20 @@ pub enum SampleError {
 }
 
 /// One sensor's sample from the result of reading its file: the read's
-/// error, or the parsed text. Taking the read result lets a test give the
-/// errno a real sensor returned (a file in a tree cannot fail that way).
+/// error, or the text parsed as `kind` prints it ([`parse_zone_temp`] for
+/// a zone, [`parse_temp`] else). Taking the read result lets a test give
+/// the errno a real sensor returned (a file in a tree cannot fail that
+/// way).
 ///
 /// # Errors
 /// [`SampleError::Read`] or [`SampleError::Temp`]; never a 0 °C stand-in.
-pub fn sample(read: Result<&[u8], ReadError>) -> Result<Temp, SampleError> {
-    parse_temp(read.map_err(SampleError::Read)?).map_err(SampleError::Temp)
+pub fn sample(kind: Kind, read: Result<&[u8], ReadError>) -> Result<Temp, SampleError> {
+    let b = read.map_err(SampleError::Read)?;
+    match kind {
+        Kind::Zone => parse_zone_temp(b),
+        Kind::Hwmon | Kind::Vendor => parse_temp(b),
+    }
+    .map_err(SampleError::Temp)
 }
 
 /// The hottest of the samples that succeeded; `None` when none did.
@@ -227,16 +309,93 @@ fn hotter<T>(
     }
 }
 
-/// `first`, or when it was out of range (old Pi firmware's occasional
-/// `-650788984`; "re-reading the temperature will usually return a sane
-/// value", raspberrypi/firmware#133) the result of `again`, a second read.
-pub fn retry_out_of_range(
+/// `first`, or when its number was not believed (out of range, or no
+/// reading: old Pi firmware's occasional `-650788984`, below absolute
+/// zero; "re-reading the temperature will usually return a sane value",
+/// raspberrypi/firmware#133) the result of `again`, a second read.
+pub fn retry_unbelieved(
     first: Result<Temp, SampleError>,
     again: impl FnOnce() -> Result<Temp, SampleError>,
 ) -> Result<Temp, SampleError> {
     match first {
-        Err(SampleError::Temp(TempError::OutOfRange { .. })) => again(),
+        Err(SampleError::Temp(TempError::OutOfRange { .. } | TempError::NoReading)) => again(),
         r => r,
+    }
+}
+
+/// True when readings `a` and `b` (m°C) are [`JUMP_MILLI_C`] or more
+/// apart.
+const fn is_jump(a: i32, b: i32) -> bool {
+    a.abs_diff(b) >= JUMP_MILLI_C
+}
+
+/// True when reading `this` (m°C) is a bogus read: a jump of
+/// [`JUMP_MILLI_C`] or more from the previous reading `prev` that the next
+/// reading `next` does not confirm (it is as far from `this`, or there is
+/// none). No previous reading, no jump. Readings are the values read, not
+/// ticks: a failed read in between is skipped.
+///
+/// ```
+/// use headroom::kernel::thermal::is_bogus_jump;
+/// // raspberrypi/firmware#133: 85 °C once between 48 °C readings.
+/// assert!(is_bogus_jump(Some(48_000), 85_000, Some(48_500)));
+/// // A step the next reading holds is real.
+/// assert!(!is_bogus_jump(Some(48_000), 70_000, Some(71_000)));
+/// assert!(!is_bogus_jump(None, 85_000, Some(48_000)));
+/// ```
+pub fn is_bogus_jump(prev: Option<i32>, this: i32, next: Option<i32>) -> bool {
+    prev.is_some_and(|p| is_jump(p, this)) && next.is_none_or(|n| is_jump(this, n))
+}
+
+/// [`is_bogus_jump`] over readings as they come, in order: a reading that
+/// jumps from the last believed one is held until the next reading
+/// confirms or refutes it. Fixed size; one per series (the sampler's rows,
+/// a summary's rows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JumpGuard {
+    /// The last reading believed, m°C.
+    last: Option<i32>,
+    /// A reading that jumped from `last`, waiting for the next one.
+    held: Option<i32>,
+}
+
+/// What one reading given to [`JumpGuard::push`] settles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settled {
+    /// This reading is believed now (else it is held, or a held one was
+    /// refuted and it jumps as well).
+    pub this: bool,
+    /// The reading held before: confirmed (`Some(true)`), a bogus read
+    /// (`Some(false)`), or none was held.
+    pub held: Option<bool>,
+}
+
+impl JumpGuard {
+    /// Nothing read yet.
+    pub const fn new() -> JumpGuard {
+        JumpGuard {
+            last: None,
+            held: None,
+        }
+    }
+
+    /// Takes the next reading `milli_c` and says what it settles. A reading
+    /// held when the series ends is never confirmed: a bogus read.
+    pub fn push(&mut self, milli_c: i32) -> Settled {
+        let held = self.held.take().map(|h| {
+            let confirmed = !is_bogus_jump(self.last, h, Some(milli_c));
+            if confirmed {
+                self.last = Some(h);
+            }
+            confirmed
+        });
+        let this = !self.last.is_some_and(|l| is_jump(l, milli_c));
+        if this {
+            self.last = Some(milli_c);
+        } else {
+            self.held = Some(milli_c);
+        }
+        Settled { this, held }
     }
 }
 
@@ -339,7 +498,7 @@ impl KeptSensors {
     }
 
     /// The hottest CPU temperature now: one pread per sensor on the live
-    /// root, and one more for a sensor whose value is out of range (the
+    /// root, and one more for a sensor whose value is not believed (the
     /// old Pi firmware's bogus value is gone on the next read). `None`
     /// when no sensor gave a believable value this tick. `buf`:
     /// [`BUF_LEN`] bytes.
@@ -352,9 +511,9 @@ impl KeptSensors {
     pub fn read_hottest(&mut self, root: &Root, buf: &mut [u8]) -> Option<(Temp, &Sensor)> {
         let mut best = None;
         for (s, k) in &mut self.sensors {
-            let first = sample(k.read(root.fd(), &s.path, buf, Shape::Whole));
-            let r = retry_out_of_range(first, || {
-                sample(k.read(root.fd(), &s.path, &mut *buf, Shape::Whole))
+            let first = sample(s.kind, k.read(root.fd(), &s.path, buf, Shape::Whole));
+            let r = retry_unbelieved(first, || {
+                sample(s.kind, k.read(root.fd(), &s.path, &mut *buf, Shape::Whole))
             });
             best = hotter(best, (r, &*s));
         }
@@ -532,11 +691,13 @@ mod tests {
         assert_eq!(errs[0].0, "sys/class/thermal/thermal_zone0/temp");
         assert_eq!(errs[0].1, Errno::INVAL);
         for e in [errs[0].1, Errno::NODATA, Errno::AGAIN, Errno::TIMEDOUT] {
-            let failed = sample(Err(ReadError::Read(e)));
+            let failed = sample(Kind::Zone, Err(ReadError::Read(e)));
             assert_eq!(failed, Err(SampleError::Read(ReadError::Read(e))));
             assert_eq!(hottest([failed]), None);
         }
-        // 2013 firmware: the huge negative value is dropped; 85 °C is in range.
+        // 2013 firmware: the huge negative value, below absolute zero, is no
+        // reading (read again); 85 °C is in range (its neighbours judge it:
+        // case 51).
         let bogus = fixture(&std::format!(
             "{host}pi-2013-bogus/samples/thermal_zone0_temp.txt"
         ));
@@ -548,9 +709,7 @@ mod tests {
         assert_eq!(
             values,
             [
-                Err(TempError::OutOfRange {
-                    milli_c: -650_788_984
-                }),
+                Err(TempError::NoReading),
                 Ok(Temp {
                     milli_c: 85_000,
                     non_standard: false
@@ -622,7 +781,11 @@ mod tests {
         let hwmon = fixture(&std::format!(
             "{wip}/sys/devices/platform/soc/124a0000.thermal-sensor/hwmon/hwmon0/temp1_input"
         ));
-        let t = hottest([sample(Err(ReadError::Read(errs[0].1))), sample(Ok(&hwmon))]).unwrap();
+        let t = hottest([
+            sample(Kind::Zone, Err(ReadError::Read(errs[0].1))),
+            sample(Kind::Hwmon, Ok(&hwmon)),
+        ])
+        .unwrap();
         assert_eq!((t.milli_c, t.tenths()), (33_120, 331));
         // Vendor driver: decimal degrees, flagged, never 0.04 °C.
         let r = root(&std::format!("{host}beaglev-vendor-sfc_temp_sensor"));
@@ -637,9 +800,9 @@ mod tests {
         assert_eq!((t.milli_c, t.tenths(), t.non_standard), (40_840, 408, true));
         // VisionFive 2: ETIMEDOUT (-110) now and then drops that sample only.
         let ticks = [
-            sample(Ok(b"45000\n")),
-            sample(Err(ReadError::Read(Errno::TIMEDOUT))),
-            sample(Ok(b"45500\n")),
+            sample(Kind::Zone, Ok(b"45000\n")),
+            sample(Kind::Zone, Err(ReadError::Read(Errno::TIMEDOUT))),
+            sample(Kind::Zone, Ok(b"45500\n")),
         ];
         assert_eq!(
             ticks.map(|r| r.ok().map(Temp::tenths)),
@@ -735,20 +898,142 @@ mod tests {
         std::fs::remove_dir_all(&d2).unwrap();
     }
 
-    /// Only a value out of range is read a second time, and the second
-    /// read's result stands.
+    /// Only a value not believed (out of range, no reading) is read a
+    /// second time, and the second read's result stands.
     #[test]
-    fn an_out_of_range_value_is_read_once_more() {
+    fn an_unbelieved_value_is_read_once_more() {
         let sane = Ok(Temp {
             milli_c: 48_000,
             non_standard: false,
         });
-        let bogus = sample(Ok(b"-650788984\n"));
-        assert_eq!(retry_out_of_range(bogus, || sane), sane);
-        assert_eq!(retry_out_of_range(bogus, || bogus), bogus);
-        let failed = sample(Err(ReadError::Read(Errno::INVAL)));
-        assert_eq!(retry_out_of_range(failed, || unreachable!()), failed);
-        assert_eq!(retry_out_of_range(sane, || unreachable!()), sane);
+        let bogus = sample(Kind::Zone, Ok(b"-650788984\n"));
+        assert_eq!(retry_unbelieved(bogus, || sane), sane);
+        assert_eq!(retry_unbelieved(bogus, || bogus), bogus);
+        let far = sample(Kind::Zone, Ok(b"151000\n"));
+        assert_eq!(retry_unbelieved(far, || sane), sane);
+        let failed = sample(Kind::Zone, Err(ReadError::Read(Errno::INVAL)));
+        assert_eq!(retry_unbelieved(failed, || unreachable!()), failed);
+        let garbage = sample(Kind::Zone, Ok(b"hot\n"));
+        assert_eq!(retry_unbelieved(garbage, || unreachable!()), garbage);
+        assert_eq!(retry_unbelieved(sane, || unreachable!()), sane);
+    }
+
+    /// Case 51: a zone printing whole degrees (Pine A64 BSP `31`) beside a
+    /// millidegree one (Odroid C2 `43000`); hwmon is millidegrees always.
+    #[test]
+    fn fixture_51_zone_in_whole_degrees() {
+        let case = "51-thermal-whole-degrees-and-no-reading/hosts/";
+        let zone = "sys/class/thermal/thermal_zone0/temp";
+        let pine = fixture(&std::format!("{case}pine64-bsp-3.10/{zone}"));
+        let t = parse_zone_temp(&pine).unwrap();
+        assert_eq!((t.milli_c, t.tenths(), t.non_standard), (31_000, 310, true));
+        let c2 = parse_zone_temp(&fixture(&std::format!("{case}odroid-c2/{zone}"))).unwrap();
+        assert_eq!((c2.milli_c, c2.non_standard), (43_000, false));
+        // The same text from a hwmon file is the ABI's 0.031 °C.
+        assert_eq!(parse_temp(&pine).map(|t| t.milli_c), Ok(31));
+        assert_eq!(sample(Kind::Hwmon, Ok(&pine)).map(|t| t.milli_c), Ok(31));
+        assert_eq!(sample(Kind::Zone, Ok(&pine)).map(|t| t.milli_c), Ok(31_000));
+        // The bound: 199 is degrees (out of range: 199 °C), 200 millidegrees.
+        assert_eq!(
+            parse_zone_temp(b"199\n"),
+            Err(TempError::OutOfRange { milli_c: 199_000 })
+        );
+        assert_eq!(parse_zone_temp(b"200").map(|t| t.milli_c), Ok(200));
+        assert_eq!(parse_zone_temp(b"150").map(|t| t.milli_c), Ok(150_000));
+        assert_eq!(parse_zone_temp(b"-5").map(|t| t.tenths()), Ok(-50));
+        assert_eq!(parse_zone_temp(b"0").map(|t| t.milli_c), Ok(0));
+        // Decimal degrees are degrees in either file.
+        assert_eq!(parse_zone_temp(b"40.84").map(|t| t.milli_c), Ok(40_840));
+        // A live zone of whole degrees is read as such, through discovery.
+        let d = tree("pine64");
+        write(&d, "sys/class/thermal/thermal_zone0/type", b"cpu_thermal\n");
+        write(&d, "sys/class/thermal/thermal_zone0/temp", &pine);
+        let r = Root::open(d.to_str().unwrap()).unwrap();
+        let t = discover(&r, false).read(&r, &mut [0u8; BUF_LEN]).unwrap();
+        assert_eq!((t.tenths(), t.non_standard), (310, true));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Case 51: unset trips and limits (at or below absolute zero) and the
+    /// 16-bit "not set" value are no reading, not a temperature, and not
+    /// read again; −273000 is only out of range.
+    #[test]
+    fn fixture_51_no_reading_values() {
+        let case = "51-thermal-whole-degrees-and-no-reading/";
+        let trip = fixture(&std::format!(
+            "{case}hosts/x86-unset-trips/sys/class/thermal/thermal_zone9/trip_point_0_temp"
+        ));
+        assert_eq!(parse_zone_temp(&trip), Err(TempError::NoReading));
+        let samples = fixture(&std::format!("{case}samples/no-reading.txt"));
+        let rows: std::vec::Vec<std::vec::Vec<&[u8]>> = samples
+            .split(|&c| c == b'\n')
+            .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+            .map(|l| l.split(|&c| c == b'\t').collect())
+            .collect();
+        assert_eq!(rows.len(), 5);
+        for row in rows {
+            let (v, unit) = (row[0], row[1]);
+            assert_eq!(parse_zone_temp(v), Err(TempError::NoReading), "{v:?}");
+            let no = Err(SampleError::Temp(TempError::NoReading));
+            assert_eq!(sample(Kind::Hwmon, Ok(v)), no, "{v:?} {unit:?}");
+            assert_eq!(retry_unbelieved(no, || no), no, "read twice, still none");
+        }
+        assert_eq!(parse_temp(b"-273.15"), Err(TempError::NoReading));
+        assert_eq!(parse_temp(b"-32768.0"), Err(TempError::NoReading));
+        // Just above absolute zero: a number, out of range (read again).
+        for v in [&b"-273000"[..], b"-273149", b"-41"] {
+            assert!(
+                matches!(parse_zone_temp(v), Err(TempError::OutOfRange { .. })),
+                "{v:?}"
+            );
+        }
+        // Whole degrees are below 200 in magnitude: −273 is millidegrees.
+        assert_eq!(parse_zone_temp(b"-273").map(|t| t.milli_c), Ok(-273));
+        assert_eq!(
+            parse_zone_temp(b"-199"),
+            Err(TempError::OutOfRange { milli_c: -199_000 })
+        );
+        // −32.767 °C is a (cold) number, not "not set".
+        assert_eq!(parse_temp(b"-32767").map(|t| t.milli_c), Ok(-32_767));
+    }
+
+    /// Case 51's bogus 85 °C (raspberrypi/firmware#133) between sane
+    /// readings: a bogus read by its neighbours, held then dropped by the
+    /// guard; a jump the next reading keeps is believed.
+    #[test]
+    fn fixture_51_bogus_jump() {
+        let text = fixture("51-thermal-whole-degrees-and-no-reading/samples/bogus-jump.txt");
+        let r: std::vec::Vec<i32> = text
+            .split(|&c| c == b'\n')
+            .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+            .map(|l| parse_zone_temp(l).unwrap().milli_c)
+            .collect();
+        assert_eq!(r, [48_000, 48_500, 85_000, 48_300, 49_000]);
+        assert!(is_bogus_jump(Some(r[1]), r[2], Some(r[3])));
+        assert!(!is_bogus_jump(Some(r[0]), r[1], Some(r[2])));
+        let mut g = JumpGuard::new();
+        let settled: std::vec::Vec<Settled> = r.iter().map(|&v| g.push(v)).collect();
+        let believed: std::vec::Vec<bool> = settled.iter().map(|s| s.this).collect();
+        assert_eq!(believed, [true, true, false, true, true]);
+        assert_eq!(settled[3].held, Some(false), "85 °C refuted by 48.3 °C");
+        // A real step: held once, confirmed by the next reading.
+        let mut g = JumpGuard::new();
+        let step = [48_000, 70_000, 71_000, 71_500].map(|v| g.push(v));
+        assert_eq!(step.map(|s| s.this), [true, false, true, true]);
+        assert_eq!(step[2].held, Some(true));
+        assert!(!is_bogus_jump(Some(48_000), 70_000, Some(71_000)));
+        // Exactly 20 °C is a jump; 19.999 °C is not.
+        assert!(is_bogus_jump(Some(40_000), 60_000, Some(40_000)));
+        assert!(!is_bogus_jump(Some(40_000), 59_999, Some(40_000)));
+        // A downward spike too; no next reading confirms nothing.
+        assert!(is_bogus_jump(Some(60_000), 30_000, Some(61_000)));
+        assert!(is_bogus_jump(Some(60_000), 30_000, None));
+        // A refuted reading that jumps as well is held in turn, judged
+        // against the last believed one.
+        let mut g = JumpGuard::new();
+        let s = [40_000, 85_000, 10_000, 40_500].map(|v| g.push(v));
+        assert_eq!(s.map(|s| s.this), [true, false, false, true]);
+        assert_eq!(s.map(|s| s.held), [None, None, Some(false), Some(false)]);
     }
 
     #[test]
@@ -843,7 +1128,7 @@ mod tests {
         let hwmons = Hwmons::list(&r, |_| true, &mut scratch, &mut buf);
         let mut t = KeptSensors::discover(&r, true, &hwmons, &mut scratch, &mut buf);
         let mut f = KeptPolicies::discover(&r, true, &mut scratch, &mut buf);
-        let mut p = KeptPower::discover(&r, true, &hwmons, &mut buf);
+        let mut p = KeptPower::discover(&r, true, &hwmons, &mut scratch, &mut buf);
         let (temp, pct, power) = (
             t.read(&r, &mut buf),
             f.read(&r, 0, &mut buf),

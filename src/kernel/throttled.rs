@@ -1,7 +1,16 @@
-//! The Raspberry Pi firmware's throttle word
-//! (`/sys/devices/platform/soc/soc:firmware/get_throttled`) and, where that
-//! file is absent (Pi 5, upstream kernels), the under-voltage alarm of the
-//! `rpi_volt` hwmon device (`in0_lcrit_alarm`).
+//! The Raspberry Pi firmware's throttle word (`get_throttled` of the
+//! firmware's platform device: `/sys/devices/platform/soc/soc:firmware/`
+//! on a Pi 4 and before, `…/soc@107c000000/soc@107c000000:firmware/` on
+//! a Pi 5, found by [`find_get_throttled`]) and, where that file is absent
+//! (upstream kernels, Pi OS kernels since it was removed), the
+//! under-voltage alarm of the `rpi_volt` hwmon device (`in0_lcrit_alarm`).
+//!
+//! The sysfs word is deprecated and cached: `get_throttled_show()` prints
+//! the value the firmware gave the last time something asked it (the
+//! hwmon driver's poll), so it can read 0 while `vcgencmd get_throttled`
+//! says throttled, and the first read logs "deprecated, use hwmon sysfs
+//! instead" with a backtrace. Every output that shows the word says so
+//! ([`WORD_SOURCE`]).
 //!
 //! `get_throttled_show()` prints the firmware's 32-bit word as `%x\n`:
 //! lowercase hex, no `0x`, no padding (`50005`; read as decimal it would
@@ -30,16 +39,36 @@
 //! `drivers/hwmon/raspberrypi-hwmon.c`, `Documentation/hwmon/sysfs-interface.rst`
 //! (`in[0-*]_lcrit_alarm`); raspberrypi/documentation, `vcgencmd get_throttled`.
 
-use rustix::fd::BorrowedFd;
+use core::mem::MaybeUninit;
+
+use rustix::fd::{AsFd, BorrowedFd};
+use rustix::fs::FileType;
 
 use crate::kernel::hwmon::{HWMON_DIR, Hwmons};
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::parse::{ParseError, ParseErrorKind, parse_hex_u64, trim};
-use crate::kernel::root::{ReadError, Root, read_at};
-use crate::kernel::sysfs::{Path, entry_path};
+use crate::kernel::root::{ReadError, Root, for_each_entry, open_dir_at, read_at};
+use crate::kernel::sysfs::{self, MAX_ENTRIES, Path, entry_path};
 
-/// The firmware's throttle word, relative to the root.
-pub const GET_THROTTLED: &str = "sys/devices/platform/soc/soc:firmware/get_throttled";
+/// The platform devices, relative to the root: the firmware's node is
+/// one of them or the child of one (the SoC's bus, `soc` or
+/// `soc@107c000000`).
+pub const PLATFORM_DIR: &str = "sys/devices/platform";
+
+/// How the firmware's device name ends: `soc:firmware`,
+/// `soc@107c000000:firmware` (the parent's name, `:`, the device-tree
+/// node's).
+pub const FIRMWARE_SUFFIX: &[u8] = b":firmware";
+
+/// The throttle word's file in the firmware's node.
+pub const GET_THROTTLED: &str = "get_throttled";
+
+/// Where the word comes from, as every output names it.
+pub const WORD_SOURCE: &str =
+    "sysfs get_throttled (cached: refreshed only when the firmware is polled)";
+
+/// Where `rpi_volt`'s alarm comes from, as every output names it.
+pub const ALARM_SOURCE: &str = "rpi_volt in0_lcrit_alarm (under-voltage only)";
 
 /// The name of the Pi's voltage hwmon device.
 pub const RPI_VOLT: &[u8] = b"rpi_volt";
@@ -90,8 +119,12 @@ impl Flags {
 /// three `|`.
 pub const FLAGS_TEXT_LEN: usize = 51;
 
+/// The text of no condition: the source was read and no flag is set (an
+/// empty field is no reading).
+pub const NONE: &str = "none";
+
 /// Writes the set conditions' names joined by `|` in bit order
-/// (`under-voltage|throttled`; empty for none) into `out`.
+/// (`under-voltage|throttled`; [`NONE`] for none) into `out`.
 ///
 /// `None` when `out` is shorter than the text ([`FLAGS_TEXT_LEN`] always
 /// suffices).
@@ -100,10 +133,14 @@ pub const FLAGS_TEXT_LEN: usize = 51;
 /// use headroom::kernel::throttled::{FLAGS_TEXT_LEN, Flags, format_flags};
 /// let mut out = [0u8; FLAGS_TEXT_LEN];
 /// assert_eq!(format_flags(Flags(0b101), &mut out), Some("under-voltage|throttled"));
+/// assert_eq!(format_flags(Flags(0), &mut out), Some("none"));
 /// assert_eq!(format_flags(Flags(0xff), &mut out).map(str::len), Some(FLAGS_TEXT_LEN));
 /// assert_eq!(format_flags(Flags(0b101), &mut [0u8; 8]), None);
 /// ```
 pub fn format_flags(flags: Flags, out: &mut [u8]) -> Option<&str> {
+    if flags.is_empty() {
+        return Some(NONE);
+    }
     let mut len = 0;
     for (bit, name) in Flags::NAMES.iter().enumerate() {
         if flags.0 & (1 << bit) == 0 {
@@ -121,14 +158,14 @@ pub fn format_flags(flags: Flags, out: &mut [u8]) -> Option<&str> {
 }
 
 /// Parses the text [`format_flags`] writes, in any order, white space
-/// around it ignored; empty is no condition.
+/// around it ignored; [`NONE`] is no condition.
 ///
 /// # Errors
 /// [`ParseErrorKind::Malformed`] for an unknown name or an empty one
-/// (`a||b`, a trailing `|`).
+/// (empty text, `a||b`, a trailing `|`, `none` beside a name).
 pub fn parse_flags(b: &[u8]) -> Result<Flags, ParseError> {
     let t = trim(b);
-    if t.is_empty() {
+    if t == NONE.as_bytes() {
         return Ok(Flags(0));
     }
     let mut flags = 0;
@@ -234,6 +271,15 @@ impl Power {
         }
     }
 
+    /// Where it was read, as outputs name it: [`WORD_SOURCE`] or
+    /// [`ALARM_SOURCE`].
+    pub const fn source(self) -> &'static str {
+        match self {
+            Power::Word(_) => WORD_SOURCE,
+            Power::UnderVoltageAlarm(_) => ALARM_SOURCE,
+        }
+    }
+
     /// The word, when the source is the firmware's.
     pub const fn word(self) -> Option<Throttled> {
         match self {
@@ -257,12 +303,61 @@ pub enum SampleError {
 /// Which file the power flags come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
-    /// [`GET_THROTTLED`].
-    Firmware,
+    /// The firmware's [`GET_THROTTLED`], at this path.
+    Firmware(Path),
     /// The `in0_lcrit_alarm` of the `rpi_volt` hwmon device, at this path.
     RpiVolt(Path),
     /// Neither: not a Raspberry Pi, or its kernel has neither file.
     None,
+}
+
+/// Finds the firmware's throttle word under the root `dir`: the
+/// [`GET_THROTTLED`] file of an entry of [`PLATFORM_DIR`], or of an entry
+/// one level below, whose name ends in [`FIRMWARE_SUFFIX`], that reads and
+/// parses; the path and the word read. Looks at no more than
+/// [`MAX_ENTRIES`] entries of [`PLATFORM_DIR`] (each of which may be
+/// listed in turn). `None` when there is none: unknown, not 0.
+///
+/// `scratch` is the getdents64(2) buffer (split in two for the two
+/// levels: 64 bytes or more); `buf` receives the word ([`BUF_LEN`]).
+pub fn find_get_throttled(
+    dir: BorrowedFd<'_>,
+    scratch: &mut [MaybeUninit<u8>],
+    buf: &mut [u8],
+) -> Option<(Path, Throttled)> {
+    let platform = open_dir_at(dir, PLATFORM_DIR).ok()?;
+    let half = scratch.len() / 2;
+    let (outer, inner) = scratch.split_at_mut(half);
+    let base = PLATFORM_DIR.as_bytes();
+    let mut found = None;
+    let mut seen = 0;
+    let _ = for_each_entry(platform.as_fd(), outer, |name, kind| {
+        seen += 1;
+        if name.ends_with(FIRMWARE_SUFFIX) {
+            found = word_at(dir, &[base, b"/", name], buf);
+        } else if matches!(kind, FileType::Directory | FileType::Unknown)
+            && let Some(sub) = sysfs::path(&[base, b"/", name])
+            && let Ok(fd) = open_dir_at(dir, &sub)
+        {
+            let _ = for_each_entry(fd.as_fd(), inner, |child, _| {
+                if child.ends_with(FIRMWARE_SUFFIX) {
+                    found = word_at(dir, &[sub.as_bytes(), b"/", child], buf);
+                }
+                found.is_none()
+            });
+        }
+        found.is_none() && seen < MAX_ENTRIES
+    });
+    found
+}
+
+/// The [`GET_THROTTLED`] of the node at `node` (parts of its path under
+/// the root) when it reads and parses.
+fn word_at(dir: BorrowedFd<'_>, node: &[&[u8]; 3], buf: &mut [u8]) -> Option<(Path, Throttled)> {
+    let [a, b, c] = *node;
+    let p = sysfs::path(&[a, b, c, b"/", GET_THROTTLED.as_bytes()])?;
+    let w = parse_throttled(read_at(dir, &p, buf).ok()?).ok()?;
+    Some((p, w))
 }
 
 /// The power source found at start, read through one kept descriptor.
@@ -275,20 +370,24 @@ pub struct KeptPower {
 }
 
 impl KeptPower {
-    /// Finds the source under `root`: [`GET_THROTTLED`] when it reads and
-    /// parses, else the lowest-numbered hwmon named `rpi_volt` with an
-    /// `in0_lcrit_alarm`, else [`Source::None`] (no error: most hosts).
-    /// Kept open from its first read when `keep` (the live root).
+    /// Finds the source under `root`, once: the firmware's word when
+    /// [`find_get_throttled`] finds one, else the lowest-numbered hwmon
+    /// named `rpi_volt` with an `in0_lcrit_alarm`, else [`Source::None`]
+    /// (no error: most hosts). Kept open from its first read when `keep`
+    /// (the live root).
     ///
-    /// `scratch` is the getdents64(2) buffer (any size); `buf` receives
-    /// each file ([`BUF_LEN`] bytes).
-    pub fn discover(root: &Root, keep: bool, hwmons: &Hwmons, buf: &mut [u8]) -> KeptPower {
+    /// `scratch` is the getdents64(2) buffer (64 bytes or more); `buf`
+    /// receives each file ([`BUF_LEN`] bytes).
+    pub fn discover(
+        root: &Root,
+        keep: bool,
+        hwmons: &Hwmons,
+        scratch: &mut [MaybeUninit<u8>],
+        buf: &mut [u8],
+    ) -> KeptPower {
         let dir = root.fd();
-        let word = read_at(dir, GET_THROTTLED, buf)
-            .ok()
-            .and_then(|b| parse_throttled(b).ok());
-        let (source, first) = match word {
-            Some(w) => (Source::Firmware, Some(Power::Word(w))),
+        let (source, first) = match find_get_throttled(dir, scratch, buf) {
+            Some((p, w)) => (Source::Firmware(p), Some(Power::Word(w))),
             None => rpi_volt(dir, hwmons, buf),
         };
         KeptPower {
@@ -323,8 +422,7 @@ impl KeptPower {
     /// read or parse error of this tick (the next tick tries again).
     pub fn read(&mut self, root: &Root, buf: &mut [u8]) -> Result<Power, SampleError> {
         let path = match &self.source {
-            Source::Firmware => GET_THROTTLED,
-            Source::RpiVolt(p) => p.as_str(),
+            Source::Firmware(p) | Source::RpiVolt(p) => p.as_str(),
             Source::None => return Err(SampleError::Absent),
         };
         let b = self
@@ -332,7 +430,7 @@ impl KeptPower {
             .read(root.fd(), path, buf, Shape::Whole)
             .map_err(SampleError::Read)?;
         match self.source {
-            Source::Firmware => parse_throttled(b).map(Power::Word),
+            Source::Firmware(_) => parse_throttled(b).map(Power::Word),
             _ => parse_alarm(b).map(Power::UnderVoltageAlarm),
         }
         .map_err(SampleError::Parse)
@@ -372,14 +470,21 @@ mod tests {
     fn discover(r: &Root, keep: bool) -> KeptPower {
         let mut scratch = [MaybeUninit::uninit(); 1024];
         let hwmons = Hwmons::list(r, |n| n == RPI_VOLT, &mut scratch, &mut [0u8; BUF_LEN]);
-        KeptPower::discover(r, keep, &hwmons, &mut [0u8; BUF_LEN])
+        KeptPower::discover(r, keep, &hwmons, &mut scratch, &mut [0u8; BUF_LEN])
+    }
+
+    fn firmware(path: &str) -> Source {
+        Source::Firmware(Path::try_from(path).unwrap())
     }
 
     #[test]
     fn fixture_36_rpi_get_throttled_50005() {
         let r = root("36-rpi-get-throttled-50005");
         let mut p = discover(&r, false);
-        assert_eq!(p.source(), &Source::Firmware);
+        assert_eq!(
+            p.source(),
+            &firmware("sys/devices/platform/soc/soc:firmware/get_throttled")
+        );
         let w = p.read(&r, &mut [0u8; BUF_LEN]).unwrap().word().unwrap();
         assert_eq!(w.raw(), 0x50005);
         assert_eq!(w.raw(), 327_685);
@@ -458,9 +563,20 @@ mod tests {
             let text = format_flags(Flags(bits), &mut out).unwrap();
             assert_eq!(parse_flags(text.as_bytes()), Ok(Flags(bits)), "{text}");
         }
-        assert_eq!(format_flags(Flags(0), &mut []), Some(""));
+        assert_eq!(format_flags(Flags(0), &mut []), Some("none"));
+        assert_eq!(parse_flags(b"none\n"), Ok(Flags(0)));
         assert_eq!(parse_flags(b"throttled|under-voltage\n"), Ok(Flags(0b101)));
-        for bad in [&b"throttled|"[..], b"|", b"a||b", b"Throttled", b"hot"] {
+        // Empty is no reading, not "none": the caller's to say.
+        for bad in [
+            &b"throttled|"[..],
+            b"|",
+            b"a||b",
+            b"Throttled",
+            b"hot",
+            b"",
+            b"none|throttled",
+            b"None",
+        ] {
             assert!(parse_flags(bad).is_err(), "{bad:?}");
         }
         assert_eq!(
@@ -493,6 +609,85 @@ mod tests {
         assert_eq!(p.source(), &Source::None);
         assert_eq!(p.read(&r, &mut [0u8; BUF_LEN]), Err(SampleError::Absent));
         assert_eq!(p.open(), 0);
+    }
+
+    /// Case 52: the word is found under the firmware node of a Pi 4 and of
+    /// a Pi 5 (`soc@107c000000:firmware`), read as `%x`; a Pi 5 kernel
+    /// without the file has no word (unknown, not 0) and falls back on
+    /// rpi_volt.
+    #[test]
+    fn fixture_52_rpi_get_throttled_firmware_nodes() {
+        let host = "52-rpi-get-throttled-firmware-nodes/hosts/";
+        let mut buf = [0u8; BUF_LEN];
+        let r = root(&std::format!("{host}pi4-6.6"));
+        let mut p = discover(&r, false);
+        let pi4 = "sys/devices/platform/soc/soc:firmware/get_throttled";
+        assert_eq!(p.source(), &firmware(pi4));
+        assert_eq!(p.first(), Some(Power::Word(Throttled(0x50005))));
+        assert_eq!(p.read(&r, &mut buf), Ok(Power::Word(Throttled(0x50005))));
+        assert_eq!(p.first().map(Power::source), Some(WORD_SOURCE));
+        let r = root(&std::format!("{host}pi5-6.6"));
+        let mut p = discover(&r, false);
+        let pi5 = "sys/devices/platform/soc@107c000000/soc@107c000000:firmware/get_throttled";
+        assert_eq!(p.source(), &firmware(pi5));
+        let w = p.read(&r, &mut buf).unwrap();
+        assert_eq!(w, Power::Word(Throttled(0)));
+        let mut text = [0u8; FLAGS_TEXT_LEN];
+        assert_eq!(format_flags(w.live(), &mut text), Some(NONE));
+        let r = root(&std::format!("{host}pi5-6.12-removed"));
+        let mut scratch = [MaybeUninit::uninit(); 256];
+        assert_eq!(find_get_throttled(r.fd(), &mut scratch, &mut buf), None);
+        let mut p = discover(&r, false);
+        assert_eq!(
+            p.source(),
+            &Source::RpiVolt(Path::try_from("sys/class/hwmon/hwmon2/in0_lcrit_alarm").unwrap())
+        );
+        let alarm = p.read(&r, &mut buf).unwrap();
+        assert_eq!(alarm, Power::UnderVoltageAlarm(false));
+        assert_eq!(alarm.source(), ALARM_SOURCE);
+    }
+
+    /// A firmware node right under the platform directory is found too;
+    /// one whose word does not parse is skipped for the next; other
+    /// devices, files and deeper levels are not taken.
+    #[test]
+    fn the_firmware_node_is_searched_two_levels_deep() {
+        let d = std::env::temp_dir().join(std::format!("headroom-fw-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let put = |rel: &str, text: &str| {
+            let f = d.join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        };
+        let base = "sys/devices/platform";
+        put(&std::format!("{base}/uevent"), "");
+        put(&std::format!("{base}/serial8250/tty/ttyS0/dev"), "4:64\n");
+        put(
+            &std::format!("{base}/soc/deep/x:firmware/get_throttled"),
+            "4\n",
+        );
+        put(
+            &std::format!("{base}/soc/soc:firmware/get_throttled"),
+            "zz\n",
+        );
+        let r = Root::open(d.to_str().unwrap()).unwrap();
+        let mut scratch = [MaybeUninit::uninit(); 256];
+        let mut buf = [0u8; BUF_LEN];
+        assert_eq!(find_get_throttled(r.fd(), &mut scratch, &mut buf), None);
+        put(
+            &std::format!("{base}/bcm:firmware/get_throttled"),
+            "80008\n",
+        );
+        let (p, w) = find_get_throttled(r.fd(), &mut scratch, &mut buf).unwrap();
+        assert_eq!(
+            p.as_str(),
+            "sys/devices/platform/bcm:firmware/get_throttled"
+        );
+        assert_eq!(w.live(), Flags::SOFT_TEMP_LIMIT);
+        std::fs::remove_dir_all(&d).unwrap();
+        // No platform directory at all (a container's /sys): none.
+        let r = root("51-thermal-whole-degrees-and-no-reading/hosts/odroid-c2");
+        assert_eq!(find_get_throttled(r.fd(), &mut scratch, &mut buf), None);
     }
 
     /// The live root keeps the word's descriptor: one, at most.

@@ -683,6 +683,9 @@ mod tests {
     fn slow_columns_and_times_are_exposed_in_base_units() {
         let mut s = Summary::new(None, None);
         let mut r = slow_row();
+        // 81.5 °C, then 82.3: no jump to wait on (a jump of 20 °C or more
+        // is no peak until the next row confirms it).
+        r.ext.cpu_temp_c = Some(crate::tick::row::Tenths(815));
         s.observe(&r);
         r.elapsed_s += 15;
         r.epoch += 15;

@@ -166,15 +166,18 @@ pub struct Ext {
     /// The build disk's busy time, Δ io_ticks / Δ wall × 100, at most 100;
     /// `None` in a stalled interval whose `io_ticks` did not rise.
     pub disk_util_pct: Option<u64>,
-    /// The hottest CPU sensor, °C in tenths.
+    /// The hottest CPU sensor, °C in tenths; `None` when no reading, or
+    /// while a jump waits for the next reading to confirm it
+    /// ([`crate::kernel::thermal::JumpGuard`]).
     pub cpu_temp_c: Option<Tenths>,
     /// Mean `scaling_cur_freq` / `cpuinfo_max_freq` × 100 (the governor's
     /// request: on a Raspberry Pi not the clock the firmware allowed).
     pub cpu_freq_pct: Option<u64>,
     /// The Raspberry Pi firmware's throttle flags active now (bits 0–3 of
     /// `get_throttled`: under-voltage, freq-capped, throttled,
-    /// soft-temp-limit), or begun since the previous tick; `None` where the
-    /// board has no such word.
+    /// soft-temp-limit), or begun since the previous tick; `Some(0)` (the
+    /// field `none`) when read with no flag set, `None` (empty) when unknown:
+    /// no such word on the board, or its read failed.
     pub throttled: Option<u8>,
     /// The limit of the cgroup that gives `cg_mem_avail_mb` (v2
     /// `memory.max`, v1 `memory.limit_in_bytes`), MiB; `None` when

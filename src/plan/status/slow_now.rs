@@ -80,7 +80,7 @@ impl Facts {
             .map(|(t, s)| (t.tenths(), s.name.clone()));
         let freq_pct = freq.read(root, 0, buf);
         // Discovery's own read is the figure: the word is read once.
-        let power = KeptPower::discover(root, false, &hwmons, buf).first();
+        let power = KeptPower::discover(root, false, &hwmons, dir, buf).first();
         Facts {
             disk,
             io,
@@ -139,7 +139,8 @@ pub(super) fn disk_io_line<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Err
 }
 
 /// The `swap I/O`, `cpu temp`, `cpu freq` and `throttled` lines (the last
-/// only where the board has a throttle word or rpi_volt).
+/// only where the board has a throttle word or rpi_volt, with the file it
+/// came from: the sysfs word is cached).
 pub(super) fn heat_lines<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error> {
     if let Some((i, o)) = f.swap_in_out_mib {
         label(w, "swap I/O")?;
@@ -166,34 +167,30 @@ pub(super) fn heat_lines<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error
         None if f.found.1 => w.write_str("not available (scaling_cur_freq unreadable)\n")?,
         None => w.write_str("no cpufreq\n")?,
     }
-    match f.power {
-        Some(Power::Word(word)) => {
-            label(w, "throttled")?;
-            w.write_str("now ")?;
-            flags(w, word.live())?;
+    let Some(p) = f.power else {
+        return Ok(());
+    };
+    label(w, "throttled")?;
+    w.write_str("now ")?;
+    flags(w, p.live())?;
+    match p.word() {
+        Some(word) => {
             w.write_str("\n")?;
             label(w, "")?;
             w.write_str("since boot ")?;
             flags(w, word.sticky())?;
-            uwrite!(w, "  (get_throttled {})\n", Hex(word.raw()))
+            w.write_str("\n")?;
+            label(w, "")?;
+            uwrite!(w, "word {} from {}\n", Hex(word.raw()), p.source())
         }
-        Some(p @ Power::UnderVoltageAlarm(_)) => {
-            label(w, "throttled")?;
-            w.write_str("now ")?;
-            flags(w, p.live())?;
-            w.write_str("  (rpi_volt in0_lcrit_alarm: under-voltage only)\n")
-        }
-        None => Ok(()),
+        None => uwrite!(w, "  from {}\n", p.source()),
     }
 }
 
 /// The flags' names, or `none`.
 fn flags<W: uWrite>(w: &mut W, f: Flags) -> Result<(), W::Error> {
     let mut text = [0u8; throttled::FLAGS_TEXT_LEN];
-    match throttled::format_flags(f, &mut text) {
-        Some("") | None => w.write_str("none"),
-        Some(t) => w.write_str(t),
-    }
+    w.write_str(throttled::format_flags(f, &mut text).unwrap_or(throttled::NONE))
 }
 
 /// A number in lowercase hex with `0x`.
@@ -216,7 +213,8 @@ impl ufmt::uDisplay for Hex {
 }
 
 /// `,"disk_io":…,"swap_io_mib":…,"cpu_temp_c":…,"cpu_freq_pct":…,
-/// "throttled":…` for `status --json`.
+/// "throttled":…` for `status --json` (`throttled`: `now`, `since_boot`
+/// and `source`, the file it came from).
 pub(super) fn json_keys<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error> {
     w.write_str(",\"disk_io\":")?;
     match &f.disk {
@@ -264,6 +262,8 @@ pub(super) fn json_keys<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error>
                 }
                 None => w.write_str("null")?,
             }
+            w.write_str(",\"source\":")?;
+            json_write::string(w, p.source())?;
             w.write_str("}")
         }
         None => w.write_str("null"),

@@ -578,6 +578,8 @@ table! {
         "headroom_cpu_frequency_ratio",
         "Mean scaling_cur_freq over cpuinfo_max_freq: the governor's request, on a Raspberry Pi not the clock the firmware allowed.",
     ), |r| ratio(r.ext.cpu_freq_pct)));
+    // `none`: read, no flag set; empty: unknown (as every field of a file
+    // written before `none` was).
     THROTTLED = col("throttled", Unit::Text, Set::Ext, W_FLAGS, (|r| r.ext.throttled.map_or(Cell::Empty, Cell::Flags), |r, b| {
         r.ext.throttled = match b {
             None | Some(b"") => None,
@@ -916,8 +918,22 @@ mod tests {
             (THROTTLED.read)(&mut r, Some(b)).map(|()| r.ext.throttled)
         };
         assert_eq!(read(b"under-voltage|throttled"), Some(Some(0b0101)));
+        // Read and no flag set is `none`; unknown (and every empty field of
+        // files written before `none`) is empty.
+        assert_eq!(read(b"none"), Some(Some(0)));
         assert_eq!(read(b""), Some(None));
         assert_eq!(read(b"hot"), None);
+        assert_eq!(read(b"none|throttled"), None);
+        r.ext.throttled = Some(0);
+        out.clear();
+        r.format(false, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        assert!(line.split(',').any(|f| f == "none"), "{line}");
+        r.ext.throttled = None;
+        out.clear();
+        r.format(false, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        assert!(!line.contains("none"), "{line}");
     }
 
     #[test]

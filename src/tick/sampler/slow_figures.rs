@@ -20,7 +20,7 @@ use crate::kernel::cpufreq::KeptPolicies;
 use crate::kernel::diskstats::{self, DiskCounters};
 use crate::kernel::hwmon::Hwmons;
 use crate::kernel::root::Root;
-use crate::kernel::thermal::{self, KeptSensors};
+use crate::kernel::thermal::{self, JumpGuard, KeptSensors};
 use crate::kernel::throttled::{self, KeptPower, SampleError, Throttled};
 use crate::kernel::uptime;
 use crate::kernel::vmstat::VmStat;
@@ -92,6 +92,8 @@ pub(super) struct Slow {
     /// The build disk's stat file, or why there is none.
     disk: Result<Disk, NoDisk>,
     sensors: KeptSensors,
+    /// The readings of `sensors` so far: a jump is held for a tick.
+    jumps: JumpGuard,
     power: KeptPower,
     /// The throttle word at the previous tick: a sticky bit that turns on
     /// between two ticks is an event of this interval.
@@ -115,7 +117,8 @@ impl Slow {
             thrash: Thrash::default(),
             disk,
             sensors: KeptSensors::discover(root, keep, &hwmons, &mut bufs.dir, &mut bufs.file),
-            power: KeptPower::discover(root, keep, &hwmons, &mut bufs.file),
+            jumps: JumpGuard::new(),
+            power: KeptPower::discover(root, keep, &hwmons, &mut bufs.dir, &mut bufs.file),
             prev_word: None,
             cpufreq: KeptPolicies::discover(root, keep, &mut bufs.dir, &mut bufs.file),
         }
@@ -131,7 +134,10 @@ impl Slow {
     }
 
     /// The build disk's I/O, the CPU's temperature and clock and the
-    /// throttle flags of this tick at `epoch` into `row`.
+    /// throttle flags of this tick at `epoch` into `row`. A temperature
+    /// that jumps ([`thermal::is_bogus_jump`]) is left out of this tick's
+    /// row: the next reading confirms it (and is written, within 20 °C of
+    /// it) or shows it bogus; a wrong figure is never written.
     pub(super) fn read(
         &mut self,
         row: &mut Row,
@@ -142,7 +148,10 @@ impl Slow {
         let mut said = Sayings::new();
         self.disk_io(row, root, bufs, &mut said);
         let buf = &mut bufs.file;
-        row.ext.cpu_temp_c = self.sensors.read(root, buf).map(|t| Tenths(t.tenths()));
+        let temp = self.sensors.read(root, buf);
+        row.ext.cpu_temp_c = temp
+            .filter(|t| self.jumps.push(t.milli_c).this)
+            .map(|t| Tenths(t.tenths()));
         row.ext.cpu_freq_pct = self.cpufreq.read(root, epoch, buf).map(u64::from);
         match self.power.read(root, buf) {
             Ok(p) => {
@@ -254,6 +263,40 @@ mod tests {
         let (_, said) = flags("0\n");
         assert_eq!(said, ["mount table unreadable"]);
         assert_eq!(row.ext.disk_util_pct, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Case 51's bogus 85 °C between sane readings: the row of that tick
+    /// has no temperature (never 85.0), the next rows theirs; a jump the
+    /// next reading confirms is written from that reading on.
+    #[test]
+    fn a_jump_waits_a_tick_and_a_bogus_one_is_never_written() {
+        let dir = std::env::temp_dir().join(std::format!("headroom-jump-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let zone = dir.join("sys/class/thermal/thermal_zone0");
+        std::fs::create_dir_all(&zone).unwrap();
+        std::fs::write(zone.join("type"), "cpu-thermal\n").unwrap();
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut ticks = |temps: &[&str]| {
+            std::fs::write(zone.join("temp"), temps[0]).unwrap();
+            let mut slow = Slow::new(&root, "/", &mut bufs);
+            let mut row = Row::empty(0);
+            temps
+                .iter()
+                .map(|t| {
+                    std::fs::write(zone.join("temp"), t).unwrap();
+                    let _ = slow.read(&mut row, &root, 0, &mut bufs);
+                    row.ext.cpu_temp_c.map(|t| t.0)
+                })
+                .collect::<std::vec::Vec<_>>()
+        };
+        let bogus = ticks(&["48000\n", "48500\n", "85000\n", "48300\n", "49000\n"]);
+        assert_eq!(bogus, [Some(480), Some(485), None, Some(483), Some(490)]);
+        let real = ticks(&["48000\n", "70000\n", "71000\n", "71500\n"]);
+        assert_eq!(real, [Some(480), None, Some(710), Some(715)]);
+        // Whole degrees (case 51's Pine A64) are degrees in the row too.
+        assert_eq!(ticks(&["31\n", "32\n"]), [Some(310), Some(320)]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -51,7 +51,7 @@ impl Source {
             Source::Procs => "proc/<pid>",
             Source::Log => "build log",
             Source::DiskIo => "build disk I/O",
-            Source::Power => crate::kernel::throttled::GET_THROTTLED,
+            Source::Power => "the Pi's throttle word (get_throttled or rpi_volt)",
         }
     }
 }

@@ -286,20 +286,26 @@ impl Driver<'_> {
     /// it would feed can wait ([`IDLE_TICK_MS`]): no job runs but CMD's
     /// own (every token given out is in the FIFO: one ioctl(FIONREAD)),
     /// none is paused, no pool is shared (the others' leases move), and
-    /// the last tick was less than [`IDLE_TICK_MS`] ago.
-    pub fn idle(&self, now_ms: u64) -> bool {
+    /// the last tick was less than [`IDLE_TICK_MS`] ago. The slot then
+    /// counts in the jobs' average as one job running
+    /// ([`Handout::idle_slot`]).
+    pub fn idle(&mut self, now_ms: u64) -> bool {
         let recent = self
             .gov
             .ticked_ms
             .is_some_and(|t| now_ms.saturating_sub(t) < IDLE_TICK_MS);
-        recent
+        let idle = recent
             && self.pool.is_none()
             && self.pausing.as_ref().is_none_or(|p| p.paused_now() == 0)
             && self
                 .gov
                 .fifo
                 .in_pipe()
-                .is_ok_and(|n| self.gov.handout.running(n) <= 1)
+                .is_ok_and(|n| self.gov.handout.running(n) <= 1);
+        if idle {
+            self.gov.handout.idle_slot();
+        }
+        idle
     }
 
     /// The FIFO to watch between ticks while tokens are withheld (see

@@ -142,7 +142,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let adj_before = headroom::kernel::oom_score_adj::protect_self();
     // With a controlling terminal CMD shares our process group (see Forward).
     let own_group = !controlling_terminal();
-    let mut bufs = Box::new(Buffers::new());
+    let mut bufs = boxed(Buffers::new);
     // `run`: the build's own memory cgroup, where permitted, before CMD
     // starts (it joins it before it execs).
     let mut cg = match &child {
@@ -152,7 +152,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         None => (None, ""),
     };
     let mut sampler = Sampler::new(&r.root, r.options(child.is_some()), &mut bufs);
-    let mut summary = Box::new(Summary::new(r.a.near_oom_mb, r.a.low_disk_gb));
+    let mut summary = boxed(|| Summary::new(r.a.near_oom_mb, r.a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
@@ -614,6 +614,17 @@ fn run_loop(l: LoopParts<'_, '_>) -> Stop {
     sampler.end(&mut warn);
     status.borrow_mut().clear();
     stop
+}
+
+/// `make()`'s value on the heap. Never inlined: `Box::new` builds the
+/// value on the stack first, and in `record_job`'s frame the sampler's
+/// buffers (88 KiB) or the summary (54 KiB) would stay resident for the
+/// whole recording, above the stack it commits; in a frame of its own,
+/// below `record_job`'s, the stack is given back before the first tick
+/// (`headroom::tick::footprint::commit_mappings`).
+#[inline(never)]
+fn boxed<T>(make: impl FnOnce() -> T) -> Box<T> {
+    Box::new(make())
 }
 
 /// The recording loop's parts, gathered for [`run_loop`].

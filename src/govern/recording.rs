@@ -361,16 +361,17 @@ pub struct LoopSettings {
 /// Waits up to `ms` milliseconds for the stop fd or the watched process's
 /// pidfd to become readable (a signal, or the exit): whichever comes first.
 pub fn wait(ms: u64, stop_fd: Option<BorrowedFd<'_>>, watch: &Watch) {
-    wait_also(ms, stop_fd, watch, None);
+    let _ = wait_also(ms, stop_fd, watch, None);
 }
 
-/// [`wait`], also ending when `also` becomes readable.
+/// [`wait`], also ending when `also` becomes readable. Returns true when
+/// the time ran out with none of them readable (poll(2) returned 0).
 pub fn wait_also(
     ms: u64,
     stop_fd: Option<BorrowedFd<'_>>,
     watch: &Watch,
     also: Option<BorrowedFd<'_>>,
-) {
+) -> bool {
     use rustix::event::{PollFd, PollFlags, poll};
     // Without a pidfd, wake at least once a second to re-check kill(pid, 0).
     let ms = if matches!(watch, Watch::Kill(_)) {
@@ -393,7 +394,7 @@ pub fn wait_also(
         let _ = fds.push(PollFd::from_borrowed_fd(p.as_fd(), PollFlags::IN));
     }
     // EINTR (a signal arrived) simply ends the wait; the flag says why.
-    let _ = poll(&mut fds, Some(&ts));
+    matches!(poll(&mut fds, Some(&ts)), Ok(0))
 }
 
 /// Intervals from which two rows never share an epoch (SPEC.md: a
@@ -630,8 +631,11 @@ impl<S: StopFlag, W: Tell, H: Hooks> Loop<'_, '_, S, W, H> {
             if let Some(g) = glance
                 && now >= g
             {
-                let seen = self.sampler.glance(self.bufs, self.warn);
-                if let Some(d) = self.governor.as_mut() {
+                // Nothing to watch (`Driver::idle`): no glance this slot.
+                if let Some(d) = self.governor.as_mut()
+                    && !d.idle(now_ms())
+                {
+                    let seen = self.sampler.glance(self.bufs, self.warn);
                     d.tick(seen, now_ms(), self.warn);
                 }
                 glance = glance_after(clock::monotonic_ns());
@@ -642,18 +646,29 @@ impl<S: StopFlag, W: Tell, H: Hooks> Loop<'_, '_, S, W, H> {
                 until = until.min(next_second(row_ns, now));
             }
             let fifo = self.governor.as_ref().and_then(Driver::watch_fd);
-            wait_also(
+            let ran_out = wait_also(
                 (until - now).div_ceil(1_000_000),
                 self.stop_fd,
                 self.watch,
                 fifo,
             );
+            // Ran out with nothing readable: no stop signal came (its pipe
+            // was polled) and a process watched by pidfd has not exited,
+            // so neither is asked again (two system calls a wake, four
+            // times a second under the governor). A signal that lands
+            // just after is seen by the next poll, at once.
+            let quiet = ran_out
+                && self.stop_fd.is_some()
+                && matches!(self.watch, Watch::PidFd(_) | Watch::None);
             if let Some(d) = self.governor.as_mut() {
                 d.reclaim();
             }
             if self.hooks.wants_seconds() {
                 self.hooks
                     .second(clock::monotonic_ns().saturating_sub(row_ns) / NS_PER_S);
+            }
+            if quiet {
+                continue;
             }
             if let Some(sig) = self.stop.signal() {
                 return Waited::Signal(sig);
@@ -846,6 +861,12 @@ mod tests {
     /// MemAvailable is 3 GiB; the governor's ticks between the rows (its
     /// glances), and the jobs it allows at the end.
     fn paces(tag: &str, interval: u64, pace_ms: u64, count: u64) -> (u64, u32) {
+        paces_with(tag, interval, pace_ms, count, true)
+    }
+
+    /// [`paces`]; `take`: a client takes a token after the first row (a
+    /// job of the build runs), else none does (the governor is idle).
+    fn paces_with(tag: &str, interval: u64, pace_ms: u64, count: u64, take: bool) -> (u64, u32) {
         use crate::followed::compilers::CompilerList;
         use crate::govern::jobserver::driver::{Driver, Governor};
         use crate::govern::jobserver::handout::Handout;
@@ -881,9 +902,14 @@ mod tests {
         let fifo = TokenFifo::create(out.as_fd()).unwrap();
         let mut gov = Governor::new(Handout::new(4, 100, Source::PeakMb), fifo, false);
         gov.pace_ms = pace_ms;
+        let client = rustix::io::dup(gov.fifo.client_fd()).unwrap();
         let mut rows = 0u64;
         let mut hooks = |row: &crate::tick::row::Row, _: super::WriteState, _: &Summary| {
             assert!(row.jobs.is_some(), "the governor filled the row");
+            if take && rows == 0 {
+                // The first row's tick put tokens in: a job takes one.
+                assert_eq!(rustix::io::read(&client, &mut [0u8; 1]), Ok(1));
+            }
             rows += 1;
         };
         let stop = super::run(super::Loop {
@@ -925,6 +951,19 @@ mod tests {
         // Rows at the governor's pace, or faster: rows only.
         assert_eq!(paces("rows", 300, 300, 3).0, 0);
         assert_eq!(paces("fast", 100, 250, 3).0, 0);
+    }
+
+    /// Issue 28: while only CMD's own job runs (no token taken), the
+    /// slots between rows under `IDLE_TICK_MS` after a tick are no
+    /// glances; past it, they are.
+    #[test]
+    fn an_idle_governor_glances_only_when_its_last_tick_is_old() {
+        use crate::govern::jobserver::driver::IDLE_TICK_MS;
+        // Rows 600 ms apart, slots every 100 ms: all within the idle pace.
+        assert_eq!(paces_with("idle", 600, 100, 3, false).0, 0);
+        // Rows further apart than it: the slots past it glance.
+        let (glances, _) = paces_with("idle-long", IDLE_TICK_MS + 400, 200, 2, false);
+        assert!((1..=2).contains(&glances), "{glances}");
     }
 
     /// Issue 15: a 17 s build at 15 s gave 3 rows. `run` without

@@ -13,9 +13,11 @@
 //!    `ci/soak` does).
 //! 2. [`commit_mappings`] faults in every page of every private mapping
 //!    headroom has (the executable's text and data, `.bss`, the
-//!    allocator's arenas, the stack), writable ones as a write would, so
-//!    copy-on-write pages of `.data` become headroom's own: from then on
-//!    nothing a tick touches is missing.
+//!    allocator's arenas, the stack from the committed region up),
+//!    writable ones as a write would, so copy-on-write pages of `.data`
+//!    become headroom's own: from then on nothing a tick touches is
+//!    missing. The stack below the committed region, which only start-up
+//!    reached, is given back first.
 //! 3. [`lock`] calls mlockall(2) with `MCL_CURRENT | MCL_ONFAULT`: the
 //!    resident pages stay in RAM, pages of those mappings faulted later are
 //!    locked as they come, and later mappings (the summary's allocations
@@ -120,7 +122,9 @@ impl CommitError {
 
 /// Faults in every page of every private mapping of this process that
 /// holds pages of its own: writable ones (`.data`, `.bss`, the heap, the
-/// stack) as a write would (breaking copy-on-write), read-only file ones
+/// stack from [`STACK_COMMIT`] below the caller's frame up: the part below
+/// is given back, see `release_below_commit`) as a write would (breaking
+/// copy-on-write), read-only file ones
 /// (the text) as a read. Kernel mappings (`[vdso]`, `[vvar]`,
 /// `[vsyscall]`), shared and inaccessible (guard) mappings are left alone.
 /// No byte of memory changes.
@@ -143,10 +147,28 @@ pub fn commit_mappings(buf: &mut [u8]) -> Result<Commit, CommitError> {
         populated: 0,
         by_mlock: false,
     };
+    // An address in this frame: just below the recording's (the caller's
+    // caller's), where the committed stack region begins.
+    let here = 0u8;
+    let sp = u64::try_from(core::hint::black_box(&raw const here).addr()).unwrap_or(u64::MAX);
+    // The stack's start-up pages first: the peak RSS is reached when the
+    // rest is faulted in, and they are no longer part of it.
     for m in maps::parse(text) {
         let (m, _) = m.map_err(CommitError::Parse)?;
+        if m.kind == Kind::Stack && holds_own_pages(&m) {
+            release_below_commit(m, sp).map_err(CommitError::Populate)?;
+        }
+    }
+    for m in maps::parse(text) {
+        let (mut m, _) = m.map_err(CommitError::Parse)?;
         if !holds_own_pages(&m) {
             continue;
+        }
+        if m.kind == Kind::Stack {
+            m = Mapping {
+                start: commit_low(&m, sp),
+                ..m
+            };
         }
         if !done.by_mlock {
             match populate(&m) {
@@ -163,6 +185,43 @@ pub fn commit_mappings(buf: &mut [u8]) -> Result<Commit, CommitError> {
         done.populated = done.populated.saturating_add(m.len());
     }
     Ok(done)
+}
+
+/// Gives back the stack mapping `m`'s pages below the part a tick can
+/// touch ([`commit_low`] of `sp`, an address in the frame of
+/// [`commit_mappings`], below the recording's, to its top). Those pages
+/// held only the frames of start-up (option checking, the pool joined,
+/// the build followed), deeper than any tick goes: madvise(2)
+/// `MADV_DONTNEED` gives them back (a later touch maps a zero page, as a
+/// new stack page would be), and they are not faulted in again. Without
+/// this the stack's resident size is the deepest start-up frame's, or the
+/// 128 KiB the kernel maps for a new stack (`setup_arg_pages`), whichever
+/// is more.
+fn release_below_commit(m: Mapping, sp: u64) -> Result<(), Errno> {
+    let below = Mapping {
+        end: commit_low(&m, sp),
+        ..m
+    };
+    if !below.is_empty() {
+        // SAFETY: the range is the stack below the committed region, more
+        // than STACK_COMMIT below this frame: no live frame lies there
+        // (the stack grows down from the caller's frames, all above `sp`),
+        // and its pages read as zeros when touched again.
+        unsafe {
+            rustix::mm::madvise(start_ptr(&below), len_usize(&below), Advice::LinuxDontNeed)?;
+        }
+    }
+    Ok(())
+}
+
+/// The lowest address of the stack mapping `m` a tick can touch: the page
+/// [`STACK_COMMIT`] and one more page below `sp`, within `m`.
+fn commit_low(m: &Mapping, sp: u64) -> u64 {
+    let page = u64::try_from(rustix::param::page_size())
+        .unwrap_or(4096)
+        .max(1);
+    let low = sp.saturating_sub(STACK_COMMIT as u64 + page);
+    (low - low % page).clamp(m.start, m.end)
 }
 
 /// True for a mapping whose pages are this process's to fault in: private,

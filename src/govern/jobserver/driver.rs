@@ -15,6 +15,9 @@
 //! 4. the row's jobs columns kept ([`JobsColumns`]), and `--explain`'s
 //!    lines when the slots or the peak per job moved.
 //!
+//! While nothing but CMD's own job runs, the glances between rows wait
+//! ([`Driver::idle`], [`IDLE_TICK_MS`]).
+//!
 //! The recording loop (`govern::recording`) calls [`Driver::tick`] at each
 //! row and each glance between rows, [`Driver::fill_row`] on each row, and
 //! [`Driver::reclaim`] when the FIFO ([`Driver::watch_fd`]) is readable
@@ -46,6 +49,15 @@ use crate::tick::sampler::glance::Glance;
 /// a tick this often between rows (`govern::recording`).
 pub const TICK_MS: u64 = 250;
 
+/// The longest a governor with no job to watch goes between two of its
+/// ticks, milliseconds ([`Driver::idle`]): while only CMD's own job runs
+/// and every token it gave out is still in the FIFO, the glances between
+/// rows are one ioctl(FIONREAD) each until this long after its last tick
+/// (a row's tick counts). A client that takes a token ends it at the next
+/// glance; a host whose memory shrinks meanwhile has its tokens taken back
+/// at most this late.
+pub const IDLE_TICK_MS: u64 = 1000;
+
 /// The governor's own state between ticks: the token handout and its FIFO,
 /// the jobs columns of the next row, what `--explain` said last.
 pub struct Governor {
@@ -64,6 +76,8 @@ pub struct Governor {
     said_peak: (u64, Basis),
     /// The jobs columns of the next row, tick by tick.
     columns: JobsColumns,
+    /// When it last ticked, ms of the monotonic clock it is given.
+    ticked_ms: Option<u64>,
 }
 
 impl Governor {
@@ -78,6 +92,7 @@ impl Governor {
             explain,
             said: None,
             columns: JobsColumns::default(),
+            ticked_ms: None,
         }
     }
 }
@@ -123,6 +138,7 @@ impl Driver<'_> {
     /// steps of the module documentation, each decision acted on, notes
     /// told to `tell`.
     pub fn tick(&mut self, g: Glance, now_ms: u64, tell: &mut impl Tell) -> Decided {
+        self.gov.ticked_ms = Some(now_ms);
         let usable = usable_mb(&g);
         // What the jobs reach first: pausing, slots and the pool then
         // weigh the same peak per job.
@@ -264,6 +280,32 @@ impl Driver<'_> {
         row.jobs = self.gov.columns.row();
         row.pauses = self.pausing.as_ref().map(|p| p.counts());
         row.pool = self.pool.as_ref().map(|member| member.figures());
+    }
+
+    /// True when a glance at `now_ms` has nothing to watch, and the tick
+    /// it would feed can wait ([`IDLE_TICK_MS`]): no job runs but CMD's
+    /// own (every token given out is in the FIFO: one ioctl(FIONREAD)),
+    /// none is paused, no pool is shared (the others' leases move), and
+    /// the last tick was less than [`IDLE_TICK_MS`] ago. The slot then
+    /// counts in the jobs' average as one job running
+    /// ([`Handout::idle_slot`]).
+    pub fn idle(&mut self, now_ms: u64) -> bool {
+        let recent = self
+            .gov
+            .ticked_ms
+            .is_some_and(|t| now_ms.saturating_sub(t) < IDLE_TICK_MS);
+        let idle = recent
+            && self.pool.is_none()
+            && self.pausing.as_ref().is_none_or(|p| p.paused_now() == 0)
+            && self
+                .gov
+                .fifo
+                .in_pipe()
+                .is_ok_and(|n| self.gov.handout.running(n) <= 1);
+        if idle {
+            self.gov.handout.idle_slot();
+        }
+        idle
     }
 
     /// The FIFO to watch between ticks while tokens are withheld (see

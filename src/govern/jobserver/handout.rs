@@ -104,6 +104,9 @@ pub struct Handout {
     surplus: u32,
     allowed: u32,
     ticks: u64,
+    /// Samples of the jobs running: each tick's, and each idle slot's
+    /// ([`Handout::idle_slot`]); `running_sum` over them is the average.
+    samples: u64,
     running_sum: u64,
     running_min: u32,
     running_max: u32,
@@ -126,6 +129,7 @@ impl Handout {
             surplus: 0,
             allowed: 1,
             ticks: 0,
+            samples: 0,
             running_sum: 0,
             running_min: u32::MAX,
             running_max: 0,
@@ -178,9 +182,7 @@ impl Handout {
         let memory_bound = allowed < self.cap;
         self.allowed = allowed;
         self.ticks += 1;
-        self.running_sum += u64::from(running);
-        self.running_min = self.running_min.min(running);
-        self.running_max = self.running_max.max(running);
+        self.sample(running);
         if let Some((at, true)) = self.last {
             self.throttled_ms += inp.now_ms.saturating_sub(at);
         }
@@ -232,6 +234,24 @@ impl Handout {
         self.issued.saturating_sub(in_pipe).saturating_add(1)
     }
 
+    /// One sample of the jobs running.
+    fn sample(&mut self, running: u32) {
+        self.samples += 1;
+        self.running_sum += u64::from(running);
+        self.running_min = self.running_min.min(running);
+        self.running_max = self.running_max.max(running);
+    }
+
+    /// A slot of the governor's pace without a tick, seen idle (only the
+    /// implicit job running: `driver::Driver::idle`): counted in the jobs'
+    /// average as a tick there would have been, so skipping it does not
+    /// raise the average.
+    pub fn idle_slot(&mut self) {
+        if self.ticks > 0 {
+            self.sample(1);
+        }
+    }
+
     /// Ticks decided so far.
     pub fn ticks(&self) -> u64 {
         self.ticks
@@ -248,7 +268,7 @@ impl Handout {
         (self.ticks > 0).then(|| {
             (
                 self.running_min,
-                self.running_sum * 100 / self.ticks,
+                self.running_sum * 100 / self.samples.max(1),
                 self.running_max,
             )
         })
@@ -400,6 +420,23 @@ mod tests {
         inp.usable_mb = None;
         let d = tick(&mut g, inp);
         assert_eq!((d.allowed, d.put, d.take), (3, 0, 0));
+    }
+
+    /// Issue 28: a slot the governor let pass idle (`Driver::idle`)
+    /// counts in the average as the one job running it saw.
+    #[test]
+    fn idle_slots_count_as_one_job_running() {
+        let mut g = Handout::new(2, 100, Source::PeakMb);
+        g.idle_slot();
+        assert_eq!(g.concurrency(), None, "no tick yet: nothing to count");
+        tick(&mut g, inputs(10_000, 0, 0));
+        let (_, first, _) = g.concurrency().unwrap();
+        g.idle_slot();
+        g.idle_slot();
+        g.idle_slot();
+        let (min, avg, _) = g.concurrency().unwrap();
+        assert_eq!((min, avg), (1, (first + 300) / 4));
+        assert_eq!(g.ticks(), 1, "idle slots are no ticks");
     }
 
     #[test]

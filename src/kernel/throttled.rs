@@ -48,7 +48,7 @@ use crate::kernel::hwmon::{HWMON_DIR, Hwmons};
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::parse::{ParseError, ParseErrorKind, parse_hex_u64, trim};
 use crate::kernel::root::{ReadError, Root, for_each_entry, open_dir_at, read_at};
-use crate::kernel::sysfs::{self, MAX_ENTRIES, Path, entry_path};
+use crate::kernel::sysfs::{self, Path, entry_path};
 
 /// The platform devices, relative to the root: the firmware's node is
 /// one of them or the child of one (the SoC's bus, `soc` or
@@ -314,9 +314,9 @@ pub enum Source {
 /// Finds the firmware's throttle word under the root `dir`: the
 /// [`GET_THROTTLED`] file of an entry of [`PLATFORM_DIR`], or of an entry
 /// one level below, whose name ends in [`FIRMWARE_SUFFIX`], that reads and
-/// parses; the path and the word read. Looks at no more than
-/// [`MAX_ENTRIES`] entries of [`PLATFORM_DIR`] (each of which may be
-/// listed in turn). `None` when there is none: unknown, not 0.
+/// parses; the path and the word read. Looks at every entry of
+/// [`PLATFORM_DIR`] (each directory among them listed in turn), in constant
+/// memory. `None` when there is none: unknown, not 0.
 ///
 /// `scratch` is the getdents64(2) buffer (split in two for the two
 /// levels: 64 bytes or more); `buf` receives the word ([`BUF_LEN`]).
@@ -330,9 +330,7 @@ pub fn find_get_throttled(
     let (outer, inner) = scratch.split_at_mut(half);
     let base = PLATFORM_DIR.as_bytes();
     let mut found = None;
-    let mut seen = 0;
     let _ = for_each_entry(platform.as_fd(), outer, |name, kind| {
-        seen += 1;
         if name.ends_with(FIRMWARE_SUFFIX) {
             found = word_at(dir, &[base, b"/", name], buf);
         } else if matches!(kind, FileType::Directory | FileType::Unknown)
@@ -346,7 +344,7 @@ pub fn find_get_throttled(
                 found.is_none()
             });
         }
-        found.is_none() && seen < MAX_ENTRIES
+        found.is_none()
     });
     found
 }

@@ -29,7 +29,10 @@
 //! major faults, then swap-in, when its amount was 0 throughout). Heat
 //! has no sum:
 //! its row is the one with the highest `cpu_temp_c` (the first of equal
-//! ones).
+//! ones) among the readings believed: a jump of 20 °C or more from the
+//! previous reading that the next one does not confirm is a bogus read
+//! ([`crate::kernel::thermal::is_bogus_jump`]), never the peak nor a
+//! reason for heat advice.
 //!
 //! # Swap thrash and file-page thrash
 //! A thrashing row ([`THRASH_SWAP_IN_CENTI`], [`THRASH_MAJFLT_PS`],
@@ -67,7 +70,8 @@ use ufmt::{uWrite, uwrite};
 
 use crate::followed::figures::{duration, stage_str};
 use crate::followed::text::{Context, Stage};
-use crate::kernel::throttled::Flags;
+use crate::kernel::thermal::JumpGuard;
+use crate::kernel::throttled::{ALARM_SOURCE, Flags, WORD_SOURCE};
 use crate::report::fit::measured_jobs;
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
@@ -314,8 +318,15 @@ pub struct Slow {
     peak_refaults: Option<u64>,
     peak_read: Option<u64>,
     peak_write: Option<u64>,
-    peak_temp: Option<(Tenths, Iso, Stage, Context)>,
+    peak_temp: Option<PeakTemp>,
+    /// The `cpu_temp_c` readings so far ([`JumpGuard`]) and the row of the
+    /// one held, until the next reading settles it.
+    jumps: JumpGuard,
+    held_temp: Option<PeakTemp>,
 }
+
+/// A temperature and its row's time, stage and context.
+type PeakTemp = (Tenths, Iso, Stage, Context);
 
 /// The memory `row` says the build could use, MiB: the binding figure
 /// ([`Binding::of`]) when /proc/meminfo was read, else `cg_mem_avail_mb`.
@@ -401,6 +412,8 @@ impl Slow {
             peak_read: None,
             peak_write: None,
             peak_temp: None,
+            jumps: JumpGuard::new(),
+            held_temp: None,
         }
     }
 
@@ -426,10 +439,8 @@ impl Slow {
         max_opt(&mut self.peak_read, centi(&e.disk_read_mibps));
         max_opt(&mut self.peak_write, centi(&e.disk_write_mibps));
         max_opt(&mut self.usable_max_mb, usable_mb(row));
-        if let Some(t) = e.cpu_temp_c
-            && self.peak_temp.as_ref().is_none_or(|p| t > p.0)
-        {
-            self.peak_temp = Some((t, row.iso, row.stage.clone(), row.context.clone()));
+        if let Some(t) = e.cpu_temp_c {
+            self.temp(t, row);
         }
         let dt = self
             .prev_elapsed
@@ -439,6 +450,36 @@ impl Slow {
         if dt > 0 {
             self.slide(row, dt);
         }
+    }
+
+    /// Takes `row`'s temperature `t`: the peak's candidate when believed,
+    /// held when it jumps; a held one the next reading confirms is a
+    /// candidate then.
+    fn temp(&mut self, t: Tenths, row: &Row) {
+        let settled = self.jumps.push(t.0.saturating_mul(100));
+        let held = self.held_temp.take();
+        if let (Some(true), Some(h)) = (settled.held, held) {
+            self.peak_candidate(h);
+        }
+        let this = || (t, row.iso, row.stage.clone(), row.context.clone());
+        if !settled.this {
+            self.held_temp = Some(this());
+        } else if self.is_new_peak(t) {
+            self.peak_temp = Some(this());
+        }
+    }
+
+    /// `p` as the peak temperature when hotter than the peak so far.
+    fn peak_candidate(&mut self, p: PeakTemp) {
+        if self.is_new_peak(p.0) {
+            self.peak_temp = Some(p);
+        }
+    }
+
+    /// Whether `t` is hotter than the peak so far (the first of equal ones
+    /// stays).
+    fn is_new_peak(&self, t: Tenths) -> bool {
+        self.peak_temp.as_ref().is_none_or(|q| t > q.0)
     }
 
     /// Adds the `dt` seconds `row` covers to the findings it has.
@@ -898,7 +939,8 @@ impl Slow {
         w.write_str("\n")
     }
 
-    /// Throttling, under-voltage and the peak temperature.
+    /// Throttling and under-voltage, each with the file its flags come
+    /// from (the sysfs word is cached), and the peak temperature.
     fn render_power<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         if self.throttled_s > 0 {
             uwrite!(
@@ -909,14 +951,14 @@ impl Slow {
                 THROTTLE_NAMES[3]
             )?;
             duration(w, self.throttled_s)?;
-            uwrite!(w, "\n")?;
+            uwrite!(w, "\n    source: {}\n", WORD_SOURCE)?;
             self.flag_minute(w, Finding::Throttled, "throttled")?;
             uwrite!(w, "    advice: {}\n", ADVICE_HEAT)?;
         }
         if self.under_voltage_s > 0 {
             uwrite!(w, "  {}: ", THROTTLE_NAMES[0])?;
             duration(w, self.under_voltage_s)?;
-            uwrite!(w, "\n")?;
+            uwrite!(w, "\n    source: {} or {}\n", WORD_SOURCE, ALARM_SOURCE)?;
             self.flag_minute(w, Finding::UnderVoltage, THROTTLE_NAMES[0])?;
             uwrite!(w, "    advice: {}\n", ADVICE_POWER)?;
         }
@@ -1189,10 +1231,12 @@ mod tests {
         let peak = Iso::from_epoch(1_796_000_030);
         let want = std::format!(
             "  throttled (freq-capped, throttled or soft-temp-limit): 30s
+    source: {WORD_SOURCE}
     worst minute: 0s to 30s after the start (to {}): throttled 30 s of 30
     stage=a  context=x
     advice: {ADVICE_HEAT}
   under-voltage: 30s
+    source: {WORD_SOURCE} or {ALARM_SOURCE}
     worst minute: 0s to 45s after the start (to {}): under-voltage 30 s of 45
     stage=b  context=y
     advice: {ADVICE_POWER}
@@ -1216,9 +1260,11 @@ mod tests {
         ]));
         assert!(!text(&warm).contains("WHY IT WAS SLOW"));
         assert!(warm.slow().has_data());
+        // 45 °C to 80 °C is a jump: the next row (79.5 °C) confirms it.
         let hot = summary(&csv(&[
             (0, "a", "x", QUIET),
             (15, "a", "hot", "0.00,0.00,0,0,0.00,0.00,5,80.0,60,"),
+            (30, "a", "after", "0.00,0.00,0,0,0.00,0.00,5,79.5,60,"),
         ]));
         let t = text(&hot);
         assert!(
@@ -1228,6 +1274,53 @@ mod tests {
         )),
         "{t}"
     );
+    }
+
+    /// Case 51's bogus read (raspberrypi/firmware#133's 85 °C between sane
+    /// readings) is neither the peak nor heat to advise on; the same jump
+    /// confirmed by the next reading is both, and a last reading that
+    /// jumps is never confirmed.
+    #[test]
+    fn a_bogus_spike_is_not_the_peak_temperature() {
+        let row = |t: &str| std::format!("0.00,0.00,0,0,0.00,0.00,5,{t},60,");
+        let (r48, r85, r483, r49) = (row("48.0"), row("85.0"), row("48.3"), row("49.0"));
+        let spiked = summary(&csv(&[
+            (0, "a", "x", &r48),
+            (15, "a", "spike", &r85),
+            (30, "b", "y", &r483),
+            (45, "b", "z", &r49),
+        ]));
+        assert_eq!(spiked.slow().peak_temp(), Some(Tenths(490)));
+        let (_, stage, context) = spiked.slow().peak_temp_row().unwrap();
+        assert_eq!((stage.as_str(), context.as_str()), ("b", "z"));
+        assert!(!spiked.slow().has_findings());
+        let t = text(&spiked);
+        assert!(!t.contains("WHY IT WAS SLOW") && !t.contains("85.0"), "{t}");
+        // A failed read (empty field) between the spike and the next
+        // reading does not confirm it either.
+        let gap = summary(&csv(&[
+            (0, "a", "x", &r48),
+            (15, "a", "spike", &r85),
+            (30, "a", "gap", &row("")),
+            (45, "b", "z", &r49),
+        ]));
+        assert_eq!(gap.slow().peak_temp(), Some(Tenths(490)));
+        // Confirmed: 85.0 then 84.0 is a real rise.
+        let real = summary(&csv(&[
+            (0, "a", "x", &r48),
+            (15, "a", "rise", &r85),
+            (30, "b", "y", &row("84.0")),
+        ]));
+        assert_eq!(real.slow().peak_temp(), Some(Tenths(850)));
+        let (_, _, context) = real.slow().peak_temp_row().unwrap();
+        assert_eq!(context.as_str(), "rise");
+        assert!(text(&real).contains(&std::format!("    advice: {ADVICE_HEAT}\n")));
+        // The last reading jumps: never confirmed.
+        let last = summary(&csv(&[(0, "a", "x", &r48), (15, "a", "end", &r85)]));
+        assert_eq!(last.slow().peak_temp(), Some(Tenths(480)));
+        // The JSON summary's peak is the same figure.
+        let j = json(&spiked);
+        assert!(j.contains("\"peak_cpu_temp\":{\"cpu_temp_c\":49.0"), "{j}");
     }
 
     #[test]

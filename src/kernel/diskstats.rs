@@ -307,6 +307,13 @@ fn find_where(b: &[u8], pick: impl Fn(&[u8]) -> bool) -> Option<Result<Line<'_>,
     Some(parse_line(line).map_err(|e| ParseError::at(e.kind, i + 1)))
 }
 
+/// The shortest interval a stall is judged over, in ms: a request to an
+/// SD card or a USB disk completes well within a second even under load,
+/// so a second with requests in flight and none completed is a hang, while
+/// reads a few ms apart (`record --interval 0` under `O_DIRECT` writes)
+/// often see one request still being served and prove nothing.
+pub const STALL_MIN_MS: u64 = 1000;
+
 /// What a device did over one interval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiskDelta {
@@ -321,7 +328,9 @@ pub struct DiskDelta {
     pub wall_ms: u64,
     /// Requests were in flight at both ends and none completed (no read,
     /// write, discard or flush): the device hung for the whole interval.
-    pub stalled: bool,
+    /// `None` for an interval shorter than [`STALL_MIN_MS`], too short to
+    /// tell a hang from requests still being served.
+    pub stalled: Option<bool>,
 }
 
 impl DiskDelta {
@@ -330,7 +339,7 @@ impl DiskDelta {
     /// ahead of the wall clock); `None` for a stalled interval whose
     /// `io_ticks` did not rise, which is no measure of an idle device.
     pub fn util_permille(&self) -> Option<u16> {
-        if self.stalled && self.busy_ms == 0 {
+        if self.stalled == Some(true) && self.busy_ms == 0 {
             return None;
         }
         let w = u128::from(self.wall_ms.max(1));
@@ -339,29 +348,37 @@ impl DiskDelta {
     }
 }
 
-/// The rise of a count (`unsigned long`) from `prev` to `cur`: on a 32-bit
-/// kernel a drop from the top half of 32 bits (`prev` ≥ 2^31) is one wrap,
-/// `cur + 2^32 − prev`; any other drop is a reset (`None`).
-fn rise(prev: u64, cur: u64, width: LongWidth) -> Option<u64> {
+/// The most a count may rise per ms of wall time for a drop to be read as
+/// a 32-bit wrap: 16,384 sectors (8 GiB/s) or requests, more than any disk
+/// a 32-bit board drives. A larger wrapped rise is a reset (a re-created
+/// device whose new count is small), not a rate of terabytes a second.
+pub const MAX_WRAP_RISE_PER_MS: u64 = 16_384;
+
+/// The rise of a count (`unsigned long`) from `prev` to `cur`. `wrap_most`
+/// is `None` on a 64-bit kernel (any drop is a reset: `None`); on a 32-bit
+/// one it is the most a wrapped rise may be: a drop from the top half of
+/// 32 bits (`prev` ≥ 2^31) whose `cur + 2^32 − prev` is no more is one
+/// wrap, any other drop a reset.
+fn rise(prev: u64, cur: u64, wrap_most: Option<u64>) -> Option<u64> {
     const WRAP: u64 = 1 << 32;
-    match cur.checked_sub(prev) {
-        Some(d) => Some(d),
-        None if width == LongWidth::Bits32 && (WRAP / 2..WRAP).contains(&prev) => {
-            Some(cur + WRAP - prev)
+    match (cur.checked_sub(prev), wrap_most) {
+        (Some(d), _) => Some(d),
+        (None, Some(most)) if (WRAP / 2..WRAP).contains(&prev) && cur < WRAP => {
+            Some(cur + WRAP - prev).filter(|&d| d <= most)
         }
-        None => None,
+        (None, _) => None,
     }
 }
 
 /// Requests completed from `prev` to `cur` (reads, writes, discards,
 /// flushes), across the same wraps as [`rise`]; `None` on a reset.
-fn completed(prev: &DiskCounters, cur: &DiskCounters, width: LongWidth) -> Option<u64> {
+fn completed(prev: &DiskCounters, cur: &DiskCounters, wrap_most: Option<u64>) -> Option<u64> {
     let discards = |c: &DiskCounters| c.discard.map_or(0, |d| d.discards);
     let flushes = |c: &DiskCounters| c.flush.map_or(0, |f| f.flushes);
-    let n = rise(prev.reads, cur.reads, width)?
-        .saturating_add(rise(prev.writes, cur.writes, width)?)
-        .saturating_add(rise(discards(prev), discards(cur), width).unwrap_or(1))
-        .saturating_add(rise(flushes(prev), flushes(cur), width).unwrap_or(1));
+    let n = rise(prev.reads, cur.reads, wrap_most)?
+        .saturating_add(rise(prev.writes, cur.writes, wrap_most)?)
+        .saturating_add(rise(discards(prev), discards(cur), wrap_most).unwrap_or(1))
+        .saturating_add(rise(flushes(prev), flushes(cur), wrap_most).unwrap_or(1));
     Some(n)
 }
 
@@ -373,7 +390,8 @@ fn completed(prev: &DiskCounters, cur: &DiskCounters, width: LongWidth) -> Optio
 ///   it is no 32-bit wrap: the device was re-created, and the interval is
 ///   lost rather than reported as a huge rate. On a 32-bit kernel a count
 ///   that drops from 2^31 or more wrapped once: its rise is
-///   `cur + 2^32 − prev`; on a 64-bit kernel a drop is always a reset;
+///   `cur + 2^32 − prev`, when that is at most [`MAX_WRAP_RISE_PER_MS`]
+///   per ms of `wall_ms`; on a 64-bit kernel a drop is always a reset;
 /// - `io_ticks` went backwards and it is no 32-bit wrap: `prev` above
 ///   2^32 − 1, or a wrapped rise larger than twice `wall_ms` plus a second
 ///   (a device busy all the time cannot gain more than the wall time).
@@ -403,9 +421,11 @@ pub fn delta(
     if wall_ms == 0 {
         return None;
     }
-    let read = rise(prev.sectors_read, cur.sectors_read, width)?;
-    let written = rise(prev.sectors_written, cur.sectors_written, width)?;
-    let done = completed(prev, cur, width)?;
+    let wrap_most =
+        (width == LongWidth::Bits32).then(|| wall_ms.saturating_mul(MAX_WRAP_RISE_PER_MS));
+    let read = rise(prev.sectors_read, cur.sectors_read, wrap_most)?;
+    let written = rise(prev.sectors_written, cur.sectors_written, wrap_most)?;
+    let done = completed(prev, cur, wrap_most)?;
     let busy = match cur.io_ticks_ms.checked_sub(prev.io_ticks_ms) {
         Some(d) => d,
         None => {
@@ -421,7 +441,8 @@ pub fn delta(
         write_bytes: written.saturating_mul(SECTOR_BYTES),
         busy_ms: busy,
         wall_ms,
-        stalled: prev.in_flight > 0 && cur.in_flight > 0 && done == 0,
+        stalled: (wall_ms >= STALL_MIN_MS)
+            .then_some(prev.in_flight > 0 && cur.in_flight > 0 && done == 0),
     })
 }
 
@@ -778,7 +799,7 @@ mod tests {
         );
         assert_eq!((a.in_flight, b.in_flight), (3, 3));
         let d = delta(&a, &b, 1000).unwrap();
-        assert!(d.stalled);
+        assert_eq!(d.stalled, Some(true));
         assert_eq!((d.busy_ms, d.read_bytes, d.write_bytes), (0, 0, 0));
         assert_eq!(d.util_permille(), None, "a hang is no 0 % busy");
         let host = "hosts/io-ticks-advancing";
@@ -787,7 +808,7 @@ mod tests {
             stat(&std::format!("{host}/t1/sys/block/sda/stat")),
         );
         let d = delta(&a, &b, 5000).unwrap();
-        assert!(d.stalled);
+        assert_eq!(d.stalled, Some(true));
         assert_eq!((d.busy_ms, d.util_permille()), (5000, Some(1000)));
         let host = "hosts/busy-not-stalled";
         let (a, b) = (
@@ -795,14 +816,29 @@ mod tests {
             stat(&std::format!("{host}/t1/sys/block/sda/stat")),
         );
         let d = delta(&a, &b, 5000).unwrap();
-        assert!(!d.stalled);
+        assert_eq!(d.stalled, Some(false));
         assert_eq!((d.write_bytes, d.util_permille()), (112 << 20, Some(1000)));
         // In flight at one end only: requests started or finished, no hang.
         let idle_before = DiskCounters { in_flight: 0, ..a };
-        assert!(!delta(&idle_before, &idle_before, 1000).unwrap().stalled);
+        assert_eq!(
+            delta(&idle_before, &idle_before, 1000).unwrap().stalled,
+            Some(false)
+        );
         let stuck = DiskCounters { in_flight: 1, ..a };
-        assert!(!delta(&idle_before, &stuck, 1000).unwrap().stalled);
-        assert!(delta(&stuck, &stuck, 1000).unwrap().stalled);
+        assert_eq!(
+            delta(&idle_before, &stuck, 1000).unwrap().stalled,
+            Some(false)
+        );
+        assert_eq!(delta(&stuck, &stuck, 1000).unwrap().stalled, Some(true));
+        // Too short to tell: reads under a second apart judge no stall.
+        assert_eq!(
+            delta(&stuck, &stuck, STALL_MIN_MS - 1).unwrap().stalled,
+            None
+        );
+        assert_eq!(
+            delta(&stuck, &stuck, STALL_MIN_MS).unwrap().stalled,
+            Some(true)
+        );
         // A flush completing is progress.
         let flushed = DiskCounters {
             flush: a.flush.map(|f| Flushes {
@@ -811,7 +847,7 @@ mod tests {
             }),
             ..stuck
         };
-        assert!(!delta(&stuck, &flushed, 1000).unwrap().stalled);
+        assert_eq!(delta(&stuck, &flushed, 1000).unwrap().stalled, Some(false));
     }
 
     #[test]
@@ -829,7 +865,7 @@ mod tests {
         assert_eq!((d.read_bytes, d.write_bytes), (10 << 20, 20 << 20));
         assert_eq!(
             (d.busy_ms, d.util_permille(), d.stalled),
-            (620, Some(620), false)
+            (620, Some(620), Some(false))
         );
         // The partition: reads in the top half without a wrap, writes wrapped.
         let p2 = super::delta(
@@ -862,6 +898,28 @@ mod tests {
             ..low
         };
         assert_eq!(super::delta(&low, &back, 1000, LongWidth::Bits32), None);
+        // From the top half to 0, a reset (a re-created SD card) whose
+        // "wrap" would be 1 TiB in a second: more than any disk moves.
+        let half = DiskCounters {
+            sectors_read: 1 << 31,
+            ..DiskCounters::default()
+        };
+        let reset = DiskCounters {
+            sectors_read: 0,
+            ..half
+        };
+        assert_eq!(super::delta(&half, &reset, 1000, LongWidth::Bits32), None);
+        let most = 1000 * MAX_WRAP_RISE_PER_MS;
+        let near = DiskCounters {
+            sectors_read: (1 << 32) - most,
+            ..half
+        };
+        assert!(super::delta(&near, &reset, 1000, LongWidth::Bits32).is_some());
+        let over = DiskCounters {
+            sectors_read: (1 << 32) - most - 1,
+            ..half
+        };
+        assert_eq!(super::delta(&over, &reset, 1000, LongWidth::Bits32), None);
         // A read count that wraps is no reset either.
         let top = DiskCounters {
             reads: u64::from(u32::MAX),

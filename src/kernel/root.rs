@@ -379,10 +379,11 @@ pub fn page_kib(root: &Root, live: bool) -> u64 {
 }
 
 /// Parses a [`PAGESIZE_FILE`] (`16384\n`) into KiB; `None` unless it is a
-/// power of two of at least 1024 bytes (every page size Linux has).
+/// power of two from 1 KiB to 256 KiB (every page size Linux has: 4, 16
+/// and 64 KiB on arm64, 256 KiB on hexagon and some powerpc).
 pub fn parse_page_kib(b: &[u8]) -> Option<u64> {
     let bytes = crate::kernel::parse::parse_u64(crate::kernel::parse::trim(b))?;
-    (bytes >= 1024 && bytes.is_power_of_two()).then_some(bytes / 1024)
+    ((1024..=256 * 1024).contains(&bytes) && bytes.is_power_of_two()).then_some(bytes / 1024)
 }
 
 #[cfg(test)]
@@ -397,7 +398,17 @@ mod tests {
         assert_eq!(parse_page_kib(b"16384\n"), Some(16));
         assert_eq!(parse_page_kib(b"4096"), Some(4));
         assert_eq!(parse_page_kib(b"65536\n"), Some(64));
-        for bad in [&b""[..], b"0\n", b"512\n", b"5000\n", b"16k\n", b"-4096\n"] {
+        assert_eq!(parse_page_kib(b"262144\n"), Some(256));
+        for bad in [
+            &b""[..],
+            b"0\n",
+            b"512\n",
+            b"5000\n",
+            b"16k\n",
+            b"-4096\n",
+            b"524288\n",
+            b"4611686018427387904\n",
+        ] {
             assert_eq!(parse_page_kib(bad), None, "{bad:?}");
         }
     }

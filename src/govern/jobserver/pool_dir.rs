@@ -450,6 +450,14 @@ pub const PARENT_DIR_MODE: u32 = 0o777;
 /// # Errors
 /// The errno of the mkdir(2) that failed, other than EEXIST.
 pub fn create_pool_dir(path: &str) -> Result<(), Errno> {
+    // `pool/`, `pool/.`, `pool//`: the pool is `pool`, not a parent of it.
+    let mut path = path;
+    while let Some(p) = path.strip_suffix('/').or_else(|| path.strip_suffix("/.")) {
+        if p.is_empty() {
+            break;
+        }
+        path = p;
+    }
     let made = |p: &str, mode: u32| match rustix::fs::mkdir(p, Mode::from_raw_mode(mode)) {
         Ok(()) | Err(Errno::EXIST) => Ok(()),
         Err(e) => Err(e),
@@ -649,6 +657,13 @@ mod tests {
             Ok(())
         );
         assert_eq!(mode(&pool), 0o700);
+        // Missing with its parent, named with a trailing `/` or `/.`: the
+        // pool itself gets the pool's mode (sticky), not a parent's.
+        for (i, tail) in ["/", "/.", "//"].iter().enumerate() {
+            let pool = d.join(std::format!("slash{i}/pool"));
+            create_pool_dir(&std::format!("{}{tail}", pool.display())).unwrap();
+            assert_eq!(mode(&pool), POOL_DIR_MODE & !umask(), "{tail}");
+        }
         // A parent that is a file: the mkdir's errno, said as such.
         std::fs::write(d.join("file"), b"").unwrap();
         let under_file = d.join("file/pool");

@@ -496,6 +496,6 @@ fn status_names_the_sensor_that_gave_the_temperature() {
     put("sys/class/hwmon/hwmon0/temp1_input", "garbage\n");
     assert_eq!(
         status(),
-        "cpu temp    not available (the CPU sensor's read failed)"
+        "cpu temp    not available (the CPU sensor gave no reading: a failed read, or a value that means none)"
     );
 }

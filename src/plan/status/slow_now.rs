@@ -154,7 +154,7 @@ pub(super) fn heat_lines<W: uWrite>(w: &mut W, f: &Facts) -> Result<(), W::Error
             show(w, name.as_bytes(), 32)?;
             w.write_str(")\n")?;
         }
-        None if f.found.0 => w.write_str("not available (the CPU sensor's read failed)\n")?,
+        None if f.found.0 => w.write_str("not available (the CPU sensor gave no reading: a failed read, or a value that means none)\n")?,
         None => w.write_str("no CPU sensor (no thermal zone or hwmon of the CPU)\n")?,
     }
     label(w, "cpu freq")?;

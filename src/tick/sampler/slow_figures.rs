@@ -186,14 +186,15 @@ impl Slow {
             }
         };
         let now = clock_ns(root);
-        if let Some((then, prev)) = disk.prev.replace((now, cur)) {
-            let dt = now.saturating_sub(then);
-            // No time between the reads (a tree's second capture read
-            // twice): no interval. A reset or a re-created device: no rate
-            // this interval. (Two reads under a millisecond apart count as
-            // one.)
+        // No time between the reads (a tree's second capture read twice):
+        // no interval. A reset or a re-created device: no rate this
+        // interval. (Two reads under a millisecond apart count as one.)
+        if let Some((then, prev)) = disk.prev.replace((now, cur))
+            && let dt = now.saturating_sub(then)
+            && dt > 0
+        {
             let wall_ms = (dt / 1_000_000).max(1);
-            if let Some(d) = diskstats::delta(&prev, &cur, wall_ms, disk.width).filter(|_| dt > 0) {
+            if let Some(d) = diskstats::delta(&prev, &cur, wall_ms, disk.width) {
                 row.ext.disk_read_mibps = mibps(d.read_bytes, dt);
                 row.ext.disk_write_mibps = mibps(d.write_bytes, dt);
                 row.ext.disk_util_pct = d.util_permille().map(|p| u64::from(p / 10));

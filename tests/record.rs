@@ -278,6 +278,16 @@ fn watch_pid_of_a_finished_process_takes_one_row() {
     assert!(out.status.success(), "{out:?}");
     let csv = fs::read_to_string(d.join("resources-g.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2);
+    // Stopped before it began, a recording still has its one row, so its
+    // summary is written and `summarize` of it succeeds (issue 33).
+    let summary = fs::read_to_string(d.join("resources-g.summary.txt")).unwrap();
+    assert!(summary.contains("samples=1 "), "{summary}");
+    let again = Command::new(BIN)
+        .arg("summarize")
+        .arg(d.join("resources-g.csv"))
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
 }
 
 #[test]
@@ -453,28 +463,81 @@ fn summarize_skips_garbage_and_reports_it() {
     assert!(d.join("g.summary.txt").is_file());
 }
 
+/// Issue 33: a CSV with no samples (0 bytes, or a header alone) still
+/// prints `samples=0` (text or JSON), but is no summary: one line on
+/// stderr, exit 1 as for a garbage file, and the summary beside it stays
+/// as it was.
 #[test]
-fn summarize_empty_and_header_only_files_are_zero_samples() {
+fn summarize_empty_and_header_only_files_say_no_samples_and_fail() {
     let d = scratch("empty");
     fs::write(d.join("e.csv"), "").unwrap();
-    let out = Command::new(BIN)
-        .arg("summarize")
-        .arg(d.join("e.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("samples=0"));
     fs::write(d.join("h.csv"), format!("{HEADER}\n")).unwrap();
-    let out = Command::new(BIN)
-        .arg("summarize")
-        .arg(d.join("h.csv"))
+    fs::write(d.join("h.summary.txt"), "kept\n").unwrap();
+    for name in ["e.csv", "h.csv"] {
+        let file = d.join(name);
+        for json in [false, true] {
+            let mut cmd = Command::new(BIN);
+            cmd.arg("summarize").arg(&file);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "{name} json={json}: {out:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stderr),
+                format!("headroom: {} has no samples\n", file.display())
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            if json {
+                assert!(text.starts_with("{\"samples\":0,"), "{text}");
+            } else {
+                assert_eq!(
+                    text,
+                    "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
+                );
+            }
+        }
+    }
+    assert!(!d.join("e.summary.txt").exists());
+    assert_eq!(fs::read_to_string(d.join("h.summary.txt")).unwrap(), "kept\n");
+}
+
+/// Issue 33: `summarize` of a `record` or `run` CSV gives, whole, the
+/// summary the recording wrote beside it: its ADVICE (computed when the
+/// recording ended, from that host), the line on headroom's memory, the
+/// RUN block and the build's OOM line, none of which a CSV column holds.
+#[test]
+fn summarize_of_a_recording_gives_the_summary_it_wrote_advice_included() {
+    let d = scratch("resummarize");
+    let rec = Command::new(BIN)
+        .args(["record", "--count", "3", "--interval", "0.1", "--run-id", "a"])
+        .arg("--compilers")
+        .arg("headroom")
+        .arg("--out-dir")
+        .arg(&d)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        "=== resource-monitor summary ===\nsamples=0  duration=0m00s\n"
-    );
+    assert!(rec.status.success(), "{rec:?}");
+    let run = Command::new(BIN)
+        .args(["run", "--interval", "0.1", "--run-id", "r", "--out-dir"])
+        .arg(&d)
+        .args(["--", "sh", "-c", "sleep 0.3"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    for (id, marker) in [("a", "\nADVICE ("), ("r", "\nRUN: ")] {
+        let summary = d.join(format!("resources-{id}.summary.txt"));
+        let written = fs::read_to_string(&summary).unwrap();
+        assert!(written.contains(marker), "{written}");
+        let out = Command::new(BIN)
+            .arg("summarize")
+            .arg(d.join(format!("resources-{id}.csv")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), written);
+        assert_eq!(fs::read_to_string(&summary).unwrap(), written);
+    }
 }
 
 #[test]

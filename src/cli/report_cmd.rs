@@ -141,14 +141,14 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
         rustix::fs::Mode::empty(),
     )
     .map_err(|e| Fail(format!("{parent_s}: {}", errtext(e))))?;
-    // A summary written by `run` holds the RUN block (and the advice from
-    // that host) and the build's OOM kills, which no CSV column carries:
-    // keep them when rewriting.
+    // A summary written by `record` or `run` holds what no CSV column
+    // carries: keep it when rewriting, so `summarize` gives the summary the
+    // recording gave.
     let old = std::fs::read_to_string(summary_path(&a.file)).ok();
-    let kept = old
+    let kept = old.as_deref().map(recorded_tail).unwrap_or_default();
+    summary.tmp_is_tmpfs = old
         .as_deref()
-        .and_then(|old| old.find("\nRUN: ").map(|at| old[at..].to_string()))
-        .unwrap_or_default();
+        .and_then(|old| old.contains(TMPFS_NOTE).then_some(true));
     summary.kept_build_oom_line = old.as_deref().and_then(|old| {
         let line = old
             .lines()
@@ -159,15 +159,48 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     summary.partial.interrupt = old
         .as_deref()
         .and_then(headroom::followed::rusage::Partial::interrupt_in);
+    let output = if a.json { Output::Json } else { Output::Text };
+    if summary.samples() == 0 {
+        // Printed as SPEC says, but a failure: the summary beside the CSV
+        // (which may count rows a full disk lost) is left as it is.
+        let full = || Fail("summary larger than its buffer".into());
+        let mut text = Text::new();
+        match output {
+            Output::Json => summary.render_json(&mut text),
+            Output::Text | Output::Stderr => summary.render(&mut text),
+        }
+        .map_err(|_| full())?;
+        print_text(&text)?;
+        return Err(Fail(format!("{} has no samples", a.file)));
+    }
     emit_summary(
         &summary,
         dir.as_fd(),
         &format!("{stem}.summary.txt"),
         &parent_s,
-        if a.json { Output::Json } else { Output::Text },
+        output,
         &kept,
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The note the summary of a recording adds when /tmp was a tmpfs
+/// (`summarize` cannot tell from the CSV).
+const TMPFS_NOTE: &str = "\n  /tmp is tmpfs: ";
+
+/// The end of a summary written by `record` or `run` that only the
+/// recording could write, from its first such section on: the `RUN:`
+/// block (and the JOBSERVER block), the line on headroom's own memory,
+/// and the ADVICE, computed when the recording ended from that host's
+/// memory, cores, swap and /tmp. Empty when there is none (a summary of
+/// the bash toolchain's).
+fn recorded_tail(old: &str) -> String {
+    ["\nRUN: ", "\nheadroom's memory: ", "\nADVICE ("]
+        .iter()
+        .filter_map(|m| old.find(m))
+        .min()
+        .map(|at| old[at..].to_string())
+        .unwrap_or_default()
 }
 
 /// `actions`: the options checked (usage errors, exit 2, in every build),

@@ -317,10 +317,12 @@ impl Summary {
             .and_then(|r| r.ext.build_peak_rss_mb)
     }
 
-    /// Whether a build was followed: [`Summary::build`] is set, or the CSV
-    /// has the build's figures.
+    /// Whether a build was followed: [`Summary::build`] is set, the CSV
+    /// has the build's figures, or the summary `run` wrote beside it says
+    /// so ([`Summary::kept_build_oom_line`]: a build none of whose
+    /// compilers ran leaves those columns empty).
     pub fn has_build(&self) -> bool {
-        self.build.is_some() || self.peak_build_rss.is_some()
+        self.build.is_some() || self.peak_build_rss.is_some() || self.kept_build_oom_line.is_some()
     }
 
     /// The peak a plan for the next build should size from, MiB, with whose

@@ -499,7 +499,10 @@ fn summarize_empty_and_header_only_files_say_no_samples_and_fail() {
         }
     }
     assert!(!d.join("e.summary.txt").exists());
-    assert_eq!(fs::read_to_string(d.join("h.summary.txt")).unwrap(), "kept\n");
+    assert_eq!(
+        fs::read_to_string(d.join("h.summary.txt")).unwrap(),
+        "kept\n"
+    );
 }
 
 /// Issue 33: `summarize` of a `record` or `run` CSV gives, whole, the
@@ -510,7 +513,15 @@ fn summarize_empty_and_header_only_files_say_no_samples_and_fail() {
 fn summarize_of_a_recording_gives_the_summary_it_wrote_advice_included() {
     let d = scratch("resummarize");
     let rec = Command::new(BIN)
-        .args(["record", "--count", "3", "--interval", "0.1", "--run-id", "a"])
+        .args([
+            "record",
+            "--count",
+            "3",
+            "--interval",
+            "0.1",
+            "--run-id",
+            "a",
+        ])
         .arg("--compilers")
         .arg("headroom")
         .arg("--out-dir")

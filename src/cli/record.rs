@@ -470,20 +470,25 @@ impl Files {
             }
             None => None,
         };
-        if child.is_some() && holds_rows(dir.as_fd(), &csv_name) {
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: replacing {} from an earlier run (use --run-id NAME to keep both)",
-                shown(&path_in(out_dir, &csv_name))
-            );
-        }
+        let replacing = child.is_some() && holds_rows(dir.as_fd(), &csv_name);
         let header = headroom::tick::row::columns::header(r.a.compat, jobserver.is_some());
         let csv = CsvOut::create(dir.as_fd(), &csv_name, header).map_err(|e| match e {
             OpenError::Symlink => Fail(format!(
                 "{out_dir}/{csv_name} is a symlink: refusing to write through it"
             )),
             OpenError::Io(e) => Fail(format!("cannot write {out_dir}/{csv_name}: {}", errtext(e))),
+            OpenError::Header(e) => Fail(format!(
+                "cannot write {out_dir}/{csv_name}: {}; nothing recorded, no CSV left there",
+                errtext(e)
+            )),
         })?;
+        if replacing {
+            let _ = writeln!(
+                std::io::stderr(),
+                "headroom: replacing {} from an earlier run (use --run-id NAME to keep both)",
+                shown(&path_in(out_dir, &csv_name))
+            );
+        }
         Ok(Ok(Files {
             dir,
             csv_name,

@@ -26,8 +26,11 @@ use crate::tick::sampler::{Buffers, Sampler};
 pub enum OpenError {
     /// The path is a symlink (O_NOFOLLOW gave ELOOP): refused, target untouched.
     Symlink,
-    /// Any other openat(2) or first write(2) failure.
+    /// Any other openat(2) failure.
     Io(Errno),
+    /// The header could not be written (ENOSPC, EDQUOT, EFBIG, or another
+    /// write(2) error): the empty file was removed.
+    Header(Errno),
 }
 
 /// The CSV being written: every row goes out in one write(2) and is
@@ -56,13 +59,17 @@ const CSV_FLAGS: OFlags = OFlags::WRONLY
 impl CsvOut {
     /// Creates or truncates `name` in `dir` (O_NOFOLLOW: a symlink planted
     /// at the path is refused; O_APPEND: rows land at the end even after
-    /// someone else truncated the file) and writes the header.
+    /// someone else truncated the file) and writes the header. Truncating
+    /// in place frees an earlier run's space first, so a disk it filled
+    /// takes the new recording. When not even the header can be written
+    /// (a full disk), the empty file is removed: nothing is left that
+    /// looks like a recording, as `cc` leaves no half object file.
     ///
     /// `header` is one of [`crate::tick::row::columns::header`]'s.
     ///
     /// # Errors
-    /// [`OpenError::Symlink`] or [`OpenError::Io`] (ENAMETOOLONG for a
-    /// name over 256 bytes).
+    /// [`OpenError::Symlink`], [`OpenError::Io`] (ENAMETOOLONG for a
+    /// name over 256 bytes) or [`OpenError::Header`].
     pub fn create(
         dir: BorrowedFd<'_>,
         name: &str,
@@ -93,9 +100,30 @@ impl CsvOut {
             lost: 0,
             recreated: false,
         };
-        out.append_whole(header.as_bytes(), 0)
-            .map_err(OpenError::Io)?;
+        if let Err(e) = out.append_whole(header.as_bytes(), 0) {
+            out.remove_if_ours();
+            return Err(OpenError::Header(e));
+        }
         Ok(out)
+    }
+
+    /// Unlinks the name when it is still this file (same device and
+    /// inode: never another file put there since).
+    fn remove_if_ours(&self) {
+        let (Ok(ours), Ok(there)) = (
+            rustix::fs::fstat(&self.fd),
+            rustix::fs::statat(
+                &self.dir,
+                self.name.as_str(),
+                rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+            ),
+        ) else {
+            return;
+        };
+        if (ours.st_dev, ours.st_ino) == (there.st_dev, there.st_ino) {
+            let _ =
+                rustix::fs::unlinkat(&self.dir, self.name.as_str(), rustix::fs::AtFlags::empty());
+        }
     }
 
     /// Appends one row. When the file was emptied by someone else since

@@ -203,6 +203,71 @@ fn record_on_a_board_exposes_the_last_rows_figures_in_base_units() {
     assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
 }
 
+/// Issue 33: on a Pi whose only power source is `rpi_volt` (its
+/// under-voltage alarm, no `get_throttled`: `rpi5-8g-16k`), the three
+/// flags it cannot see are unknown: Prometheus has the under-voltage
+/// sample alone and no time throttled, and `summarize --json` of the CSV
+/// says `throttled_s` null, never 0. The firmware word's board (`rpi4`)
+/// keeps all four flags and the time.
+#[test]
+fn rpi_volt_alone_exposes_under_voltage_only_and_no_time_throttled() {
+    let d = scratch("rpi-volt");
+    for (name, id) in [("rpi5-8g-16k", "volt"), ("rpi4-4g-zram", "word")] {
+        let out = Command::new(BIN)
+            .args(["--root", &board(name), "record", "--count", "2"])
+            .args(["--interval", "0", "--run-id", id, "--out-dir"])
+            .arg(&d)
+            .arg("--prom")
+            .arg(d.join(format!("{id}.prom")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let flags = |id: &str| -> (Vec<String>, HashMap<String, String>) {
+        let text = fs::read_to_string(d.join(format!("{id}.prom"))).unwrap();
+        let (samples, types) = parse(&text);
+        let flags = samples
+            .iter()
+            .filter(|s| s.name == "headroom_throttled")
+            .map(|s| format!("{}={}", s.labels[1].1, s.value))
+            .collect();
+        (flags, types)
+    };
+    let (volt, types) = flags("volt");
+    assert_eq!(volt, ["under-voltage=1"]);
+    assert!(!types.contains_key("headroom_throttled_seconds_total"));
+    assert!(types.contains_key("headroom_under_voltage_seconds_total"));
+    let (word, types) = flags("word");
+    assert_eq!(
+        word,
+        [
+            "under-voltage=0",
+            "freq-capped=0",
+            "throttled=1",
+            "soft-temp-limit=0"
+        ]
+    );
+    assert!(types.contains_key("headroom_throttled_seconds_total"));
+    let json = |id: &str| {
+        let out = Command::new(BIN)
+            .arg("summarize")
+            .arg("--json")
+            .arg(d.join(format!("resources-{id}.csv")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let volt = json("volt");
+    assert!(
+        volt.contains(",\"throttled_s\":null,\"throttled_minute\":null,\"under_voltage_s\":"),
+        "{volt}"
+    );
+    assert!(!volt.contains("\"under_voltage_s\":null"), "{volt}");
+    assert!(json("word").contains(",\"throttled_s\":"), "word");
+    assert!(!json("word").contains("\"throttled_s\":null"));
+}
+
 #[test]
 fn quotes_backslashes_and_newlines_in_label_values_are_escaped() {
     let d = scratch("escape");

@@ -90,6 +90,8 @@ impl Flags {
     pub const THROTTLED: Flags = Flags(1 << 2);
     /// Soft temperature limit active.
     pub const SOFT_TEMP_LIMIT: Flags = Flags(1 << 3);
+    /// All four.
+    pub const ALL: Flags = Flags(0x0f);
 
     /// The names, in bit order, as the CSV's `throttled` field spells them.
     pub const NAMES: [&'static str; 4] = [
@@ -252,6 +254,26 @@ pub fn parse_alarm(b: &[u8]) -> Result<bool, ParseError> {
     }
 }
 
+/// The conditions the source of a `throttled` field read back from a CSV
+/// could see. The CSV does not name its source, but only the firmware's
+/// word sets freq-capped, throttled or soft-temp-limit: a field naming one
+/// shows all four were seen. `none` and `under-voltage`, which `rpi_volt`
+/// writes too, show under-voltage alone.
+///
+/// ```
+/// use headroom::kernel::throttled::{Flags, seen_in_field};
+/// assert_eq!(seen_in_field(Flags(0)), Flags::UNDER_VOLTAGE);
+/// assert_eq!(seen_in_field(Flags::UNDER_VOLTAGE), Flags::UNDER_VOLTAGE);
+/// assert_eq!(seen_in_field(Flags::THROTTLED), Flags::ALL);
+/// ```
+pub const fn seen_in_field(flags: Flags) -> Flags {
+    if flags.0 & !Flags::UNDER_VOLTAGE.0 & Flags::ALL.0 != 0 {
+        Flags::ALL
+    } else {
+        Flags::UNDER_VOLTAGE
+    }
+}
+
 /// What one read of the power source gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Power {
@@ -268,6 +290,16 @@ impl Power {
             Power::Word(w) => w.live(),
             Power::UnderVoltageAlarm(true) => Flags::UNDER_VOLTAGE,
             Power::UnderVoltageAlarm(false) => Flags(0),
+        }
+    }
+
+    /// The conditions this source can see: all four from the word,
+    /// under-voltage alone from the alarm (the other three are unknown,
+    /// not unset).
+    pub const fn seen(self) -> Flags {
+        match self {
+            Power::Word(_) => Flags::ALL,
+            Power::UnderVoltageAlarm(_) => Flags::UNDER_VOLTAGE,
         }
     }
 

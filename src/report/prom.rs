@@ -165,7 +165,7 @@ const OWN: [Own; 19] = [
             "headroom_thrashing_seconds_total",
             "Time thrashing since the recording started: swap-in at least 1 MiB/s, 100 major faults/s or 1000 refaults/s, held two samples or more.",
         ),
-        value: |_, s, _| slow_time(s, |s| s.thrashing_s()),
+        value: |_, s, _| slow_time(s, |s| Some(s.thrashing_s())),
     },
     Own {
         at: 420,
@@ -173,7 +173,7 @@ const OWN: [Own; 19] = [
             "headroom_disk_busy_seconds_total",
             "Time the build disk was at least 90 % busy since the recording started.",
         ),
-        value: |_, s, _| slow_time(s, |s| s.disk_busy_s()),
+        value: |_, s, _| slow_time(s, |s| Some(s.disk_busy_s())),
     },
     Own {
         at: 430,
@@ -244,10 +244,10 @@ fn escape_label(w: &mut PromText, s: &str) -> Result<(), BufferFull> {
 }
 
 /// A WHY IT WAS SLOW time, once a row had one of its columns.
-fn slow_time(s: &Summary, time: fn(&Slow) -> u64) -> Option<Metric> {
+fn slow_time(s: &Summary, time: fn(&Slow) -> Option<u64>) -> Option<Metric> {
     let slow = s.slow();
     if slow.has_data() {
-        int(time(slow))
+        int(time(slow)?)
     } else {
         None
     }
@@ -288,10 +288,13 @@ impl Out<'_, '_> {
     ) -> Result<(), BufferFull> {
         let Some(v) = v else { return Ok(()) };
         self.head(f)?;
-        let Metric::Flags(flags) = v else {
+        let Metric::Flags(flags, seen) = v else {
             return self.sample(f, extra, v);
         };
         for (bit, &name) in Flags::NAMES.iter().enumerate() {
+            if (seen >> bit) & 1 == 0 {
+                continue;
+            }
             let on = Metric::Int(u128::from((flags >> bit) & 1));
             self.sample(f, Some(("flag", name)), on)?;
         }
@@ -338,7 +341,7 @@ impl Out<'_, '_> {
             }
             Metric::Tenths(t) => t.write(self.w).and_then(|()| uwrite!(self.w, "\n")),
             // Written flag by flag by `one`.
-            Metric::Flags(_) => Ok(()),
+            Metric::Flags(..) => Ok(()),
         }
         .map_err(|_| BufferFull)
     }
@@ -676,6 +679,7 @@ mod tests {
         r.ext.cpu_temp_c = Some(crate::tick::row::Tenths(-35));
         r.ext.cpu_freq_pct = Some(100);
         r.ext.throttled = Some(0b0101);
+        r.throttled_seen = Flags::ALL;
         r
     }
 
@@ -721,6 +725,21 @@ mod tests {
             assert!(t.contains(&line), "{line} in {t}");
         }
         assert_eq!(t.matches("# TYPE headroom_throttled gauge").count(), 1);
+        // rpi_volt alone: under-voltage only; the three flags it cannot
+        // see and the time throttled are absent, not 0.
+        let mut volt = slow_row();
+        volt.ext.throttled = Some(0);
+        volt.throttled_seen = Flags::UNDER_VOLTAGE;
+        let mut s = Summary::new(None, None);
+        s.observe(&volt);
+        let t = text(&volt, &s, LABELS);
+        assert!(
+            t.contains("headroom_throttled{run_id=\"pi\",flag=\"under-voltage\"} 0\n"),
+            "{t}"
+        );
+        assert_eq!(t.matches("headroom_throttled{").count(), 1, "{t}");
+        assert_eq!(value(&t, "headroom_under_voltage_seconds_total"), Some("0"));
+        assert!(!t.contains("headroom_throttled_seconds_total"), "{t}");
         let mut cold = slow_row();
         cold.ext.throttled = None;
         let t = text(&cold, &Summary::new(None, None), LABELS);

@@ -262,6 +262,13 @@ pub struct Row {
     /// `run --jobserver`: jobs paused so far, and the time they spent
     /// paused (summed over jobs), ms (not a CSV column).
     pub pauses: Option<(u32, u64)>,
+    /// Which `throttled` flags its source could see (not a CSV column):
+    /// all four from the firmware's word, under-voltage alone from
+    /// `rpi_volt` ([`crate::kernel::throttled::Power::seen`]); read from
+    /// a CSV, what the field shows
+    /// ([`crate::kernel::throttled::seen_in_field`]). None when
+    /// `throttled` is empty.
+    pub throttled_seen: crate::kernel::throttled::Flags,
 }
 
 impl Row {
@@ -298,6 +305,7 @@ impl Row {
             jobs: None,
             pauses: None,
             pool: None,
+            throttled_seen: crate::kernel::throttled::Flags(0),
         }
     }
 

@@ -268,13 +268,14 @@ impl Summary {
             ),
             (
                 "disk_stalled_s",
-                s.disk_stalled_s(),
+                Some(s.disk_stalled_s()),
                 "disk_stalled_minute",
                 Finding::DiskStalled,
             ),
         ];
         for (key, secs, minute_key, f) in timed {
-            uwrite!(w, ",\"{}\":{}", key, secs)?;
+            uwrite!(w, ",\"{}\":", key)?;
+            json_write::opt(w, secs)?;
             opt_minute(w, minute_key, key, s.worst(f))?;
         }
         uwrite!(w, ",\"peak_cpu_temp\":")?;

@@ -311,6 +311,9 @@ pub struct Slow {
     disk_busy_s: u64,
     throttled_s: u64,
     under_voltage_s: u64,
+    /// The `throttled` flags some row's source could see
+    /// ([`Row::throttled_seen`]): a time is reported only for flags seen.
+    power_seen: u8,
     disk_stalled_s: u64,
     peak_swap_in: Option<u64>,
     peak_swap_out: Option<u64>,
@@ -404,6 +407,7 @@ impl Slow {
             disk_busy_s: 0,
             throttled_s: 0,
             under_voltage_s: 0,
+            power_seen: 0,
             disk_stalled_s: 0,
             peak_swap_in: None,
             peak_swap_out: None,
@@ -502,6 +506,7 @@ impl Slow {
         if e.disk_util_pct.unwrap_or(0) >= DISK_BUSY_PCT {
             self.disk_busy_s = self.disk_busy_s.saturating_add(dt);
         }
+        self.power_seen |= row.throttled_seen.0;
         if Finding::Throttled.amount(row) > 0 {
             self.throttled_s = self.throttled_s.saturating_add(dt);
         }
@@ -597,14 +602,16 @@ impl Slow {
         self.disk_busy_s
     }
 
-    /// Seconds with a throttling flag ([`THROTTLE_BITS`]) set.
-    pub fn throttled_s(&self) -> u64 {
-        self.throttled_s
+    /// Seconds with a throttling flag ([`THROTTLE_BITS`]) set; `None`
+    /// when no row's source could see those flags (no source, or
+    /// `rpi_volt` alone: unknown, not 0).
+    pub fn throttled_s(&self) -> Option<u64> {
+        (self.power_seen & THROTTLE_BITS == THROTTLE_BITS).then_some(self.throttled_s)
     }
 
-    /// Seconds under-voltage.
-    pub fn under_voltage_s(&self) -> u64 {
-        self.under_voltage_s
+    /// Seconds under-voltage; `None` when no row had a source.
+    pub fn under_voltage_s(&self) -> Option<u64> {
+        (self.power_seen & UNDER_VOLTAGE_BIT != 0).then_some(self.under_voltage_s)
     }
 
     /// Seconds the build disk stalled (`disk_stalled` 1: requests in
@@ -1223,8 +1230,8 @@ mod tests {
             (60, "c", "z", QUIET),
         ]));
         let slow = s.slow();
-        assert_eq!(slow.throttled_s(), 30);
-        assert_eq!(slow.under_voltage_s(), 30);
+        assert_eq!(slow.throttled_s(), Some(30));
+        assert_eq!(slow.under_voltage_s(), Some(30));
         assert_eq!(slow.peak_temp(), Some(Tenths(849)));
         let t = text(&s);
         let end = Iso::from_epoch(1_796_000_045);

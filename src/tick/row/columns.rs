@@ -127,8 +127,10 @@ pub enum Metric {
     Fixed(u64, u32),
     /// Tenths, signed, with one decimal (a temperature).
     Tenths(Tenths),
-    /// Throttle flags: one sample per flag, labelled `flag`, 1 or 0.
-    Flags(u8),
+    /// Throttle flags: one sample per flag, labelled `flag`, 1 or 0,
+    /// for the flags its source could see (the second set: a flag it
+    /// cannot see has no sample, never a 0).
+    Flags(u8, u8),
 }
 
 /// The label a column's sample carries besides `run_id`.
@@ -585,11 +587,12 @@ table! {
             None | Some(b"") => None,
             Some(f) => Some(throttled::parse_flags(f).ok()?.0),
         };
+        r.throttled_seen = r.ext.throttled.map_or(throttled::Flags(0), |f| throttled::seen_in_field(throttled::Flags(f)));
         Some(())
     }), prom(400, gauge(
         "headroom_throttled",
-        "1 when the Raspberry Pi firmware flag (get_throttled) named by the flag label is active now or began since the previous sample, else 0.",
-    ), |r| r.ext.throttled.map(Metric::Flags)));
+        "1 when the Raspberry Pi firmware flag (get_throttled) named by the flag label is active now or began since the previous sample, else 0; with rpi_volt alone, only flag under-voltage.",
+    ), |r| r.ext.throttled.map(|f| Metric::Flags(f, r.throttled_seen.0))));
     CG_MEM_LIMIT_MB = col("cg_mem_limit_mb", Unit::MiB, Set::Ext, W_U64, ext_opt!(cg_mem_limit_mb), prom(130, gauge(
         "headroom_cgroup_memory_limit_bytes",
         "The limit of that cgroup (v2 memory.max, v1 memory.limit_in_bytes); absent when unlimited.",

@@ -161,6 +161,7 @@ impl Slow {
                 }
                 self.prev_word = p.word().or(self.prev_word);
                 row.ext.throttled = Some(flags.0);
+                row.throttled_seen = p.seen();
             }
             Err(SampleError::Absent) => {}
             Err(SampleError::Read(e)) => say(&mut said, Source::Power, false, e.describe()),

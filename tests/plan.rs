@@ -331,7 +331,10 @@ fn pi_zero_heavy_guess_says_guess_and_how_to_measure() {
     );
     assert!(a.contains("  until measured, -j1: "), "{a}");
     assert!(a.contains("  does NOT fit if the guess is right: "), "{a}");
-    assert!(!a.contains("no -j is safe") && !a.contains("not even -j1"), "{a}");
+    assert!(
+        !a.contains("no -j is safe") && !a.contains("not even -j1"),
+        "{a}"
+    );
 }
 
 #[test]

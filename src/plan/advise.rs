@@ -894,7 +894,11 @@ mod tests {
                 Version::V1,
                 "may use 1024 MiB (memory.memsw.limit_in_bytes - memory.limit_in_bytes)\n",
             ),
-            (Some(2048), Version::V2, "may use 2048 MiB (memory.swap.max)\n"),
+            (
+                Some(2048),
+                Version::V2,
+                "may use 2048 MiB (memory.swap.max)\n",
+            ),
             (
                 None,
                 Version::V1,
@@ -914,7 +918,10 @@ mod tests {
         // A cgroup capped at its limit says none, as the larger limit's reason.
         let mut w = heapless::String::<256>::new();
         swap_allowance(&mut w, &in_cgroup(Some(0), Version::V1).cgroup.unwrap()).unwrap();
-        assert_eq!(w, "none (memory.memsw.limit_in_bytes = memory.limit_in_bytes)");
+        assert_eq!(
+            w,
+            "none (memory.memsw.limit_in_bytes = memory.limit_in_bytes)"
+        );
     }
 
     /// Issue 33: the profile's guess that does not fit (a 1 GiB container,
@@ -936,8 +943,14 @@ mod tests {
             (Profile::Heavy, pi),
         ] {
             let a = advice(profile, &s, 4);
-            assert!(a.starts_with("one job may NOT fit, by a guess: one "), "{a}");
-            assert!(!a.contains("no -j is safe") && !a.contains("not even -j1"), "{a}");
+            assert!(
+                a.starts_with("one job may NOT fit, by a guess: one "),
+                "{a}"
+            );
+            assert!(
+                !a.contains("no -j is safe") && !a.contains("not even -j1"),
+                "{a}"
+            );
             assert!(a.contains(&std::format!("  a guess: the {} profile's default peak, not measured. Measure your build's:\n    headroom run -- make …   (your build command)\n    headroom jobs --from resources-run.csv\n", profile.name())), "{a}");
             assert!(a.contains("  until measured, -j1: compiles often peak far below the guess (one job under run measures it);\n  add what is below only if the measured job does not fit either\n"), "{a}");
             assert!(a.contains("  does NOT fit if the guess is right: "), "{a}");

@@ -41,7 +41,15 @@
 //! than an SD card. Otherwise (faults or refaults with swap-in below that,
 //! or `swap_total_mb` 0: no swap at all) it is file-page thrash: the compilers' binaries, libraries and
 //! headers evicted and read again because the jobs' memory left no room
-//! for them. No swap device helps that; fewer jobs do. The run's kind is
+//! for them. No swap device helps that; fewer jobs do. Refaults and major
+//! faults alone are no proof of that: a program rewriting its own file
+//! (`dd conv=notrunc`) on an idle host refaults too. So a row counts as
+//! file-page thrash only when memory was short on it ([`memory_short`]):
+//! the binding available memory (the cgroup's when one binds, else
+//! MemAvailable) under [`SHORT_AVAIL_PCT`] % of its limit (the cgroup's
+//! limit, else MemTotal), or reclaim pressure (`psi_mem_some_avg10` at
+//! or above [`PRESSURE_PSI_CENTI`], or swap-out at or above 1 MiB/s) while
+//! under [`PRESSURE_AVAIL_PCT`] % was available. The run's kind is
 //! the one with more thrashing time (swap on a tie). The build disk's
 //! busy seconds on file-thrashing rows that read at least as much as they
 //! wrote are the thrash's own reads, not the disk's fault.
@@ -76,7 +84,7 @@ use crate::report::fit::measured_jobs;
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
 
-use super::binding::Binding;
+use super::binding::{Binding, BoundBy};
 
 /// The flags' names, in bit order.
 const THROTTLE_NAMES: [&str; 4] = Flags::NAMES;
@@ -98,6 +106,21 @@ pub const THRASH_REFAULTS_PS: u64 = 1000;
 /// Consecutive thrashing rows before their time counts: one row can be a
 /// build step reading its binary in once.
 pub const THRASH_ROWS: u32 = 2;
+/// Memory is short when the binding available memory is under this % of
+/// its limit: earlyoom's default `-m 10` (it acts at MemAvailable under
+/// 10 % of MemTotal). Above it the kernel still has cache to reclaim
+/// that is not the jobs' working set.
+pub const SHORT_AVAIL_PCT: u64 = 10;
+/// Reclaim pressure: PSI memory `some avg10` at or above 10.00 (some task
+/// waited for memory a tenth of the last 10 s; Android's lmkd calls 7 %
+/// partial stall pressure; an idle host reads 0.00) …
+pub const PRESSURE_PSI_CENTI: u64 = 1000;
+/// … or swap-out at or above 1 MiB/s ([`THRASH_SWAP_IN_CENTI`]),
+/// counts only while the binding available memory is under this % of its
+/// limit: both figures are host-wide, and another cgroup reclaiming under
+/// its own limit raises them while the build has a quarter of its memory
+/// or more to spare.
+pub const PRESSURE_AVAIL_PCT: u64 = 25;
 /// The build disk is busy at or above this `disk_util_pct`.
 pub const DISK_BUSY_PCT: u64 = 90;
 /// `throttled` bits of throttling: freq-capped, throttled, soft-temp-limit.
@@ -132,7 +155,7 @@ impl ThrashKind {
             || e.refaults_ps.unwrap_or(0) >= THRASH_REFAULTS_PS;
         if swapping && e.swap_total_mb != Some(0) {
             Some(ThrashKind::Swap)
-        } else if swapping || faulting {
+        } else if (swapping || faulting) && memory_short(row) {
             Some(ThrashKind::File)
         } else {
             None
@@ -146,6 +169,41 @@ impl ThrashKind {
             ThrashKind::File => "file",
         }
     }
+}
+
+/// Whether memory was short on `row` ([module documentation](self)): the
+/// binding available memory under [`SHORT_AVAIL_PCT`] % of its limit, or
+/// reclaim pressure (PSI `some avg10` ≥ [`PRESSURE_PSI_CENTI`], swap-out
+/// ≥ 1 MiB/s) with it under [`PRESSURE_AVAIL_PCT`] %. The limit is the
+/// binding cgroup's (`cg_mem_limit_mb`), else MemTotal (`mem_used_mb` +
+/// `mem_avail_mb`; also for a CSV older than `cg_mem_limit_mb`, which
+/// can only make a bound cgroup look shorter). With no memory figure at
+/// all, pressure alone decides.
+pub fn memory_short(row: &Row) -> bool {
+    let e = &row.ext;
+    let pressure = e
+        .psi_mem_some_avg10
+        .as_ref()
+        .is_some_and(|d| d.centi >= PRESSURE_PSI_CENTI)
+        || e.swap_out_mibps
+            .as_ref()
+            .is_some_and(|d| d.centi >= THRASH_SWAP_IN_CENTI);
+    let host_total = row.mem_used_mb.saturating_add(row.mem_avail_mb);
+    let (avail, total) = if row.mem_known {
+        let b = Binding::of(row);
+        match b.by {
+            BoundBy::Cgroup {
+                limit_mb: Some(limit),
+            } => (b.avail_mb, limit),
+            _ => (b.avail_mb, host_total),
+        }
+    } else if let Some(avail) = e.cg_mem_avail_mb {
+        (avail, e.cg_mem_limit_mb.unwrap_or(u64::MAX))
+    } else {
+        return pressure;
+    };
+    let under = |pct: u64| avail.saturating_mul(100) < total.saturating_mul(pct);
+    under(SHORT_AVAIL_PCT) || (pressure && under(PRESSURE_AVAIL_PCT))
 }
 
 /// What one thrashing row gives the findings, held while its run of
@@ -1065,6 +1123,13 @@ mod tests {
         s
     }
 
+    /// `data` made by [`csv`] with memory short on every row: 300 MiB of
+    /// 4000 available ([`memory_short`]), so that faults are file-page
+    /// thrash.
+    fn short(data: String) -> String {
+        data.replace(",1000,3000,25,", ",3700,300,92,")
+    }
+
     fn summary(data: &str) -> Summary {
         let mut s = Summary::new(None, None);
         let mut r = CsvRows::new();
@@ -1087,7 +1152,7 @@ mod tests {
     fn thrash_counts_only_runs_of_two_rows_or_more() {
         let thrash = "2.00,0.50,10,300,0.00,0.00,5,45.0,60,";
         let faults = "0.00,0.00,150,0,0.00,0.00,5,45.0,60,";
-        let s = summary(&csv(&[
+        let s = summary(&short(csv(&[
             (0, "a", "x", QUIET),
             (10, "a", "x", thrash), // alone: not counted
             (20, "a", "x", QUIET),
@@ -1097,7 +1162,7 @@ mod tests {
             (55, "c", "z", faults), // a run of three: 5 + 5 + 5 s
             (60, "c", "z", faults),
             (65, "c", "z", faults),
-        ]));
+        ])));
         assert_eq!(s.slow().thrashing_s(), 35);
         let t = text(&s);
         assert!(
@@ -1346,11 +1411,11 @@ mod tests {
     #[test]
     fn faults_alone_name_the_minute_by_faults() {
         let faults = "0.00,0.00,200,0,0.00,0.00,5,45.0,60,";
-        let t = text(&summary(&csv(&[
+        let t = text(&summary(&short(csv(&[
             (0, "a", "x", QUIET),
             (10, "a", "x", faults),
             (20, "a", "x", faults),
-        ])));
+        ]))));
         assert!(t.contains(": 4000 major faults\n"), "{t}");
     }
 
@@ -1470,6 +1535,13 @@ mod tests {
         }
         s.push_str(&cg_line(60, 0, swap_total, cg, "", QUIET));
         s
+    }
+
+    /// `make_j4` with the host's memory short on the four-compiler rows
+    /// (1000 of 24004 MiB available) and 22604 MiB before them.
+    fn make_j4_host_short(peak: &str) -> String {
+        make_j4(1024, "", peak, FILE_THRASH)
+            .replace(",1400,22604,6,0,50,50,4,", ",23004,1000,95,0,50,50,4,")
     }
 
     /// The advice line of file-page thrash, after `— `.
@@ -1632,9 +1704,9 @@ mod tests {
     fn the_fit_without_a_cgroup_a_peak_or_room_for_one_job() {
         // No cgroup limit: the host's 22604 MiB; 0.9 × 22604 / 5000 = 4,
         // one fewer than the four compilers.
-        let t = text(&summary(&make_j4(1024, "", "5000", FILE_THRASH)));
+        let t = text(&summary(&make_j4_host_short("5000")));
         assert!(t.contains(&file_advice("-j3 at most: 4 compilers thrashed, though peak 5000 MiB per job would allow 4 in 22604 MiB usable (the thrash kept the peak low): make -j3 or headroom run --jobserver")), "{t}");
-        let t = text(&summary(&make_j4(1024, "", "9000", FILE_THRASH)));
+        let t = text(&summary(&make_j4_host_short("9000")));
         assert!(t.contains(&file_advice("-j2 fits (peak 9000 MiB per job, 22604 MiB usable): make -j2 or headroom run --jobserver")), "{t}");
         let t = text(&summary(&make_j4(1024, "1010", "950", FILE_THRASH)));
         assert!(t.contains(&file_advice("not even -j1 fits (peak 950 MiB per job, 1010 MiB usable): make -j1, and more memory (headroom advise)")), "{t}");
@@ -1670,5 +1742,82 @@ mod tests {
         let below = "0.00,0.00,99,999,600.00,2.00,55,50.0,100,";
         let s = summary(&make_j4(0, "181", "78", below));
         assert_eq!(s.slow().thrashing_s(), 0);
+    }
+
+    /// Four compilers on a 24004 MiB host with no cgroup limit, `avail`
+    /// MiB available, PSI memory `some avg10` `psi` (empty: no PSI), the
+    /// slow columns `slow`.
+    fn host_line(elapsed: u64, avail: u64, psi: &str, slow: &str) -> String {
+        let mem = std::format!(
+            ",{},{avail},{},0,50,50,4,",
+            24004 - avail,
+            (24004 - avail) * 100 / 24004
+        );
+        cg_line(elapsed, 4, 0, "", "", slow)
+            .replace(",1400,22604,6,0,50,50,4,", &mem)
+            .replacen(",51200,0,,,", &std::format!(",51200,0,,{psi},"), 1)
+    }
+
+    /// A run of three rows refaulting at `slow` with `avail` MiB available
+    /// and PSI `psi`: its seconds of file-page thrash.
+    fn file_thrash_s(avail: u64, psi: &str, slow: &str) -> u64 {
+        let mut data = String::from(HEADER_FULL);
+        for e in [0, 15, 30] {
+            data.push_str(&host_line(e, avail, psi, slow));
+        }
+        let s = summary(&data);
+        s.slow().thrashing_kind_s(ThrashKind::File)
+    }
+
+    /// Issue 33: `dd conv=notrunc` rewriting its own file on an idle 24 GiB
+    /// host refaults (and faults) with GiBs available and no pressure: no
+    /// thrash, no "too many jobs". The same refaults while memory was
+    /// short (little available, or pressure with under a quarter
+    /// available) are file-page thrash.
+    #[test]
+    fn refaults_are_file_thrash_only_while_memory_was_short() {
+        // 1500 major faults/s, 40000 refaults/s, no swap-in or -out.
+        let rewrite = "0.00,0.00,1500,40000,80.00,80.00,60,45.0,60,";
+        let swapping_out = "0.00,3.00,1500,40000,80.00,80.00,60,45.0,60,";
+        for (avail, psi, slow, thrash_s) in [
+            (22604, "", rewrite, 0),      // idle host: a rewrite, not thrash
+            (22604, "0.00", rewrite, 0),  // PSI says nothing waited
+            (22604, "35.00", rewrite, 0), // host PSI of another cgroup, 94 % free
+            (22604, "", swapping_out, 0), // another cgroup swapping out
+            (2000, "", rewrite, 30),      // 8 % available: short
+            (5000, "35.00", rewrite, 30), // pressure, 21 % available
+            (5000, "9.99", rewrite, 0),   // under the PSI threshold, 21 % available
+            (5000, "", swapping_out, 30), // swap-out, 21 % available
+            (7000, "35.00", rewrite, 0),  // pressure, but 29 % available
+        ] {
+            assert_eq!(
+                file_thrash_s(avail, psi, slow),
+                thrash_s,
+                "{avail} MiB available, PSI {psi:?}, {slow}"
+            );
+        }
+        // The idle rewrite's summary has no thrash finding nor its advice.
+        let mut data = String::from(HEADER_FULL);
+        for e in [0, 15, 30] {
+            data.push_str(&host_line(e, 22604, "0.00", rewrite));
+        }
+        let t = text(&summary(&data));
+        assert!(
+            !t.contains("thrash") && !t.contains(ADVICE_FILE_THRASH),
+            "{t}"
+        );
+        // A bound cgroup's limit is the base: 90 of 1024 MiB is short,
+        // though the host has 22604 MiB.
+        let mut r = CsvRows::new();
+        let mut rows = std::vec::Vec::new();
+        let data = std::format!("{HEADER_FULL}{}", cg_line(15, 4, 0, "90", "", rewrite));
+        r.feed(data.as_bytes(), &mut |row| rows.push(row.clone()))
+            .unwrap();
+        r.feed(&[], &mut |row| rows.push(row.clone())).unwrap();
+        rows[0].ext.cg_mem_limit_mb = Some(1024);
+        assert!(memory_short(&rows[0]));
+        let mut roomy = rows[0].clone();
+        roomy.ext.cg_mem_avail_mb = Some(900);
+        assert!(!memory_short(&roomy));
     }
 }

@@ -78,6 +78,7 @@ use ufmt::{uWrite, uwrite};
 
 use crate::followed::figures::{duration, stage_str};
 use crate::followed::text::{Context, Stage};
+use crate::kernel::blockdev::Device;
 use crate::kernel::thermal::JumpGuard;
 use crate::kernel::throttled::{ALARM_SOURCE, Flags, WORD_SOURCE};
 use crate::report::fit::measured_jobs;
@@ -782,12 +783,90 @@ pub const ADVICE_FEWER_JOBS: &str =
     "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";
 /// File-page thrash, before the `-j` that fits.
 pub const ADVICE_FILE_THRASH: &str = "too many jobs for the memory";
-/// A busy disk.
+/// A busy SD/eMMC card ([`disk_advice`]).
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
+/// A busy disk whose kind is unknown (`summarize` of a CSV alone) or none
+/// of the others: advice for any disk.
+pub const ADVICE_DISK_ANY: &str = "the build disk was saturated: fewer jobs, or a faster disk (or a tmpfs, when RAM allows) for the build directory";
 /// A disk busy only with the reads of file-page thrash.
 pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster disk would only read the evicted pages faster)";
-/// A stalled disk.
-pub const ADVICE_STALL: &str = "the card or USB disk stopped answering: look in dmesg for mmc or USB timeouts and resets; replace a card that hangs, give a USB disk a powered hub";
+/// A stalled disk whose kind is unknown ([`stall_advice`]).
+pub const ADVICE_STALL: &str = "the build disk stopped answering: look in dmesg for I/O timeouts and resets (mmc, usb, nvme, ata, virtio)";
+
+/// The advice for a busy build disk of kind `device` (`None`: unknown,
+/// [`ADVICE_DISK_ANY`]); the card's ([`ADVICE_DISK`]) only for a card.
+pub fn disk_advice(device: Option<Device>) -> &'static str {
+    match device {
+        Some(Device::Card) => ADVICE_DISK,
+        Some(Device::Usb) => {
+            "an SSD on a USB 3 port (not a stick or a hard disk) for the build directory, or a tmpfs when RAM allows"
+        }
+        Some(Device::Nvme) => {
+            "the NVMe disk was saturated: fewer jobs, or the build directory on a tmpfs when RAM allows"
+        }
+        Some(Device::Sata) => {
+            "the disk was saturated: fewer jobs, or an SSD for the build directory (a hard disk seeks between the jobs' files)"
+        }
+        Some(Device::Virtual) => {
+            "a VM's disk is the host's storage: a faster disk or a higher I/O limit for the VM on the host, or the build directory on a tmpfs or another disk"
+        }
+        Some(Device::Network) => {
+            "the build directory is on a network file system: build on a local disk"
+        }
+        Some(Device::Other) | None => ADVICE_DISK_ANY,
+    }
+}
+
+/// The advice for a stalled build disk of kind `device` (`None`:
+/// unknown, [`ADVICE_STALL`]).
+pub fn stall_advice(device: Option<Device>) -> &'static str {
+    match device {
+        Some(Device::Card) => {
+            "the card stopped answering: look in dmesg for mmc timeouts and resets; replace a card that hangs"
+        }
+        Some(Device::Usb) => {
+            "the USB disk stopped answering: look in dmesg for USB resets; give it a powered hub or another cable"
+        }
+        Some(Device::Nvme) => {
+            "the NVMe disk stopped answering: look in dmesg for nvme timeouts and controller resets"
+        }
+        Some(Device::Sata) => {
+            "the disk stopped answering: look in dmesg for ata or scsi timeouts and link resets; check its cable"
+        }
+        Some(Device::Virtual) => {
+            "the VM's disk stopped answering: the host's storage stalled; look at the host (its disks, the VM's I/O limits) and in dmesg for virtio timeouts"
+        }
+        Some(Device::Network) => {
+            "the network file system stopped answering: check the server and the network, or build on a local disk"
+        }
+        Some(Device::Other) | None => ADVICE_STALL,
+    }
+}
+
+/// The `    device: …` line of the disk sections: the kind's words
+/// ([`Device::words`], read back by [`device_in`]) or that it is unknown.
+fn device_line<W: uWrite>(w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
+    match device {
+        Some(d) => uwrite!(w, "{}{}\n", DEVICE_LINE, d.words()),
+        None => uwrite!(
+            w,
+            "{}unknown (a CSV does not say; the advice is for any disk)\n",
+            DEVICE_LINE
+        ),
+    }
+}
+
+/// The start of the disk sections' device line.
+pub const DEVICE_LINE: &str = "    device: ";
+
+/// The build disk's kind a summary's text `summary` names on its
+/// [`DEVICE_LINE`], for `summarize` to keep: `None` when it names none.
+pub fn device_in(summary: &str) -> Option<Device> {
+    summary
+        .lines()
+        .find_map(|l| l.strip_prefix(DEVICE_LINE))
+        .and_then(Device::from_words)
+}
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
@@ -799,20 +878,22 @@ impl Slow {
     /// `zram_swap`: the run's swap is zram (zram stored data), which
     /// changes the swap thrash advice; `peak_mb`: the summary's sizing
     /// peak (its [`super::Summary::sizing_peak`]), from which file-page
-    /// thrash advises the `-j` that fits ([`Slow::fit`]).
+    /// thrash advises the `-j` that fits ([`Slow::fit`]); `device`: the
+    /// build disk's kind, which the disk advice follows (`None`: unknown).
     pub fn render<W: uWrite>(
         &self,
         w: &mut W,
         zram_swap: bool,
         peak_mb: Option<u64>,
+        device: Option<Device>,
     ) -> Result<(), W::Error> {
         if !self.has_findings() {
             return Ok(());
         }
         uwrite!(w, "\nWHY IT WAS SLOW:\n")?;
         self.render_thrash(w, zram_swap, peak_mb)?;
-        self.render_disk(w)?;
-        self.render_stall(w)?;
+        self.render_disk(w, device)?;
+        self.render_stall(w, device)?;
         self.render_power(w)
     }
 
@@ -943,7 +1024,9 @@ impl Slow {
         uwrite!(w, ": make -j{} or headroom run --jobserver\n", f.jobs)
     }
 
-    fn render_disk<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+    /// A busy build disk of kind `device`: its time, busiest minute,
+    /// peaks, kind and advice.
+    fn render_disk<W: uWrite>(&self, w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
         if self.disk_busy_s == 0 {
             return Ok(());
         }
@@ -963,9 +1046,11 @@ impl Slow {
             mibps(w, wr, " write")?;
             uwrite!(w, "\n")?;
         }
+        device_line(w, device)?;
+        let advice = disk_advice(device);
         let thrash = self.disk_thrash_s;
         if thrash == 0 {
-            return uwrite!(w, "    advice: {}\n", ADVICE_DISK);
+            return uwrite!(w, "    advice: {}\n", advice);
         }
         uwrite!(w, "    ")?;
         duration(w, thrash)?;
@@ -979,12 +1064,12 @@ impl Slow {
         }
         uwrite!(w, "    advice for the other ")?;
         duration(w, other)?;
-        uwrite!(w, ": {}\n", ADVICE_DISK)
+        uwrite!(w, ": {}\n", advice)
     }
 
     /// A stalled build disk: its time, the worst minute with the stage that
     /// waited, and advice.
-    fn render_stall<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+    fn render_stall<W: uWrite>(&self, w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
         if self.disk_stalled_s == 0 {
             return Ok(());
         }
@@ -992,8 +1077,11 @@ impl Slow {
         duration(w, self.disk_stalled_s)?;
         w.write_str("\n")?;
         self.flag_minute(w, Finding::DiskStalled, "stalled")?;
+        if self.disk_busy_s == 0 {
+            device_line(w, device)?;
+        }
         w.write_str("    advice: ")?;
-        w.write_str(ADVICE_STALL)?;
+        w.write_str(stall_advice(device))?;
         w.write_str("\n")
     }
 
@@ -1225,12 +1313,50 @@ mod tests {
             Iso::from_epoch(1_796_000_120).as_str()
         );
         assert_eq!(s.slow().disk_busy_s(), 60);
+        let mut s = s.clone();
+        s.disk_device = Some(Device::Card);
         let t = text(&s);
         let want = std::format!(
-            "\nWHY IT WAS SLOW:\n  build disk >= 90% busy: 1m00s\n    busiest minute: 1m00s to 2m00s after the start (to {}): busy 58 s of 60\n    stage=link  context=[9/10] Linking CXX executable big\n    peaks: 0.50 MiB/s read, 30.00 MiB/s write\n    advice: {ADVICE_DISK}\n",
+            "\nWHY IT WAS SLOW:\n  build disk >= 90% busy: 1m00s\n    busiest minute: 1m00s to 2m00s after the start (to {}): busy 58 s of 60\n    stage=link  context=[9/10] Linking CXX executable big\n    peaks: 0.50 MiB/s read, 30.00 MiB/s write\n    device: SD/eMMC card\n    advice: {ADVICE_DISK}\n",
             worst.to_iso.as_str()
         );
         assert!(t.contains(&want), "{t}");
+        assert_eq!(device_in(&t), Some(Device::Card));
+    }
+
+    /// Issue 33: the disk advice follows the build disk's kind; the card's
+    /// only for a card, and advice for any disk when the kind is unknown
+    /// (`summarize` of a CSV alone), with the kind on its own line.
+    #[test]
+    fn disk_advice_follows_the_device_and_names_a_card_only_for_a_card() {
+        let busy = "0.00,0.00,0,0,40.00,30.00,100,45.0,60,";
+        // disk_stalled 1 (after throttled and cg_mem_limit_mb), not busy.
+        let stalled = "0.00,0.00,0,0,0.00,0.00,0,45.0,60,,,1";
+        for (slow, advice) in [
+            (busy, disk_advice as fn(Option<Device>) -> &'static str),
+            (stalled, stall_advice),
+        ] {
+            let data = csv(&[
+                (0, "a", "x", QUIET),
+                (15, "a", "x", slow),
+                (30, "a", "x", slow),
+            ]);
+            let mut s = summary(&data);
+            assert!(s.slow().has_findings(), "{data}");
+            for device in Device::ALL.into_iter().map(Some).chain([None]) {
+                s.disk_device = device;
+                let t = text(&s);
+                let said = std::format!("    advice: {}\n", advice(device));
+                assert!(t.contains(&said), "{device:?}: {t}");
+                assert_eq!(device_in(&t), device, "{t}");
+                let card = t.contains("card");
+                assert_eq!(card, device == Some(Device::Card), "{device:?}: {t}");
+            }
+            s.disk_device = Some(Device::Virtual);
+            let t = text(&s);
+            assert!(t.contains("    device: virtual disk (virtio/Xen)\n"), "{t}");
+            assert!(!t.contains("A2") && !t.contains("mmc "), "{t}");
+        }
     }
 
     #[test]
@@ -1583,7 +1709,10 @@ mod tests {
             )
         );
         assert!(t.contains(&want), "{t}");
-        assert!(!t.contains(ADVICE_ZRAM) && !t.contains(ADVICE_DISK), "{t}");
+        assert!(
+            !t.contains(ADVICE_ZRAM) && !t.contains(ADVICE_DISK_ANY),
+            "{t}"
+        );
     }
 
     #[test]
@@ -1617,6 +1746,7 @@ mod tests {
     busiest minute: 0s to 1m00s after the start (to {}): busy 45 s of 60
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 840.00 MiB/s read, 1.00 MiB/s write
+    device: unknown (a CSV does not say; the advice is for any disk)
     45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault
     advice: {ADVICE_DISK_THRASH}
 ",
@@ -1627,7 +1757,7 @@ mod tests {
             t.contains("too many jobs for the memory — -j2 fits ("),
             "{t}"
         );
-        assert!(!t.contains(ADVICE_DISK), "{t}");
+        assert!(!t.contains(ADVICE_DISK_ANY), "{t}");
         let j = json(&s);
         assert!(
         j.contains(",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":45,\"fitting_jobs\":2,\"fitting_peak_mb\":350,\"fitting_usable_mb\":1010,\"thrash_compilers\":4,\"disk_busy_s\":45,"),
@@ -1651,7 +1781,7 @@ mod tests {
         let t = text(&s);
         assert!(
         t.contains(&std::format!(
-            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault\n    advice for the other 30s: {ADVICE_DISK}\n"
+            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault\n    advice for the other 30s: {ADVICE_DISK_ANY}\n"
         )),
         "{t}"
     );
@@ -1659,7 +1789,7 @@ mod tests {
         let writing = "0.00,0.00,52000,210000,10.00,80.00,100,55.0,100,";
         let s = summary(&make_j4(1024, "1010", "350", writing));
         assert_eq!(s.slow().disk_busy_thrash_s(), 0);
-        assert!(text(&s).contains(&std::format!("    advice: {ADVICE_DISK}\n")));
+        assert!(text(&s).contains(&std::format!("    advice: {ADVICE_DISK_ANY}\n")));
     }
 
     #[test]

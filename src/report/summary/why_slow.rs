@@ -1024,8 +1024,14 @@ impl Slow {
         uwrite!(w, ": make -j{} or headroom run --jobserver\n", f.jobs)
     }
 
+    /// Whether the disk was busy beyond the thrash's own reads: the busy
+    /// section then gives the device's advice (and its `device:` line).
+    fn busy_not_thrash(&self) -> bool {
+        self.disk_busy_s > self.disk_thrash_s
+    }
+
     /// A busy build disk of kind `device`: its time, busiest minute,
-    /// peaks, kind and advice.
+    /// peaks, kind (when its advice follows it) and advice.
     fn render_disk<W: uWrite>(&self, w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
         if self.disk_busy_s == 0 {
             return Ok(());
@@ -1046,7 +1052,9 @@ impl Slow {
             mibps(w, wr, " write")?;
             uwrite!(w, "\n")?;
         }
-        device_line(w, device)?;
+        if self.busy_not_thrash() {
+            device_line(w, device)?;
+        }
         let advice = disk_advice(device);
         let thrash = self.disk_thrash_s;
         if thrash == 0 {
@@ -1077,7 +1085,7 @@ impl Slow {
         duration(w, self.disk_stalled_s)?;
         w.write_str("\n")?;
         self.flag_minute(w, Finding::DiskStalled, "stalled")?;
-        if self.disk_busy_s == 0 {
+        if !self.busy_not_thrash() {
             device_line(w, device)?;
         }
         w.write_str("    advice: ")?;
@@ -1746,7 +1754,6 @@ mod tests {
     busiest minute: 0s to 1m00s after the start (to {}): busy 45 s of 60
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 840.00 MiB/s read, 1.00 MiB/s write
-    device: unknown (a CSV does not say; the advice is for any disk)
     45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault
     advice: {ADVICE_DISK_THRASH}
 ",

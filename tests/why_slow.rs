@@ -227,6 +227,10 @@ fn a_busy_virtio_disk_names_no_card() {
     let again = summarize(&[], &csv);
     assert!(again.contains(virtio), "{again}");
     no_card(&again);
+    assert!(
+        summarize(&["--json"], &csv).contains(",\"disk_device\":\"virtual\"}"),
+        "no disk_device in --json"
+    );
     // The CSV alone does not say: advice for any disk, still no card.
     fs::remove_file(&summary).unwrap();
     let alone = summarize(&[], &csv);
@@ -235,6 +239,7 @@ fn a_busy_virtio_disk_names_no_card() {
         "{alone}"
     );
     no_card(&alone);
+    assert!(summarize(&["--json"], &csv).contains(",\"disk_device\":null}"));
 }
 
 #[test]

@@ -139,6 +139,20 @@ impl Device {
         }
     }
 
+    /// One word for JSON: `card`, `usb`, `nvme`, `sata`, `virtual`,
+    /// `network`, `other`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Device::Card => "card",
+            Device::Usb => "usb",
+            Device::Nvme => "nvme",
+            Device::Sata => "sata",
+            Device::Virtual => "virtual",
+            Device::Network => "network",
+            Device::Other => "other",
+        }
+    }
+
     /// The kind whose [`Device::words`] are `w`.
     pub fn from_words(w: &str) -> Option<Device> {
         Device::ALL.into_iter().find(|d| d.words() == w)

@@ -302,7 +302,7 @@ fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
     let csv = file_thrash_csv(&d);
     let text = summarize(&[], &csv);
     let want = "\nWHY IT WAS SLOW:
-  thrashing: 3m00s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+  thrashing: 3m00s (swap-in >= 1 MiB/s, or >= 100 major faults/s or >= 1000 refaults/s with memory short, 2 rows or more)
     worst minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): 12600000 refaults
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s

@@ -911,7 +911,7 @@ impl Slow {
         duration(w, self.thrash_s)?;
         uwrite!(
             w,
-            " (swap-in >= 1 MiB/s, >= {} major faults/s or >= {} refaults/s, {} rows or more)\n",
+            " (swap-in >= 1 MiB/s, or >= {} major faults/s or >= {} refaults/s with memory short, {} rows or more)\n",
             THRASH_MAJFLT_PS,
             THRASH_REFAULTS_PS,
             THRASH_ROWS
@@ -1262,7 +1262,7 @@ mod tests {
         assert_eq!(s.slow().thrashing_s(), 35);
         let t = text(&s);
         assert!(
-        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)\n"),
+        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s, or >= 100 major faults/s or >= 1000 refaults/s with memory short, 2 rows or more)\n"),
         "{t}"
     );
         // 10 s of swap thrash (the row at 30 s), 25 s of faults without
@@ -1706,7 +1706,7 @@ mod tests {
         let t = text(&s);
         let want = std::format!(
             "\nWHY IT WAS SLOW:
-  thrashing: 45s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+  thrashing: 45s (swap-in >= 1 MiB/s, or >= 100 major faults/s or >= 1000 refaults/s with memory short, 2 rows or more)
     worst minute: 0s to 45s after the start (to {}): 9450000 refaults
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s

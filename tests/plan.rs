@@ -408,3 +408,35 @@ fn from_a_csv_with_a_build_sizes_from_the_builds_compilers_only() {
         "{out}"
     );
 }
+
+/// A Pi whose mount table names its root `/dev/root` (no `mmcblk` in
+/// it): sysfs still tells the SD card (fixture 35), and the swap advice
+/// says swap there wears it.
+#[test]
+fn a_card_mounted_as_dev_root_is_flash_for_the_swap_advice() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/35-mount-to-diskstats-pi-root"
+    );
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--root", root, "advise", "--peak-mb", "4096"])
+        .args(["--avail-mb", "500", "--cores", "4"])
+        .env("HOME", "/home/pi")
+        .env_remove("BUILDKIT_CACHE_DIR");
+    for v in JOB_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let a = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        a.contains(
+            "  the build disk /dev/root is SD/eMMC flash: swap there wears it out; zram first.\n"
+        ),
+        "{a}"
+    );
+    assert!(
+        a.contains("# after the build: sudo swapoff /swapfile"),
+        "{a}"
+    );
+}

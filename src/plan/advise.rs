@@ -39,7 +39,9 @@ pub struct Situation {
     /// The compression ratio the zram devices show (orig_data_size /
     /// compr_data_size × 100), when they hold data.
     pub zram_compression_centi: Option<u64>,
-    /// The build disk (and so a swapfile) is SD or eMMC flash (`mmcblk`).
+    /// The build disk (and so a swapfile) is SD or eMMC flash: an SD/eMMC
+    /// card by sysfs ([`crate::kernel::blockdev::Device::Card`]), else a
+    /// mount source naming `mmcblk`.
     pub on_flash: bool,
     /// The device of the build disk (`/dev/mmcblk0p2`), for the message.
     pub disk_device: heapless::String<128>,
@@ -165,8 +167,12 @@ pub fn gather(
     if let Ok(b) = root.read(DPHYS_CONF, buf) {
         s.dphys = Some(dphys_swapsize(b));
     }
+    // An SD/eMMC card by sysfs (as the disk advice tells it: a Pi's root
+    // is `/dev/root` in some mount tables), else by the mount's source.
+    let card = crate::kernel::blockdev::resolve(root, disk_path.as_bytes(), buf)
+        .map(|d| d.device == crate::kernel::blockdev::Device::Card);
     let (_, source) = crate::plan::host::fs_type_and_source(root, disk_path, buf);
-    s.on_flash = source.contains("mmcblk");
+    s.on_flash = card.unwrap_or_else(|_| source.contains("mmcblk"));
     s.disk_device = source;
     let (tmp_type, _) = crate::plan::host::fs_type_and_source(root, tmp_path, buf);
     s.tmp_tmpfs = tmp_type.is_some_and(|t| t == "tmpfs");

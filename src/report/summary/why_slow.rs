@@ -777,7 +777,7 @@ impl Default for Slow {
 }
 
 /// One line of advice per finding: swap thrash.
-pub const ADVICE_ZRAM: &str = "zram instead of swap on the SD card (zram-tools, or systemd's zram-generator), which is slow and wears out";
+pub const ADVICE_ZRAM: &str = "zram instead of swap on a disk (zram-tools, or systemd's zram-generator): disk swap is slow, and wears an SD card out";
 /// Swap thrash when the swap is zram already.
 pub const ADVICE_FEWER_JOBS: &str =
     "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";

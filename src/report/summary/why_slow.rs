@@ -178,8 +178,8 @@ impl ThrashKind {
 /// ≥ 1 MiB/s) with it under [`PRESSURE_AVAIL_PCT`] %. The limit is the
 /// binding cgroup's (`cg_mem_limit_mb`), else MemTotal (`mem_used_mb` +
 /// `mem_avail_mb`; also for a CSV older than `cg_mem_limit_mb`, which
-/// can only make a bound cgroup look shorter). With no memory figure at
-/// all, pressure alone decides.
+/// can only make a bound cgroup look shorter). Without /proc/meminfo's
+/// figures nor both cgroup columns, pressure alone decides.
 pub fn memory_short(row: &Row) -> bool {
     let e = &row.ext;
     let pressure = e
@@ -198,8 +198,8 @@ pub fn memory_short(row: &Row) -> bool {
             } => (b.avail_mb, limit),
             _ => (b.avail_mb, host_total),
         }
-    } else if let Some(avail) = e.cg_mem_avail_mb {
-        (avail, e.cg_mem_limit_mb.unwrap_or(u64::MAX))
+    } else if let (Some(avail), Some(limit)) = (e.cg_mem_avail_mb, e.cg_mem_limit_mb) {
+        (avail, limit)
     } else {
         return pressure;
     };
@@ -1956,5 +1956,13 @@ mod tests {
         let mut roomy = rows[0].clone();
         roomy.ext.cg_mem_avail_mb = Some(900);
         assert!(!memory_short(&roomy));
+        // /proc/meminfo unread: the cgroup's two columns, else pressure.
+        let mut blind = rows[0].clone();
+        blind.mem_known = false;
+        assert!(memory_short(&blind));
+        blind.ext.cg_mem_limit_mb = None;
+        assert!(!memory_short(&blind));
+        blind.ext.psi_mem_some_avg10 = Some(Decimal::from_centi(2000));
+        assert!(memory_short(&blind));
     }
 }

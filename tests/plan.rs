@@ -277,17 +277,23 @@ fn status_and_advise_run_on_this_host() {
     }
 }
 
-#[test]
-fn pi_zero_heavy_advice_says_one_job_does_not_fit_then_the_swap_then_j1() {
+/// `advise ARGS` on the Pi Zero 2 W board, without the job-count
+/// variables: its stdout.
+fn pi_zero_advice(args: &[&str]) -> String {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/rpi-zero2w-512m");
     let mut cmd = Command::new(BIN);
-    cmd.args(["--root", root, "advise", "--profile", "heavy"]);
+    cmd.args(["--root", root, "advise"]).args(args);
     for v in JOB_VARS {
         cmd.env_remove(v);
     }
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    let a = String::from_utf8(out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn pi_zero_heavy_advice_says_one_job_does_not_fit_then_the_swap_then_j1() {
+    let a = pi_zero_advice(&["--profile", "heavy", "--peak-mb", "4096"]);
     // That one job does not fit is said first, and -j1 is never called
     // safe: it is what to run once the swap is on.
     assert!(a.starts_with("one job does NOT fit: "), "{a}");
@@ -305,13 +311,28 @@ fn pi_zero_heavy_advice_says_one_job_does_not_fit_then_the_swap_then_j1() {
     for line in ["    make -j1\n", "    ninja -j1\n", "    taskset -c 0 "] {
         assert!(a.contains(line), "{line:?} missing:\n{a}");
     }
-    // The heavy profile's peak is a guess, and how to measure it is given.
+    assert!(!a.contains("guess"), "{a}");
+}
+
+/// Issue 33: from the profile's guess alone (no --peak-mb, no --from),
+/// a job that does not fit is said to be a guess, with how to measure it
+/// and -j1 until then, never "no -j is safe, not even -j1".
+#[test]
+fn pi_zero_heavy_guess_says_guess_and_how_to_measure() {
+    let a = pi_zero_advice(&["--profile", "heavy"]);
+    assert!(a.starts_with("one job may NOT fit, by a guess: "), "{a}");
     assert!(
         a.contains("  a guess: the heavy profile's default peak"),
         "{a}"
     );
     assert!(
         a.contains("    headroom jobs --from resources-run.csv\n"),
+        "{a}"
+    );
+    assert!(a.contains("  until measured, -j1: "), "{a}");
+    assert!(a.contains("  does NOT fit if the guess is right: "), "{a}");
+    assert!(
+        !a.contains("no -j is safe") && !a.contains("not even -j1"),
         "{a}"
     );
 }
@@ -385,5 +406,37 @@ fn from_a_csv_with_a_build_sizes_from_the_builds_compilers_only() {
         out.contains("peak per job:   301 MiB  (measured: ")
             && out.contains("the largest compiler on the host (peak_rss_mb"),
         "{out}"
+    );
+}
+
+/// A Pi whose mount table names its root `/dev/root` (no `mmcblk` in
+/// it): sysfs still tells the SD card (fixture 35), and the swap advice
+/// says swap there wears it.
+#[test]
+fn a_card_mounted_as_dev_root_is_flash_for_the_swap_advice() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/35-mount-to-diskstats-pi-root"
+    );
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--root", root, "advise", "--peak-mb", "4096"])
+        .args(["--avail-mb", "500", "--cores", "4"])
+        .env("HOME", "/home/pi")
+        .env_remove("BUILDKIT_CACHE_DIR");
+    for v in JOB_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let a = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        a.contains(
+            "  the build disk /dev/root is SD/eMMC flash: swap there wears it out; zram first.\n"
+        ),
+        "{a}"
+    );
+    assert!(
+        a.contains("# after the build: sudo swapoff /swapfile"),
+        "{a}"
     );
 }

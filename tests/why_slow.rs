@@ -75,7 +75,8 @@ fn summarize_of_a_busy_disk_names_the_busiest_minute() {
     busiest minute: 5m00s to 6m00s after the start (to 2026-11-30T00:59:20Z): busy 60 s of 60
     stage=link  context=[120/124] Linking CXX executable chromium
     peaks: 1.00 MiB/s read, 45.50 MiB/s write
-    advice: a faster card (A2 class) or a USB SSD for the build directory
+    device: unknown (a CSV does not say; the advice is for any disk)
+    advice: the build disk was saturated: fewer jobs, or a faster disk (or a tmpfs, when RAM allows) for the build directory
   peak temperature: 61.0 °C  at 2026-11-30T00:58:35Z
     stage=link  context=[120/124] Linking CXX executable chromium
 ";
@@ -130,7 +131,8 @@ fn summarize_of_a_stalled_disk_names_the_stage_that_waited() {
   build disk stalled (requests in flight, none completed): 1m00s
     worst minute: 4m00s to 5m00s after the start (to 2026-11-30T00:58:20Z): stalled 60 s of 60
     stage=link  context=[124/124] Linking C executable sqlite3
-    advice: the card or USB disk stopped answering: look in dmesg for mmc or USB timeouts and resets; replace a card that hangs, give a USB disk a powered hub
+    device: unknown (a CSV does not say; the advice is for any disk)
+    advice: the build disk stopped answering: look in dmesg for I/O timeouts and resets (mmc, usb, nvme, ata, virtio)
 ";
     assert!(text.contains(want), "{text}");
     // Never read as an idle disk, nor as a busy one.
@@ -146,6 +148,98 @@ fn summarize_of_a_stalled_disk_names_the_stage_that_waited() {
         busy.contains(",\"disk_stalled_s\":0,\"disk_stalled_minute\":null,"),
         "{busy}"
     );
+}
+
+/// A copy of the board `boards/x86_64-vm-2c-24g` (its root `/` on the
+/// virtio disk `vda`) in `dir`, with a second capture 1.00 s later
+/// (`later/`) in which `vda` was busy the whole second writing 100 MiB.
+fn busy_virtio_board(dir: &Path) -> PathBuf {
+    let board = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/x86_64-vm-2c-24g");
+    let root = dir.join("vm");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(board)
+        .arg(&root)
+        .status();
+    assert!(copied.is_ok_and(|s| s.success()), "cp -a {board}");
+    let put = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    put("proc/uptime", "100.00 150.00\n");
+    put("later/proc/uptime", "101.00 151.00\n");
+    let stat = fs::read_to_string(root.join("sys/block/vda/stat")).unwrap();
+    let mut f: Vec<u64> = stat
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    // writes, sectors written (100 MiB), write ticks, io_ticks (+1000 ms).
+    for (i, add) in [(4, 1000), (6, 204_800), (7, 10_000), (9, 1000)] {
+        f[i] += add;
+    }
+    let line: Vec<String> = f.iter().map(|n| format!("{n:>8}")).collect();
+    put("later/sys/block/vda/stat", &(line.join(" ") + "\n"));
+    root
+}
+
+/// Issue 33: a busy virtio disk on an x86 VM gets advice for a VM's disk,
+/// never card advice: `record` names the kind it found in sysfs, and
+/// `summarize` keeps it from the summary beside the CSV; a CSV alone
+/// gives advice for any disk.
+#[test]
+fn a_busy_virtio_disk_names_no_card() {
+    let d = scratch("virtio");
+    let root = busy_virtio_board(&d);
+    let out_dir = d.join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    let out = common::output_within(
+        headroom()
+            .arg("--root")
+            .arg(&root)
+            .args([
+                "record",
+                "--count",
+                "3",
+                "--interval",
+                "1",
+                "--disk-path",
+                "/",
+            ])
+            .args(["--label", "board", "--out-dir"])
+            .arg(&out_dir),
+        60,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let summary = out_dir.join("resources-run.summary.txt");
+    let csv = out_dir.join("resources-run.csv");
+    let virtio = "    device: virtual disk (virtio/Xen)\n    advice: a VM's disk is the host's storage: a faster disk or a higher I/O limit for the VM on the host, or the build directory on a tmpfs or another disk\n";
+    let no_card = |text: &str| {
+        assert!(text.contains("  build disk >= 90% busy: "), "{text}");
+        for card in ["card", "A2", "USB SSD", "mmc"] {
+            assert!(!text.contains(card), "{card}: {text}");
+        }
+    };
+    let recorded = fs::read_to_string(&summary).unwrap();
+    assert!(recorded.contains(virtio), "{recorded}");
+    no_card(&recorded);
+    // summarize, later: the kind from the summary it rewrites.
+    let again = summarize(&[], &csv);
+    assert!(again.contains(virtio), "{again}");
+    no_card(&again);
+    assert!(
+        summarize(&["--json"], &csv).contains(",\"disk_device\":\"virtual\"}"),
+        "no disk_device in --json"
+    );
+    // The CSV alone does not say: advice for any disk, still no card.
+    fs::remove_file(&summary).unwrap();
+    let alone = summarize(&[], &csv);
+    assert!(
+        alone.contains("    device: unknown (a CSV does not say; the advice is for any disk)\n"),
+        "{alone}"
+    );
+    no_card(&alone);
+    assert!(summarize(&["--json"], &csv).contains(",\"disk_device\":null}"));
 }
 
 #[test]
@@ -208,7 +302,7 @@ fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
     let csv = file_thrash_csv(&d);
     let text = summarize(&[], &csv);
     let want = "\nWHY IT WAS SLOW:
-  thrashing: 3m00s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+  thrashing: 3m00s (swap-in >= 1 MiB/s, or >= 100 major faults/s or >= 1000 refaults/s with memory short, 2 rows or more)
     worst minute: 0s to 1m00s after the start (to 2026-11-30T00:54:20Z): 12600000 refaults
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s

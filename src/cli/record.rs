@@ -154,6 +154,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let mut sampler = Sampler::new(&r.root, r.options(child.is_some()), &mut bufs);
     let mut summary = boxed(|| Summary::new(r.a.near_oom_mb, r.a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
+    summary.disk_device = sampler.disk_device();
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
     let started = match &child {

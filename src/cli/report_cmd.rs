@@ -155,6 +155,12 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
             .find(|l| l.starts_with("OOM kills in this build: "))?;
         heapless::String::try_from(line).ok()
     });
+    // The build disk's kind, which no CSV column carries: from the
+    // summary written when it was recorded, else unknown (never this
+    // host's disk: the CSV may come from another).
+    summary.disk_device = old
+        .as_deref()
+        .and_then(headroom::report::summary::why_slow::device_in);
     // Kept in the RUN block's text; read back for --json.
     summary.partial.interrupt = old
         .as_deref()

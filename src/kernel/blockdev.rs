@@ -90,6 +90,112 @@ pub enum DiskKind {
     },
 }
 
+/// What kind of device the build disk is, as sysfs names it: the advice
+/// for a busy or stalled disk follows it (card advice only for a card).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// An SD card or eMMC (`mmcblk*`, under an mmc host).
+    Card,
+    /// A disk behind USB: its device directory is under a `usbN` bus
+    /// (a USB stick, SSD, hard disk or card reader, named `sd*`).
+    Usb,
+    /// NVMe (`nvme*`).
+    Nvme,
+    /// SATA or SCSI (`sd*`, `hd*` not on USB).
+    Sata,
+    /// A virtual machine's disk: virtio (`vd*`, or any disk under a
+    /// `virtioN` device: virtio-scsi) or Xen (`xvd*`).
+    Virtual,
+    /// A network file system (NFS, CIFS/SMB, 9p, sshfs…): by
+    /// mountinfo's type ([`no_disk_for_type`]).
+    Network,
+    /// None of those (a loop device, a dm device with no slave seen…).
+    Other,
+}
+
+impl Device {
+    /// Every kind, in declaration order.
+    pub const ALL: [Device; 7] = [
+        Device::Card,
+        Device::Usb,
+        Device::Nvme,
+        Device::Sata,
+        Device::Virtual,
+        Device::Network,
+        Device::Other,
+    ];
+
+    /// Its name in words, as the summary writes it (and `summarize`
+    /// reads it back: [`Device::from_words`]).
+    pub fn words(self) -> &'static str {
+        match self {
+            Device::Card => "SD/eMMC card",
+            Device::Usb => "USB disk",
+            Device::Nvme => "NVMe disk",
+            Device::Sata => "SATA/SCSI disk",
+            Device::Virtual => "virtual disk (virtio/Xen)",
+            Device::Network => "network file system",
+            Device::Other => "other block device",
+        }
+    }
+
+    /// One word for JSON: `card`, `usb`, `nvme`, `sata`, `virtual`,
+    /// `network`, `other`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Device::Card => "card",
+            Device::Usb => "usb",
+            Device::Nvme => "nvme",
+            Device::Sata => "sata",
+            Device::Virtual => "virtual",
+            Device::Network => "network",
+            Device::Other => "other",
+        }
+    }
+
+    /// The kind whose [`Device::words`] are `w`.
+    pub fn from_words(w: &str) -> Option<Device> {
+        Device::ALL.into_iter().find(|d| d.words() == w)
+    }
+}
+
+/// The kind of the disk named `name` (`mmcblk0`, `sda`, `vda`), whose
+/// device directory under the root is `dir` (`sys/devices/…/block/sda`):
+/// a `usbN` component in `dir` is USB whatever the name, a `virtioN`
+/// component is a virtual disk; else the kernel name's prefix. Pure.
+///
+/// ```
+/// use headroom::kernel::blockdev::{Device, device_of};
+/// let usb = "sys/devices/platform/scb/fd500000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0/usb2/2-2/2-2:1.0/host0/target0:0:0/0:0:0:0/block/sda";
+/// assert_eq!(device_of("sda", usb), Device::Usb);
+/// assert_eq!(device_of("sda", "sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda"), Device::Sata);
+/// assert_eq!(device_of("vda", "sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda"), Device::Virtual);
+/// ```
+pub fn device_of(name: &str, dir: &str) -> Device {
+    let numbered = |part: &str, prefix: &str| {
+        part.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if dir.split('/').any(|p| numbered(p, "usb")) {
+        return Device::Usb;
+    }
+    if dir.split('/').any(|p| numbered(p, "virtio")) {
+        return Device::Virtual;
+    }
+    let starts = |p: &str| name.starts_with(p);
+    if starts("mmcblk") {
+        Device::Card
+    } else if starts("nvme") {
+        Device::Nvme
+    } else if starts("vd") || starts("xvd") {
+        Device::Virtual
+    } else if starts("sd") || starts("hd") {
+        Device::Sata
+    } else {
+        Device::Other
+    }
+}
+
 /// The block device under the build directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildDisk {
@@ -104,6 +210,9 @@ pub struct BuildDisk {
     pub stat_path: SysPath,
     /// Whole disk, a partition's disk, or device-mapper.
     pub kind: DiskKind,
+    /// The kind of device ([`device_of`]; a dm device's is its first
+    /// slave's).
+    pub device: Device,
 }
 
 /// Why the build directory has no disk to report.
@@ -153,7 +262,9 @@ impl NoDisk {
             NoDisk::Ram => "in RAM (tmpfs): no disk",
             NoDisk::Zram => "on zram: RAM-backed, no disk",
             NoDisk::Overlay => "on overlay: no single disk",
-            NoDisk::Network => "on a network file system: no local disk",
+            NoDisk::Network => {
+                "on a network file system: no local disk (a local disk builds faster)"
+            }
             NoDisk::Unknown { .. } => "anonymous device: disk unknown",
             NoDisk::TooLong => "sysfs path longer than its buffer",
             NoDisk::NotInSysfs { .. } => "device not in /sys/dev/block",
@@ -447,6 +558,10 @@ impl Sys<'_> {
         } else {
             DiskKind::Whole
         };
+        let device = match &kind {
+            DiskKind::DeviceMapper { slaves, .. } => self.slave_device(slaves.first()),
+            _ => device_of(name, dir),
+        };
         let mut stat_path = SysPath::new();
         push_all(&mut stat_path, &[b"sys/block/", name.as_bytes(), b"/stat"]).ok_or(too_long)?;
         if !self.exists(&stat_path) {
@@ -458,7 +573,26 @@ impl Sys<'_> {
             dir: SysPath::try_from(dir).map_err(|_| too_long)?,
             stat_path,
             kind,
+            device,
         })
+    }
+
+    /// The kind of a dm device's slave `slave` (`sda3`, `dm-0`), by its
+    /// `sys/class/block` link; [`Device::Other`] when there is none or it
+    /// is itself a dm device.
+    fn slave_device(&self, slave: Option<&Name>) -> Device {
+        let Some(slave) = slave else {
+            return Device::Other;
+        };
+        let mut link = SysPath::new();
+        let mut dir = SysPath::new();
+        if slave.starts_with("dm-")
+            || push_all(&mut link, &[b"sys/class/block/", slave.as_bytes()]).is_none()
+            || self.follow(&link, &mut dir).is_none()
+        {
+            return Device::Other;
+        }
+        device_of(slave, &dir)
     }
 
     /// The dm name and slaves of the dm device directory `dir`.
@@ -938,6 +1072,94 @@ mod tests {
         let b = k.read(root.fd(), &mut stat).unwrap();
         assert!(a.sectors_written <= c.sectors_written && c.sectors_written <= b.sectors_written);
         assert!(diskstats::delta(&a, &b, 1, crate::kernel::arch::of_root(&root, true)).is_some());
+    }
+
+    /// Issue 33: the kind of each build disk by its sysfs name and path:
+    /// the boards' trees (the Pi's card, the VM's virtio disk, the Pi 5's
+    /// NVMe, the VisionFive 2's eMMC) and real paths of the others.
+    #[test]
+    fn device_kind_follows_sysfs_name_and_path() {
+        let board = |b: &str| {
+            let root = std::format!("{}/boards/{b}", env!("CARGO_MANIFEST_DIR"));
+            find_disk(&root, "/").unwrap().device
+        };
+        assert_eq!(board("rpi3b-1g"), Device::Card);
+        assert_eq!(board("visionfive2-8g-emmc"), Device::Card);
+        assert_eq!(board("x86_64-vm-2c-24g"), Device::Virtual);
+        assert_eq!(board("rpi5-8g-16k"), Device::Nvme);
+        assert_eq!(board("cgroupv1-host-4g"), Device::Sata);
+        assert_eq!(find_disk(CASE_35, "/").unwrap().device, Device::Card);
+        for (name, dir, want) in [
+            // A USB SSD on a Pi 4: sd*, under the xHCI's usb2 bus.
+            (
+                "sda",
+                "sys/devices/platform/scb/fd500000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0/usb2/2-2/2-2:1.0/host0/target0:0:0/0:0:0:0/block/sda",
+                Device::Usb,
+            ),
+            // A card in a USB reader is the reader's, USB.
+            (
+                "sdb",
+                "sys/devices/pci0000:00/0000:00:14.0/usb1/1-3/1-3:1.0/host2/target2:0:0/2:0:0:0/block/sdb",
+                Device::Usb,
+            ),
+            (
+                "sda",
+                "sys/devices/pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0/block/sda",
+                Device::Sata,
+            ),
+            // virtio-scsi: sd*, under a virtio device.
+            (
+                "sda",
+                "sys/devices/pci0000:00/0000:00:04.0/virtio2/host0/target0:0:1/0:0:1:0/block/sda",
+                Device::Virtual,
+            ),
+            ("xvda", "sys/devices/vbd-51712/block/xvda", Device::Virtual),
+            (
+                "nvme0n1",
+                "sys/devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1",
+                Device::Nvme,
+            ),
+            (
+                "mmcblk0",
+                "sys/devices/platform/soc/fe340000.mmc/mmc_host/mmc0/mmc0:aaaa/block/mmcblk0",
+                Device::Card,
+            ),
+            ("loop0", "sys/devices/virtual/block/loop0", Device::Other),
+            // `usbmon`, `virtio_blk`: not a bus component.
+            ("sdc", "sys/devices/usbx/virtio_blk/block/sdc", Device::Sata),
+        ] {
+            assert_eq!(device_of(name, dir), want, "{dir}");
+        }
+        for d in Device::ALL {
+            assert_eq!(Device::from_words(d.words()), Some(d));
+        }
+        assert_eq!(Device::from_words("SD card"), None);
+        // A dm device is its first slave's kind.
+        let d = tree("dm-kind");
+        put(
+            &d,
+            "proc/self/mountinfo",
+            "1 0 253:0 / / rw - ext4 /dev/mapper/vg-root rw\n",
+        );
+        link(
+            &d,
+            "sys/dev/block/253:0",
+            "../../devices/virtual/block/dm-0",
+        );
+        put(&d, "sys/devices/virtual/block/dm-0/stat", &" 1".repeat(17));
+        link(
+            &d,
+            "sys/devices/virtual/block/dm-0/slaves/nvme0n1p3",
+            "../../../../pci0000:00/nvme/nvme0/nvme0n1/nvme0n1p3",
+        );
+        link(
+            &d,
+            "sys/class/block/nvme0n1p3",
+            "../../devices/pci0000:00/nvme/nvme0/nvme0n1/nvme0n1p3",
+        );
+        let got = find_disk(d.to_str().unwrap(), "/").unwrap();
+        assert_eq!((got.name.as_str(), got.device), ("dm-0", Device::Nvme));
+        let _ = fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -39,7 +39,9 @@ pub struct Situation {
     /// The compression ratio the zram devices show (orig_data_size /
     /// compr_data_size × 100), when they hold data.
     pub zram_compression_centi: Option<u64>,
-    /// The build disk (and so a swapfile) is SD or eMMC flash (`mmcblk`).
+    /// The build disk (and so a swapfile) is SD or eMMC flash: an SD/eMMC
+    /// card by sysfs ([`crate::kernel::blockdev::Device::Card`]), else a
+    /// mount source naming `mmcblk`.
     pub on_flash: bool,
     /// The device of the build disk (`/dev/mmcblk0p2`), for the message.
     pub disk_device: heapless::String<128>,
@@ -165,8 +167,12 @@ pub fn gather(
     if let Ok(b) = root.read(DPHYS_CONF, buf) {
         s.dphys = Some(dphys_swapsize(b));
     }
+    // An SD/eMMC card by sysfs (as the disk advice tells it: a Pi's root
+    // is `/dev/root` in some mount tables), else by the mount's source.
+    let card = crate::kernel::blockdev::resolve(root, disk_path.as_bytes(), buf)
+        .map(|d| d.device == crate::kernel::blockdev::Device::Card);
     let (_, source) = crate::plan::host::fs_type_and_source(root, disk_path, buf);
-    s.on_flash = source.contains("mmcblk");
+    s.on_flash = card.unwrap_or_else(|_| source.contains("mmcblk"));
     s.disk_device = source;
     let (tmp_type, _) = crate::plan::host::fs_type_and_source(root, tmp_path, buf);
     s.tmp_tmpfs = tmp_type.is_some_and(|t| t == "tmpfs");
@@ -249,7 +255,13 @@ pub fn render<W: uWrite + ?Sized>(
         None
     };
     headline(w, plan, profile, s.usable_mb, with_swap, fit)?;
+    let guess = plan.peak_mb.1 == crate::plan::jobs::From::Default;
     match (fit, stuck) {
+        // A guess is no reason to call -j1 unsafe: measure first.
+        (Fit::No, _) if guess => uwrite!(
+            w,
+            "  until measured, -j1: compiles often peak far below the guess (one job under run measures it);\n  add what is below only if the measured job does not fit either\n"
+        )?,
         (Fit::No, Some(_)) => uwrite!(
             w,
             "  no -j is safe, not even -j1 or taskset -c 0: the cgroup needs a larger memory limit first (below)\n"
@@ -341,14 +353,15 @@ fn fit_lines<W: uWrite + ?Sized>(
             "  fits only with swap: -j1 works but pages to swap (slow on SD cards); more RAM or zram helps\n"
         )?,
         Fit::No => {
+            let guess = plan.peak_mb.1 == crate::plan::jobs::From::Default;
+            does_not_fit(w, guess)?;
             match stuck {
                 Some(c) => larger_limit(w, c, need - usable)?,
                 None => {
-                    uwrite!(
-                        w,
-                        "  does NOT fit: RAM + swap hold {} MiB; add swap:\n",
-                        with_swap
-                    )?;
+                    uwrite!(w, "RAM + swap hold {} MiB; add swap:\n", with_swap)?;
+                    if let Some(c) = &s.cgroup {
+                        hosts_swap(w, c)?;
+                    }
                     advise_swap(w, s, need - with_swap)?;
                 }
             }
@@ -360,16 +373,60 @@ fn fit_lines<W: uWrite + ?Sized>(
     Ok(())
 }
 
+/// `  does NOT fit: `, or for a peak that is the profile's guess `  does
+/// NOT fit if the guess is right: `.
+fn does_not_fit<W: uWrite + ?Sized>(w: &mut W, guess: bool) -> Result<(), W::Error> {
+    let condition = if guess { " if the guess is right" } else { "" };
+    uwrite!(w, "  does NOT fit{}: ", condition)
+}
+
+/// Inside a binding memory cgroup (a container), before the swap
+/// commands: swap is the host's to add (swapon(2) needs CAP_SYS_ADMIN in
+/// the host's namespace, which a container does not have), and how much
+/// of it the cgroup's swap limit lets its processes use.
+fn hosts_swap<W: uWrite + ?Sized>(w: &mut W, c: &CgroupLimit) -> Result<(), W::Error> {
+    uwrite!(
+        w,
+        "  swap is the host's to add (a container cannot): run these on the host;\n  of it, the cgroup "
+    )?;
+    if c.path.is_empty() {
+        uwrite!(w, "that binds")?;
+    } else {
+        uwrite!(w, "{}", c.path.as_str())?;
+    }
+    uwrite!(w, " may use ")?;
+    swap_allowance(w, c)?;
+    uwrite!(w, "\n")
+}
+
+/// The swap the cgroup `c` lets its processes use, in words: `N MiB
+/// (memory.swap.max)`, v1 `N MiB (memory.memsw.limit_in_bytes -
+/// memory.limit_in_bytes)`, `none (…)` when capped at the memory limit,
+/// `any amount: unlimited (…)` when no level limits swap.
+fn swap_allowance<W: uWrite + ?Sized>(w: &mut W, c: &CgroupLimit) -> Result<(), W::Error> {
+    use crate::kernel::cgroup::Version;
+    let file = crate::kernel::cgroup::swap_limit_file(c.version);
+    match (c.swap_allowance_mb, c.version) {
+        (None, _) => uwrite!(w, "any amount: unlimited (no {} on its path)", file),
+        (Some(0), Version::V1) => uwrite!(w, "none ({} = memory.limit_in_bytes)", file),
+        (Some(0), Version::V2) => uwrite!(w, "none ({} 0)", file),
+        (Some(n), Version::V1) => {
+            uwrite!(w, "{} MiB ({} - memory.limit_in_bytes)", n, file)
+        }
+        (Some(n), Version::V2) => uwrite!(w, "{} MiB ({})", n, file),
+    }
+}
+
 /// When the binding cgroup `c` may not swap the `short` MiB one job needs
 /// beyond its RAM: says that swap cannot help, and the larger limit that
 /// can, as `docker run` and systemd take it (the limit plus the
-/// shortfall, in whole [`SWAP_STEP_MB`]).
+/// shortfall, in whole [`SWAP_STEP_MB`]). After [`does_not_fit`].
 fn larger_limit<W: uWrite + ?Sized>(
     w: &mut W,
     c: &CgroupLimit,
     short: u64,
 ) -> Result<(), W::Error> {
-    uwrite!(w, "  does NOT fit: the cgroup ")?;
+    uwrite!(w, "the cgroup ")?;
     if c.path.is_empty() {
         uwrite!(w, "that binds")?;
     } else {
@@ -422,7 +479,9 @@ fn headline<W: uWrite + ?Sized>(
     fit: Fit,
 ) -> Result<(), W::Error> {
     let (peak, j) = (plan.peak_mb.0, plan.jobs);
-    if fit == Fit::No {
+    if fit == Fit::No && plan.peak_mb.1 == crate::plan::jobs::From::Default {
+        uwrite!(w, "one job may NOT fit, by a guess: ")?;
+    } else if fit == Fit::No {
         uwrite!(w, "one job does NOT fit: ")?;
     } else {
         uwrite!(w, "safe parallel jobs: {}  (", j)?;
@@ -688,10 +747,20 @@ mod tests {
     }
 
     fn advice(profile: Profile, s: &Situation, cores: u64) -> std::string::String {
+        advice_peak(profile, s, cores, None)
+    }
+
+    /// [`advice`] with `--peak-mb` `peak_mb` (a given peak, no guess).
+    fn advice_peak(
+        profile: Profile,
+        s: &Situation,
+        cores: u64,
+        peak_mb: Option<u64>,
+    ) -> std::string::String {
         let cap = capacity(cores, s.usable_mb);
         let ask = Ask {
             profile,
-            peak_mb: None,
+            peak_mb,
             measured: None,
             requested: None,
         };
@@ -739,7 +808,7 @@ mod tests {
             ),
         ] {
             let s = in_cgroup(Some(0), version);
-            let a = advice(Profile::Heavy, &s, 2);
+            let a = advice_peak(Profile::Heavy, &s, 2, Some(4096));
             assert!(a.starts_with("one job does NOT fit: one heavy job peaks at ~4096 MiB; 1004 MiB usable, 1004 MiB with free swap\n"), "{a}");
             assert!(a.contains("  no -j is safe, not even -j1 or taskset -c 0: the cgroup needs a larger memory limit first (below)\n"), "{a}");
             assert!(a.contains(why), "{a}");
@@ -792,7 +861,7 @@ mod tests {
     fn a_swap_allowance_smaller_than_the_swap_advised_is_said() {
         use crate::kernel::cgroup::Version;
         let s = in_cgroup(Some(1024), Version::V2);
-        let a = advice(Profile::Heavy, &s, 2);
+        let a = advice_peak(Profile::Heavy, &s, 2, Some(4096));
         assert!(a.contains("the cgroup /docker/x may swap 1024 MiB (memory.swap.max), and this job needs 3501 MiB of swap:\n"), "{a}");
         assert!(!a.contains("zramctl") && !a.contains("dphys"), "{a}");
         // 1004 + 3520 allowed ≥ 4505: swap can help (the host has none
@@ -800,19 +869,98 @@ mod tests {
         let mut s = in_cgroup(Some(3520), Version::V2);
         s.swap_free_mb = 0;
         s.dphys = None;
-        let a = advice(Profile::Heavy, &s, 2);
+        let a = advice_peak(Profile::Heavy, &s, 2, Some(4096));
         assert!(
             a.contains("does NOT fit: RAM + swap hold 1004 MiB; add swap:\n"),
             "{a}"
         );
+        // The host's to add, with what the cgroup may use of it.
+        assert!(a.contains("  swap is the host's to add (a container cannot): run these on the host;\n  of it, the cgroup /docker/x may use 3520 MiB (memory.swap.max)\n"), "{a}");
         assert!(a.contains("sudo fallocate -l 3584M /swapfile"), "{a}");
         assert!(a.contains("  the cgroup may use at most 3520 MiB of swap (memory.swap.max): enough for this job, no more\n"), "{a}");
         // The host binds (no cgroup in the situation): swap as before.
         let mut s = in_cgroup(Some(0), Version::V2);
         s.cgroup = None;
         s.swap_free_mb = 0;
-        let a = advice(Profile::Heavy, &s, 2);
+        let a = advice_peak(Profile::Heavy, &s, 2, Some(4096));
         assert!(a.contains("; add swap:\n"), "{a}");
+        assert!(!a.contains("the host's"), "{a}");
+    }
+
+    /// Issue 33: in a container whose swap limit allows swap, on a host
+    /// with none, the swap commands are said to be the host's, with the
+    /// allowance in the cgroup's own terms: N MiB (v1: memsw less the
+    /// limit), or unlimited when no swap limit is set.
+    #[test]
+    fn swap_in_a_cgroup_is_the_hosts_to_add_with_the_allowance() {
+        use crate::kernel::cgroup::Version;
+        for (allowance, version, says) in [
+            (
+                Some(1024),
+                Version::V1,
+                "may use 1024 MiB (memory.memsw.limit_in_bytes - memory.limit_in_bytes)\n",
+            ),
+            (
+                Some(2048),
+                Version::V2,
+                "may use 2048 MiB (memory.swap.max)\n",
+            ),
+            (
+                None,
+                Version::V1,
+                "may use any amount: unlimited (no memory.memsw.limit_in_bytes on its path)\n",
+            ),
+        ] {
+            let mut s = in_cgroup(allowance, version);
+            (s.swap_total_mb, s.swap_free_mb, s.dphys) = (0, 0, None);
+            let a = advice_peak(Profile::Generic, &s, 4, Some(1500));
+            assert!(a.starts_with("one job does NOT fit: one generic job peaks at ~1500 MiB; 1004 MiB usable, 1004 MiB with free swap\n"), "{a}");
+            let host = a
+                .find("  swap is the host's to add (a container cannot): run these on the host;\n  of it, the cgroup /docker/x ")
+                .unwrap_or_else(|| panic!("{a}"));
+            assert!(a[host..].contains(says), "{says}: {a}");
+            assert!(host < a.find("sudo fallocate").unwrap(), "{a}");
+        }
+        // A cgroup capped at its limit says none, as the larger limit's reason.
+        let mut w = heapless::String::<256>::new();
+        swap_allowance(&mut w, &in_cgroup(Some(0), Version::V1).cgroup.unwrap()).unwrap();
+        assert_eq!(
+            w,
+            "none (memory.memsw.limit_in_bytes = memory.limit_in_bytes)"
+        );
+    }
+
+    /// Issue 33: the profile's guess that does not fit (a 1 GiB container,
+    /// the generic 2000 MiB) is said to be a guess, with how to measure,
+    /// and -j1 until then: never "no -j is safe, not even -j1".
+    #[test]
+    fn a_guess_that_does_not_fit_says_measure_not_unsafe() {
+        use crate::kernel::cgroup::Version;
+        let pi = Situation {
+            usable_mb: 300,
+            swap_total_mb: 99,
+            swap_free_mb: 99,
+            dphys: Some(Some(100)),
+            ..Situation::default()
+        };
+        for (profile, s) in [
+            (Profile::Generic, in_cgroup(Some(0), Version::V1)),
+            (Profile::Generic, in_cgroup(Some(1024), Version::V2)),
+            (Profile::Heavy, pi),
+        ] {
+            let a = advice(profile, &s, 4);
+            assert!(
+                a.starts_with("one job may NOT fit, by a guess: one "),
+                "{a}"
+            );
+            assert!(
+                !a.contains("no -j is safe") && !a.contains("not even -j1"),
+                "{a}"
+            );
+            assert!(a.contains(&std::format!("  a guess: the {} profile's default peak, not measured. Measure your build's:\n    headroom run -- make …   (your build command)\n    headroom jobs --from resources-run.csv\n", profile.name())), "{a}");
+            assert!(a.contains("  until measured, -j1: compiles often peak far below the guess (one job under run measures it);\n  add what is below only if the measured job does not fit either\n"), "{a}");
+            assert!(a.contains("  does NOT fit if the guess is right: "), "{a}");
+        }
     }
 
     #[test]
@@ -836,7 +984,7 @@ mod tests {
             ..Situation::default()
         };
         s.disk_device.push_str("/dev/mmcblk0p2").unwrap();
-        let a = advice(Profile::Heavy, &s, 4);
+        let a = advice_peak(Profile::Heavy, &s, 4, Some(4096));
         // That one job does not fit comes first; no -j is called safe.
         assert!(a.starts_with("one job does NOT fit: one heavy job peaks at ~4096 MiB; 300 MiB usable, 399 MiB with free swap\n"), "{a}");
         assert!(!a.contains("safe parallel jobs"), "{a}");
@@ -853,8 +1001,6 @@ mod tests {
             .unwrap();
         assert!(a.find("sudo dphys-swapfile swapon").unwrap() < then, "{a}");
         assert!(a.contains("  taskset -c 0 ./build.sh"), "{a}");
-        // The heavy profile's 4096 MiB is a guess: said, with how to measure.
-        assert!(a.contains("  a guess: the heavy profile's default peak, not measured. Measure your build's:\n    headroom run -- make …   (your build command)\n    headroom jobs --from resources-run.csv\n"), "{a}");
         // 4096 + 409 − 399 = 4106 → 4608 MB.
         assert!(a.contains("zram cannot cover it"), "{a}");
         assert!(!a.contains("zramctl"), "{a}");

@@ -163,7 +163,7 @@ const OWN: [Own; 19] = [
         at: 410,
         family: counter(
             "headroom_thrashing_seconds_total",
-            "Time thrashing since the recording started: swap-in at least 1 MiB/s, 100 major faults/s or 1000 refaults/s, held two samples or more.",
+            "Time thrashing since the recording started: swap-in at least 1 MiB/s, 100 major faults/s or 1000 refaults/s while memory was short, held two samples or more.",
         ),
         value: |_, s, _| slow_time(s, |s| Some(s.thrashing_s())),
     },

@@ -199,6 +199,11 @@ pub struct Summary {
     /// /tmp is a tmpfs (from mountinfo when recording): its files are RAM.
     /// `None` when unknown (`summarize` of a CSV).
     pub tmp_is_tmpfs: Option<bool>,
+    /// The build disk's kind (from sysfs when recording; for `summarize`,
+    /// the `device:` line of the summary beside the CSV), which WHY IT WAS
+    /// SLOW's disk advice follows. `None` when unknown: the advice is then
+    /// the same for every device.
+    pub disk_device: Option<crate::kernel::blockdev::Device>,
     /// For `run`: the command's label and what it used.
     pub run: Option<(String<128>, Usage)>,
     /// For `run`: why the RUN block's figures are not the whole build's,
@@ -281,6 +286,7 @@ impl Summary {
             lost: 0,
             mem_estimated: false,
             tmp_is_tmpfs: None,
+            disk_device: None,
             run: None,
             partial: Partial::default(),
             jobserver: None,
@@ -833,7 +839,8 @@ impl Summary {
             }
         }
         let peak_mb = self.sizing_peak().map(|p| p.0);
-        self.slow.render(w, self.zram_swap(), peak_mb)?;
+        self.slow
+            .render(w, self.zram_swap(), peak_mb, self.disk_device)?;
         if let Some((label, usage)) = &self.run {
             usage.render(label.as_str(), w)?;
             self.partial.render(w)?;

@@ -328,6 +328,12 @@ impl<'a> Sampler<'a> {
         }
     }
 
+    /// The kind of the build disk under the disk path, found at start-up
+    /// ([`crate::kernel::blockdev::Device`]); `None` when it has none.
+    pub fn disk_device(&self) -> Option<crate::kernel::blockdev::Device> {
+        self.slow.device()
+    }
+
     /// Descriptors kept open between ticks now (at most [`MAX_KEPT`]).
     pub fn kept_open(&self) -> usize {
         self.kept.open() + self.slow.open()

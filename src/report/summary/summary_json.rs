@@ -217,7 +217,9 @@ impl Summary {
     /// and for file-page thrash the `-j` that fits with its inputs
     /// ([`super::why_slow::Fit`]; `null` otherwise or when unknown);
     /// `disk_busy_thrash_s`: of `disk_busy_s`, the thrash's own reads;
-    /// `disk_stalled_s`: seconds the build disk stalled (`disk_stalled`).
+    /// `disk_stalled_s`: seconds the build disk stalled (`disk_stalled`);
+    /// `disk_device`: the build disk's kind ([`crate::kernel::blockdev::Device::key`]),
+    /// `null` when unknown.
     fn json_slow<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let s = self.slow();
         if !s.has_data() {
@@ -291,7 +293,10 @@ impl Summary {
             }
             _ => uwrite!(w, "null")?,
         }
-        uwrite!(w, "}}")
+        match self.disk_device {
+            Some(d) => uwrite!(w, ",\"disk_device\":\"{}\"}}", d.key()),
+            None => uwrite!(w, ",\"disk_device\":null}}"),
+        }
     }
 
     /// `why_slow`'s thrash kind, its time by kind, and the `-j` that fits

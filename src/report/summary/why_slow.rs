@@ -41,7 +41,15 @@
 //! than an SD card. Otherwise (faults or refaults with swap-in below that,
 //! or `swap_total_mb` 0: no swap at all) it is file-page thrash: the compilers' binaries, libraries and
 //! headers evicted and read again because the jobs' memory left no room
-//! for them. No swap device helps that; fewer jobs do. The run's kind is
+//! for them. No swap device helps that; fewer jobs do. Refaults and major
+//! faults alone are no proof of that: a program rewriting its own file
+//! (`dd conv=notrunc`) on an idle host refaults too. So a row counts as
+//! file-page thrash only when memory was short on it ([`memory_short`]):
+//! the binding available memory (the cgroup's when one binds, else
+//! MemAvailable) under [`SHORT_AVAIL_PCT`] % of its limit (the cgroup's
+//! limit, else MemTotal), or reclaim pressure (`psi_mem_some_avg10` at
+//! or above [`PRESSURE_PSI_CENTI`], or swap-out at or above 1 MiB/s) while
+//! under [`PRESSURE_AVAIL_PCT`] % was available. The run's kind is
 //! the one with more thrashing time (swap on a tie). The build disk's
 //! busy seconds on file-thrashing rows that read at least as much as they
 //! wrote are the thrash's own reads, not the disk's fault.
@@ -70,13 +78,14 @@ use ufmt::{uWrite, uwrite};
 
 use crate::followed::figures::{duration, stage_str};
 use crate::followed::text::{Context, Stage};
+use crate::kernel::blockdev::Device;
 use crate::kernel::thermal::JumpGuard;
 use crate::kernel::throttled::{ALARM_SOURCE, Flags, WORD_SOURCE};
 use crate::report::fit::measured_jobs;
 use crate::tick::clock::Iso;
 use crate::tick::row::{Decimal, Row, Tenths};
 
-use super::binding::Binding;
+use super::binding::{Binding, BoundBy};
 
 /// The flags' names, in bit order.
 const THROTTLE_NAMES: [&str; 4] = Flags::NAMES;
@@ -98,6 +107,21 @@ pub const THRASH_REFAULTS_PS: u64 = 1000;
 /// Consecutive thrashing rows before their time counts: one row can be a
 /// build step reading its binary in once.
 pub const THRASH_ROWS: u32 = 2;
+/// Memory is short when the binding available memory is under this % of
+/// its limit: earlyoom's default `-m 10` (it acts at MemAvailable under
+/// 10 % of MemTotal). Above it the kernel still has cache to reclaim
+/// that is not the jobs' working set.
+pub const SHORT_AVAIL_PCT: u64 = 10;
+/// Reclaim pressure: PSI memory `some avg10` at or above 10.00 (some task
+/// waited for memory a tenth of the last 10 s; Android's lmkd calls 7 %
+/// partial stall pressure; an idle host reads 0.00) …
+pub const PRESSURE_PSI_CENTI: u64 = 1000;
+/// … or swap-out at or above 1 MiB/s ([`THRASH_SWAP_IN_CENTI`]),
+/// counts only while the binding available memory is under this % of its
+/// limit: both figures are host-wide, and another cgroup reclaiming under
+/// its own limit raises them while the build has a quarter of its memory
+/// or more to spare.
+pub const PRESSURE_AVAIL_PCT: u64 = 25;
 /// The build disk is busy at or above this `disk_util_pct`.
 pub const DISK_BUSY_PCT: u64 = 90;
 /// `throttled` bits of throttling: freq-capped, throttled, soft-temp-limit.
@@ -132,7 +156,7 @@ impl ThrashKind {
             || e.refaults_ps.unwrap_or(0) >= THRASH_REFAULTS_PS;
         if swapping && e.swap_total_mb != Some(0) {
             Some(ThrashKind::Swap)
-        } else if swapping || faulting {
+        } else if (swapping || faulting) && memory_short(row) {
             Some(ThrashKind::File)
         } else {
             None
@@ -146,6 +170,41 @@ impl ThrashKind {
             ThrashKind::File => "file",
         }
     }
+}
+
+/// Whether memory was short on `row` ([module documentation](self)): the
+/// binding available memory under [`SHORT_AVAIL_PCT`] % of its limit, or
+/// reclaim pressure (PSI `some avg10` ≥ [`PRESSURE_PSI_CENTI`], swap-out
+/// ≥ 1 MiB/s) with it under [`PRESSURE_AVAIL_PCT`] %. The limit is the
+/// binding cgroup's (`cg_mem_limit_mb`), else MemTotal (`mem_used_mb` +
+/// `mem_avail_mb`; also for a CSV older than `cg_mem_limit_mb`, which
+/// can only make a bound cgroup look shorter). Without /proc/meminfo's
+/// figures nor both cgroup columns, pressure alone decides.
+pub fn memory_short(row: &Row) -> bool {
+    let e = &row.ext;
+    let pressure = e
+        .psi_mem_some_avg10
+        .as_ref()
+        .is_some_and(|d| d.centi >= PRESSURE_PSI_CENTI)
+        || e.swap_out_mibps
+            .as_ref()
+            .is_some_and(|d| d.centi >= THRASH_SWAP_IN_CENTI);
+    let host_total = row.mem_used_mb.saturating_add(row.mem_avail_mb);
+    let (avail, total) = if row.mem_known {
+        let b = Binding::of(row);
+        match b.by {
+            BoundBy::Cgroup {
+                limit_mb: Some(limit),
+            } => (b.avail_mb, limit),
+            _ => (b.avail_mb, host_total),
+        }
+    } else if let (Some(avail), Some(limit)) = (e.cg_mem_avail_mb, e.cg_mem_limit_mb) {
+        (avail, limit)
+    } else {
+        return pressure;
+    };
+    let under = |pct: u64| avail.saturating_mul(100) < total.saturating_mul(pct);
+    under(SHORT_AVAIL_PCT) || (pressure && under(PRESSURE_AVAIL_PCT))
 }
 
 /// What one thrashing row gives the findings, held while its run of
@@ -725,18 +784,96 @@ impl Default for Slow {
 }
 
 /// One line of advice per finding: swap thrash.
-pub const ADVICE_ZRAM: &str = "zram instead of swap on the SD card (zram-tools, or systemd's zram-generator), which is slow and wears out";
+pub const ADVICE_ZRAM: &str = "zram instead of swap on a disk (zram-tools, or systemd's zram-generator): disk swap is slow, and wears an SD card out";
 /// Swap thrash when the swap is zram already.
 pub const ADVICE_FEWER_JOBS: &str =
     "swap is zram already: fewer jobs (headroom jobs, or run --jobserver) or more RAM";
 /// File-page thrash, before the `-j` that fits.
 pub const ADVICE_FILE_THRASH: &str = "too many jobs for the memory";
-/// A busy disk.
+/// A busy SD/eMMC card ([`disk_advice`]).
 pub const ADVICE_DISK: &str = "a faster card (A2 class) or a USB SSD for the build directory";
+/// A busy disk whose kind is unknown (`summarize` of a CSV alone) or none
+/// of the others: advice for any disk.
+pub const ADVICE_DISK_ANY: &str = "the build disk was saturated: fewer jobs, or a faster disk (or a tmpfs, when RAM allows) for the build directory";
 /// A disk busy only with the reads of file-page thrash.
 pub const ADVICE_DISK_THRASH: &str = "fewer jobs, as for the thrashing above (a faster disk would only read the evicted pages faster)";
-/// A stalled disk.
-pub const ADVICE_STALL: &str = "the card or USB disk stopped answering: look in dmesg for mmc or USB timeouts and resets; replace a card that hangs, give a USB disk a powered hub";
+/// A stalled disk whose kind is unknown ([`stall_advice`]).
+pub const ADVICE_STALL: &str = "the build disk stopped answering: look in dmesg for I/O timeouts and resets (mmc, usb, nvme, ata, virtio)";
+
+/// The advice for a busy build disk of kind `device` (`None`: unknown,
+/// [`ADVICE_DISK_ANY`]); the card's ([`ADVICE_DISK`]) only for a card.
+pub fn disk_advice(device: Option<Device>) -> &'static str {
+    match device {
+        Some(Device::Card) => ADVICE_DISK,
+        Some(Device::Usb) => {
+            "an SSD on a USB 3 port (not a stick or a hard disk) for the build directory, or a tmpfs when RAM allows"
+        }
+        Some(Device::Nvme) => {
+            "the NVMe disk was saturated: fewer jobs, or the build directory on a tmpfs when RAM allows"
+        }
+        Some(Device::Sata) => {
+            "the disk was saturated: fewer jobs, or an SSD for the build directory (a hard disk seeks between the jobs' files)"
+        }
+        Some(Device::Virtual) => {
+            "a VM's disk is the host's storage: a faster disk or a higher I/O limit for the VM on the host, or the build directory on a tmpfs or another disk"
+        }
+        Some(Device::Network) => {
+            "the build directory is on a network file system: build on a local disk"
+        }
+        Some(Device::Other) | None => ADVICE_DISK_ANY,
+    }
+}
+
+/// The advice for a stalled build disk of kind `device` (`None`:
+/// unknown, [`ADVICE_STALL`]).
+pub fn stall_advice(device: Option<Device>) -> &'static str {
+    match device {
+        Some(Device::Card) => {
+            "the card stopped answering: look in dmesg for mmc timeouts and resets; replace a card that hangs"
+        }
+        Some(Device::Usb) => {
+            "the USB disk stopped answering: look in dmesg for USB resets; give it a powered hub or another cable"
+        }
+        Some(Device::Nvme) => {
+            "the NVMe disk stopped answering: look in dmesg for nvme timeouts and controller resets"
+        }
+        Some(Device::Sata) => {
+            "the disk stopped answering: look in dmesg for ata or scsi timeouts and link resets; check its cable"
+        }
+        Some(Device::Virtual) => {
+            "the VM's disk stopped answering: the host's storage stalled; look at the host (its disks, the VM's I/O limits) and in dmesg for virtio timeouts"
+        }
+        Some(Device::Network) => {
+            "the network file system stopped answering: check the server and the network, or build on a local disk"
+        }
+        Some(Device::Other) | None => ADVICE_STALL,
+    }
+}
+
+/// The `    device: …` line of the disk sections: the kind's words
+/// ([`Device::words`], read back by [`device_in`]) or that it is unknown.
+fn device_line<W: uWrite>(w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
+    match device {
+        Some(d) => uwrite!(w, "{}{}\n", DEVICE_LINE, d.words()),
+        None => uwrite!(
+            w,
+            "{}unknown (a CSV does not say; the advice is for any disk)\n",
+            DEVICE_LINE
+        ),
+    }
+}
+
+/// The start of the disk sections' device line.
+pub const DEVICE_LINE: &str = "    device: ";
+
+/// The build disk's kind a summary's text `summary` names on its
+/// [`DEVICE_LINE`], for `summarize` to keep: `None` when it names none.
+pub fn device_in(summary: &str) -> Option<Device> {
+    summary
+        .lines()
+        .find_map(|l| l.strip_prefix(DEVICE_LINE))
+        .and_then(Device::from_words)
+}
 /// Heat or throttling.
 pub const ADVICE_HEAT: &str = "a heatsink and fan, or fewer jobs";
 /// Under-voltage.
@@ -748,20 +885,22 @@ impl Slow {
     /// `zram_swap`: the run's swap is zram (zram stored data), which
     /// changes the swap thrash advice; `peak_mb`: the summary's sizing
     /// peak (its [`super::Summary::sizing_peak`]), from which file-page
-    /// thrash advises the `-j` that fits ([`Slow::fit`]).
+    /// thrash advises the `-j` that fits ([`Slow::fit`]); `device`: the
+    /// build disk's kind, which the disk advice follows (`None`: unknown).
     pub fn render<W: uWrite>(
         &self,
         w: &mut W,
         zram_swap: bool,
         peak_mb: Option<u64>,
+        device: Option<Device>,
     ) -> Result<(), W::Error> {
         if !self.has_findings() {
             return Ok(());
         }
         uwrite!(w, "\nWHY IT WAS SLOW:\n")?;
         self.render_thrash(w, zram_swap, peak_mb)?;
-        self.render_disk(w)?;
-        self.render_stall(w)?;
+        self.render_disk(w, device)?;
+        self.render_stall(w, device)?;
         self.render_power(w)
     }
 
@@ -779,7 +918,7 @@ impl Slow {
         duration(w, self.thrash_s)?;
         uwrite!(
             w,
-            " (swap-in >= 1 MiB/s, >= {} major faults/s or >= {} refaults/s, {} rows or more)\n",
+            " (swap-in >= 1 MiB/s, or >= {} major faults/s or >= {} refaults/s with memory short, {} rows or more)\n",
             THRASH_MAJFLT_PS,
             THRASH_REFAULTS_PS,
             THRASH_ROWS
@@ -892,7 +1031,15 @@ impl Slow {
         uwrite!(w, ": make -j{} or headroom run --jobserver\n", f.jobs)
     }
 
-    fn render_disk<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+    /// Whether the disk was busy beyond the thrash's own reads: the busy
+    /// section then gives the device's advice (and its `device:` line).
+    fn busy_not_thrash(&self) -> bool {
+        self.disk_busy_s > self.disk_thrash_s
+    }
+
+    /// A busy build disk of kind `device`: its time, busiest minute,
+    /// peaks, kind (when its advice follows it) and advice.
+    fn render_disk<W: uWrite>(&self, w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
         if self.disk_busy_s == 0 {
             return Ok(());
         }
@@ -912,9 +1059,13 @@ impl Slow {
             mibps(w, wr, " write")?;
             uwrite!(w, "\n")?;
         }
+        if self.busy_not_thrash() {
+            device_line(w, device)?;
+        }
+        let advice = disk_advice(device);
         let thrash = self.disk_thrash_s;
         if thrash == 0 {
-            return uwrite!(w, "    advice: {}\n", ADVICE_DISK);
+            return uwrite!(w, "    advice: {}\n", advice);
         }
         uwrite!(w, "    ")?;
         duration(w, thrash)?;
@@ -928,12 +1079,12 @@ impl Slow {
         }
         uwrite!(w, "    advice for the other ")?;
         duration(w, other)?;
-        uwrite!(w, ": {}\n", ADVICE_DISK)
+        uwrite!(w, ": {}\n", advice)
     }
 
     /// A stalled build disk: its time, the worst minute with the stage that
     /// waited, and advice.
-    fn render_stall<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+    fn render_stall<W: uWrite>(&self, w: &mut W, device: Option<Device>) -> Result<(), W::Error> {
         if self.disk_stalled_s == 0 {
             return Ok(());
         }
@@ -941,8 +1092,11 @@ impl Slow {
         duration(w, self.disk_stalled_s)?;
         w.write_str("\n")?;
         self.flag_minute(w, Finding::DiskStalled, "stalled")?;
+        if !self.busy_not_thrash() {
+            device_line(w, device)?;
+        }
         w.write_str("    advice: ")?;
-        w.write_str(ADVICE_STALL)?;
+        w.write_str(stall_advice(device))?;
         w.write_str("\n")
     }
 
@@ -1072,6 +1226,13 @@ mod tests {
         s
     }
 
+    /// `data` made by [`csv`] with memory short on every row: 300 MiB of
+    /// 4000 available ([`memory_short`]), so that faults are file-page
+    /// thrash.
+    fn short(data: String) -> String {
+        data.replace(",1000,3000,25,", ",3700,300,92,")
+    }
+
     fn summary(data: &str) -> Summary {
         let mut s = Summary::new(None, None);
         let mut r = CsvRows::new();
@@ -1094,7 +1255,7 @@ mod tests {
     fn thrash_counts_only_runs_of_two_rows_or_more() {
         let thrash = "2.00,0.50,10,300,0.00,0.00,5,45.0,60,";
         let faults = "0.00,0.00,150,0,0.00,0.00,5,45.0,60,";
-        let s = summary(&csv(&[
+        let s = summary(&short(csv(&[
             (0, "a", "x", QUIET),
             (10, "a", "x", thrash), // alone: not counted
             (20, "a", "x", QUIET),
@@ -1104,11 +1265,11 @@ mod tests {
             (55, "c", "z", faults), // a run of three: 5 + 5 + 5 s
             (60, "c", "z", faults),
             (65, "c", "z", faults),
-        ]));
+        ])));
         assert_eq!(s.slow().thrashing_s(), 35);
         let t = text(&s);
         assert!(
-        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)\n"),
+        t.contains("\nWHY IT WAS SLOW:\n  thrashing: 35s (swap-in >= 1 MiB/s, or >= 100 major faults/s or >= 1000 refaults/s with memory short, 2 rows or more)\n"),
         "{t}"
     );
         // 10 s of swap thrash (the row at 30 s), 25 s of faults without
@@ -1167,12 +1328,50 @@ mod tests {
             Iso::from_epoch(1_796_000_120).as_str()
         );
         assert_eq!(s.slow().disk_busy_s(), 60);
+        let mut s = s.clone();
+        s.disk_device = Some(Device::Card);
         let t = text(&s);
         let want = std::format!(
-            "\nWHY IT WAS SLOW:\n  build disk >= 90% busy: 1m00s\n    busiest minute: 1m00s to 2m00s after the start (to {}): busy 58 s of 60\n    stage=link  context=[9/10] Linking CXX executable big\n    peaks: 0.50 MiB/s read, 30.00 MiB/s write\n    advice: {ADVICE_DISK}\n",
+            "\nWHY IT WAS SLOW:\n  build disk >= 90% busy: 1m00s\n    busiest minute: 1m00s to 2m00s after the start (to {}): busy 58 s of 60\n    stage=link  context=[9/10] Linking CXX executable big\n    peaks: 0.50 MiB/s read, 30.00 MiB/s write\n    device: SD/eMMC card\n    advice: {ADVICE_DISK}\n",
             worst.to_iso.as_str()
         );
         assert!(t.contains(&want), "{t}");
+        assert_eq!(device_in(&t), Some(Device::Card));
+    }
+
+    /// Issue 33: the disk advice follows the build disk's kind; the card's
+    /// only for a card, and advice for any disk when the kind is unknown
+    /// (`summarize` of a CSV alone), with the kind on its own line.
+    #[test]
+    fn disk_advice_follows_the_device_and_names_a_card_only_for_a_card() {
+        let busy = "0.00,0.00,0,0,40.00,30.00,100,45.0,60,";
+        // disk_stalled 1 (after throttled and cg_mem_limit_mb), not busy.
+        let stalled = "0.00,0.00,0,0,0.00,0.00,0,45.0,60,,,1";
+        for (slow, advice) in [
+            (busy, disk_advice as fn(Option<Device>) -> &'static str),
+            (stalled, stall_advice),
+        ] {
+            let data = csv(&[
+                (0, "a", "x", QUIET),
+                (15, "a", "x", slow),
+                (30, "a", "x", slow),
+            ]);
+            let mut s = summary(&data);
+            assert!(s.slow().has_findings(), "{data}");
+            for device in Device::ALL.into_iter().map(Some).chain([None]) {
+                s.disk_device = device;
+                let t = text(&s);
+                let said = std::format!("    advice: {}\n", advice(device));
+                assert!(t.contains(&said), "{device:?}: {t}");
+                assert_eq!(device_in(&t), device, "{t}");
+                let card = t.contains("card");
+                assert_eq!(card, device == Some(Device::Card), "{device:?}: {t}");
+            }
+            s.disk_device = Some(Device::Virtual);
+            let t = text(&s);
+            assert!(t.contains("    device: virtual disk (virtio/Xen)\n"), "{t}");
+            assert!(!t.contains("A2") && !t.contains("mmc "), "{t}");
+        }
     }
 
     #[test]
@@ -1353,11 +1552,11 @@ mod tests {
     #[test]
     fn faults_alone_name_the_minute_by_faults() {
         let faults = "0.00,0.00,200,0,0.00,0.00,5,45.0,60,";
-        let t = text(&summary(&csv(&[
+        let t = text(&summary(&short(csv(&[
             (0, "a", "x", QUIET),
             (10, "a", "x", faults),
             (20, "a", "x", faults),
-        ])));
+        ]))));
         assert!(t.contains(": 4000 major faults\n"), "{t}");
     }
 
@@ -1424,7 +1623,7 @@ mod tests {
         let j = json(&s);
         let iso = Iso::from_epoch(1_796_000_030);
         let want = std::format!(
-            ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"disk_stalled_s\":0,\"disk_stalled_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}}}}",
+            ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"disk_stalled_s\":0,\"disk_stalled_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"disk_device\":null}}",
             iso.as_str(),
             Iso::from_epoch(1_796_000_015).as_str()
         );
@@ -1479,6 +1678,13 @@ mod tests {
         s
     }
 
+    /// `make_j4` with the host's memory short on the four-compiler rows
+    /// (1000 of 24004 MiB available) and 22604 MiB before them.
+    fn make_j4_host_short(peak: &str) -> String {
+        make_j4(1024, "", peak, FILE_THRASH)
+            .replace(",1400,22604,6,0,50,50,4,", ",23004,1000,95,0,50,50,4,")
+    }
+
     /// The advice line of file-page thrash, after `— `.
     fn file_advice(fit: &str) -> String {
         std::format!(
@@ -1507,7 +1713,7 @@ mod tests {
         let t = text(&s);
         let want = std::format!(
             "\nWHY IT WAS SLOW:
-  thrashing: 45s (swap-in >= 1 MiB/s, >= 100 major faults/s or >= 1000 refaults/s, 2 rows or more)
+  thrashing: 45s (swap-in >= 1 MiB/s, or >= 100 major faults/s or >= 1000 refaults/s with memory short, 2 rows or more)
     worst minute: 0s to 45s after the start (to {}): 9450000 refaults
     stage=compile  context=[1/4] CC sqlite3.c
     peaks: 0.00 MiB/s swap-in, 0.00 MiB/s swap-out, 52000 major faults/s, 210000 refaults/s
@@ -1518,7 +1724,10 @@ mod tests {
             )
         );
         assert!(t.contains(&want), "{t}");
-        assert!(!t.contains(ADVICE_ZRAM) && !t.contains(ADVICE_DISK), "{t}");
+        assert!(
+            !t.contains(ADVICE_ZRAM) && !t.contains(ADVICE_DISK_ANY),
+            "{t}"
+        );
     }
 
     #[test]
@@ -1562,7 +1771,7 @@ mod tests {
             t.contains("too many jobs for the memory — -j2 fits ("),
             "{t}"
         );
-        assert!(!t.contains(ADVICE_DISK), "{t}");
+        assert!(!t.contains(ADVICE_DISK_ANY), "{t}");
         let j = json(&s);
         assert!(
         j.contains(",\"thrash_kind\":\"file\",\"swap_thrashing_s\":0,\"file_thrashing_s\":45,\"fitting_jobs\":2,\"fitting_peak_mb\":350,\"fitting_usable_mb\":1010,\"thrash_compilers\":4,\"disk_busy_s\":45,"),
@@ -1586,7 +1795,7 @@ mod tests {
         let t = text(&s);
         assert!(
         t.contains(&std::format!(
-            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault\n    advice for the other 30s: {ADVICE_DISK}\n"
+            "    45s of it while file pages thrashed: the thrash's own reads (evicted pages read again), not the disk's fault\n    advice for the other 30s: {ADVICE_DISK_ANY}\n"
         )),
         "{t}"
     );
@@ -1594,7 +1803,7 @@ mod tests {
         let writing = "0.00,0.00,52000,210000,10.00,80.00,100,55.0,100,";
         let s = summary(&make_j4(1024, "1010", "350", writing));
         assert_eq!(s.slow().disk_busy_thrash_s(), 0);
-        assert!(text(&s).contains(&std::format!("    advice: {ADVICE_DISK}\n")));
+        assert!(text(&s).contains(&std::format!("    advice: {ADVICE_DISK_ANY}\n")));
     }
 
     #[test]
@@ -1639,9 +1848,9 @@ mod tests {
     fn the_fit_without_a_cgroup_a_peak_or_room_for_one_job() {
         // No cgroup limit: the host's 22604 MiB; 0.9 × 22604 / 5000 = 4,
         // one fewer than the four compilers.
-        let t = text(&summary(&make_j4(1024, "", "5000", FILE_THRASH)));
+        let t = text(&summary(&make_j4_host_short("5000")));
         assert!(t.contains(&file_advice("-j3 at most: 4 compilers thrashed, though peak 5000 MiB per job would allow 4 in 22604 MiB usable (the thrash kept the peak low): make -j3 or headroom run --jobserver")), "{t}");
-        let t = text(&summary(&make_j4(1024, "", "9000", FILE_THRASH)));
+        let t = text(&summary(&make_j4_host_short("9000")));
         assert!(t.contains(&file_advice("-j2 fits (peak 9000 MiB per job, 22604 MiB usable): make -j2 or headroom run --jobserver")), "{t}");
         let t = text(&summary(&make_j4(1024, "1010", "950", FILE_THRASH)));
         assert!(t.contains(&file_advice("not even -j1 fits (peak 950 MiB per job, 1010 MiB usable): make -j1, and more memory (headroom advise)")), "{t}");
@@ -1677,5 +1886,90 @@ mod tests {
         let below = "0.00,0.00,99,999,600.00,2.00,55,50.0,100,";
         let s = summary(&make_j4(0, "181", "78", below));
         assert_eq!(s.slow().thrashing_s(), 0);
+    }
+
+    /// Four compilers on a 24004 MiB host with no cgroup limit, `avail`
+    /// MiB available, PSI memory `some avg10` `psi` (empty: no PSI), the
+    /// slow columns `slow`.
+    fn host_line(elapsed: u64, avail: u64, psi: &str, slow: &str) -> String {
+        let mem = std::format!(
+            ",{},{avail},{},0,50,50,4,",
+            24004 - avail,
+            (24004 - avail) * 100 / 24004
+        );
+        cg_line(elapsed, 4, 0, "", "", slow)
+            .replace(",1400,22604,6,0,50,50,4,", &mem)
+            .replacen(",51200,0,,,", &std::format!(",51200,0,,{psi},"), 1)
+    }
+
+    /// A run of three rows refaulting at `slow` with `avail` MiB available
+    /// and PSI `psi`: its seconds of file-page thrash.
+    fn file_thrash_s(avail: u64, psi: &str, slow: &str) -> u64 {
+        let mut data = String::from(HEADER_FULL);
+        for e in [0, 15, 30] {
+            data.push_str(&host_line(e, avail, psi, slow));
+        }
+        let s = summary(&data);
+        s.slow().thrashing_kind_s(ThrashKind::File)
+    }
+
+    /// Issue 33: `dd conv=notrunc` rewriting its own file on an idle 24 GiB
+    /// host refaults (and faults) with GiBs available and no pressure: no
+    /// thrash, no "too many jobs". The same refaults while memory was
+    /// short (little available, or pressure with under a quarter
+    /// available) are file-page thrash.
+    #[test]
+    fn refaults_are_file_thrash_only_while_memory_was_short() {
+        // 1500 major faults/s, 40000 refaults/s, no swap-in or -out.
+        let rewrite = "0.00,0.00,1500,40000,80.00,80.00,60,45.0,60,";
+        let swapping_out = "0.00,3.00,1500,40000,80.00,80.00,60,45.0,60,";
+        for (avail, psi, slow, thrash_s) in [
+            (22604, "", rewrite, 0),      // idle host: a rewrite, not thrash
+            (22604, "0.00", rewrite, 0),  // PSI says nothing waited
+            (22604, "35.00", rewrite, 0), // host PSI of another cgroup, 94 % free
+            (22604, "", swapping_out, 0), // another cgroup swapping out
+            (2000, "", rewrite, 30),      // 8 % available: short
+            (5000, "35.00", rewrite, 30), // pressure, 21 % available
+            (5000, "9.99", rewrite, 0),   // under the PSI threshold, 21 % available
+            (5000, "", swapping_out, 30), // swap-out, 21 % available
+            (7000, "35.00", rewrite, 0),  // pressure, but 29 % available
+        ] {
+            assert_eq!(
+                file_thrash_s(avail, psi, slow),
+                thrash_s,
+                "{avail} MiB available, PSI {psi:?}, {slow}"
+            );
+        }
+        // The idle rewrite's summary has no thrash finding nor its advice.
+        let mut data = String::from(HEADER_FULL);
+        for e in [0, 15, 30] {
+            data.push_str(&host_line(e, 22604, "0.00", rewrite));
+        }
+        let t = text(&summary(&data));
+        assert!(
+            !t.contains("thrash") && !t.contains(ADVICE_FILE_THRASH),
+            "{t}"
+        );
+        // A bound cgroup's limit is the base: 90 of 1024 MiB is short,
+        // though the host has 22604 MiB.
+        let mut r = CsvRows::new();
+        let mut rows = std::vec::Vec::new();
+        let data = std::format!("{HEADER_FULL}{}", cg_line(15, 4, 0, "90", "", rewrite));
+        r.feed(data.as_bytes(), &mut |row| rows.push(row.clone()))
+            .unwrap();
+        r.feed(&[], &mut |row| rows.push(row.clone())).unwrap();
+        rows[0].ext.cg_mem_limit_mb = Some(1024);
+        assert!(memory_short(&rows[0]));
+        let mut roomy = rows[0].clone();
+        roomy.ext.cg_mem_avail_mb = Some(900);
+        assert!(!memory_short(&roomy));
+        // /proc/meminfo unread: the cgroup's two columns, else pressure.
+        let mut blind = rows[0].clone();
+        blind.mem_known = false;
+        assert!(memory_short(&blind));
+        blind.ext.cg_mem_limit_mb = None;
+        assert!(!memory_short(&blind));
+        blind.ext.psi_mem_some_avg10 = Some(Decimal::from_centi(2000));
+        assert!(memory_short(&blind));
     }
 }

@@ -63,6 +63,8 @@ fn say(out: &mut Sayings, source: Source, note: bool, what: &'static str) {
 /// tick.
 struct Disk {
     stat: KeptStat,
+    /// Its kind, for the advice.
+    device: blockdev::Device,
     prev: Option<(u64, DiskCounters)>,
     /// The kernel's count width: 32-bit kernels wrap sectors at 2^32.
     width: LongWidth,
@@ -109,6 +111,7 @@ impl Slow {
         let keep = root.is_live();
         let disk = blockdev::resolve(root, disk_path.as_bytes(), &mut bufs.scratch).map(|d| Disk {
             stat: KeptStat::new(&d, keep),
+            device: d.device,
             prev: None,
             width: arch::of_root(root, keep),
         });
@@ -121,6 +124,17 @@ impl Slow {
             power: KeptPower::discover(root, keep, &hwmons, &mut bufs.dir, &mut bufs.file),
             prev_word: None,
             cpufreq: KeptPolicies::discover(root, keep, &mut bufs.dir, &mut bufs.file),
+        }
+    }
+
+    /// The build disk's kind: its device's, [`blockdev::Device::Network`]
+    /// on a network file system; `None` without a disk (RAM, overlay,
+    /// unknown).
+    pub(super) fn device(&self) -> Option<blockdev::Device> {
+        match &self.disk {
+            Ok(d) => Some(d.device),
+            Err(NoDisk::Network) => Some(blockdev::Device::Network),
+            Err(_) => None,
         }
     }
 

@@ -722,7 +722,11 @@ impl Summary {
         uwrite!(w, "kernel OOM-kill events: ")?;
         match (self.in_container, self.cg_oom_kills, self.oom_kills) {
             (true, Some(c), host) => {
-                uwrite!(w, "{}  (this container's: its memory cgroup's oom_kill; the host's: ", c)?;
+                uwrite!(
+                    w,
+                    "{}  (this container's: its memory cgroup's oom_kill; the host's: ",
+                    c
+                )?;
                 match host {
                     Some(k) => uwrite!(w, "{})\n", k),
                     None => uwrite!(w, "unknown)\n"),
@@ -1719,16 +1723,24 @@ MIN MEMORY AVAILABLE (closest to OOM):
         }
         let (t, j) = summarize_rows(&rows);
         assert!(
-            t.contains("   PEAK CPU: 93%  (both the host's: work beside this container counts too)\n"),
+            t.contains(
+                "   PEAK CPU: 93%  (both the host's: work beside this container counts too)\n"
+            ),
             "{t}"
         );
         assert!(t.contains("\nkernel OOM-kill events: 2  (the host's: this container's own count is not in the CSV)\n"), "{t}");
-        assert!(j.contains(",\"oom_kills\":2,\"in_container\":true,\"container_oom_kills\":null,"), "{j}");
+        assert!(
+            j.contains(",\"oom_kills\":2,\"in_container\":true,\"container_oom_kills\":null,"),
+            "{j}"
+        );
         // Outside a container: as the toolchain wrote them.
         let (t, j) = summarize_rows(&busy_host_rows());
         assert!(t.contains("   PEAK CPU: 93%\n"), "{t}");
         assert!(t.contains("\nkernel OOM-kill events: 2\n"), "{t}");
-        assert!(j.contains(",\"oom_kills\":2,\"in_container\":false,\"container_oom_kills\":null,"), "{j}");
+        assert!(
+            j.contains(",\"oom_kills\":2,\"in_container\":false,\"container_oom_kills\":null,"),
+            "{j}"
+        );
     }
 
     #[test]
@@ -1741,9 +1753,15 @@ MIN MEMORY AVAILABLE (closest to OOM):
         let (t, j) = summarize_rows(&rows);
         assert!(t.contains("\nkernel OOM-kill events: 1  (this container's: its memory cgroup's oom_kill; the host's: 2)\n"), "{t}");
         assert!(t.contains("PEAK CPU: 93%  (both the host's"), "{t}");
-        assert!(j.contains(",\"oom_kills\":2,\"in_container\":true,\"container_oom_kills\":1,"), "{j}");
+        assert!(
+            j.contains(",\"oom_kills\":2,\"in_container\":true,\"container_oom_kills\":1,"),
+            "{j}"
+        );
         // What scripts grep reads the container's number.
-        let line = t.lines().find(|l| l.starts_with("kernel OOM-kill events: ")).unwrap();
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("kernel OOM-kill events: "))
+            .unwrap();
         assert_eq!(line.split_whitespace().nth(3), Some("1"));
     }
 

@@ -15,6 +15,10 @@
 //!   remove them), and the summary's `kernel OOM-kill events:` gives the
 //!   container's 1 with the host's beside it, from `record` and from
 //!   `summarize` alike.
+//! - `run_in_the_container_counts_its_builds_kill_as_the_containers`:
+//!   `run` inside the 32 MiB cgroup puts CMD in a cgroup of its own below
+//!   it, where CMD is OOM-killed: the container's count is 1 on v1 too,
+//!   whose `memory.oom_control` does not pass a child's kill up.
 //!
 //! Needs root and a writable memory cgroup: `#[ignore]`d in a plain
 //! `cargo test`; `ci/test` runs them in its `oom` stage, one at a time.
@@ -167,4 +171,32 @@ fn a_kill_in_the_container_is_its_own_and_a_kill_elsewhere_is_not() {
         .unwrap_or_else(|| panic!("{summary}"));
     assert!(host_said >= 2, "{summary}");
     assert_eq!(line(&summarize(&csv_path), "kernel OOM-kill events: "), oom);
+}
+
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn run_in_the_container_counts_its_builds_kill_as_the_containers() {
+    let cg =
+        Cgroup::create("labels-run", 32 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("labels-run");
+    let script = format!(
+        "exec {BIN} run --interval 0.2 --run-id run --out-dir {} -- \
+         sh -c 'head -c 200M /dev/zero | tail >/dev/null; sleep 0.5'",
+        d.display()
+    );
+    let out = sh_in_cgroup(&cg, &d, &script, 60);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let summary = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        summary.contains("\nOOM kills in this build: 1 (its cgroup's"),
+        "run made the build a cgroup of its own:\n{summary}"
+    );
+    assert!(
+        line(&summary, "kernel OOM-kill events: ")
+            .starts_with("kernel OOM-kill events: 1  (this container's: "),
+        "{summary}"
+    );
+    let csv = fs::read_to_string(d.join("resources-run.csv")).unwrap();
+    let own = column(&csv, "cg_oom_kills");
+    assert_eq!(own.last().map(String::as_str), Some("1"), "{csv}");
 }

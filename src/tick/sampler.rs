@@ -880,6 +880,71 @@ mod tests {
         .unwrap();
     }
 
+    /// A v2 tree: headroom in `/c/leaf`, the memory limit at `/c` (the
+    /// container's level); `events` writes each level's `oom_kill`.
+    fn v2_container(tag: &str) -> (PathBuf, impl Fn(u64, u64)) {
+        let d = tmp(tag);
+        fs::create_dir_all(d.join("proc/self")).unwrap();
+        fs::write(d.join("proc/self/cgroup"), "0::/c/leaf\n").unwrap();
+        fs::write(
+            d.join("proc/self/mountinfo"),
+            "30 20 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+        )
+        .unwrap();
+        fs::write(
+            d.join("proc/meminfo"),
+            "MemTotal: 8388608 kB\nMemAvailable: 4194304 kB\n",
+        )
+        .unwrap();
+        let c = d.join("sys/fs/cgroup/c");
+        fs::create_dir_all(c.join("leaf")).unwrap();
+        fs::write(c.join("memory.max"), "1073741824\n").unwrap();
+        fs::write(c.join("memory.current"), "104857600\n").unwrap();
+        fs::write(c.join("leaf/memory.max"), "max\n").unwrap();
+        fs::write(c.join("leaf/memory.current"), "1048576\n").unwrap();
+        let events = move |container: u64, leaf: u64| {
+            let line = |n| std::format!("low 0\nhigh 0\nmax 3\noom 1\noom_kill {n}\n");
+            fs::write(c.join("memory.events"), line(container)).unwrap();
+            fs::write(c.join("leaf/memory.events"), line(leaf)).unwrap();
+        };
+        events(5, 1);
+        (d, events)
+    }
+
+    /// `cg_oom_kills` counts from the first row at the container's level:
+    /// on v2 the level of the memory limit (its count takes in the
+    /// descendants), not headroom's own leaf; outside a container, none.
+    #[test]
+    fn container_oom_kills_count_at_the_limits_level_since_the_first_row() {
+        let (d, events) = v2_container("cg-oom");
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.container, Some(container::Why::MemoryLimit));
+        let r = s.tick(1, &mut bufs, &mut Quiet);
+        assert_eq!(
+            (r.ext.cg_mem_limit_mb, r.ext.cg_oom_kills),
+            (Some(1024), Some(0))
+        );
+        // Two kills in a sibling of headroom's leaf, one more in the leaf.
+        events(8, 2);
+        assert_eq!(s.tick(2, &mut bufs, &mut Quiet).ext.cg_oom_kills, Some(3));
+        // No limit and no marker: not a container, no column.
+        fs::write(d.join("sys/fs/cgroup/c/memory.max"), "max\n").unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.container, None);
+        assert_eq!(s.tick(3, &mut bufs, &mut Quiet).ext.cg_oom_kills, None);
+        // A marker makes it one: headroom's own leaf is then counted.
+        fs::write(d.join(".dockerenv"), "").unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.container, Some(container::Why::Marker(".dockerenv")));
+        assert_eq!(s.tick(4, &mut bufs, &mut Quiet).ext.cg_oom_kills, Some(0));
+        events(9, 4);
+        assert_eq!(s.tick(5, &mut bufs, &mut Quiet).ext.cg_oom_kills, Some(2));
+        let _ = fs::remove_dir_all(&d);
+    }
+
     /// The estimate for a build without a cgroup: its compilers that
     /// vanished in a tick where the host counter rose, at most by the rise;
     /// never another process's, never a normal exit on a quiet host.

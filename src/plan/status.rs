@@ -82,7 +82,7 @@ pub fn render<W: uWrite>(
         label(w, "container")?;
         uwrite!(
             w,
-            "yes ({}): what is marked the host's or host-wide is not this container's\n",
+            "yes ({}): figures marked the host's or host-wide are not its own\n",
             why.describe()
         )?;
     }
@@ -1276,7 +1276,7 @@ mod tests {
         );
         has(
             &out,
-            "container   yes (memory limit): what is marked the host's or host-wide is not this container's",
+            "container   yes (memory limit): figures marked the host's or host-wide are not its own",
         );
         has_lines(
             &out,
@@ -1329,7 +1329,7 @@ mod tests {
         host.file(".dockerenv", b"");
         has(
             &render_at(host.path(), "/"),
-            "container   yes (/.dockerenv): what is marked the host's or host-wide is not this container's",
+            "container   yes (/.dockerenv): figures marked the host's or host-wide are not its own",
         );
     }
 

@@ -17,7 +17,9 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{BIN, Cgroup, cgroup_oom_kills, scratch, seen_from_parent, tail_named};
+use common::{
+    BIN, Cgroup, cgroup_oom_kills, host_oom_kills, scratch, seen_from_parent, tail_named,
+};
 
 /// Runs `sh -c script` as the build and records it from outside, every
 /// 0.2 s, following `log`, until it exits, with `--prom <run_id>.prom`;
@@ -221,10 +223,7 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
         .and_then(|v| v.parse::<u64>().ok());
     assert!(total >= Some(1), "{prom}");
     let summary = String::from_utf8(rec.stdout).unwrap();
-    let host = summary
-        .lines()
-        .find_map(|l| l.strip_prefix("kernel OOM-kill events: "))
-        .and_then(|v| v.parse::<u64>().ok());
+    let host = host_oom_kills(&summary);
     assert!(host >= Some(1), "{summary}");
     // --watch-pid follows the build's tree: its cc1plus vanished while the
     // host counter rose, so the estimate counts it.
@@ -281,10 +280,7 @@ fn another_cgroups_oom_kill_is_not_the_builds() {
     let out = run.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let summary = String::from_utf8(out.stderr).unwrap();
-    let host = summary
-        .lines()
-        .find_map(|l| l.strip_prefix("kernel OOM-kill events: "))
-        .and_then(|v| v.parse::<u64>().ok());
+    let host = host_oom_kills(&summary);
     assert!(host >= Some(1), "{summary}");
     assert!(
         summary

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{BIN, mkfifo, output_within, scratch};
 
-const HEADER: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,cg_mem_limit_mb,disk_stalled";
+const HEADER: &str = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context,swap_total_mb,zram_stored_mb,zram_ram_mb,tmp_avail_mb,tmp_pct,disk_avail_mb,oom_kills,cg_mem_avail_mb,psi_mem_some_avg10,peak_rss_mb,peak_rss_comm,build_peak_rss_mb,build_peak_rss_comm,swap_in_mibps,swap_out_mibps,majflt_ps,refaults_ps,disk_read_mibps,disk_write_mibps,disk_util_pct,cpu_temp_c,cpu_freq_pct,throttled,cg_mem_limit_mb,disk_stalled,cg_oom_kills";
 
 const HEADINGS: [&str; 9] = [
     "=== resource-monitor summary ===",

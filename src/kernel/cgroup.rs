@@ -1057,6 +1057,17 @@ impl MemCgroup {
             parse_oom_kill(b).ok().flatten()
         })
     }
+
+    /// OOM kills at level `depth` of the path alone (0 = the leaf), read
+    /// by name: v2 `memory.events` counts that cgroup and its descendants,
+    /// v1 `memory.oom_control` only the processes in that very cgroup (v1
+    /// does not pass the event up). `None` when the level does not exist
+    /// or the file is absent or unreadable. `buf`: [`TICK_BUF_LEN`].
+    pub fn oom_kills_at(&self, depth: usize, buf: &mut [u8]) -> Option<u64> {
+        let (_, _, events) = self.files();
+        let b = read_at(self.dirs.get(depth)?.as_fd(), events, buf).ok()?;
+        parse_oom_kill(b).ok().flatten()
+    }
 }
 
 /// The tighter of `best` and `a`: the smaller available memory (the

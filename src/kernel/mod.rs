@@ -11,6 +11,7 @@ pub mod sysfs; // numbered sysfs entries (hwmon<N>, policy<N>) and their paths o
 pub mod arch; // /proc/sys/kernel/arch and uname(2): the kernel's `unsigned long` width
 pub mod blockdev; // the build disk: mount → /sys/dev/block/MAJ:MIN → whole disk, its stat file
 pub mod cgroup; // /proc/self/cgroup and the memory and CPU controller files
+pub mod container; // whether headroom runs in a container: cgroup limits, /.dockerenv, /run/.containerenv
 pub mod cpufreq; // /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq: share of the maximum
 pub mod diskstats; // /proc/diskstats and /sys/dev/block/MAJ:MIN/stat: block-device I/O counters
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it

@@ -36,7 +36,8 @@ use screen_text::{
     centi_len, display_len, label, left, limited_by, right, right_int, right_num, show, spaces,
 };
 use snapshot::{
-    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
+    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, PsiScope, Snapshot, Swaps, VmMiss, ZramDevices,
+    ZramSwap,
 };
 
 /// Longest line [`render`] writes, in columns (one column per character).
@@ -64,7 +65,7 @@ pub fn render<W: uWrite>(
     w: &mut W,
     more: Option<Extra<'_, W>>,
 ) -> Result<(), W::Error> {
-    memory_lines(w, &s.mem)?;
+    memory_lines(w, &s.mem, s.container.is_some())?;
     binding_lines(w, &s.mem, &s.mem_limit_path)?;
     swap_total_line(w, &s.mem)?;
     swap_lines(w, &s.swaps)?;
@@ -77,8 +78,16 @@ pub fn render<W: uWrite>(
     cgroup_memory_lines(w, &s.mem, &s.memcg, &s.mem_limit_path)?;
     cgroup_cpu_line(w, &s.cores, &s.cpu_cgroup)?;
     cores_line(w, &s.cores, s.opts.live)?;
+    if let Some(why) = s.container {
+        label(w, "container")?;
+        uwrite!(
+            w,
+            "yes ({}): figures marked the host's or host-wide are not its own\n",
+            why.describe()
+        )?;
+    }
 
-    psi_line(w, &s.psi)?;
+    psi_line(w, s.psi_shown())?;
     oom_line(w, &s.vmstat, &s.memcg)?;
     slow_now::heat_lines(w, &s.slow)?;
     if let Some(o) = s.opts.memlock {
@@ -94,7 +103,11 @@ pub fn render<W: uWrite>(
 
 // ---- sections ----
 
-fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Result<(), W::Error> {
+fn memory_lines<W: uWrite>(
+    w: &mut W,
+    mem: &Result<Memory, MemoryError>,
+    in_container: bool,
+) -> Result<(), W::Error> {
     label(w, "memory")?;
     let m = match mem {
         Ok(m) => m.meminfo,
@@ -107,11 +120,16 @@ fn memory_lines<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Resu
     };
     uwrite!(
         w,
-        "total {} MiB  available {} MiB  used {}%\n",
+        "total {} MiB  available {} MiB  used {}%",
         m.mem_total_kib / 1024,
         m.mem_available_kib / 1024,
         m.mem_used_pct()
     )?;
+    w.write_str(if in_container {
+        "  (the host's)\n"
+    } else {
+        "\n"
+    })?;
     if m.mem_available_estimated {
         label(w, "")?;
         w.write_str("estimated: kernel has no MemAvailable\n")?;
@@ -504,9 +522,12 @@ fn cores_line<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
     uwrite!(w, "  usable {} ({})\n", c.usable, limited_by(c))
 }
 
-fn psi_line<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W::Error> {
+fn psi_line<W: uWrite>(
+    w: &mut W,
+    (p, scope): (Result<PsiAvgs, PsiMiss>, PsiScope),
+) -> Result<(), W::Error> {
     label(w, "PSI memory")?;
-    match *p {
+    match p {
         Ok(p) => {
             w.write_str("some avg10 ")?;
             write_centi(w, p.avg10_centi)?;
@@ -514,7 +535,22 @@ fn psi_line<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W:
             write_centi(w, p.avg60_centi)?;
             w.write_str("%  avg300 ")?;
             write_centi(w, p.avg300_centi)?;
-            w.write_str("%\n")
+            w.write_str("%\n")?;
+            match scope {
+                PsiScope::Host => Ok(()),
+                PsiScope::HostInContainer(why) => {
+                    label(w, "")?;
+                    uwrite!(w, "the host's ({}): {}\n", psi::PATH_MEMORY, why)
+                }
+                PsiScope::Cgroup => {
+                    label(w, "")?;
+                    uwrite!(
+                        w,
+                        "this container's (its cgroup's {})\n",
+                        snapshot::CGROUP_PRESSURE
+                    )
+                }
+            }
         }
         Err(PsiMiss::Read(e)) => not_available(w, psi::PATH_MEMORY, e),
         Err(PsiMiss::Empty) => w.write_str("not available (empty: PSI disabled)\n"),
@@ -1168,7 +1204,7 @@ mod tests {
         let out = fixture("46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal");
         has_lines(
             &out,
-            "memory      total 24105 MiB  available 22999 MiB  used 4%\n            cgroup ...4a5f60718293a4b5c6d: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\nswap        total 0 MiB  used 0 MiB\n",
+            "memory      total 24105 MiB  available 22999 MiB  used 4%  (the host's)\n            cgroup ...4a5f60718293a4b5c6d: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 1004 MiB: the cgroup binds\nswap        total 0 MiB  used 0 MiB\n",
         );
         has_lines(
             &out,
@@ -1207,6 +1243,94 @@ mod tests {
             "            cgroup /: available 1004 MiB of 1024 (usage 719, inactive file 700)\n            usable 500 MiB: MemAvailable binds\n",
         );
         has(&out, "            swap: not limited by the cgroup");
+    }
+
+    /// A copy of fixture 46's case `case` (a docker container) with the
+    /// host's PSI, and `extra` files beside.
+    fn container_tree(tag: &str, case: &str, extra: &[(&str, &[u8])]) -> Tree {
+        let t = Tree::new(tag);
+        let src = std::format!("{FIX}46-cgroup-page-cache-is-available/{case}");
+        let out = std::process::Command::new("cp")
+            .args(["-a", &std::format!("{src}/."), t.path()])
+            .status()
+            .unwrap();
+        assert!(out.success());
+        let psi = b"some avg10=7.50 avg60=2.00 avg300=0.50 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        t.file("proc/pressure/memory", psi);
+        for (f, b) in extra {
+            t.file(f, b);
+        }
+        t
+    }
+
+    /// Issue 33: in a container the host's memory and PSI say they are the
+    /// host's (and why its own PSI is not shown), and v2's own
+    /// `memory.pressure` is used when there.
+    #[test]
+    fn in_a_container_host_figures_say_so_and_its_own_pressure_is_used() {
+        let v1 = container_tree("labels-v1", "a-v1-docker-memsw-equal", &[]);
+        let out = render_at(v1.path(), "/");
+        has(
+            &out,
+            "memory      total 24105 MiB  available 22999 MiB  used 4%  (the host's)",
+        );
+        has(
+            &out,
+            "container   yes (memory limit): figures marked the host's or host-wide are not its own",
+        );
+        has_lines(
+            &out,
+            "PSI memory  some avg10 7.50%  avg60 2.00%  avg300 0.50%\n            the host's (proc/pressure/memory): cgroup v1 has no memory.pressure\n",
+        );
+        let j = json_at(v1.path());
+        assert!(j.contains(",\"container\":{\"why\":\"memory limit\"},\"psi_memory_some\":{\"scope\":\"host\",\"avg10_pct\":7.50,"), "{j}");
+        let v2 = container_tree("labels-v2", "b-v2-docker-swap-max-0", &[]);
+        has(
+            &render_at(v2.path(), "/"),
+            "            the host's (proc/pressure/memory): no readable memory.pressure in its cgroup",
+        );
+        let own = b"some avg10=0.25 avg60=0.10 avg300=0.05 total=9\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        let v2 = container_tree(
+            "labels-v2-own",
+            "b-v2-docker-swap-max-0",
+            &[("sys/fs/cgroup/memory.pressure", own)],
+        );
+        let out = render_at(v2.path(), "/");
+        has_lines(
+            &out,
+            "PSI memory  some avg10 0.25%  avg60 0.10%  avg300 0.05%\n            this container's (its cgroup's memory.pressure)\n",
+        );
+        let j = json_at(v2.path());
+        assert!(
+            j.contains(",\"psi_memory_some\":{\"scope\":\"cgroup\",\"avg10_pct\":0.25,"),
+            "{j}"
+        );
+        // Outside a container (no cgroup limit, no marker): as before.
+        let host = Tree::new("labels-host");
+        host.file(
+            "proc/meminfo",
+            b"MemTotal: 2097152 kB\nMemAvailable: 512000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+        );
+        host.file("proc/pressure/memory", own);
+        let out = render_at(host.path(), "/");
+        has(
+            &out,
+            "memory      total 2048 MiB  available 500 MiB  used 75%",
+        );
+        assert!(
+            !out.contains("host's") && !out.contains("container"),
+            "{out}"
+        );
+        assert!(
+            json_at(host.path())
+                .contains(",\"container\":null,\"psi_memory_some\":{\"scope\":\"host\",")
+        );
+        // A runtime's marker alone makes it a container.
+        host.file(".dockerenv", b"");
+        has(
+            &render_at(host.path(), "/"),
+            "container   yes (/.dockerenv): figures marked the host's or host-wide are not its own",
+        );
     }
 
     /// The JSON of fixture 46: usable memory and what binds beside the host's

@@ -67,7 +67,7 @@ struct Own {
 /// The exposition's own families, by rising place. Names follow the
 /// Prometheus naming guide: `headroom_` prefix, base unit, `_total` on
 /// counters.
-const OWN: [Own; 19] = [
+const OWN: [Own; 20] = [
     Own {
         at: 0,
         family: gauge(
@@ -125,6 +125,14 @@ const OWN: [Own; 19] = [
             "Kernel OOM kills on the host since the recording started (/proc/vmstat oom_kill, Linux 4.13+).",
         ),
         value: |_, s, _| int(s.oom_kills()?),
+    },
+    Own {
+        at: 225,
+        family: counter(
+            "headroom_container_oom_kills_total",
+            "In a container: OOM kills in its memory cgroup since the recording started (memory.events or memory.oom_control oom_kill); absent outside one.",
+        ),
+        value: |_, s, _| int(s.container_oom_kills()?),
     },
     Own {
         at: 240,

@@ -35,6 +35,10 @@ mod summary_json;
 /// The WHY IT WAS SLOW section: swap thrash, a busy disk, heat and power.
 pub mod why_slow;
 
+/// The label after `PEAK CPU` in a container: the load average and
+/// /proc/stat's CPU % are the host's, whatever the cgroup.
+pub const HOST_LOAD_CPU: &str = "(both the host's: work beside this container counts too)";
+
 /// The toolchain's default near-OOM threshold, MiB of MemAvailable.
 pub const DEFAULT_NEAR_OOM_MB: u64 = 4096;
 /// The toolchain's default low-disk threshold, GiB free.
@@ -184,6 +188,14 @@ pub struct Summary {
     near_oom_samples: u64,
     low_disk_samples: u64,
     oom_kills: Option<u64>,
+    /// Some row was sampled in a container ([`Ext::in_container`]): the
+    /// load, CPU % and host OOM count are said to be the host's.
+    ///
+    /// [`Ext::in_container`]: crate::tick::row::Ext::in_container
+    in_container: bool,
+    /// The container's own OOM kills (the running maximum of
+    /// `cg_oom_kills`); `None` when no row had it.
+    cg_oom_kills: Option<u64>,
     oom_rows: Vec<OomRow, OOM_ROWS>,
     oom_rows_more: u64,
     peak_rss: Option<Row>,
@@ -276,6 +288,8 @@ impl Summary {
             near_oom_samples: 0,
             low_disk_samples: 0,
             oom_kills: None,
+            in_container: false,
+            cg_oom_kills: None,
             oom_rows: Vec::new(),
             oom_rows_more: 0,
             peak_rss: None,
@@ -367,6 +381,18 @@ impl Summary {
     /// the figure.
     pub fn oom_kills(&self) -> Option<u64> {
         self.oom_kills
+    }
+
+    /// Whether some row was sampled in a container (host-wide figures
+    /// are then said to be the host's).
+    pub fn in_container(&self) -> bool {
+        self.in_container
+    }
+
+    /// The container's own OOM kills since the first row (`cg_oom_kills`,
+    /// its running maximum); `None` when no row had the figure.
+    pub fn container_oom_kills(&self) -> Option<u64> {
+        self.cg_oom_kills
     }
 
     /// Number of rows observed.
@@ -519,6 +545,10 @@ impl Summary {
                 }
             }
             self.oom_kills = Some(prev.max(k));
+        }
+        self.in_container |= row.ext.in_container();
+        if let Some(k) = row.ext.cg_oom_kills {
+            self.cg_oom_kills = Some(self.cg_oom_kills.map_or(k, |o| o.max(k)));
         }
         keep(&mut self.peak_rss, row, |r| r.ext.peak_rss_mb, true);
         keep(
@@ -679,14 +709,48 @@ impl Summary {
         if let Some(pl) = &self.peak_load {
             uwrite!(
                 w,
-                "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%\n",
+                "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%",
                 pl.load1_str(),
                 pl.iso.as_str(),
                 stage_of(pl),
                 self.peak_cpu
             )?;
+            if self.in_container {
+                uwrite!(w, "  {}", HOST_LOAD_CPU)?;
+            }
+            uwrite!(w, "\n")?;
         }
         Ok(())
+    }
+
+    /// The `kernel OOM-kill events` line: the host's count; in a container
+    /// its own count when a row had it, with the host's beside it, else
+    /// the host's said to be the host's.
+    fn render_oom_line<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        uwrite!(w, "kernel OOM-kill events: ")?;
+        match (self.in_container, self.cg_oom_kills, self.oom_kills) {
+            (true, Some(c), host) => {
+                uwrite!(
+                    w,
+                    "{}  (this container's: its memory cgroup's oom_kill; the host's: ",
+                    c
+                )?;
+                match host {
+                    Some(k) => uwrite!(w, "{})\n", k),
+                    None => uwrite!(w, "unknown)\n"),
+                }
+            }
+            (true, None, Some(k)) => uwrite!(
+                w,
+                "{}  (the host's: this container's own count is not in the CSV)\n",
+                k
+            ),
+            (_, _, Some(k)) => uwrite!(w, "{}\n", k),
+            (_, _, None) => uwrite!(
+                w,
+                "unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)\n"
+            ),
+        }
     }
 
     /// The near-OOM and low-disk sample counts, the OOM kills, the thresholds line.
@@ -704,13 +768,7 @@ impl Summary {
             self.low_disk_gb_line(),
             self.low_disk_samples
         )?;
-        match self.oom_kills {
-            Some(k) => uwrite!(w, "kernel OOM-kill events: {}\n", k)?,
-            None => uwrite!(
-                w,
-                "kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14-column CSV)\n"
-            )?,
-        }
+        self.render_oom_line(w)?;
         if let Some(scope) = self.build {
             match self.build_oom_kills {
                 Some(k) => uwrite!(w, "OOM kills in this build: {} (", k)?,
@@ -1417,10 +1475,18 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
         let got = summarize(HOST_BOUND, None, None);
         assert_eq!(got, golden);
         // The same host inside an 8 GiB cgroup that never has less room than
-        // MemAvailable: the toolchain's lines are the host's, unchanged; only
-        // CGROUP HEADROOM (headroom's own) tells of the cgroup.
+        // MemAvailable: the toolchain's lines are the host's, unchanged but
+        // for the labels a limit brings (issue 33: the load, CPU % and OOM
+        // count are the host's); only CGROUP HEADROOM (headroom's own)
+        // tells of the cgroup.
         let loose = summarize(CGROUP_LOOSE, None, None);
-        assert_eq!(compat_part(&loose), compat_part(golden));
+        let unlabelled = compat_part(&loose)
+            .replace(&std::format!("  {HOST_LOAD_CPU}"), "")
+            .replace(
+                "  (the host's: this container's own count is not in the CSV)",
+                "",
+            );
+        assert_eq!(unlabelled, compat_part(golden));
         assert!(!loose.contains("memory that binds"), "{loose}");
         assert!(
         loose.contains("\nCGROUP HEADROOM: min 2210 MiB available under the 8192 MiB memory limit (its inactive file cache counted as available)  at 2026-11-30T00:53:45Z\n"),
@@ -1620,6 +1686,92 @@ MIN MEMORY AVAILABLE (closest to OOM):
         s.render_json(&mut j).unwrap();
         assert!(j.contains(",\"min_mem_avail\":{\"mem_avail_mb\":200,\"bound_by\":\"host\",\"cg_mem_limit_mb\":2048,\"host_mem_avail_mb\":200,\"iso\""), "{j}");
         assert!(j.contains(",\"mem_bound_by_cgroup_samples\":2,"), "{j}");
+    }
+
+    /// Rows written as `record` writes them, then summarized from the
+    /// CSV, as `summarize` does.
+    fn summarize_rows(rows: &[Row]) -> (std::string::String, std::string::String) {
+        let mut csv = std::string::String::from(crate::tick::row::columns::HEADER_FULL);
+        for r in rows {
+            let mut out = heapless::Vec::new();
+            r.format(false, &mut out).unwrap();
+            csv.push_str(std::str::from_utf8(&out).unwrap());
+        }
+        let mut s = Summary::new(None, None);
+        CsvRows::new()
+            .feed(csv.as_bytes(), &mut |r| s.observe(r))
+            .unwrap();
+        let (mut t, mut j) = (Text::new(), Text::new());
+        s.render(&mut t).unwrap();
+        s.render_json(&mut j).unwrap();
+        (t.as_str().into(), j.as_str().into())
+    }
+
+    /// Two rows of an idle sampler on a busy host whose kernel counted 5
+    /// OOM kills (3 of them before the first row).
+    fn busy_host_rows() -> [Row; 2] {
+        let mut a = Row::empty(1_796_000_000);
+        a.load1 = crate::tick::row::Decimal::parse(b"7.10").unwrap();
+        a.cpu_pct = 93;
+        a.mem_avail_mb = 20000;
+        a.ext.oom_kills = Some(0);
+        let mut b = a.clone();
+        b.epoch += 5;
+        b.elapsed_s = 5;
+        b.ext.oom_kills = Some(2);
+        [a, b]
+    }
+
+    #[test]
+    fn in_a_container_the_load_cpu_and_host_oom_count_are_said_to_be_the_hosts() {
+        // A memory limit that binds: in a container, its own count unread.
+        let mut rows = busy_host_rows();
+        for r in &mut rows {
+            r.ext.cg_mem_limit_mb = Some(1024);
+            r.ext.cg_mem_avail_mb = Some(900);
+        }
+        let (t, j) = summarize_rows(&rows);
+        assert!(
+            t.contains(
+                "   PEAK CPU: 93%  (both the host's: work beside this container counts too)\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("\nkernel OOM-kill events: 2  (the host's: this container's own count is not in the CSV)\n"), "{t}");
+        assert!(
+            j.contains(",\"oom_kills\":2,\"in_container\":true,\"container_oom_kills\":null,"),
+            "{j}"
+        );
+        // Outside a container: as the toolchain wrote them.
+        let (t, j) = summarize_rows(&busy_host_rows());
+        assert!(t.contains("   PEAK CPU: 93%\n"), "{t}");
+        assert!(t.contains("\nkernel OOM-kill events: 2\n"), "{t}");
+        assert!(
+            j.contains(",\"oom_kills\":2,\"in_container\":false,\"container_oom_kills\":null,"),
+            "{j}"
+        );
+    }
+
+    #[test]
+    fn the_containers_own_oom_count_is_the_one_counted_and_reaches_it_through_the_csv() {
+        // No memory limit (a CPU-limited container): cg_oom_kills alone
+        // says the rows were sampled in one.
+        let mut rows = busy_host_rows();
+        rows[0].ext.cg_oom_kills = Some(0);
+        rows[1].ext.cg_oom_kills = Some(1);
+        let (t, j) = summarize_rows(&rows);
+        assert!(t.contains("\nkernel OOM-kill events: 1  (this container's: its memory cgroup's oom_kill; the host's: 2)\n"), "{t}");
+        assert!(t.contains("PEAK CPU: 93%  (both the host's"), "{t}");
+        assert!(
+            j.contains(",\"oom_kills\":2,\"in_container\":true,\"container_oom_kills\":1,"),
+            "{j}"
+        );
+        // What scripts grep reads the container's number.
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("kernel OOM-kill events: "))
+            .unwrap();
+        assert_eq!(line.split_whitespace().nth(3), Some("1"));
     }
 
     #[test]

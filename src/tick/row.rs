@@ -188,9 +188,25 @@ pub struct Ext {
     /// `None` without a disk rate). Its `disk_util_pct` is then empty when
     /// `io_ticks` did not rise.
     pub disk_stalled: Option<u64>,
+    /// In a container ([`crate::kernel::container`]): OOM kills in the
+    /// container's memory cgroup since the first sample (`oom_kill` of v2
+    /// `memory.events` or v1 `memory.oom_control` at the level of the
+    /// tightest memory limit, else headroom's own cgroup; on v1 plus the
+    /// build cgroup's, which v1 does not pass up). `None` outside a
+    /// container or when unreadable.
+    pub cg_oom_kills: Option<u64>,
 }
 
 impl Ext {
+    /// Whether the row was sampled in a container
+    /// ([`crate::kernel::container`]), as far as the CSV tells: the sampler
+    /// writes `cg_oom_kills` only there, and a memory limit that binds
+    /// (`cg_mem_limit_mb`) is one. The summary labels host-wide figures
+    /// by this.
+    pub fn in_container(&self) -> bool {
+        self.cg_oom_kills.is_some() || self.cg_mem_limit_mb.is_some()
+    }
+
     /// What the cgroup that gives `cg_mem_avail_mb` uses of its limit,
     /// MiB: `cg_mem_limit_mb − cg_mem_avail_mb` (usage less its inactive
     /// file cache); `None` unless both columns are there.

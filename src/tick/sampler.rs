@@ -25,7 +25,8 @@ use crate::followed::compilers::{
 };
 use crate::followed::logtail;
 use crate::followed::text::{STAGE_CAP, sanitize_into};
-use crate::kernel::cgroup::{self, MemCgroup};
+use crate::kernel::cgroup::{self, MemCgroup, Version};
+use crate::kernel::container;
 use crate::kernel::fsstat::FsStat;
 use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::root::{ReadError, Root};
@@ -213,6 +214,13 @@ pub struct Sampler<'a> {
     proc_dir: Option<OwnedFd>,
     sys_block: Option<OwnedFd>,
     mem_cg: Option<MemCgroup>,
+    /// Whether and why headroom runs in a container, judged once at
+    /// start-up ([`container::judge`]); `None` outside one.
+    pub container: Option<container::Why>,
+    /// The level of the memory cgroup path whose `oom_kill` is the
+    /// container's (`cg_oom_kills`), chosen at the first tick, and its
+    /// count then.
+    cg_oom: Option<(usize, Option<u64>)>,
     disk: Option<OwnedFd>,
     tmp: Option<OwnedFd>,
     log_dir: Option<OwnedFd>,
@@ -286,7 +294,10 @@ impl<'a> Sampler<'a> {
     pub fn new(root: &'a Root, opts: Options<'a>, bufs: &mut Buffers) -> Sampler<'a> {
         bufs.commit();
         let live = root.is_live();
-        let mem_cg = cgroup::open_memory(root, &mut bufs.scratch).ok().flatten();
+        let mem_cg = cgroup::open_memory(root, &mut bufs.scratch);
+        let confined = container::confinement(root, &mem_cg, &mut bufs.scratch);
+        let container = container::judge(confined, root);
+        let mem_cg = mem_cg.ok().flatten();
         let tmp_is_tmpfs = root
             .read(crate::kernel::mountinfo::PATH, &mut bufs.scratch)
             .ok()
@@ -303,6 +314,8 @@ impl<'a> Sampler<'a> {
             proc_dir: root.open_dir("proc").ok(),
             sys_block: root.open_dir(zram::SYS_BLOCK).ok(),
             mem_cg,
+            container,
+            cg_oom: None,
             disk: open_host_path(opts.disk_path),
             tmp: open_host_path(opts.tmp_path),
             log_dir,
@@ -364,7 +377,7 @@ impl<'a> Sampler<'a> {
         let host_oom = self.read_vmstat(&mut row, bufs, w);
         self.read_pressure(&mut row, bufs, w);
         self.read_zram(&mut row, bufs, w);
-        self.read_cgroup(&mut row, bufs, mem_total_kib);
+        let limit_depth = self.read_cgroup(&mut row, bufs, mem_total_kib);
         self.stat_filesystems(&mut row, w);
         for said in self.slow.read(&mut row, self.root, epoch, bufs) {
             match said.note {
@@ -376,6 +389,7 @@ impl<'a> Sampler<'a> {
         self.scan_compilers(&mut row, bufs, w, host_oom);
         self.prev_oom = host_oom.or(self.prev_oom);
         self.build_figures(&mut row, bufs);
+        self.container_oom(&mut row, bufs, limit_depth);
         self.log(&mut row, bufs, w);
         self.label_if_no_stage(&mut row);
         // A tree's second capture, if it has one, is the next tick's.
@@ -535,14 +549,54 @@ impl<'a> Sampler<'a> {
     }
 
     /// The available memory of the tightest cgroup memory limit on our
-    /// path: limit − (usage − inactive file cache), MiB.
-    fn read_cgroup(&mut self, row: &mut Row, bufs: &mut Buffers, mem_total_kib: Option<u64>) {
+    /// path: limit − (usage − inactive file cache), MiB; returns the
+    /// level of that limit (0 = the leaf), `None` when none binds.
+    fn read_cgroup(
+        &mut self,
+        row: &mut Row,
+        bufs: &mut Buffers,
+        mem_total_kib: Option<u64>,
+    ) -> Option<usize> {
         if let (Some(cg), Some(total)) = (&self.mem_cg, mem_total_kib)
             && let Some(a) = cg.available_kept(&mut self.kept.cgroup, total, &mut bufs.file)
         {
             row.ext.cg_mem_avail_mb = Some(a.available_bytes >> 20);
             row.ext.cg_mem_limit_mb = Some(a.limit_bytes >> 20);
+            return Some(usize::from(a.depth));
         }
+        None
+    }
+
+    /// In a container, its OOM kills since the first sample
+    /// (`cg_oom_kills`). Which cgroup is the container's is chosen at the
+    /// first tick: v2 counts a cgroup's descendants, so the level of the
+    /// tightest memory limit (else headroom's own cgroup, its parent when
+    /// `run` moved headroom into a `.self` leaf of its own); v1 counts only
+    /// the processes of the very cgroup, so headroom's own, plus the
+    /// build cgroup's kills (a child of it).
+    fn container_oom(&mut self, row: &mut Row, bufs: &mut Buffers, limit_depth: Option<usize>) {
+        let (Some(_), Some(cg)) = (self.container, &self.mem_cg) else {
+            return;
+        };
+        let own_cg = matches!(self.build, Build::Cgroup(_));
+        let buf = &mut bufs.file[..cgroup::TICK_BUF_LEN];
+        let (depth, base) = *self.cg_oom.get_or_insert_with(|| {
+            let depth = match cg.version {
+                Version::V1 => 0,
+                Version::V2 => limit_depth.unwrap_or(0).max(usize::from(own_cg)),
+            };
+            (depth, cg.oom_kills_at(depth, buf))
+        });
+        let Some(now) = cg.oom_kills_at(depth, buf) else {
+            return;
+        };
+        let base = base.unwrap_or(now);
+        self.cg_oom = Some((depth, Some(base)));
+        let build = match (cg.version, own_cg) {
+            (Version::V1, true) => row.build_oom_kills.unwrap_or(0),
+            _ => 0,
+        };
+        row.ext.cg_oom_kills = Some(now.saturating_sub(base).saturating_add(build));
     }
 
     /// statvfs of the build disk and /tmp.
@@ -830,6 +884,71 @@ mod tests {
             std::format!("pgfault 1\noom_kill {n}\n"),
         )
         .unwrap();
+    }
+
+    /// A v2 tree: headroom in `/c/leaf`, the memory limit at `/c` (the
+    /// container's level); `events` writes each level's `oom_kill`.
+    fn v2_container(tag: &str) -> (PathBuf, impl Fn(u64, u64)) {
+        let d = tmp(tag);
+        fs::create_dir_all(d.join("proc/self")).unwrap();
+        fs::write(d.join("proc/self/cgroup"), "0::/c/leaf\n").unwrap();
+        fs::write(
+            d.join("proc/self/mountinfo"),
+            "30 20 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+        )
+        .unwrap();
+        fs::write(
+            d.join("proc/meminfo"),
+            "MemTotal: 8388608 kB\nMemAvailable: 4194304 kB\n",
+        )
+        .unwrap();
+        let c = d.join("sys/fs/cgroup/c");
+        fs::create_dir_all(c.join("leaf")).unwrap();
+        fs::write(c.join("memory.max"), "1073741824\n").unwrap();
+        fs::write(c.join("memory.current"), "104857600\n").unwrap();
+        fs::write(c.join("leaf/memory.max"), "max\n").unwrap();
+        fs::write(c.join("leaf/memory.current"), "1048576\n").unwrap();
+        let events = move |container: u64, leaf: u64| {
+            let line = |n| std::format!("low 0\nhigh 0\nmax 3\noom 1\noom_kill {n}\n");
+            fs::write(c.join("memory.events"), line(container)).unwrap();
+            fs::write(c.join("leaf/memory.events"), line(leaf)).unwrap();
+        };
+        events(5, 1);
+        (d, events)
+    }
+
+    /// `cg_oom_kills` counts from the first row at the container's level:
+    /// on v2 the level of the memory limit (its count takes in the
+    /// descendants), not headroom's own leaf; outside a container, none.
+    #[test]
+    fn container_oom_kills_count_at_the_limits_level_since_the_first_row() {
+        let (d, events) = v2_container("cg-oom");
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.container, Some(container::Why::MemoryLimit));
+        let r = s.tick(1, &mut bufs, &mut Quiet);
+        assert_eq!(
+            (r.ext.cg_mem_limit_mb, r.ext.cg_oom_kills),
+            (Some(1024), Some(0))
+        );
+        // Two kills in a sibling of headroom's leaf, one more in the leaf.
+        events(8, 2);
+        assert_eq!(s.tick(2, &mut bufs, &mut Quiet).ext.cg_oom_kills, Some(3));
+        // No limit and no marker: not a container, no column.
+        fs::write(d.join("sys/fs/cgroup/c/memory.max"), "max\n").unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.container, None);
+        assert_eq!(s.tick(3, &mut bufs, &mut Quiet).ext.cg_oom_kills, None);
+        // A marker makes it one: headroom's own leaf is then counted.
+        fs::write(d.join(".dockerenv"), "").unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        assert_eq!(s.container, Some(container::Why::Marker(".dockerenv")));
+        assert_eq!(s.tick(4, &mut bufs, &mut Quiet).ext.cg_oom_kills, Some(0));
+        events(9, 4);
+        assert_eq!(s.tick(5, &mut bufs, &mut Quiet).ext.cg_oom_kills, Some(2));
+        let _ = fs::remove_dir_all(&d);
     }
 
     /// The estimate for a build without a cgroup: its compilers that

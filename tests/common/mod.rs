@@ -326,6 +326,20 @@ pub fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
         .expect("the cgroup has an oom_kill counter (kernel 4.13+)")
 }
 
+/// The host's OOM kills from a summary's `kernel OOM-kill events:` line:
+/// its number, or in a container (where the number is the container's
+/// own) the host's given beside it (`the host's: N)`).
+pub fn host_oom_kills(summary: &str) -> Option<u64> {
+    let rest = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("kernel OOM-kill events: "))?;
+    let host = match rest.split_once("the host's: ") {
+        Some((_, h)) => h.trim_end_matches(')'),
+        None => rest,
+    };
+    host.split_whitespace().next()?.parse().ok()
+}
+
 /// The OOM kills a cgroup's own counter shows of `below` kills made in a
 /// child cgroup (headroom's build cgroup): none on v1, whose
 /// `memory.oom_control` counts only the cgroup itself; all on v2, whose

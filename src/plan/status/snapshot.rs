@@ -20,6 +20,7 @@ use rustix::fd::{AsFd, BorrowedFd};
 use super::slow_now;
 use crate::kernel::blockdev;
 use crate::kernel::cgroup::{self, CgroupError, Version};
+use crate::kernel::container;
 use crate::kernel::fsstat::FsStat;
 use crate::kernel::meminfo;
 use crate::kernel::mountinfo;
@@ -96,7 +97,13 @@ pub struct MemCgroupFacts {
     pub usage_bytes: Option<u64>,
     /// OOM kills in the cgroup ([`cgroup::MemCgroup::oom_kills`]).
     pub oom_kills: Option<u64>,
+    /// The `some` averages of its own `memory.pressure` (v2 only, since
+    /// Linux 4.20); `None` on v1, or when absent, empty or malformed.
+    pub pressure: Option<PsiAvgs>,
 }
+
+/// v2 `memory.pressure` of the cgroup itself (its leaf).
+pub const CGROUP_PRESSURE: &str = "memory.pressure";
 
 /// `/proc/swaps` as read, and the verdict on each zram row.
 pub struct Swaps {
@@ -207,6 +214,9 @@ pub struct Snapshot<'a> {
     pub vmstat: Result<VmStat, VmMiss>,
     /// The build disk's device and I/O, swap traffic, heat and clock.
     pub slow: slow_now::Facts,
+    /// Whether and why headroom runs in a container
+    /// ([`container::judge`]); `None` outside one.
+    pub container: Option<container::Why>,
 }
 
 impl<'a> Snapshot<'a> {
@@ -238,7 +248,13 @@ impl<'a> Snapshot<'a> {
         let mut dir = [MaybeUninit::<u8>::uninit(); DIR_SCRATCH_LEN];
         let vm = vmstat.as_ref().ok();
         let slow = slow_now::Facts::read(root, tables.build_disk, vm, page_kib, &mut dir, buf);
+        let confined = container::Confinement {
+            memory_limit: tables.mem.as_ref().is_ok_and(|m| m.cgroup.is_some()),
+            cpu_limit: container::cpu_bound(cores.quota_millicpus, cores.cpuset, cores.online),
+            limits_unknown: tables.memcg.is_err() || tables.cpu.is_err(),
+        };
         Snapshot {
+            container: container::judge(confined, root),
             mem: tables.mem,
             mem_limit_path: tables.mem_limit_path,
             memcg: tables.memcg,
@@ -260,6 +276,44 @@ impl<'a> Snapshot<'a> {
             vmstat,
             slow,
             opts,
+        }
+    }
+}
+
+/// Whose memory pressure the screen and JSON show ([`Snapshot::psi_shown`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsiScope {
+    /// The host's `/proc/pressure/memory`, outside a container.
+    Host,
+    /// The host's, in a container, and why not the container's own.
+    HostInContainer(&'static str),
+    /// The container's: its cgroup's own [`CGROUP_PRESSURE`] (v2).
+    Cgroup,
+}
+
+impl Snapshot<'_> {
+    /// The PSI figures to show and whose they are: in a container, its
+    /// cgroup's own `memory.pressure` when readable (v2), else the host's
+    /// `/proc/pressure/memory`, said to be the host's and why.
+    pub fn psi_shown(&self) -> (Result<PsiAvgs, PsiMiss>, PsiScope) {
+        if self.container.is_none() {
+            return (self.psi, PsiScope::Host);
+        }
+        match &self.memcg {
+            Ok(Some(MemCgroupFacts {
+                pressure: Some(p), ..
+            })) => (Ok(*p), PsiScope::Cgroup),
+            Ok(Some(MemCgroupFacts {
+                version: Version::V1,
+                ..
+            })) => (
+                self.psi,
+                PsiScope::HostInContainer("cgroup v1 has no memory.pressure"),
+            ),
+            _ => (
+                self.psi,
+                PsiScope::HostInContainer("no readable memory.pressure in its cgroup"),
+            ),
         }
     }
 }
@@ -313,6 +367,10 @@ impl<'a> Tables<'a> {
                     c.usage_bytes(scratch)
                 },
                 oom_kills: c.oom_kills(scratch),
+                pressure: match c.version {
+                    Version::V2 => cgroup_psi(c.leaf(), scratch),
+                    Version::V1 => None,
+                },
             })
         });
         let fs = |path: &'a str| {
@@ -454,6 +512,17 @@ fn fs_stats(
         ),
         Err(_) => (None, None, false),
     }
+}
+
+/// The `some` averages of a v2 cgroup's [`CGROUP_PRESSURE`] in `dir`.
+fn cgroup_psi(dir: BorrowedFd<'_>, buf: &mut [u8]) -> Option<PsiAvgs> {
+    let b = crate::kernel::root::read_at(dir, CGROUP_PRESSURE, buf).ok()?;
+    let p = psi::parse(b).ok()?;
+    Some(PsiAvgs {
+        avg10_centi: p.some.avg10_centi,
+        avg60_centi: p.some.avg60_centi,
+        avg300_centi: p.some.avg300_centi,
+    })
 }
 
 /// `/proc/pressure/memory`'s `some` averages.

@@ -17,10 +17,12 @@ use ufmt::{uWrite, uwrite};
 
 use super::screen_text::{Extra, display_chars, limited_by};
 use super::snapshot::{
-    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
+    FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, PsiScope, Snapshot, Swaps, VmMiss, ZramDevices,
+    ZramSwap,
 };
 use crate::followed::figures::write_centi;
 use crate::kernel::cgroup::{CgroupError, Version};
+use crate::kernel::container::Why;
 use crate::kernel::root::ReadError;
 use crate::kernel::swaps;
 use crate::kernel::vmstat::VmStat;
@@ -29,7 +31,7 @@ use crate::report::json_write::{chars, opt, string};
 use crate::tick::footprint::{NotLocked, Outlook};
 
 /// The top-level keys of [`render_json`], in order.
-pub const KEYS: [&str; 30] = [
+pub const KEYS: [&str; 31] = [
     "mem_total_mib",
     "mem_available_mib",
     "mem_used_pct",
@@ -52,6 +54,7 @@ pub const KEYS: [&str; 30] = [
     "cores_cpuset",
     "cores_usable",
     "cores_limited_by",
+    "container",
     "psi_memory_some",
     "oom_kills",
     "disk_io",
@@ -82,7 +85,8 @@ pub fn render_json<W: uWrite>(
     cgroup_memory(w, &s.mem, &s.memcg, &s.mem_limit_path)?;
     cgroup_cpu(w, &s.cores, &s.cpu_cgroup)?;
     cores_keys(w, &s.cores, s.opts.live)?;
-    psi_memory(w, &s.psi)?;
+    container(w, s.container)?;
+    psi_memory(w, s.psi_shown())?;
     oom_kills(w, &s.vmstat, &s.memcg)?;
     super::slow_now::json_keys(w, &s.slow)?;
     w.write_str(",\"memlock\":")?;
@@ -318,12 +322,31 @@ fn cores_keys<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
 }
 
 /// `,"psi_memory_some":{"avg10_pct":…,…}`, or `null` without PSI.
-fn psi_memory<W: uWrite>(w: &mut W, p: &Result<PsiAvgs, PsiMiss>) -> Result<(), W::Error> {
+/// `,"container":{"why":…}` in a container ([`crate::kernel::container`]),
+/// `null` outside one.
+fn container<W: uWrite>(w: &mut W, why: Option<Why>) -> Result<(), W::Error> {
+    match why {
+        Some(why) => uwrite!(w, ",\"container\":{{\"why\":\"{}\"}}", why.describe()),
+        None => w.write_str(",\"container\":null"),
+    }
+}
+
+/// `,"psi_memory_some":{"scope":…,"avg10_pct":…}`: `scope` is `host`
+/// (`/proc/pressure/memory`) or `cgroup` (the container's own
+/// `memory.pressure`).
+fn psi_memory<W: uWrite>(
+    w: &mut W,
+    (p, scope): (Result<PsiAvgs, PsiMiss>, PsiScope),
+) -> Result<(), W::Error> {
     w.write_str(",\"psi_memory_some\":")?;
     let Ok(p) = p else {
         return w.write_str("null");
     };
-    w.write_str("{\"avg10_pct\":")?;
+    let scope = match scope {
+        PsiScope::Cgroup => "cgroup",
+        PsiScope::Host | PsiScope::HostInContainer(_) => "host",
+    };
+    uwrite!(w, "{{\"scope\":\"{}\",\"avg10_pct\":", scope)?;
     write_centi(w, p.avg10_centi)?;
     w.write_str(",\"avg60_pct\":")?;
     write_centi(w, p.avg60_centi)?;

@@ -116,6 +116,11 @@ impl Summary {
             Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
             None => uwrite!(w, ",\"oom_kills\":null")?,
         }
+        // peak_load, peak_cpu_pct and oom_kills are the host's; in a
+        // container, its own OOM count beside them.
+        uwrite!(w, ",\"in_container\":{}", self.in_container())?;
+        uwrite!(w, ",\"container_oom_kills\":")?;
+        json_write::opt(w, self.container_oom_kills())?;
         Ok(())
     }
 

@@ -601,6 +601,7 @@ table! {
         "headroom_disk_stalled",
         "1 when the build disk had requests in flight (diskstats field 9) at both ends of the interval since the previous sample and completed none (a hung card or USB bridge), else 0.",
     ), |r| int(r.ext.disk_stalled?)));
+    CG_OOM_KILLS = col("cg_oom_kills", Unit::Count, Set::Ext, W_U64, ext_opt!(cg_oom_kills), None);
 
     // run --jobserver's, read in this order: running and allowed both
     // there or no jobs at all; jobs_paused (since 0.x) 0 when absent.
@@ -1056,6 +1057,7 @@ mod tests {
             throttled: Some(0xff),
             cg_mem_limit_mb: m,
             disk_stalled: m,
+            cg_oom_kills: m,
         };
         r.jobs = Some((u32::MAX, u32::MAX, u32::MAX));
         let mut out = Vec::new();

@@ -95,13 +95,32 @@ pub enum Version {
     V2,
 }
 
-/// Why resolution failed although the process does have the controller.
+/// What resolving one controller's cgroup found ([`open_memory`],
+/// [`open_cpu`]), in three states that callers must keep apart:
 ///
-/// Only for an inconsistent or unreadable cgroup tree; a controller that is
-/// simply absent (not compiled, disabled by `cgroup_disable=memory`, not
-/// mounted) is `Ok(None)` from [`open_memory`] / [`open_cpu`].
+/// - `Ok(Some(_))`: the cgroup, opened; its limits can be read.
+/// - `Ok(None)`: **no limit**: the process has no such controller (no
+///   `/proc/self/cgroup`, no line for it, the controller disabled:
+///   `enabled` 0 in `/proc/cgroups`, or a v2 tree that does not enable it).
+/// - `Err(why)`: **unknown**: `/proc/self/cgroup` names a cgroup for the
+///   controller, but its files cannot be read ([`CgroupError`]: no cgroup
+///   filesystem mounted, as in a container without /sys; the directory
+///   missing; a read error). A limit may exist that nothing here can see:
+///   callers say so, never plan as if there were none.
+pub type Resolution<T> = Result<Option<T>, CgroupError>;
+
+/// Why a controller's limit is unknown although `/proc/self/cgroup` names
+/// a cgroup for it; the `Err` of a [`Resolution`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CgroupError {
+    /// No cgroup filesystem of the controller's hierarchy is mounted in
+    /// this mount namespace (`/proc/self/mountinfo` lists none): a
+    /// container without /sys, or without /sys/fs/cgroup.
+    NotMounted,
+    /// The cgroup lies outside every mounted tree of its hierarchy: a
+    /// `/../` path (the process is outside its cgroup namespace's root) or
+    /// no mount's root is an ancestor of it.
+    Outside,
     /// A file or directory could not be read: its path (relative to the
     /// root, or a control file name, or `"cgroup directory"`) and the error.
     Read(&'static str, ReadError),
@@ -110,6 +129,21 @@ pub enum CgroupError {
     /// The cgroup path is longer than `PATH_MAX` or deeper than
     /// [`MAX_DEPTH`] levels below its mount point.
     TooDeep,
+}
+
+impl CgroupError {
+    /// The words of [`CgroupError::NotMounted`] and
+    /// [`CgroupError::Outside`] (which carry no path or errno), the same on
+    /// the status screen, in its JSON and in warnings; empty for the others.
+    pub fn words(self) -> &'static str {
+        match self {
+            CgroupError::NotMounted => {
+                "proc/self/cgroup names one, but no cgroup filesystem is mounted"
+            }
+            CgroupError::Outside => "its cgroup is outside the mounted cgroup tree",
+            _ => "",
+        }
+    }
 }
 
 /// One line for a warning: `proc/self/cgroup: cannot open: symlink loop
@@ -122,6 +156,7 @@ impl core::fmt::Display for CgroupError {
                 write!(f, "{path}: unexpected format (line {})", e.line)
             }
             CgroupError::TooDeep => f.write_str("the cgroup path is too long or too deep"),
+            CgroupError::NotMounted | CgroupError::Outside => f.write_str(self.words()),
         }
     }
 }
@@ -517,15 +552,18 @@ pub struct Level {
 /// also be enabled: `memory.max` or `memory.current` exists on the path, or
 /// `cgroup.controllers` lists `memory`.
 ///
-/// Returns `Ok(None)` when there is no usable memory controller: no
-/// `/proc/self/cgroup`, no line for it, no matching mount, the cgroup lies
-/// outside the visible tree (`/../…` path), or v2 without `memory` (Raspberry
-/// Pi OS boots with `cgroup_disable=memory`).
+/// Returns `Ok(None)` when there is no memory controller: no
+/// `/proc/self/cgroup`, no line for it, the controller disabled in
+/// `/proc/cgroups` (Raspberry Pi OS boots with `cgroup_disable=memory`),
+/// or v2 without `memory` enabled on the path. See [`Resolution`].
 ///
 /// # Errors
-/// [`CgroupError`] when the files cannot be read or parsed, a directory
-/// named by them is missing, or the path is too deep.
-pub fn open_memory(root: &Root, buf: &mut [u8]) -> Result<Option<MemCgroup>, CgroupError> {
+/// [`CgroupError`] (the limit is unknown) when `/proc/self/cgroup` names a
+/// cgroup whose files cannot be reached: no mount of its hierarchy
+/// ([`CgroupError::NotMounted`]), the cgroup outside the mounted tree
+/// ([`CgroupError::Outside`]), the files cannot be read or parsed, a
+/// directory named by them is missing, or the path is too deep.
+pub fn open_memory(root: &Root, buf: &mut [u8]) -> Resolution<MemCgroup> {
     let Some((version, dirs)) = open_controller(root, buf, b"memory")? else {
         return Ok(None);
     };
@@ -544,7 +582,7 @@ pub fn open_memory_in(
     cgroup_text: Result<&[u8], ReadError>,
     mountinfo_text: Result<&[u8], ReadError>,
     buf: &mut [u8],
-) -> Result<Option<MemCgroup>, CgroupError> {
+) -> Resolution<MemCgroup> {
     let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"memory")?
     else {
         return Ok(None);
@@ -553,11 +591,7 @@ pub fn open_memory_in(
 }
 
 /// The memory cgroup on `dirs`, when its controller is usable there.
-fn memory_enabled(
-    version: Version,
-    dirs: Dirs,
-    buf: &mut [u8],
-) -> Result<Option<MemCgroup>, CgroupError> {
+fn memory_enabled(version: Version, dirs: Dirs, buf: &mut [u8]) -> Resolution<MemCgroup> {
     if version == Version::V2
         && !v2_enabled(&dirs, buf, b"memory", &["memory.max", "memory.current"])
     {
@@ -622,6 +656,39 @@ fn open_controller_in(
     open_dirs(root, version, path, mountinfo_text, controller)
 }
 
+/// Path of the kernel's controller table: `subsys_name hierarchy
+/// num_cgroups enabled` lines (cgroups(7)).
+pub const PATH_CGROUPS: &str = "proc/cgroups";
+
+/// True when `/proc/cgroups` shows that `controller` is off: its line says
+/// `enabled` 0 (`cgroup_disable=memory`), or the table has no line for it
+/// (not built into the kernel). False when the table is unreadable, or
+/// the controller is enabled: then a limit may exist that is not mounted
+/// here. Reads into a stack buffer: the table is 13–16 lines of ~20 bytes.
+fn disabled(root: &Root, controller: &[u8]) -> bool {
+    let mut buf = [0u8; 1024];
+    match root.read(PATH_CGROUPS, &mut buf) {
+        Ok(b) => controller_enabled(b, controller) != Some(true),
+        Err(_) => false,
+    }
+}
+
+/// Whether `/proc/cgroups` (its text `b`) has `controller` enabled: the
+/// fourth field of its line is non-zero; `None` without a line for it.
+/// The `#subsys_name` heading and malformed lines are skipped.
+///
+/// Source: cgroups(7), "/proc/cgroups".
+pub fn controller_enabled(b: &[u8], controller: &[u8]) -> Option<bool> {
+    lines(b).find_map(|line| {
+        let mut f = fields(line);
+        if f.next()? != controller {
+            return None;
+        }
+        let enabled = parse_u64(f.nth(2)?)?;
+        Some(enabled != 0)
+    })
+}
+
 /// Step 1: the hierarchy and path of `controller` in `/proc/self/cgroup`;
 /// `None` without the file or a line for it.
 fn controller_path<'t>(
@@ -638,6 +705,9 @@ fn controller_path<'t>(
 /// Step 2: the mount of `version`'s hierarchy (carrying `controller` on
 /// v1) that exposes `path` deepest, in the mount table `mountinfo_text`,
 /// and the directories from `path`'s leaf up to that mount point, opened.
+/// No such mount is [`CgroupError::NotMounted`] (none of the hierarchy)
+/// or [`CgroupError::Outside`] (none shows `path`), unless
+/// `/proc/cgroups` says the controller is off: then `Ok(None)`.
 fn open_dirs(
     root: &Root,
     version: Version,
@@ -649,6 +719,8 @@ fn open_dirs(
     let (mount_point, rest) = {
         let text = mountinfo_text.map_err(|e| CgroupError::Read(mountinfo::PATH, e))?;
         let mut best: Option<(mountinfo::Mount<'_>, &[u8])> = None;
+        // A mount of the hierarchy was seen, whether or not it shows `path`.
+        let mut seen = false;
         for m in mountinfo::entries(text) {
             let m = m.map_err(|e| CgroupError::Parse(mountinfo::PATH, e))?;
             let is_it = match version {
@@ -663,6 +735,7 @@ fn open_dirs(
             if !is_it {
                 continue;
             }
+            seen = true;
             let mut root_store = [0u8; PATH_MAX];
             let Some(mroot) = mountinfo::unescape(m.root, &mut root_store) else {
                 continue;
@@ -677,14 +750,18 @@ fn open_dirs(
             }
         }
         let Some((m, rest)) = best else {
-            return Ok(None);
+            return match (seen, disabled(root, controller)) {
+                (_, true) => Ok(None),
+                (false, false) => Err(CgroupError::NotMounted),
+                (true, false) => Err(CgroupError::Outside),
+            };
         };
         let mp = mountinfo::unescape(m.mount_point, &mut mp_store).ok_or(CgroupError::TooDeep)?;
         (mp, rest)
     };
 
     if components(rest).any(|c| c == b"..") {
-        return Ok(None);
+        return Err(CgroupError::Outside);
     }
     let mut dirs = Dirs::new();
     let mut cur = open_components(root.fd(), mount_point)?;
@@ -1084,7 +1161,7 @@ pub struct CpuCgroup {
 ///
 /// # Errors
 /// As [`open_memory`].
-pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Result<Option<CpuCgroup>, CgroupError> {
+pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Resolution<CpuCgroup> {
     let Some((version, dirs)) = open_controller(root, buf, b"cpu")? else {
         return Ok(None);
     };
@@ -1100,7 +1177,7 @@ pub fn open_cpu_in(
     cgroup_text: Result<&[u8], ReadError>,
     mountinfo_text: Result<&[u8], ReadError>,
     buf: &mut [u8],
-) -> Result<Option<CpuCgroup>, CgroupError> {
+) -> Resolution<CpuCgroup> {
     let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"cpu")?
     else {
         return Ok(None);
@@ -1109,11 +1186,7 @@ pub fn open_cpu_in(
 }
 
 /// The CPU cgroup on `dirs`, when its controller is usable there.
-fn cpu_enabled(
-    version: Version,
-    dirs: Dirs,
-    buf: &mut [u8],
-) -> Result<Option<CpuCgroup>, CgroupError> {
+fn cpu_enabled(version: Version, dirs: Dirs, buf: &mut [u8]) -> Resolution<CpuCgroup> {
     if version == Version::V2 && !v2_enabled(&dirs, buf, b"cpu", &["cpu.max"]) {
         return Ok(None);
     }
@@ -1702,7 +1775,8 @@ mod tests {
 
     #[test]
     fn missing_mount_outside_path_and_inconsistent_tree() {
-        // No cgroup mount at all: Ok(None).
+        // No cgroup mount at all while /proc/self/cgroup names one: the
+        // limit is unknown, not absent.
         let dir = tree(
             "nomount",
             &[
@@ -1712,10 +1786,13 @@ mod tests {
         );
         let root = Root::open(dir.to_str().unwrap()).unwrap();
         let mut buf = bigbuf();
-        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
         std::fs::remove_dir_all(&dir).unwrap();
 
-        // Cgroup outside the namespace's view: Ok(None), nothing escaped.
+        // Cgroup outside the namespace's view: unknown, nothing escaped.
         let dir = tree(
             "outside",
             &[
@@ -1728,10 +1805,13 @@ mod tests {
             ],
         );
         let root = Root::open(dir.to_str().unwrap()).unwrap();
-        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::Outside
+        );
         std::fs::remove_dir_all(&dir).unwrap();
 
-        // Mount's root is not an ancestor of the path: Ok(None).
+        // Mount's root is not an ancestor of the path: unknown.
         let dir = tree(
             "otherroot",
             &[
@@ -1744,7 +1824,10 @@ mod tests {
             ],
         );
         let root = Root::open(dir.to_str().unwrap()).unwrap();
-        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::Outside
+        );
         std::fs::remove_dir_all(&dir).unwrap();
 
         // The directory the files name does not exist: an error.
@@ -2092,5 +2175,134 @@ mod tests {
         }
         assert_eq!(mem.swap_allowance_bytes(4, 1, &mut buf), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    // ---- named but not mounted: unknown, not "no limit" ----
+
+    /// A container without /sys: /proc/self/cgroup names the cgroups,
+    /// mountinfo has no cgroup filesystem, /proc/cgroups has them enabled.
+    fn no_sys(name: &str, self_cgroup: &str) -> std::path::PathBuf {
+        tree(
+            name,
+            &[
+                ("proc/self/cgroup", self_cgroup),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - overlay overlay rw\n2 1 0:31 / /proc rw - proc proc rw\n",
+                ),
+                (
+                    "proc/cgroups",
+                    "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t1\t1\nmemory\t4\t73\t1\n",
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn v1_lines_without_a_cgroup_mount_are_unknown() {
+        let dir = no_sys("nosys-v1", "4:memory:/\n1:cpu:/\n0::/\n");
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn v2_line_without_a_cgroup2_mount_is_unknown() {
+        let dir = no_sys("nosys-v2", "0::/\n");
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        // The reason is one line that says what is missing.
+        use std::string::ToString;
+        assert_eq!(
+            CgroupError::NotMounted.to_string(),
+            "proc/self/cgroup names one, but no cgroup filesystem is mounted"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_v1_mount_of_another_controller_does_not_hide_the_unknown() {
+        // Only cpu is mounted: memory stays unknown, cpu is read.
+        let dir = tree(
+            "only-cpu",
+            &[
+                ("proc/self/cgroup", "4:memory:/\n1:cpu:/\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - overlay overlay rw\n2 1 0:40 / /cg rw - cgroup cgroup rw,cpu\n",
+                ),
+                ("cg/cpu.cfs_quota_us", "100000\n"),
+                ("cg/cpu.cfs_period_us", "100000\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.quota_millicpus(&mut buf), Some(1000));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_disabled_controller_is_no_limit_even_unmounted() {
+        // 08-rpi-memory-cgroup-disabled's /proc/cgroups (memory enabled 0),
+        // with the cgroup2 mount gone: still no memory controller, and cpu
+        // (enabled there) unknown.
+        let table = std::string::String::from_utf8(
+            fixture!("08-rpi-memory-cgroup-disabled/proc/cgroups").to_vec(),
+        )
+        .unwrap();
+        assert_eq!(controller_enabled(table.as_bytes(), b"memory"), Some(false));
+        assert_eq!(controller_enabled(table.as_bytes(), b"cpu"), Some(true));
+        let dir = tree(
+            "disabled",
+            &[
+                ("proc/self/cgroup", "0::/user.slice\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - ext4 /dev/sda rw\n",
+                ),
+                ("proc/cgroups", &table),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn controller_enabled_reads_the_fourth_field_of_its_own_line() {
+        let b =
+            b"#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t3\t1\t1\nmemory\t0\t1\t0\n";
+        assert_eq!(controller_enabled(b, b"memory"), Some(false));
+        assert_eq!(controller_enabled(b, b"cpuset"), Some(true));
+        // `cpu` is not `cpuset`; a missing or short line is no answer.
+        assert_eq!(controller_enabled(b, b"cpu"), None);
+        assert_eq!(controller_enabled(b"memory 4 1\n", b"memory"), None);
+        assert_eq!(controller_enabled(b"", b"memory"), None);
     }
 }

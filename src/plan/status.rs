@@ -495,10 +495,12 @@ fn cores_line<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
             w.write_str("  quota ")?;
             write_centi(w, m.div_ceil(10))?;
         }
+        None if c.cgroup_error.is_some() => w.write_str("  quota unknown")?,
         None => w.write_str("  quota none")?,
     }
     match c.cpuset {
         Some(n) => uwrite!(w, "  cpuset {}", n)?,
+        None if c.cgroup_error.is_some() => w.write_str("  cpuset unknown")?,
         None => w.write_str("  cpuset none")?,
     }
     uwrite!(w, "  usable {} ({})\n", c.usable, limited_by(c))
@@ -579,6 +581,7 @@ fn cgroup_error<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
             w.write_str(" does not parse")
         }
         CgroupError::TooDeep => w.write_str("cgroup path too deep"),
+        CgroupError::NotMounted | CgroupError::Outside => w.write_str(e.words()),
     }
 }
 

@@ -138,7 +138,7 @@ impl CgroupError {
     pub fn words(self) -> &'static str {
         match self {
             CgroupError::NotMounted => {
-                "proc/self/cgroup names one, but no cgroup filesystem is mounted"
+                "proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted"
             }
             CgroupError::Outside => "its cgroup is outside the mounted cgroup tree",
             _ => "",
@@ -2231,7 +2231,7 @@ mod tests {
         use std::string::ToString;
         assert_eq!(
             CgroupError::NotMounted.to_string(),
-            "proc/self/cgroup names one, but no cgroup filesystem is mounted"
+            "proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

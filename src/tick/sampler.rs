@@ -213,6 +213,10 @@ pub struct Sampler<'a> {
     proc_dir: Option<OwnedFd>,
     sys_block: Option<OwnedFd>,
     mem_cg: Option<MemCgroup>,
+    /// `/proc/self/cgroup` names a memory cgroup that cannot be read
+    /// ([`cgroup::Resolution`]): its limit is unknown, the `cg_mem_*`
+    /// columns stay empty, and the caller says so once.
+    pub mem_cgroup_unknown: Option<cgroup::CgroupError>,
     disk: Option<OwnedFd>,
     tmp: Option<OwnedFd>,
     log_dir: Option<OwnedFd>,
@@ -286,7 +290,10 @@ impl<'a> Sampler<'a> {
     pub fn new(root: &'a Root, opts: Options<'a>, bufs: &mut Buffers) -> Sampler<'a> {
         bufs.commit();
         let live = root.is_live();
-        let mem_cg = cgroup::open_memory(root, &mut bufs.scratch).ok().flatten();
+        let (mem_cg, mem_cgroup_unknown) = match cgroup::open_memory(root, &mut bufs.scratch) {
+            Ok(cg) => (cg, None),
+            Err(e) => (None, Some(e)),
+        };
         let tmp_is_tmpfs = root
             .read(crate::kernel::mountinfo::PATH, &mut bufs.scratch)
             .ok()
@@ -303,6 +310,7 @@ impl<'a> Sampler<'a> {
             proc_dir: root.open_dir("proc").ok(),
             sys_block: root.open_dir(zram::SYS_BLOCK).ok(),
             mem_cg,
+            mem_cgroup_unknown,
             disk: open_host_path(opts.disk_path),
             tmp: open_host_path(opts.tmp_path),
             log_dir,

@@ -179,8 +179,10 @@ pub struct Summary {
     cg_bound_samples: u64,
     peak_swap: Option<Row>,
     min_disk: Option<Row>,
+    /// The row with the highest load1, among rows that have one.
     peak_load: Option<Row>,
-    peak_cpu: u64,
+    /// The highest `cpu_pct`, among rows that have one ([`Row::cpu_known`]).
+    peak_cpu: Option<u64>,
     near_oom_samples: u64,
     low_disk_samples: u64,
     oom_kills: Option<u64>,
@@ -267,7 +269,7 @@ impl Summary {
             peak_swap: None,
             min_disk: None,
             peak_load: None,
-            peak_cpu: 0,
+            peak_cpu: None,
             near_oom_samples: 0,
             low_disk_samples: 0,
             oom_kills: None,
@@ -495,8 +497,15 @@ impl Summary {
                 self.low_disk_samples += 1;
             }
         }
-        keep(&mut self.peak_load, row, |r| Some(r.load1.centi), true);
-        self.peak_cpu = self.peak_cpu.max(row.cpu_pct);
+        keep(
+            &mut self.peak_load,
+            row,
+            |r| (!r.load1.text.is_empty()).then_some(r.load1.centi),
+            true,
+        );
+        if row.cpu_known {
+            self.peak_cpu = Some(self.peak_cpu.unwrap_or(0).max(row.cpu_pct));
+        }
         if let Some(k) = row.ext.oom_kills {
             let prev = self.oom_kills.unwrap_or(0);
             if k > prev {
@@ -668,17 +677,24 @@ impl Summary {
                 "  unknown: the disk path could not be read on any sample\n"
             )?,
         }
-        if let Some(pl) = &self.peak_load {
-            uwrite!(
+        if self.samples == 0 {
+            return Ok(());
+        }
+        // A figure no sample had is `-`, never 0.
+        match &self.peak_load {
+            Some(pl) => uwrite!(
                 w,
-                "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%\n",
+                "\nPEAK LOAD: {}  at {} (stage={})",
                 pl.load1_str(),
                 pl.iso.as_str(),
-                stage_of(pl),
-                self.peak_cpu
-            )?;
+                stage_of(pl)
+            )?,
+            None => uwrite!(w, "\nPEAK LOAD: -  at - (stage=-)")?,
         }
-        Ok(())
+        match self.peak_cpu {
+            Some(c) => uwrite!(w, "   PEAK CPU: {}%\n", c),
+            None => uwrite!(w, "   PEAK CPU: -\n"),
+        }
     }
 
     /// The near-OOM and low-disk sample counts, the OOM kills, the thresholds line.
@@ -1057,6 +1073,53 @@ kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14
 thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolchain default)
 ";
         assert_eq!(got, want);
+    }
+
+    /// Issue 33: rows whose load, CPU, memory and disk fields are empty
+    /// (their sources unreadable) give `-`/unknown peaks and JSON `null`,
+    /// never 0, and no near-OOM or low-disk sample.
+    #[test]
+    fn empty_core_fields_are_unknown_peaks_not_zero() {
+        let data = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
+100,1970-01-01T00:01:40Z,0,,,,,,,,,0,a,\"x\"
+115,1970-01-01T00:01:55Z,15,,,,,,,,,0,b,\"y\"
+";
+        let got = summarize(data, None, None);
+        assert!(
+            got.contains("\nPEAK LOAD: -  at - (stage=-)   PEAK CPU: -\n"),
+            "{got}"
+        );
+        assert!(got.contains("(near-OOM): 0\n"), "{got}");
+        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
+        assert!(
+            got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown"),
+            "{got}"
+        );
+        let mut sum = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(data, &mut |row| sum.observe(row)).unwrap();
+        r.feed(&[], &mut |row| sum.observe(row)).unwrap();
+        assert_eq!(sum.samples(), 2);
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        for null in [
+            "\"peak_load\":null",
+            "\"peak_cpu_pct\":null",
+            "\"min_mem_avail\":null",
+            "\"min_disk\":null",
+        ] {
+            assert!(j.contains(null), "{null} in {j}");
+        }
+        // One row with a reading: its figures, a first-tick 0 included.
+        let one = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
+100,1970-01-01T00:01:40Z,0,,,,,,,,,0,a,\"x\"
+115,1970-01-01T00:01:55Z,15,0.50,0,,,,,,,0,b,\"y\"
+";
+        let got = summarize(one, None, None);
+        assert!(
+            got.contains("PEAK LOAD: 0.50  at 1970-01-01T00:01:55Z (stage=b)   PEAK CPU: 0%\n"),
+            "{got}"
+        );
     }
 
     #[test]

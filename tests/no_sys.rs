@@ -13,7 +13,9 @@
 //!   `--avail-mb` and `--cores` it needs no warning;
 //! - `advise --peak-mb 600` warns;
 //! - `record --count 2 --interval 1` warns once, and its CSV's `cg_mem_*`
-//!   fields are empty.
+//!   fields are empty;
+//! - `run` warns of the memory limit, `run --jobserver` of the CPU limit
+//!   too (its governor's cap) unless `--max-jobs` is given.
 //!
 //! The same commands in the same cgroups and namespaces with the cgroup
 //! hierarchies mounted read-only on /sys/fs/cgroup (the fix the warning
@@ -199,6 +201,37 @@ fn without_sys_every_command_says_the_container_limits_are_unknown() {
     for name in ["cg_mem_avail_mb", "cg_mem_limit_mb"] {
         assert_eq!(column(&csv, name), ["", ""], "{name} in\n{csv}");
     }
+
+    // run: the memory limit; run --jobserver: the governor's CPU limit
+    // too, with --max-jobs as its option, and none with --max-jobs.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--run-id", "r", "--out-dir", dir];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "true"]);
+        let out = b.headroom(Sys::Gone, &args);
+        assert!(out.status.success(), "{out:?}");
+        let err = text(&out.stderr);
+        let warned: Vec<String> = unknown_lines(&err).iter().map(|l| l.to_string()).collect();
+        assert_eq!(warned.len(), 1, "{extra:?}: {err}");
+        warned[0].clone()
+    };
+    let plain = run(&[]);
+    assert!(
+        plain.contains("the container's memory limit is unknown"),
+        "{plain}"
+    );
+    let governed = run(&["--jobserver"]);
+    assert!(
+        governed.contains("memory and CPU limits are unknown"),
+        "{governed}"
+    );
+    assert!(
+        governed.contains("governor") && governed.ends_with("or pass --max-jobs N"),
+        "{governed}"
+    );
+    let capped = run(&["--jobserver", "--max-jobs", "1"]);
+    assert!(capped.contains("memory limit is unknown"), "{capped}");
+    assert!(!capped.contains("--max-jobs"), "{capped}");
 }
 
 /// The control: the same cgroups and namespaces with the cgroup

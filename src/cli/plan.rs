@@ -425,7 +425,7 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         snap.memcg.as_ref().err().copied(),
         snap.cpu_cgroup.err(),
         &Instead {
-            then: "the figures below are the host's",
+            then: "the figures shown are the host's",
             memory: None,
             cpu: None,
         },

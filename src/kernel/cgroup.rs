@@ -48,6 +48,7 @@ use crate::kernel::mountinfo::{self, PATH_MAX};
 use crate::kernel::parse::{
     ParseError, ParseErrorKind, fields, lines, parse_i64, parse_u64, space_value, trim,
 };
+use crate::kernel::proc_cgroups;
 use crate::kernel::root::{ReadError, Root, read_at};
 
 /// Path of the calling process's cgroup membership, relative to the root.
@@ -558,11 +559,8 @@ pub struct Level {
 /// or v2 without `memory` enabled on the path. See [`Resolution`].
 ///
 /// # Errors
-/// [`CgroupError`] (the limit is unknown) when `/proc/self/cgroup` names a
-/// cgroup whose files cannot be reached: no mount of its hierarchy
-/// ([`CgroupError::NotMounted`]), the cgroup outside the mounted tree
-/// ([`CgroupError::Outside`]), the files cannot be read or parsed, a
-/// directory named by them is missing, or the path is too deep.
+/// [`CgroupError`]: the limit is unknown (a cgroup named that no mount
+/// shows, its files unreadable or malformed, the path too deep).
 pub fn open_memory(root: &Root, buf: &mut [u8]) -> Resolution<MemCgroup> {
     let Some((version, dirs)) = open_controller(root, buf, b"memory")? else {
         return Ok(None);
@@ -656,39 +654,6 @@ fn open_controller_in(
     open_dirs(root, version, path, mountinfo_text, controller)
 }
 
-/// Path of the kernel's controller table: `subsys_name hierarchy
-/// num_cgroups enabled` lines (cgroups(7)).
-pub const PATH_CGROUPS: &str = "proc/cgroups";
-
-/// True when `/proc/cgroups` shows that `controller` is off: its line says
-/// `enabled` 0 (`cgroup_disable=memory`), or the table has no line for it
-/// (not built into the kernel). False when the table is unreadable, or
-/// the controller is enabled: then a limit may exist that is not mounted
-/// here. Reads into a stack buffer: the table is 13–16 lines of ~20 bytes.
-fn disabled(root: &Root, controller: &[u8]) -> bool {
-    let mut buf = [0u8; 1024];
-    match root.read(PATH_CGROUPS, &mut buf) {
-        Ok(b) => controller_enabled(b, controller) != Some(true),
-        Err(_) => false,
-    }
-}
-
-/// Whether `/proc/cgroups` (its text `b`) has `controller` enabled: the
-/// fourth field of its line is non-zero; `None` without a line for it.
-/// The `#subsys_name` heading and malformed lines are skipped.
-///
-/// Source: cgroups(7), "/proc/cgroups".
-pub fn controller_enabled(b: &[u8], controller: &[u8]) -> Option<bool> {
-    lines(b).find_map(|line| {
-        let mut f = fields(line);
-        if f.next()? != controller {
-            return None;
-        }
-        let enabled = parse_u64(f.nth(2)?)?;
-        Some(enabled != 0)
-    })
-}
-
 /// Step 1: the hierarchy and path of `controller` in `/proc/self/cgroup`;
 /// `None` without the file or a line for it.
 fn controller_path<'t>(
@@ -750,7 +715,7 @@ fn open_dirs(
             }
         }
         let Some((m, rest)) = best else {
-            return match (seen, disabled(root, controller)) {
+            return match (seen, proc_cgroups::disabled(root, controller)) {
                 (_, true) => Ok(None),
                 (false, false) => Err(CgroupError::NotMounted),
                 (true, false) => Err(CgroupError::Outside),
@@ -1774,7 +1739,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_mount_outside_path_and_inconsistent_tree() {
+    fn missing_mount_and_outside_path_are_unknown() {
         // No cgroup mount at all while /proc/self/cgroup names one: the
         // limit is unknown, not absent.
         let dir = tree(
@@ -1829,7 +1794,11 @@ mod tests {
             CgroupError::Outside
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
 
+    #[test]
+    fn missing_directory_no_self_cgroup_and_bad_mountinfo() {
+        let mut buf = bigbuf();
         // The directory the files name does not exist: an error.
         let dir = tree(
             "gone",
@@ -2271,8 +2240,6 @@ mod tests {
             fixture!("08-rpi-memory-cgroup-disabled/proc/cgroups").to_vec(),
         )
         .unwrap();
-        assert_eq!(controller_enabled(table.as_bytes(), b"memory"), Some(false));
-        assert_eq!(controller_enabled(table.as_bytes(), b"cpu"), Some(true));
         let dir = tree(
             "disabled",
             &[
@@ -2292,17 +2259,5 @@ mod tests {
             CgroupError::NotMounted
         );
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn controller_enabled_reads_the_fourth_field_of_its_own_line() {
-        let b =
-            b"#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t3\t1\t1\nmemory\t0\t1\t0\n";
-        assert_eq!(controller_enabled(b, b"memory"), Some(false));
-        assert_eq!(controller_enabled(b, b"cpuset"), Some(true));
-        // `cpu` is not `cpuset`; a missing or short line is no answer.
-        assert_eq!(controller_enabled(b, b"cpu"), None);
-        assert_eq!(controller_enabled(b"memory 4 1\n", b"memory"), None);
-        assert_eq!(controller_enabled(b"", b"memory"), None);
     }
 }

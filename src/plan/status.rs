@@ -33,7 +33,8 @@ use crate::kernel::vmstat::VmStat;
 use crate::kernel::{psi, vmstat, zram};
 use crate::plan::host::{self, Cores, Memory, MemoryError};
 use screen_text::{
-    centi_len, display_len, label, left, limited_by, right, right_int, right_num, show, spaces,
+    centi_len, cgroup_error, display_len, label, left, limited_by, right, right_int, right_num,
+    show, spaces,
 };
 use snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
@@ -567,22 +568,6 @@ fn version<W: uWrite>(w: &mut W, v: Version) -> Result<(), W::Error> {
         Version::V1 => "(v1)",
         Version::V2 => "(v2)",
     })
-}
-
-fn cgroup_error<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
-    match e {
-        CgroupError::Read(path, e) => {
-            w.write_str(path)?;
-            w.write_str(": ")?;
-            w.write_str(e.describe())
-        }
-        CgroupError::Parse(path, _) => {
-            w.write_str(path)?;
-            w.write_str(" does not parse")
-        }
-        CgroupError::TooDeep => w.write_str("cgroup path too deep"),
-        CgroupError::NotMounted | CgroupError::Outside => w.write_str(e.words()),
-    }
 }
 
 /// `not available (PATH: reason)` and a newline.

@@ -15,7 +15,7 @@
 
 use ufmt::{uWrite, uwrite};
 
-use super::screen_text::{Extra, display_chars, limited_by};
+use super::screen_text::{Extra, cgroup_error, display_chars, limited_by};
 use super::snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, Snapshot, Swaps, VmMiss, ZramDevices, ZramSwap,
 };
@@ -237,7 +237,7 @@ fn fs<W: uWrite>(w: &mut W, key: &str, f: &FsFacts<'_>) -> Result<(), W::Error> 
 fn unknown<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
     let mut reason = heapless::String::<160>::new();
     // A reason longer than its room is cut, not lost.
-    let _ = super::cgroup_error(&mut reason, e);
+    let _ = cgroup_error(&mut reason, e);
     w.write_str("{\"state\":\"unknown\",\"reason\":")?;
     string(w, &reason)?;
     w.write_str("}")

@@ -100,9 +100,9 @@ pub enum Version {
 /// [`open_cpu`]), in three states that callers must keep apart:
 ///
 /// - `Ok(Some(_))`: the cgroup, opened; its limits can be read.
-/// - `Ok(None)`: **no limit**: the process has no such controller (no
-///   `/proc/self/cgroup`, no line for it, the controller disabled:
-///   `enabled` 0 in `/proc/cgroups`, or a v2 tree that does not enable it).
+/// - `Ok(None)`: **no limit**: no `/proc/self/cgroup` or no line for the
+///   controller, none of its cgroups can limit (`/proc/cgroups`: disabled,
+///   or the root cgroup alone), or a v2 tree that does not enable it.
 /// - `Err(why)`: **unknown**: `/proc/self/cgroup` names a cgroup for the
 ///   controller, but its files cannot be read ([`CgroupError`]: no cgroup
 ///   filesystem mounted, as in a container without /sys; the directory
@@ -554,8 +554,8 @@ pub struct Level {
 /// `cgroup.controllers` lists `memory`.
 ///
 /// Returns `Ok(None)` when there is no memory controller: no
-/// `/proc/self/cgroup`, no line for it, the controller disabled in
-/// `/proc/cgroups` (Raspberry Pi OS boots with `cgroup_disable=memory`),
+/// `/proc/self/cgroup`, no line for it, none of its cgroups can limit
+/// (`/proc/cgroups`: Raspberry Pi OS boots with `cgroup_disable=memory`),
 /// or v2 without `memory` enabled on the path. See [`Resolution`].
 ///
 /// # Errors
@@ -672,7 +672,7 @@ fn controller_path<'t>(
 /// and the directories from `path`'s leaf up to that mount point, opened.
 /// No such mount is [`CgroupError::NotMounted`] (none of the hierarchy)
 /// or [`CgroupError::Outside`] (none shows `path`), unless
-/// `/proc/cgroups` says the controller is off: then `Ok(None)`.
+/// `/proc/cgroups` says no cgroup of it can limit: then `Ok(None)`.
 fn open_dirs(
     root: &Root,
     version: Version,
@@ -715,7 +715,7 @@ fn open_dirs(
             }
         }
         let Some((m, rest)) = best else {
-            return match (seen, proc_cgroups::disabled(root, controller)) {
+            return match (seen, proc_cgroups::no_limit_possible(root, controller)) {
                 (_, true) => Ok(None),
                 (false, false) => Err(CgroupError::NotMounted),
                 (true, false) => Err(CgroupError::Outside),
@@ -2161,7 +2161,7 @@ mod tests {
                 ),
                 (
                     "proc/cgroups",
-                    "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t1\t1\nmemory\t4\t73\t1\n",
+                    "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t5\t1\nmemory\t4\t73\t1\n",
                 ),
             ],
         )
@@ -2180,6 +2180,15 @@ mod tests {
             open_cpu(&root, &mut buf).unwrap_err(),
             CgroupError::NotMounted
         );
+        // A controller whose hierarchy holds the root cgroup alone (a host
+        // that never made a cgroup of it) can limit nothing: no limit.
+        std::fs::write(
+            dir.join("proc/cgroups"),
+            "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t1\t1\nmemory\t4\t73\t1\n",
+        )
+        .unwrap();
+        assert!(open_cpu(&root, &mut buf).unwrap().is_none());
+        assert!(open_memory(&root, &mut buf).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -3,9 +3,10 @@
 //!
 //! Read only when `/proc/self/cgroup` names a controller's cgroup but no
 //! mount shows it ([`crate::kernel::cgroup`]): a controller the table
-//! shows disabled (`cgroup_disable=memory`, as Raspberry Pi OS boots) or
-//! does not list is no limit; an enabled one may carry a limit that this
-//! mount namespace cannot see, which is then unknown.
+//! shows disabled (`cgroup_disable=memory`, as Raspberry Pi OS boots), with
+//! the root cgroup alone (nobody made a cgroup of it: a v1 host that does
+//! not mount it), or does not list, is no limit; any other may carry a
+//! limit that this mount namespace cannot see, which is then unknown.
 //!
 //! # References
 //! cgroups(7), "/proc/cgroups".
@@ -21,29 +22,54 @@ pub const PATH: &str = "proc/cgroups";
 /// is `Truncated` and reads as unknown.
 pub const BUF_LEN: usize = 1024;
 
-/// Whether the table `b` has `controller` enabled: the fourth field of
-/// its line is non-zero; `None` without a line for it (or a line too short
-/// to say). The `#subsys_name` heading is skipped: no controller has that
-/// name.
-pub fn controller_enabled(b: &[u8], controller: &[u8]) -> Option<bool> {
+/// One controller's line of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Controller {
+    /// The v1 hierarchy it is bound to; 0 for none (then v2's, if mounted).
+    pub hierarchy: u64,
+    /// Cgroups in that hierarchy, the root included: 1 is the root alone.
+    pub num_cgroups: u64,
+    /// Not disabled on the kernel command line (`cgroup_disable=`).
+    pub enabled: bool,
+}
+
+impl Controller {
+    /// Whether any cgroup of this controller can hold a limit: it is
+    /// enabled and its hierarchy has a cgroup besides the root (whose
+    /// limits cannot be set).
+    pub fn can_limit(self) -> bool {
+        self.enabled && self.num_cgroups > 1
+    }
+}
+
+/// The line of `controller` in the table `b`; `None` without one (or a
+/// line too short or malformed to say). The `#subsys_name` heading is
+/// skipped: no controller has that name.
+pub fn controller(b: &[u8], controller: &[u8]) -> Option<Controller> {
     lines(b).find_map(|line| {
         let mut f = fields(line);
         if f.next()? != controller {
             return None;
         }
-        let enabled = parse_u64(f.nth(2)?)?;
-        Some(enabled != 0)
+        let mut num = || f.next().and_then(parse_u64);
+        let (hierarchy, num_cgroups, enabled) = (num()?, num()?, num()?);
+        Some(Controller {
+            hierarchy,
+            num_cgroups,
+            enabled: enabled != 0,
+        })
     })
 }
 
-/// True when `root`'s `/proc/cgroups` shows that `controller` is off: its
-/// line says `enabled` 0, or the table has no line for it (not built into
-/// the kernel). False when the table cannot be read, or the controller is
-/// enabled.
-pub fn disabled(root: &Root, controller: &[u8]) -> bool {
+/// True when `root`'s `/proc/cgroups` shows that no cgroup can limit
+/// `controller`: the table has no line for it (not built into the
+/// kernel), or its line says it is disabled or has the root cgroup
+/// alone ([`Controller::can_limit`]). False when the table cannot be
+/// read, or a limit is possible.
+pub fn no_limit_possible(root: &Root, controller_name: &[u8]) -> bool {
     let mut buf = [0u8; BUF_LEN];
     match root.read(PATH, &mut buf) {
-        Ok(b) => controller_enabled(b, controller) != Some(true),
+        Ok(b) => !controller(b, controller_name).is_some_and(Controller::can_limit),
         Err(_) => false,
     }
 }
@@ -55,15 +81,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn controller_enabled_reads_the_fourth_field_of_its_own_line() {
-        let b =
-            b"#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t3\t1\t1\nmemory\t0\t1\t0\n";
-        assert_eq!(controller_enabled(b, b"memory"), Some(false));
-        assert_eq!(controller_enabled(b, b"cpuset"), Some(true));
-        // `cpu` is not `cpuset`; a missing or short line is no answer.
-        assert_eq!(controller_enabled(b, b"cpu"), None);
-        assert_eq!(controller_enabled(b"memory 4 1\n", b"memory"), None);
-        assert_eq!(controller_enabled(b"", b"memory"), None);
+    fn controller_reads_its_own_line() {
+        let b = b"#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t3\t5\t1\nmemory\t0\t1\t0\npids\t0\t1\t1\n";
+        let line = |name: &[u8]| controller(b, name);
+        assert_eq!(
+            line(b"cpuset"),
+            Some(Controller {
+                hierarchy: 3,
+                num_cgroups: 5,
+                enabled: true
+            })
+        );
+        assert!(line(b"cpuset").unwrap().can_limit());
+        // Disabled; enabled with the root cgroup alone: no limit possible.
+        assert!(!line(b"memory").unwrap().can_limit());
+        assert!(!line(b"pids").unwrap().can_limit());
+        // `cpu` is not `cpuset`; a missing, short or malformed line is no answer.
+        assert_eq!(line(b"cpu"), None);
+        assert_eq!(controller(b"memory 4 1\n", b"memory"), None);
+        assert_eq!(controller(b"memory 4 x 1\n", b"memory"), None);
+        assert_eq!(controller(b"", b"memory"), None);
     }
 
     #[test]
@@ -72,21 +109,21 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/08-rpi-memory-cgroup-disabled/proc/cgroups"
         ));
-        assert_eq!(controller_enabled(b, b"memory"), Some(false));
-        assert_eq!(controller_enabled(b, b"cpu"), Some(true));
+        assert!(!controller(b, b"memory").unwrap().enabled);
+        assert!(controller(b, b"cpu").unwrap().can_limit());
         let root = Root::open(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/08-rpi-memory-cgroup-disabled"
         ))
         .unwrap();
-        assert!(disabled(&root, b"memory"));
-        assert!(!disabled(&root, b"cpu"));
+        assert!(no_limit_possible(&root, b"memory"));
+        assert!(!no_limit_possible(&root, b"cpu"));
         // Unreadable (no such file under the root): not known to be off.
         let root = Root::open(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/remote"
         ))
         .unwrap();
-        assert!(!disabled(&root, b"memory"));
+        assert!(!no_limit_possible(&root, b"memory"));
     }
 }

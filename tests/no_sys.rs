@@ -12,8 +12,8 @@
 //! - `jobs --peak-mb 600` warns and still prints a number; with
 //!   `--avail-mb` and `--cores` it needs no warning;
 //! - `advise --peak-mb 600` warns;
-//! - `record --count 2 --interval 1` warns once, and its CSV's `cg_mem_*`
-//!   fields are empty;
+//! - `record --count 2 --interval 1` warns once, its CSV's `cg_mem_*`
+//!   fields are empty, and its summary says the limit is unknown;
 //! - `run` warns of the memory limit, `run --jobserver` of the CPU limit
 //!   too (its governor's cap) unless `--max-jobs` is given.
 //!
@@ -197,6 +197,13 @@ fn without_sys_every_command_says_the_container_limits_are_unknown() {
     let warned = unknown_lines(&err);
     assert_eq!(warned.len(), 1, "{err}");
     assert!(warned[0].contains("memory limit is unknown"), "{err}");
+    let summary = text(&out.stdout);
+    assert!(
+        summary.contains(
+            "\nCGROUP HEADROOM: unknown: the container's memory limit could not be read ("
+        ),
+        "{summary}"
+    );
     let csv = std::fs::read_to_string(d.join("resources-ns.csv")).unwrap();
     for name in ["cg_mem_avail_mb", "cg_mem_limit_mb"] {
         assert_eq!(column(&csv, name), ["", ""], "{name} in\n{csv}");
@@ -265,6 +272,10 @@ fn with_cgroupfs_mounted_read_only_the_same_container_reads_its_limits() {
     let out = b.headroom(Sys::CgroupReadOnly, &rec);
     assert!(out.status.success(), "{out:?}");
     assert!(unknown_lines(&text(&out.stderr)).is_empty(), "{out:?}");
+    assert!(
+        !text(&out.stdout).contains("CGROUP HEADROOM: unknown"),
+        "{out:?}"
+    );
     let csv = std::fs::read_to_string(d.join("resources-ro.csv")).unwrap();
     assert_eq!(column(&csv, "cg_mem_limit_mb"), ["1024", "1024"], "{csv}");
 }

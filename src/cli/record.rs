@@ -157,6 +157,7 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     warn_limits(&r.root, &sampler, child.as_ref());
     let mut summary = boxed(|| Summary::new(r.a.near_oom_mb, r.a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
+    summary.cgroup_unknown = sampler.mem_cgroup_unknown;
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
     let started = match &child {

@@ -231,6 +231,11 @@ pub struct Summary {
     /// RAM ([`crate::tick::footprint::lock`]). `None` for `summarize` of a CSV,
     /// which does not say.
     pub memory_lock: Option<crate::tick::footprint::Lock>,
+    /// For `record` and `run`: `/proc/self/cgroup` named a memory cgroup
+    /// whose limit could not be read (a container without /sys): said in
+    /// the CGROUP HEADROOM section, as the memory lines are the host's.
+    /// `None` for `summarize` of a CSV, which does not say.
+    pub cgroup_unknown: Option<crate::kernel::cgroup::CgroupError>,
     slow: why_slow::Slow,
 }
 
@@ -294,6 +299,7 @@ impl Summary {
             peak_build_rss: None,
             peak_build_anon_mb: None,
             memory_lock: None,
+            cgroup_unknown: None,
             slow: why_slow::Slow::new(),
         }
     }
@@ -825,6 +831,17 @@ impl Summary {
             }
             stage_context(w, r)?;
         }
+        if let Some(e) = self.cgroup_unknown {
+            uwrite!(
+                w,
+                "\nCGROUP HEADROOM: unknown: the container's memory limit could not be read ("
+            )?;
+            // The words of the warning on stderr ([`CgroupError`]'s Display).
+            let mut why = String::<160>::new();
+            let _ = core::fmt::write(&mut why, format_args!("{e}"));
+            w.write_str(&why)?;
+            uwrite!(w, "); the memory lines above are the host's\n")?;
+        }
         self.render_compilers(w)?;
         if !self.oom_rows.is_empty() {
             uwrite!(
@@ -1110,6 +1127,15 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
         ] {
             assert!(j.contains(null), "{null} in {j}");
         }
+        // A recording that could not read its memory cgroup says so.
+        assert!(!got.contains("CGROUP HEADROOM"), "{got}");
+        sum.cgroup_unknown = Some(crate::kernel::cgroup::CgroupError::NotMounted);
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(
+            t.contains("\nCGROUP HEADROOM: unknown: the container's memory limit could not be read (proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted); the memory lines above are the host's\n"),
+            "{t}"
+        );
         // One row with a reading: its figures, a first-tick 0 included.
         let one = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
 100,1970-01-01T00:01:40Z,0,,,,,,,,,0,a,\"x\"

@@ -768,6 +768,44 @@ impl Summary {
         uwrite!(w, "\n")
     }
 
+    /// The CGROUP HEADROOM section: the least available under the cgroup
+    /// limit, or that the recording could not read the limit.
+    fn render_cgroup<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if let Some(r) = &self.min_cg
+            && let Some(mb) = r.ext.cg_mem_avail_mb
+        {
+            match r.ext.cg_mem_limit_mb {
+                Some(limit) => uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MiB available under the {} MiB memory limit (its inactive file cache counted as available)  at {}\n",
+                    mb,
+                    limit,
+                    r.iso.as_str()
+                )?,
+                // A CSV written before cg_mem_limit_mb: limit − usage.
+                None => uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
+                    mb,
+                    r.iso.as_str()
+                )?,
+            }
+            stage_context(w, r)?;
+        }
+        if let Some(e) = self.cgroup_unknown {
+            uwrite!(
+                w,
+                "\nCGROUP HEADROOM: unknown: the container's memory limit could not be read ("
+            )?;
+            // The words of the warning on stderr ([`CgroupError`]'s Display).
+            let mut why = String::<160>::new();
+            let _ = core::fmt::write(&mut why, format_args!("{e}"));
+            w.write_str(&why)?;
+            uwrite!(w, "); the memory lines above are the host's\n")?;
+        }
+        Ok(())
+    }
+
     /// headroom's sections, each only when its column has data, in SPEC.md's
     /// order: zram, /tmp, cgroup headroom, peak compiler RSS, OOM kills,
     /// WHY IT WAS SLOW ([`slow`]), then the `run` and jobserver blocks, and last, for a recording,
@@ -810,38 +848,7 @@ impl Summary {
                 )?;
             }
         }
-        if let Some(r) = &self.min_cg
-            && let Some(mb) = r.ext.cg_mem_avail_mb
-        {
-            match r.ext.cg_mem_limit_mb {
-                Some(limit) => uwrite!(
-                    w,
-                    "\nCGROUP HEADROOM: min {} MiB available under the {} MiB memory limit (its inactive file cache counted as available)  at {}\n",
-                    mb,
-                    limit,
-                    r.iso.as_str()
-                )?,
-                // A CSV written before cg_mem_limit_mb: limit − usage.
-                None => uwrite!(
-                    w,
-                    "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
-                    mb,
-                    r.iso.as_str()
-                )?,
-            }
-            stage_context(w, r)?;
-        }
-        if let Some(e) = self.cgroup_unknown {
-            uwrite!(
-                w,
-                "\nCGROUP HEADROOM: unknown: the container's memory limit could not be read ("
-            )?;
-            // The words of the warning on stderr ([`CgroupError`]'s Display).
-            let mut why = String::<160>::new();
-            let _ = core::fmt::write(&mut why, format_args!("{e}"));
-            w.write_str(&why)?;
-            uwrite!(w, "); the memory lines above are the host's\n")?;
-        }
+        self.render_cgroup(w)?;
         self.render_compilers(w)?;
         if !self.oom_rows.is_empty() {
             uwrite!(

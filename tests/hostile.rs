@@ -130,7 +130,12 @@ fn proc_files_failing_with_eio_eisdir_eopnotsupp_warn_once_and_leave_fields_empt
             "EIO"
         }
     };
-    let out = record(Some(&root), &d, &["--count", "5"]);
+    let prom = d.join("h.prom");
+    let out = record(
+        Some(&root),
+        &d,
+        &["--count", "5", "--prom", prom.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let stderr = String::from_utf8(out.stderr).unwrap();
     for (file, errno) in [
@@ -149,9 +154,10 @@ fn proc_files_failing_with_eio_eisdir_eopnotsupp_warn_once_and_leave_fields_empt
     let rows = rows(&d.join("resources-h.csv"));
     assert_eq!(rows.len(), 5);
     for r in &rows {
-        // Compatible core: 0 for what could not be read; extensions: empty.
-        assert_eq!((r[5].as_str(), r[6].as_str()), ("0", "0"), "{r:?}");
-        assert_eq!(r[3], "0", "load1");
+        // What could not be read is empty, in the compatible core too
+        // (issue 33): mem_used_mb, mem_avail_mb, mem_pct, swap_used_mb.
+        assert_eq!(&r[5..9], ["", "", "", ""], "{r:?}");
+        assert_eq!(r[3], "", "load1");
         assert_eq!(r[14], "", "swap_total_mb comes from meminfo");
         assert_eq!(r[22], "", "psi");
         // What still worked is still there: the process scan.
@@ -166,6 +172,43 @@ fn proc_files_failing_with_eio_eisdir_eopnotsupp_warn_once_and_leave_fields_empt
         ),
         "{summary}"
     );
+    // No load was read: the peak is `-`, not 0 (issue 33).
+    assert!(
+        summary.contains("\nPEAK LOAD: -  at - (stage=-)   PEAK CPU: "),
+        "{summary}"
+    );
+    // summarize and its JSON read the empty fields back as unknown.
+    let csv = d.join("resources-h.csv");
+    let again = Command::new(BIN)
+        .arg("summarize")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let again = String::from_utf8(again.stdout).unwrap();
+    assert!(again.contains("(near-OOM): 0\n"), "{again}");
+    assert!(again.contains("PEAK LOAD: -  at - (stage=-)"), "{again}");
+    let json = Command::new(BIN)
+        .args(["summarize", "--json"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let json = String::from_utf8(json.stdout).unwrap();
+    for null in [
+        "\"peak_mem\":null",
+        "\"min_mem_avail\":null",
+        "\"peak_load\":null",
+    ] {
+        assert!(json.contains(null), "{null} in {json}");
+    }
+    // The exposition leaves out what was not read, rather than give 0.
+    let prom = fs::read_to_string(&prom).unwrap();
+    for family in ["headroom_memory_available_bytes ", "headroom_load1 "] {
+        assert!(
+            !prom.lines().any(|l| l.starts_with(family)),
+            "{family} in:\n{prom}"
+        );
+    }
 }
 
 #[test]

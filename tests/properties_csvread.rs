@@ -33,6 +33,9 @@ use kit::*;
 enum Gen {
     /// A core number: always there, a non-number spoils the row.
     Int,
+    /// A core reading ([`KNOWN_CORE`]): a number, or empty when its source
+    /// was not read; a non-number spoils the row.
+    KnownInt,
     /// An extension number or nothing.
     OptInt,
     /// The ISO time.
@@ -53,11 +56,25 @@ enum Gen {
     Flags,
 }
 
+/// The core columns written empty when their source was not read (issue
+/// 33), by the flag of the row that says so: `/proc/meminfo`'s, statvfs's,
+/// `/proc/stat`'s. An empty one reads back as that source unread, and the
+/// writer then leaves its group empty.
+const KNOWN_CORE: [(&str, &[&str]); 3] = [
+    (
+        "mem",
+        &["mem_used_mb", "mem_avail_mb", "mem_pct", "swap_used_mb"],
+    ),
+    ("disk", &["disk_avail_gb", "disk_pct"]),
+    ("cpu", &["cpu_pct"]),
+];
+
 /// The generator of column `c`; a column no rule covers fails here, by
 /// name, until this table learns its kind.
 fn gen_of(c: &Column) -> Gen {
     match (c.set, c.unit) {
         (_, Unit::Time) => Gen::Iso,
+        (Set::Core, _) if KNOWN_CORE.iter().any(|(_, g)| g.contains(&c.name)) => Gen::KnownInt,
         (Set::Core, Unit::Load) => Gen::Load,
         (Set::Core, Unit::Text) if c.name == "stage" => Gen::Stage,
         (Set::Core, Unit::Text) if c.name == "context" => Gen::Context,
@@ -101,6 +118,9 @@ fn gen_value(g: Gen) -> BoxedStrategy<String> {
     };
     match g {
         Gen::Int => num_s(),
+        Gen::KnownInt => prop::option::weighted(0.9, num_s())
+            .prop_map(Option::unwrap_or_default)
+            .boxed(),
         Gen::OptInt => opt(num_s()),
         Gen::Iso => prop::collection::vec(0u32..10, 14)
             .prop_map(|d| {
@@ -157,6 +177,8 @@ fn gen_value(g: Gen) -> BoxedStrategy<String> {
 fn naive_field(g: Gen, v: &str) -> Option<String> {
     Some(match g {
         Gen::Int => naive_u64(v)?.to_string(),
+        Gen::Load | Gen::KnownInt if v.is_empty() => String::new(),
+        Gen::KnownInt => naive_u64(v)?.to_string(),
         Gen::Load => naive_decimal(v)?.0,
         Gen::OptInt | Gen::OptDecimal | Gen::OptTenths | Gen::Flags if v.is_empty() => {
             String::new()
@@ -186,7 +208,7 @@ fn csv_row() -> BoxedStrategy<CsvRow> {
     let cols = file_columns();
     let core_ints: Vec<&'static str> = cols
         .iter()
-        .filter(|c| gen_of(c) == Gen::Int)
+        .filter(|c| matches!(gen_of(c), Gen::Int | Gen::KnownInt))
         .map(|c| c.name)
         .collect();
     let values: Vec<BoxedStrategy<String>> = cols.iter().map(|c| gen_value(gen_of(c))).collect();
@@ -330,6 +352,7 @@ struct RowValues {
     centi: Vec<(&'static str, Option<u64>)>,
     mem_known: bool,
     disk_known: bool,
+    cpu_known: bool,
 }
 
 /// The decimals of a row, each with its hundredths.
@@ -356,6 +379,7 @@ fn row_values(r: &Row) -> RowValues {
         centi: decimals(r),
         mem_known: r.mem_known,
         disk_known: r.disk_known,
+        cpu_known: r.cpu_known,
     }
 }
 
@@ -422,11 +446,29 @@ fn naive_row(r: &CsvRow, full: bool) -> Option<RowValues> {
         })
         .collect();
     let present = |k: &str| r.fields[k].as_str() != "";
+    // A group is read when all its core fields are there (and, in a full
+    // file, its extension field); else the writer leaves it empty.
+    let read = |group: &str| {
+        let (_, names) = KNOWN_CORE.iter().find(|(g, _)| *g == group)?;
+        Some(names.iter().all(|n| present(n)))
+    };
+    let mem_known = read("mem")? && (!full || present("swap_total_mb"));
+    let disk_known = read("disk")? && (!full || present("disk_avail_mb"));
+    let cpu_known = read("cpu")?;
+    for (group, known) in [("mem", mem_known), ("disk", disk_known), ("cpu", cpu_known)] {
+        let (_, names) = KNOWN_CORE.iter().find(|(g, _)| *g == group)?;
+        for (name, text) in fields.iter_mut() {
+            if !known && names.contains(name) {
+                text.clear();
+            }
+        }
+    }
     Some(RowValues {
         fields,
         centi,
-        mem_known: !full || present("swap_total_mb"),
-        disk_known: !full || present("disk_avail_mb"),
+        mem_known,
+        disk_known,
+        cpu_known,
     })
 }
 

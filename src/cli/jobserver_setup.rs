@@ -40,6 +40,12 @@ pub struct JobserverArgs {
 }
 
 impl JobserverArgs {
+    /// `--max-jobs` was given: the governor's cap does not come from the
+    /// cores (nor from a cgroup CPU limit that may be unknown).
+    pub fn max_jobs_given(&self) -> bool {
+        self.max_jobs.is_some()
+    }
+
     /// `run`'s jobserver options checked: `None` without `--jobserver`
     /// (then none of its options may be given); the usage error's text
     /// otherwise. `count`: `--count` was given. A `-j` of CMD's own is

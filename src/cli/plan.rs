@@ -13,7 +13,7 @@ use headroom::report::summary::{Summary, TEXT_CAP, Text};
 
 use super::defaults::{disk_for, disk_path, env_nonempty, no_mlock};
 use super::files::{open_regular, open_root, stream};
-use super::messages::{Fail, print_text, usage};
+use super::messages::{Fail, Instead, print_text, usage, warn_unknown_limits};
 use super::options::{AdviseArgs, JobsArgs, StatusArgs};
 use super::report_cmd::{recorded_interrupt, summary_path};
 use super::status_pool::PoolStatus;
@@ -129,6 +129,7 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
     }
     let (root, live) = open_root(&a.root)?;
     let mut buf = vec![0u8; 64 * 1024];
+    let mut cpu_unknown = None;
     let (cores, cores_from) = match a.cores {
         Some(n) => (n, "--cores".to_string()),
         None => {
@@ -154,6 +155,10 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
             {
                 from.push_str(&format!("; {online} online"));
             }
+            if c.cgroup_error.is_some() {
+                from.push_str("; the cgroup's CPU limit is unknown");
+            }
+            cpu_unknown = c.cgroup_error;
             (u64::from(c.usable), from)
         }
     };
@@ -162,16 +167,22 @@ fn prepare_plan(a: &JobsArgs) -> Result<Result<Planned, ExitCode>, Fail> {
         None => {
             let m = headroom::plan::host::memory(&root, &mut buf)
                 .map_err(|_| Fail("cannot read proc/meminfo: use --avail-mb to plan".into()))?;
-            if let Some(e) = m.cgroup_error {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "headroom: warning: the memory cgroup could not be read ({e}): a limit there is not counted"
-                );
+            let mut from = usable_from(&root, &m, &mut buf);
+            if m.cgroup_error.is_some() {
+                from.push_str("; the cgroup's memory limit is unknown");
             }
-            let from = usable_from(&root, &m, &mut buf);
             (m.usable_mb, from, usable_figure(m.limit), Some(m))
         }
     };
+    warn_unknown_limits(
+        memory.as_ref().and_then(|m| m.cgroup_error),
+        cpu_unknown,
+        &Instead {
+            then: "this plan is from the host's figures",
+            memory: Some("--avail-mb N"),
+            cpu: Some("--cores N"),
+        },
+    );
     let measured = match &a.from {
         None => None,
         Some(path) => Some(largest_peak(path)?),
@@ -410,6 +421,15 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     };
     // Each file read once, into one value that every rendering takes.
     let snap = Box::new(Snapshot::read(&root, opts, &mut buf));
+    warn_unknown_limits(
+        snap.memcg.as_ref().err().copied(),
+        snap.cpu_cgroup.err(),
+        &Instead {
+            then: "the figures shown are the host's",
+            memory: None,
+            cpu: None,
+        },
+    );
     // A pool that cannot be read is the error, before any of the screen.
     let pool = match a
         .pool

@@ -27,7 +27,9 @@ use super::child::{
 use super::defaults::{disk_path, env_nonempty, no_mlock};
 use super::files::{open_parent, open_root, same_file};
 use super::jobserver_setup::{JobserverArgs, JobserverRun};
-use super::messages::{Fail, StderrWarn, errtext, io_text, shown, usage};
+use super::messages::{
+    Fail, Instead, StderrWarn, errtext, io_text, shown, usage, warn_unknown_limits,
+};
 use super::options::{RecordArgs, RunArgs};
 use super::plan::measured_advice;
 use super::report_cmd::{Output, emit_record_summary};
@@ -152,9 +154,11 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
         None => (None, ""),
     };
     let mut sampler = Sampler::new(&r.root, r.options(child.is_some()), &mut bufs);
+    warn_limits(&r.root, &sampler, child.as_ref());
     let mut summary = boxed(|| Summary::new(r.a.near_oom_mb, r.a.low_disk_gb));
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
     summary.disk_device = sampler.disk_device();
+    summary.cgroup_unknown = sampler.mem_cgroup_unknown;
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
     let started = match &child {
@@ -878,6 +882,33 @@ fn finish(
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Says, once, that the container's memory limit (and, for `run
+/// --jobserver` without `--max-jobs`, its CPU limit) is unknown, when
+/// `/proc/self/cgroup` names a cgroup that cannot be read.
+fn warn_limits(root: &Root, sampler: &Sampler<'_>, child: Option<&ChildSpec>) {
+    let governed = child.and_then(|c| c.jobserver.as_ref());
+    let cpu = match governed {
+        Some(j) if !j.max_jobs_given() => {
+            let mut buf = vec![0u8; headroom::kernel::cgroup::OPEN_BUF_LEN];
+            headroom::kernel::cgroup::open_cpu(root, &mut buf).err()
+        }
+        _ => None,
+    };
+    let instead = match governed {
+        Some(_) => Instead {
+            then: "the governor plans from the host's figures and the cg_mem_* columns stay empty",
+            memory: None,
+            cpu: Some("--max-jobs N"),
+        },
+        None => Instead {
+            then: "the cg_mem_* columns stay empty and the summary's memory figures are the host's",
+            memory: None,
+            cpu: None,
+        },
+    };
+    warn_unknown_limits(sampler.mem_cgroup_unknown, cpu, &instead);
 }
 
 /// Makes the build's memory cgroup (and removes those left by killed

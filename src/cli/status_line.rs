@@ -26,9 +26,13 @@ fn figures(row: &headroom::tick::row::Row) -> heapless::String<256> {
     let mut line = heapless::String::<256>::new();
     let _ = match row.ext.cg_mem_avail_mb.filter(|&cg| cg < row.mem_avail_mb) {
         Some(cg) => ufmt::uwrite!(line, "  avail {} MiB cg", cg),
+        // /proc/meminfo unread: unknown, never 0.
+        None if !row.mem_known => ufmt::uwrite!(line, "  avail -  swap -"),
         None => ufmt::uwrite!(line, "  avail {} MiB", row.mem_avail_mb),
     };
-    let _ = ufmt::uwrite!(line, "  swap {} MiB", row.swap_used_mb);
+    if row.mem_known {
+        let _ = ufmt::uwrite!(line, "  swap {} MiB", row.swap_used_mb);
+    }
     // The RAM saving (stored / RAM used): the row has no compressed size.
     if let (Some(stored), Some(ram)) = (row.ext.zram_stored_mb, row.ext.zram_ram_mb)
         && let Some(saving) = headroom::kernel::zram::ram_saving_centi(stored, ram)
@@ -167,6 +171,15 @@ mod tests {
             status_text(&row)
         );
         row.ext.cg_mem_avail_mb = None;
+        // /proc/meminfo not read: unknown, not 0 MiB available.
+        row.mem_known = false;
+        row.mem_avail_mb = 0;
+        assert!(
+            status_text(&row).contains("  avail -  swap -  compilers"),
+            "{}",
+            status_text(&row)
+        );
+        row.mem_known = true;
         // With a build, its compilers are told apart from the host's.
         row.compilers = 5;
         row.build_compilers = Some(2);

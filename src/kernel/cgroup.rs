@@ -48,6 +48,7 @@ use crate::kernel::mountinfo::{self, PATH_MAX};
 use crate::kernel::parse::{
     ParseError, ParseErrorKind, fields, lines, parse_i64, parse_u64, space_value, trim,
 };
+use crate::kernel::proc_cgroups;
 use crate::kernel::root::{ReadError, Root, read_at};
 
 /// Path of the calling process's cgroup membership, relative to the root.
@@ -95,13 +96,32 @@ pub enum Version {
     V2,
 }
 
-/// Why resolution failed although the process does have the controller.
+/// What resolving one controller's cgroup found ([`open_memory`],
+/// [`open_cpu`]), in three states that callers must keep apart:
 ///
-/// Only for an inconsistent or unreadable cgroup tree; a controller that is
-/// simply absent (not compiled, disabled by `cgroup_disable=memory`, not
-/// mounted) is `Ok(None)` from [`open_memory`] / [`open_cpu`].
+/// - `Ok(Some(_))`: the cgroup, opened; its limits can be read.
+/// - `Ok(None)`: **no limit**: no `/proc/self/cgroup` or no line for the
+///   controller, none of its cgroups can limit (`/proc/cgroups`: disabled,
+///   or the root cgroup alone), or a v2 tree that does not enable it.
+/// - `Err(why)`: **unknown**: `/proc/self/cgroup` names a cgroup for the
+///   controller, but its files cannot be read ([`CgroupError`]: no cgroup
+///   filesystem mounted, as in a container without /sys; the directory
+///   missing; a read error). A limit may exist that nothing here can see:
+///   callers say so, never plan as if there were none.
+pub type Resolution<T> = Result<Option<T>, CgroupError>;
+
+/// Why a controller's limit is unknown although `/proc/self/cgroup` names
+/// a cgroup for it; the `Err` of a [`Resolution`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CgroupError {
+    /// No cgroup filesystem of the controller's hierarchy is mounted in
+    /// this mount namespace (`/proc/self/mountinfo` lists none): a
+    /// container without /sys, or without /sys/fs/cgroup.
+    NotMounted,
+    /// The cgroup lies outside every mounted tree of its hierarchy: a
+    /// `/../` path (the process is outside its cgroup namespace's root) or
+    /// no mount's root is an ancestor of it.
+    Outside,
     /// A file or directory could not be read: its path (relative to the
     /// root, or a control file name, or `"cgroup directory"`) and the error.
     Read(&'static str, ReadError),
@@ -110,6 +130,21 @@ pub enum CgroupError {
     /// The cgroup path is longer than `PATH_MAX` or deeper than
     /// [`MAX_DEPTH`] levels below its mount point.
     TooDeep,
+}
+
+impl CgroupError {
+    /// The words of [`CgroupError::NotMounted`] and
+    /// [`CgroupError::Outside`] (which carry no path or errno), the same on
+    /// the status screen, in its JSON and in warnings; empty for the others.
+    pub fn words(self) -> &'static str {
+        match self {
+            CgroupError::NotMounted => {
+                "proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted"
+            }
+            CgroupError::Outside => "its cgroup is outside the mounted cgroup tree",
+            _ => "",
+        }
+    }
 }
 
 /// One line for a warning: `proc/self/cgroup: cannot open: symlink loop
@@ -122,6 +157,7 @@ impl core::fmt::Display for CgroupError {
                 write!(f, "{path}: unexpected format (line {})", e.line)
             }
             CgroupError::TooDeep => f.write_str("the cgroup path is too long or too deep"),
+            CgroupError::NotMounted | CgroupError::Outside => f.write_str(self.words()),
         }
     }
 }
@@ -517,15 +553,15 @@ pub struct Level {
 /// also be enabled: `memory.max` or `memory.current` exists on the path, or
 /// `cgroup.controllers` lists `memory`.
 ///
-/// Returns `Ok(None)` when there is no usable memory controller: no
-/// `/proc/self/cgroup`, no line for it, no matching mount, the cgroup lies
-/// outside the visible tree (`/../…` path), or v2 without `memory` (Raspberry
-/// Pi OS boots with `cgroup_disable=memory`).
+/// Returns `Ok(None)` when there is no memory controller: no
+/// `/proc/self/cgroup`, no line for it, none of its cgroups can limit
+/// (`/proc/cgroups`: Raspberry Pi OS boots with `cgroup_disable=memory`),
+/// or v2 without `memory` enabled on the path. See [`Resolution`].
 ///
 /// # Errors
-/// [`CgroupError`] when the files cannot be read or parsed, a directory
-/// named by them is missing, or the path is too deep.
-pub fn open_memory(root: &Root, buf: &mut [u8]) -> Result<Option<MemCgroup>, CgroupError> {
+/// [`CgroupError`]: the limit is unknown (a cgroup named that no mount
+/// shows, its files unreadable or malformed, the path too deep).
+pub fn open_memory(root: &Root, buf: &mut [u8]) -> Resolution<MemCgroup> {
     let Some((version, dirs)) = open_controller(root, buf, b"memory")? else {
         return Ok(None);
     };
@@ -544,7 +580,7 @@ pub fn open_memory_in(
     cgroup_text: Result<&[u8], ReadError>,
     mountinfo_text: Result<&[u8], ReadError>,
     buf: &mut [u8],
-) -> Result<Option<MemCgroup>, CgroupError> {
+) -> Resolution<MemCgroup> {
     let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"memory")?
     else {
         return Ok(None);
@@ -553,11 +589,7 @@ pub fn open_memory_in(
 }
 
 /// The memory cgroup on `dirs`, when its controller is usable there.
-fn memory_enabled(
-    version: Version,
-    dirs: Dirs,
-    buf: &mut [u8],
-) -> Result<Option<MemCgroup>, CgroupError> {
+fn memory_enabled(version: Version, dirs: Dirs, buf: &mut [u8]) -> Resolution<MemCgroup> {
     if version == Version::V2
         && !v2_enabled(&dirs, buf, b"memory", &["memory.max", "memory.current"])
     {
@@ -638,6 +670,9 @@ fn controller_path<'t>(
 /// Step 2: the mount of `version`'s hierarchy (carrying `controller` on
 /// v1) that exposes `path` deepest, in the mount table `mountinfo_text`,
 /// and the directories from `path`'s leaf up to that mount point, opened.
+/// No such mount is [`CgroupError::NotMounted`] (none of the hierarchy)
+/// or [`CgroupError::Outside`] (none shows `path`), unless
+/// `/proc/cgroups` says no cgroup of it can limit: then `Ok(None)`.
 fn open_dirs(
     root: &Root,
     version: Version,
@@ -649,6 +684,8 @@ fn open_dirs(
     let (mount_point, rest) = {
         let text = mountinfo_text.map_err(|e| CgroupError::Read(mountinfo::PATH, e))?;
         let mut best: Option<(mountinfo::Mount<'_>, &[u8])> = None;
+        // A mount of the hierarchy was seen, whether or not it shows `path`.
+        let mut seen = false;
         for m in mountinfo::entries(text) {
             let m = m.map_err(|e| CgroupError::Parse(mountinfo::PATH, e))?;
             let is_it = match version {
@@ -663,6 +700,7 @@ fn open_dirs(
             if !is_it {
                 continue;
             }
+            seen = true;
             let mut root_store = [0u8; PATH_MAX];
             let Some(mroot) = mountinfo::unescape(m.root, &mut root_store) else {
                 continue;
@@ -677,14 +715,18 @@ fn open_dirs(
             }
         }
         let Some((m, rest)) = best else {
-            return Ok(None);
+            return match (seen, proc_cgroups::no_limit_possible(root, controller)) {
+                (_, true) => Ok(None),
+                (false, false) => Err(CgroupError::NotMounted),
+                (true, false) => Err(CgroupError::Outside),
+            };
         };
         let mp = mountinfo::unescape(m.mount_point, &mut mp_store).ok_or(CgroupError::TooDeep)?;
         (mp, rest)
     };
 
     if components(rest).any(|c| c == b"..") {
-        return Ok(None);
+        return Err(CgroupError::Outside);
     }
     let mut dirs = Dirs::new();
     let mut cur = open_components(root.fd(), mount_point)?;
@@ -1095,7 +1137,7 @@ pub struct CpuCgroup {
 ///
 /// # Errors
 /// As [`open_memory`].
-pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Result<Option<CpuCgroup>, CgroupError> {
+pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Resolution<CpuCgroup> {
     let Some((version, dirs)) = open_controller(root, buf, b"cpu")? else {
         return Ok(None);
     };
@@ -1111,7 +1153,7 @@ pub fn open_cpu_in(
     cgroup_text: Result<&[u8], ReadError>,
     mountinfo_text: Result<&[u8], ReadError>,
     buf: &mut [u8],
-) -> Result<Option<CpuCgroup>, CgroupError> {
+) -> Resolution<CpuCgroup> {
     let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"cpu")?
     else {
         return Ok(None);
@@ -1120,11 +1162,7 @@ pub fn open_cpu_in(
 }
 
 /// The CPU cgroup on `dirs`, when its controller is usable there.
-fn cpu_enabled(
-    version: Version,
-    dirs: Dirs,
-    buf: &mut [u8],
-) -> Result<Option<CpuCgroup>, CgroupError> {
+fn cpu_enabled(version: Version, dirs: Dirs, buf: &mut [u8]) -> Resolution<CpuCgroup> {
     if version == Version::V2 && !v2_enabled(&dirs, buf, b"cpu", &["cpu.max"]) {
         return Ok(None);
     }
@@ -1712,8 +1750,9 @@ mod tests {
     }
 
     #[test]
-    fn missing_mount_outside_path_and_inconsistent_tree() {
-        // No cgroup mount at all: Ok(None).
+    fn missing_mount_and_outside_path_are_unknown() {
+        // No cgroup mount at all while /proc/self/cgroup names one: the
+        // limit is unknown, not absent.
         let dir = tree(
             "nomount",
             &[
@@ -1723,10 +1762,13 @@ mod tests {
         );
         let root = Root::open(dir.to_str().unwrap()).unwrap();
         let mut buf = bigbuf();
-        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
         std::fs::remove_dir_all(&dir).unwrap();
 
-        // Cgroup outside the namespace's view: Ok(None), nothing escaped.
+        // Cgroup outside the namespace's view: unknown, nothing escaped.
         let dir = tree(
             "outside",
             &[
@@ -1739,10 +1781,13 @@ mod tests {
             ],
         );
         let root = Root::open(dir.to_str().unwrap()).unwrap();
-        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::Outside
+        );
         std::fs::remove_dir_all(&dir).unwrap();
 
-        // Mount's root is not an ancestor of the path: Ok(None).
+        // Mount's root is not an ancestor of the path: unknown.
         let dir = tree(
             "otherroot",
             &[
@@ -1755,9 +1800,16 @@ mod tests {
             ],
         );
         let root = Root::open(dir.to_str().unwrap()).unwrap();
-        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::Outside
+        );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
 
+    #[test]
+    fn missing_directory_no_self_cgroup_and_bad_mountinfo() {
+        let mut buf = bigbuf();
         // The directory the files name does not exist: an error.
         let dir = tree(
             "gone",
@@ -2102,6 +2154,130 @@ mod tests {
             std::fs::remove_file(dir.join(p).join("memory.memsw.limit_in_bytes")).unwrap();
         }
         assert_eq!(mem.swap_allowance_bytes(4, 1, &mut buf), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    // ---- named but not mounted: unknown, not "no limit" ----
+
+    /// A container without /sys: /proc/self/cgroup names the cgroups,
+    /// mountinfo has no cgroup filesystem, /proc/cgroups has them enabled.
+    fn no_sys(name: &str, self_cgroup: &str) -> std::path::PathBuf {
+        tree(
+            name,
+            &[
+                ("proc/self/cgroup", self_cgroup),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - overlay overlay rw\n2 1 0:31 / /proc rw - proc proc rw\n",
+                ),
+                (
+                    "proc/cgroups",
+                    "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t5\t1\nmemory\t4\t73\t1\n",
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn v1_lines_without_a_cgroup_mount_are_unknown() {
+        let dir = no_sys("nosys-v1", "4:memory:/\n1:cpu:/\n0::/\n");
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        // A controller whose hierarchy holds the root cgroup alone (a host
+        // that never made a cgroup of it) can limit nothing: no limit.
+        std::fs::write(
+            dir.join("proc/cgroups"),
+            "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpu\t1\t1\t1\nmemory\t4\t73\t1\n",
+        )
+        .unwrap();
+        assert!(open_cpu(&root, &mut buf).unwrap().is_none());
+        assert!(open_memory(&root, &mut buf).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn v2_line_without_a_cgroup2_mount_is_unknown() {
+        let dir = no_sys("nosys-v2", "0::/\n");
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        // The reason is one line that says what is missing.
+        use std::string::ToString;
+        assert_eq!(
+            CgroupError::NotMounted.to_string(),
+            "proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_v1_mount_of_another_controller_does_not_hide_the_unknown() {
+        // Only cpu is mounted: memory stays unknown, cpu is read.
+        let dir = tree(
+            "only-cpu",
+            &[
+                ("proc/self/cgroup", "4:memory:/\n1:cpu:/\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - overlay overlay rw\n2 1 0:40 / /cg rw - cgroup cgroup rw,cpu\n",
+                ),
+                ("cg/cpu.cfs_quota_us", "100000\n"),
+                ("cg/cpu.cfs_period_us", "100000\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        let cpu = open_cpu(&root, &mut buf).unwrap().unwrap();
+        assert_eq!(cpu.quota_millicpus(&mut buf), Some(1000));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_disabled_controller_is_no_limit_even_unmounted() {
+        // 08-rpi-memory-cgroup-disabled's /proc/cgroups (memory enabled 0),
+        // with the cgroup2 mount gone: still no memory controller, and cpu
+        // (enabled there) unknown.
+        let table = std::string::String::from_utf8(
+            fixture!("08-rpi-memory-cgroup-disabled/proc/cgroups").to_vec(),
+        )
+        .unwrap();
+        let dir = tree(
+            "disabled",
+            &[
+                ("proc/self/cgroup", "0::/user.slice\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - ext4 /dev/sda rw\n",
+                ),
+                ("proc/cgroups", &table),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        let mut buf = bigbuf();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

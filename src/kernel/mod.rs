@@ -22,6 +22,7 @@ pub mod meminfo; // /proc/meminfo
 pub mod mountinfo; // /proc/PID/mountinfo
 pub mod oom_score_adj; // /proc/self/oom_score_adj
 pub mod pid; // /proc/PID/stat, status, comm
+pub mod proc_cgroups; // /proc/cgroups: which controllers are enabled
 pub mod psi; // /proc/pressure/*
 pub mod stat; // /proc/stat
 pub mod swaps; // /proc/swaps

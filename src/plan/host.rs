@@ -60,6 +60,10 @@ pub struct Cores {
     pub usable: u32,
     /// Which input gave `usable`.
     pub limit: CoreLimit,
+    /// `/proc/self/cgroup` names a cpu cgroup whose files cannot be read:
+    /// a quota or cpuset may bind that `usable` does not know (callers
+    /// warn; see [`cgroup::Resolution`]).
+    pub cgroup_error: Option<cgroup::CgroupError>,
 }
 
 /// Counts the CPUs online: the `online` list, else the `cpuN` lines of
@@ -83,17 +87,27 @@ fn online_cpus(root: &Root, buf: &mut [u8]) -> Option<(u32, &'static str)> {
 /// cgroup quota (rounded up) and cpuset. `buf` needs 64 KiB (/proc/stat and
 /// mountinfo).
 pub fn cores(root: &Root, live: bool, buf: &mut [u8]) -> Cores {
-    let cpu_cg = cgroup::open_cpu(root, buf).ok().flatten();
-    cores_with(root, live, cpu_cg.as_ref(), buf)
+    let cpu_cg = cgroup::open_cpu(root, buf);
+    cores_with(
+        root,
+        live,
+        cpu_cg.as_ref().map(Option::as_ref).map_err(|&e| e),
+        buf,
+    )
 }
 
-/// [`cores`] with the CPU cgroup already opened (`None` without one).
+/// [`cores`] with the CPU cgroup already opened (`Ok(None)` without one,
+/// `Err` when its limit is unknown).
 pub fn cores_with(
     root: &Root,
     live: bool,
-    cpu_cg: Option<&cgroup::CpuCgroup>,
+    cpu_cg: Result<Option<&cgroup::CpuCgroup>, cgroup::CgroupError>,
     buf: &mut [u8],
 ) -> Cores {
+    let (cpu_cg, cgroup_error) = match cpu_cg {
+        Ok(c) => (c, None),
+        Err(e) => (None, Some(e)),
+    };
     let (online, online_from) = match online_cpus(root, buf) {
         Some((n, from)) => (Some(n), from),
         None => (None, "none"),
@@ -139,6 +153,7 @@ pub fn cores_with(
         cpuset,
         usable: usable.max(1),
         limit,
+        cgroup_error,
     }
 }
 
@@ -169,8 +184,9 @@ pub struct Memory {
     pub usable_mb: u64,
     /// Which input gave `usable_mb`: the limit that binds.
     pub limit: MemLimit,
-    /// The cgroup tree could not be read: a limit may exist that
-    /// `usable_mb` does not know (callers warn).
+    /// `/proc/self/cgroup` names a memory cgroup whose files cannot be
+    /// read: a limit may exist that `usable_mb` does not know (callers
+    /// warn; see [`cgroup::Resolution`]).
     pub cgroup_error: Option<cgroup::CgroupError>,
 }
 

@@ -33,7 +33,8 @@ use crate::kernel::vmstat::VmStat;
 use crate::kernel::{psi, vmstat, zram};
 use crate::plan::host::{self, Cores, Memory, MemoryError};
 use screen_text::{
-    centi_len, display_len, label, left, limited_by, right, right_int, right_num, show, spaces,
+    centi_len, cgroup_error, display_len, label, left, limited_by, right, right_int, right_num,
+    show, spaces,
 };
 use snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, PsiScope, Snapshot, Swaps, VmMiss, ZramDevices,
@@ -513,10 +514,12 @@ fn cores_line<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
             w.write_str("  quota ")?;
             write_centi(w, m.div_ceil(10))?;
         }
+        None if c.cgroup_error.is_some() => w.write_str("  quota unknown")?,
         None => w.write_str("  quota none")?,
     }
     match c.cpuset {
         Some(n) => uwrite!(w, "  cpuset {}", n)?,
+        None if c.cgroup_error.is_some() => w.write_str("  cpuset unknown")?,
         None => w.write_str("  cpuset none")?,
     }
     uwrite!(w, "  usable {} ({})\n", c.usable, limited_by(c))
@@ -601,21 +604,6 @@ fn version<W: uWrite>(w: &mut W, v: Version) -> Result<(), W::Error> {
         Version::V1 => "(v1)",
         Version::V2 => "(v2)",
     })
-}
-
-fn cgroup_error<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
-    match e {
-        CgroupError::Read(path, e) => {
-            w.write_str(path)?;
-            w.write_str(": ")?;
-            w.write_str(e.describe())
-        }
-        CgroupError::Parse(path, _) => {
-            w.write_str(path)?;
-            w.write_str(" does not parse")
-        }
-        CgroupError::TooDeep => w.write_str("cgroup path too deep"),
-    }
 }
 
 /// `not available (PATH: reason)` and a newline.
@@ -1114,6 +1102,43 @@ mod tests {
         let snap = Snapshot::read(&root, opts, &mut buf);
         let Ok(()) = render_json(&snap, &mut out, None);
         out.0
+    }
+
+    /// Fixture 46a (a v1 Docker container) as a container without /sys
+    /// shows it: the same /proc/self/cgroup, a mount table without the
+    /// sysfs and cgroup lines, no sys/ tree. The memory and CPU limits are
+    /// unknown, said with the reason, on the screen and in the JSON (not
+    /// "no memory controller", not `null`). Issue 33.
+    #[test]
+    fn fixture_46a_v1_docker_without_sys_says_its_limits_are_unknown() {
+        let case = std::format!("{FIX}46-cgroup-page-cache-is-available/a-v1-docker-memsw-equal");
+        let read = |rel: &str| std::fs::read(std::format!("{case}/{rel}")).unwrap();
+        let table: Vec<u8> = String::from_utf8(read("proc/self/mountinfo"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.contains(" /sys"))
+            .flat_map(|l| std::format!("{l}\n").into_bytes())
+            .collect();
+        let t = Tree::new("46a-no-sys");
+        t.file("proc/self/cgroup", &read("proc/self/cgroup"))
+            .file("proc/self/mountinfo", &table)
+            .file("proc/meminfo", &read("proc/meminfo"));
+        let out = render_at(t.path(), "/");
+        let why = "proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted";
+        has(&out, &std::format!("cgroup mem  unknown ({why})"));
+        has(&out, &std::format!("cgroup cpu  CPU quota unknown ({why})"));
+        assert!(!out.contains("no memory controller"), "{out}");
+        let j = json_at(t.path());
+        let unknown = std::format!("{{\"state\":\"unknown\",\"reason\":\"{why}\"}}");
+        assert!(
+            j.contains(&std::format!("\"cgroup_memory\":{unknown}")),
+            "{j}"
+        );
+        assert!(j.contains(&std::format!("\"cgroup_cpu\":{unknown}")), "{j}");
+        assert_eq!(top_level_keys(&j), JSON_KEYS);
+        // The same container with /sys: its limit is read (the case's own test).
+        let with_sys = json_at(&case);
+        assert!(!with_sys.contains("\"state\":\"unknown\""), "{with_sys}");
     }
 
     /// Each of [`JSON_KEYS`] once at the top level, in order: a key at depth 1

@@ -197,7 +197,7 @@ impl Series {
                     .disk_avail_mb
                     .unwrap_or(row.disk_avail_gb.saturating_mul(1024))
             }),
-            Series::Cpu => Some(row.cpu_pct),
+            Series::Cpu => row.cpu_known.then_some(row.cpu_pct),
             Series::Compilers => Some(row.compilers),
             Series::JobsRunning => row.jobs.map(|(r, _, _)| u64::from(r)),
             Series::JobsAllowed => row.jobs.map(|(_, a, _)| u64::from(a)),

@@ -183,8 +183,10 @@ pub struct Summary {
     cg_bound_samples: u64,
     peak_swap: Option<Row>,
     min_disk: Option<Row>,
+    /// The row with the highest load1, among rows that have one.
     peak_load: Option<Row>,
-    peak_cpu: u64,
+    /// The highest `cpu_pct`, among rows that have one ([`Row::cpu_known`]).
+    peak_cpu: Option<u64>,
     near_oom_samples: u64,
     low_disk_samples: u64,
     oom_kills: Option<u64>,
@@ -246,6 +248,11 @@ pub struct Summary {
     /// RAM ([`crate::tick::footprint::lock`]). `None` for `summarize` of a CSV,
     /// which does not say.
     pub memory_lock: Option<crate::tick::footprint::Lock>,
+    /// For `record` and `run`: `/proc/self/cgroup` named a memory cgroup
+    /// whose limit could not be read (a container without /sys): said in
+    /// the CGROUP HEADROOM section, as the memory lines are the host's.
+    /// `None` for `summarize` of a CSV, which does not say.
+    pub cgroup_unknown: Option<crate::kernel::cgroup::CgroupError>,
     slow: why_slow::Slow,
 }
 
@@ -284,7 +291,7 @@ impl Summary {
             peak_swap: None,
             min_disk: None,
             peak_load: None,
-            peak_cpu: 0,
+            peak_cpu: None,
             near_oom_samples: 0,
             low_disk_samples: 0,
             oom_kills: None,
@@ -312,6 +319,7 @@ impl Summary {
             peak_build_rss: None,
             peak_build_anon_mb: None,
             memory_lock: None,
+            cgroup_unknown: None,
             slow: why_slow::Slow::new(),
         }
     }
@@ -529,8 +537,15 @@ impl Summary {
                 self.low_disk_samples += 1;
             }
         }
-        keep(&mut self.peak_load, row, |r| Some(r.load1.centi), true);
-        self.peak_cpu = self.peak_cpu.max(row.cpu_pct);
+        keep(
+            &mut self.peak_load,
+            row,
+            |r| (!r.load1.text.is_empty()).then_some(r.load1.centi),
+            true,
+        );
+        if row.cpu_known {
+            self.peak_cpu = Some(self.peak_cpu.unwrap_or(0).max(row.cpu_pct));
+        }
         if let Some(k) = row.ext.oom_kills {
             let prev = self.oom_kills.unwrap_or(0);
             if k > prev {
@@ -706,21 +721,28 @@ impl Summary {
                 "  unknown: the disk path could not be read on any sample\n"
             )?,
         }
-        if let Some(pl) = &self.peak_load {
-            uwrite!(
+        if self.samples == 0 {
+            return Ok(());
+        }
+        // A figure no sample had is `-`, never 0.
+        match &self.peak_load {
+            Some(pl) => uwrite!(
                 w,
-                "\nPEAK LOAD: {}  at {} (stage={})   PEAK CPU: {}%",
+                "\nPEAK LOAD: {}  at {} (stage={})",
                 pl.load1_str(),
                 pl.iso.as_str(),
-                stage_of(pl),
-                self.peak_cpu
-            )?;
-            if self.in_container {
-                uwrite!(w, "  {}", HOST_LOAD_CPU)?;
-            }
-            uwrite!(w, "\n")?;
+                stage_of(pl)
+            )?,
+            None => uwrite!(w, "\nPEAK LOAD: -  at - (stage=-)")?,
         }
-        Ok(())
+        match self.peak_cpu {
+            Some(c) => uwrite!(w, "   PEAK CPU: {}%", c)?,
+            None => uwrite!(w, "   PEAK CPU: -")?,
+        }
+        if self.in_container && (self.peak_load.is_some() || self.peak_cpu.is_some()) {
+            uwrite!(w, "  {}", HOST_LOAD_CPU)?;
+        }
+        uwrite!(w, "\n")
     }
 
     /// The `kernel OOM-kill events` line: the host's count; in a container
@@ -812,6 +834,44 @@ impl Summary {
         uwrite!(w, "\n")
     }
 
+    /// The CGROUP HEADROOM section: the least available under the cgroup
+    /// limit, or that the recording could not read the limit.
+    fn render_cgroup<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
+        if let Some(r) = &self.min_cg
+            && let Some(mb) = r.ext.cg_mem_avail_mb
+        {
+            match r.ext.cg_mem_limit_mb {
+                Some(limit) => uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MiB available under the {} MiB memory limit (its inactive file cache counted as available)  at {}\n",
+                    mb,
+                    limit,
+                    r.iso.as_str()
+                )?,
+                // A CSV written before cg_mem_limit_mb: limit − usage.
+                None => uwrite!(
+                    w,
+                    "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
+                    mb,
+                    r.iso.as_str()
+                )?,
+            }
+            stage_context(w, r)?;
+        }
+        if let Some(e) = self.cgroup_unknown {
+            uwrite!(
+                w,
+                "\nCGROUP HEADROOM: unknown: the container's memory limit could not be read ("
+            )?;
+            // The words of the warning on stderr ([`CgroupError`]'s Display).
+            let mut why = String::<160>::new();
+            let _ = core::fmt::write(&mut why, format_args!("{e}"));
+            w.write_str(&why)?;
+            uwrite!(w, "); the memory lines above are the host's\n")?;
+        }
+        Ok(())
+    }
+
     /// headroom's sections, each only when its column has data, in SPEC.md's
     /// order: zram, /tmp, cgroup headroom, peak compiler RSS, OOM kills,
     /// WHY IT WAS SLOW ([`slow`]), then the `run` and jobserver blocks, and last, for a recording,
@@ -854,27 +914,7 @@ impl Summary {
                 )?;
             }
         }
-        if let Some(r) = &self.min_cg
-            && let Some(mb) = r.ext.cg_mem_avail_mb
-        {
-            match r.ext.cg_mem_limit_mb {
-                Some(limit) => uwrite!(
-                    w,
-                    "\nCGROUP HEADROOM: min {} MiB available under the {} MiB memory limit (its inactive file cache counted as available)  at {}\n",
-                    mb,
-                    limit,
-                    r.iso.as_str()
-                )?,
-                // A CSV written before cg_mem_limit_mb: limit − usage.
-                None => uwrite!(
-                    w,
-                    "\nCGROUP HEADROOM: min {} MiB left under the memory limit  at {}\n",
-                    mb,
-                    r.iso.as_str()
-                )?,
-            }
-            stage_context(w, r)?;
-        }
+        self.render_cgroup(w)?;
         self.render_compilers(w)?;
         if !self.oom_rows.is_empty() {
             uwrite!(
@@ -1124,6 +1164,62 @@ kernel OOM-kill events: unknown (no oom_kill counter: kernel before 4.13 or a 14
 thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolchain default)
 ";
         assert_eq!(got, want);
+    }
+
+    /// Issue 33: rows whose load, CPU, memory and disk fields are empty
+    /// (their sources unreadable) give `-`/unknown peaks and JSON `null`,
+    /// never 0, and no near-OOM or low-disk sample.
+    #[test]
+    fn empty_core_fields_are_unknown_peaks_not_zero() {
+        let data = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
+100,1970-01-01T00:01:40Z,0,,,,,,,,,0,a,\"x\"
+115,1970-01-01T00:01:55Z,15,,,,,,,,,0,b,\"y\"
+";
+        let got = summarize(data, None, None);
+        assert!(
+            got.contains("\nPEAK LOAD: -  at - (stage=-)   PEAK CPU: -\n"),
+            "{got}"
+        );
+        assert!(got.contains("(near-OOM): 0\n"), "{got}");
+        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
+        assert!(
+            got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown"),
+            "{got}"
+        );
+        let mut sum = Summary::new(None, None);
+        let mut r = CsvRows::new();
+        r.feed(data, &mut |row| sum.observe(row)).unwrap();
+        r.feed(&[], &mut |row| sum.observe(row)).unwrap();
+        assert_eq!(sum.samples(), 2);
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        for null in [
+            "\"peak_load\":null",
+            "\"peak_cpu_pct\":null",
+            "\"min_mem_avail\":null",
+            "\"min_disk\":null",
+        ] {
+            assert!(j.contains(null), "{null} in {j}");
+        }
+        // A recording that could not read its memory cgroup says so.
+        assert!(!got.contains("CGROUP HEADROOM"), "{got}");
+        sum.cgroup_unknown = Some(crate::kernel::cgroup::CgroupError::NotMounted);
+        let mut t = Text::new();
+        sum.render(&mut t).unwrap();
+        assert!(
+            t.contains("\nCGROUP HEADROOM: unknown: the container's memory limit could not be read (proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted); the memory lines above are the host's\n"),
+            "{t}"
+        );
+        // One row with a reading: its figures, a first-tick 0 included.
+        let one = b"epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context
+100,1970-01-01T00:01:40Z,0,,,,,,,,,0,a,\"x\"
+115,1970-01-01T00:01:55Z,15,0.50,0,,,,,,,0,b,\"y\"
+";
+        let got = summarize(one, None, None);
+        assert!(
+            got.contains("PEAK LOAD: 0.50  at 1970-01-01T00:01:55Z (stage=b)   PEAK CPU: 0%\n"),
+            "{got}"
+        );
     }
 
     #[test]

@@ -249,12 +249,17 @@ pub struct Row {
     /// Extension columns; all `None` for a 14-column CSV.
     pub ext: Ext,
     /// The memory columns were really read (/proc/meminfo was readable).
-    /// When false, the compatible core still writes 0 as the toolchain
-    /// does, but the summary does not take those zeros for an OOM edge.
+    /// When false, `mem_used_mb`, `mem_avail_mb`, `mem_pct` and
+    /// `swap_used_mb` are written as empty fields (never 0: an unknown is
+    /// not an OOM edge), and an empty field read back makes it false.
     pub mem_known: bool,
     /// The disk columns were really read (statvfs of the disk path worked);
-    /// as `mem_known`, for the disk columns.
+    /// as `mem_known`, for `disk_avail_gb` and `disk_pct`.
     pub disk_known: bool,
+    /// `cpu_pct` was really read (/proc/stat was readable and parsed); as
+    /// `mem_known`, for `cpu_pct`. (The first tick's 0, with no interval
+    /// behind it, is the toolchain's and counts as read.)
+    pub cpu_known: bool,
     /// RSS (VmRSS) summed over the live compilers of the build (its
     /// cgroup or process tree; 0 without a build), MiB. Not a CSV column:
     /// the jobserver's governor weighs it.
@@ -314,6 +319,7 @@ impl Row {
             ext: Ext::default(),
             mem_known: true,
             disk_known: true,
+            cpu_known: true,
             build_rss_mb: 0,
             build_compilers: None,
             build_oom_kills: None,
@@ -325,14 +331,10 @@ impl Row {
         }
     }
 
-    /// `load1` as written to the CSV: the kernel's text, or `0` when
-    /// /proc/loadavg could not be read (the compatible core writes 0).
+    /// `load1` as written to the CSV: the kernel's text, or empty when
+    /// /proc/loadavg could not be read (an unknown is never written as 0).
     pub fn load1_str(&self) -> &str {
-        if self.load1.text.is_empty() {
-            "0"
-        } else {
-            self.load1.text.as_str()
-        }
+        self.load1.text.as_str()
     }
 
     /// `stage` as written to the CSV: `?` when unknown

@@ -221,6 +221,10 @@ pub struct Sampler<'a> {
     /// container's (`cg_oom_kills`), chosen at the first tick, and its
     /// count then.
     cg_oom: Option<(usize, Option<u64>)>,
+    /// `/proc/self/cgroup` names a memory cgroup that cannot be read
+    /// ([`cgroup::Resolution`]): its limit is unknown, the `cg_mem_*`
+    /// columns stay empty, and the caller says so once.
+    pub mem_cgroup_unknown: Option<cgroup::CgroupError>,
     disk: Option<OwnedFd>,
     tmp: Option<OwnedFd>,
     log_dir: Option<OwnedFd>,
@@ -297,7 +301,10 @@ impl<'a> Sampler<'a> {
         let mem_cg = cgroup::open_memory(root, &mut bufs.scratch);
         let confined = container::confinement(root, &mem_cg, &mut bufs.scratch);
         let container = container::judge(confined, root);
-        let mem_cg = mem_cg.ok().flatten();
+        let (mem_cg, mem_cgroup_unknown) = match mem_cg {
+            Ok(cg) => (cg, None),
+            Err(e) => (None, Some(e)),
+        };
         let tmp_is_tmpfs = root
             .read(crate::kernel::mountinfo::PATH, &mut bufs.scratch)
             .ok()
@@ -316,6 +323,7 @@ impl<'a> Sampler<'a> {
             mem_cg,
             container,
             cg_oom: None,
+            mem_cgroup_unknown,
             disk: open_host_path(opts.disk_path),
             tmp: open_host_path(opts.tmp_path),
             log_dir,
@@ -428,9 +436,15 @@ impl<'a> Sampler<'a> {
                     }
                     self.prev_cpu = Some(cur);
                 }
-                Err(_) => self.warn_once(w, Source::Stat, "unexpected format"),
+                Err(_) => {
+                    row.cpu_known = false;
+                    self.warn_once(w, Source::Stat, "unexpected format");
+                }
             },
-            Err(e) => self.warn_once(w, Source::Stat, e.describe()),
+            Err(e) => {
+                row.cpu_known = false;
+                self.warn_once(w, Source::Stat, e.describe());
+            }
         }
     }
 
@@ -1092,6 +1106,35 @@ mod tests {
         fs::rename(d.join("proc/new"), d.join("proc/loadavg")).unwrap();
         assert_eq!(s.tick(2, &mut bufs, &mut Quiet).load1.centi, 250);
         assert_eq!(s.kept_open(), 0);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// Issue 33: a tree with no proc/meminfo, proc/loadavg or proc/stat
+    /// (a `--root` without them): the row says unknown for memory, load
+    /// and CPU, never 0, and its CSV fields are empty.
+    #[test]
+    fn unreadable_meminfo_loadavg_and_stat_are_unknown_not_zero() {
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let d = tmp("no-meminfo");
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        for epoch in [1, 2] {
+            let row = s.tick(epoch, &mut bufs, &mut Quiet);
+            assert!(!row.mem_known && !row.cpu_known, "{row:?}");
+            assert!(row.load1.text.is_empty());
+            assert_eq!(row.ext.swap_total_mb, None);
+            let mut out = heapless::Vec::new();
+            row.format(true, &mut out).unwrap();
+            let line = std::str::from_utf8(&out).unwrap();
+            let f: std::vec::Vec<&str> = line.trim_end().split(',').collect();
+            assert_eq!(f.len(), 14, "{line}");
+            assert_eq!(&f[3..9], ["", "", "", "", "", ""], "{line}");
+        }
+        // With /proc/stat back, CPU is read (0 on its first tick).
+        fs::write(d.join("proc/stat"), "cpu  1 0 1 10 0 0 0 0 0 0\n").unwrap();
+        let row = s.tick(3, &mut bufs, &mut Quiet);
+        assert!(row.cpu_known && !row.mem_known);
         let _ = fs::remove_dir_all(&d);
     }
 

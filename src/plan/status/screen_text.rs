@@ -6,6 +6,7 @@
 
 use ufmt::{uWrite, uwrite};
 
+use crate::kernel::cgroup::CgroupError;
 use crate::plan::host::{CoreLimit, Cores};
 
 /// What a caller adds at the end of a rendering, written to the same
@@ -121,6 +122,25 @@ pub(super) fn limited_by(c: &Cores) -> &'static str {
         CoreLimit::Affinity => "affinity",
         CoreLimit::Quota => "quota",
         CoreLimit::Cpuset => "cpuset",
+    }
+}
+
+/// Why a cgroup limit is unknown, in the words of the screen and of
+/// `--json`'s `reason` (`proc/self/cgroup: cannot open: …`, `memory.max
+/// does not parse`, [`CgroupError::words`]).
+pub(super) fn cgroup_error<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
+    match e {
+        CgroupError::Read(path, e) => {
+            w.write_str(path)?;
+            w.write_str(": ")?;
+            w.write_str(e.describe())
+        }
+        CgroupError::Parse(path, _) => {
+            w.write_str(path)?;
+            w.write_str(" does not parse")
+        }
+        CgroupError::TooDeep => w.write_str("cgroup path too deep"),
+        CgroupError::NotMounted | CgroupError::Outside => w.write_str(e.words()),
     }
 }
 

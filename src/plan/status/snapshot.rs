@@ -241,7 +241,7 @@ impl<'a> Snapshot<'a> {
         let cores = host::cores_with(
             root,
             opts.live,
-            tables.cpu.as_ref().ok().and_then(Option::as_ref),
+            tables.cpu.as_ref().map(Option::as_ref).map_err(|&e| e),
             buf,
         );
         let vmstat = read_vmstat(root, buf);

@@ -15,7 +15,7 @@
 
 use ufmt::{uWrite, uwrite};
 
-use super::screen_text::{Extra, display_chars, limited_by};
+use super::screen_text::{Extra, cgroup_error, display_chars, limited_by};
 use super::snapshot::{
     FsFacts, MemCgroupFacts, PsiAvgs, PsiMiss, PsiScope, Snapshot, Swaps, VmMiss, ZramDevices,
     ZramSwap,
@@ -235,7 +235,20 @@ fn fs<W: uWrite>(w: &mut W, key: &str, f: &FsFacts<'_>) -> Result<(), W::Error> 
     w.write_str("}")
 }
 
-/// `,"cgroup_memory":{…}`, or `null` without a usable memory controller.
+/// A cgroup limit that `/proc/self/cgroup` names but that cannot be read:
+/// `{"state":"unknown","reason":"…"}` (the status screen's words), never
+/// `null`, which says there is no limit.
+fn unknown<W: uWrite>(w: &mut W, e: CgroupError) -> Result<(), W::Error> {
+    let mut reason = heapless::String::<160>::new();
+    // A reason longer than its room is cut, not lost.
+    let _ = cgroup_error(&mut reason, e);
+    w.write_str("{\"state\":\"unknown\",\"reason\":")?;
+    string(w, &reason)?;
+    w.write_str("}")
+}
+
+/// `,"cgroup_memory":{…}`, `null` without a memory controller, or
+/// [`unknown`].
 fn cgroup_memory<W: uWrite>(
     w: &mut W,
     mem: &Result<Memory, MemoryError>,
@@ -243,8 +256,10 @@ fn cgroup_memory<W: uWrite>(
     path: &str,
 ) -> Result<(), W::Error> {
     w.write_str(",\"cgroup_memory\":")?;
-    let Ok(Some(cg)) = memcg else {
-        return w.write_str("null");
+    let cg = match memcg {
+        Ok(Some(cg)) => cg,
+        Ok(None) => return w.write_str("null"),
+        Err(e) => return unknown(w, *e),
     };
     w.write_str("{\"version\":")?;
     string(w, version(cg.version))?;
@@ -283,15 +298,18 @@ fn cgroup_memory<W: uWrite>(
     w.write_str("}")
 }
 
-/// `,"cgroup_cpu":{"version":…,"quota_cpus":…}`, or `null` without a cpu
-/// controller.
+/// `,"cgroup_cpu":{"version":…,"quota_cpus":…}`, `null` without a cpu
+/// controller, or [`unknown`].
 fn cgroup_cpu<W: uWrite>(
     w: &mut W,
     cores: &Cores,
     cpu: &Result<Option<Version>, CgroupError>,
 ) -> Result<(), W::Error> {
     w.write_str(",\"cgroup_cpu\":")?;
-    let cpu = cpu.ok().flatten();
+    let cpu = match *cpu {
+        Ok(cpu) => cpu,
+        Err(e) => return unknown(w, e),
+    };
     let quota = cores.quota_millicpus.map(|m| m.div_ceil(10));
     if cpu.is_none() && quota.is_none() {
         return w.write_str("null");

@@ -86,7 +86,8 @@ impl Summary {
         json_row(w, "peak_load", self.peak_load.as_ref(), |w, r| {
             column(w, &LOAD1, r, NULL)
         })?;
-        uwrite!(w, ",\"peak_cpu_pct\":{}", self.peak_cpu)?;
+        uwrite!(w, ",\"peak_cpu_pct\":")?;
+        json_write::opt(w, self.peak_cpu)?;
         Ok(())
     }
 

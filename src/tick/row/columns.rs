@@ -287,6 +287,31 @@ macro_rules! core_u64 {
     };
 }
 
+/// A compatible `u64` field of [`Row`] that is read only when the flag
+/// `$known` of the row is set ([`Row::mem_known`], …): written empty when
+/// it is not (never a made-up 0), and an empty field read back clears the
+/// flag (the value stays 0 and is not used).
+macro_rules! core_known {
+    ($f:ident, $known:ident) => {
+        (
+            |r| {
+                if r.$known {
+                    Cell::Int(r.$f)
+                } else {
+                    Cell::Empty
+                }
+            },
+            |r, b| {
+                match b? {
+                    b"" => r.$known = false,
+                    f => r.$f = parse_u64(f)?,
+                }
+                Some(())
+            },
+        )
+    };
+}
+
 /// Bytes in one MiB: the CSV's "mb" unit.
 const MIB: u128 = 1024 * 1024;
 
@@ -443,30 +468,34 @@ table! {
     }), None);
     ELAPSED_S = col("elapsed_s", Unit::Seconds, Set::Core, W_U64, core_u64!(elapsed_s), None);
     LOAD1 = col("load1", Unit::Load, Set::Core, W_DECIMAL, (|r| Cell::Text(r.load1_str()), |r, b| {
-        r.load1 = Decimal::parse(b?)?;
+        // Empty: /proc/loadavg was not read; `load1` stays empty.
+        match b? {
+            b"" => {}
+            f => r.load1 = Decimal::parse(f)?,
+        }
         Some(())
     }), prom(180, gauge("headroom_load1", "1-minute load average (/proc/loadavg)."), |r| {
         (!r.load1.text.is_empty()).then_some(Metric::Fixed(r.load1.centi, 2))
     }));
-    CPU_PCT = col("cpu_pct", Unit::Pct, Set::Core, W_U64, core_u64!(cpu_pct), prom(170, gauge(
+    CPU_PCT = col("cpu_pct", Unit::Pct, Set::Core, W_U64, core_known!(cpu_pct, cpu_known), prom(170, gauge(
         "headroom_cpu_busy_ratio",
         "Share of CPU time busy since the previous sample, all CPUs (/proc/stat).",
-    ), |r| ratio(Some(r.cpu_pct))));
-    MEM_USED_MB = col("mem_used_mb", Unit::MiB, Set::Core, W_U64, core_u64!(mem_used_mb), prom(60, gauge(
+    ), |r| ratio(r.cpu_known.then_some(r.cpu_pct))));
+    MEM_USED_MB = col("mem_used_mb", Unit::MiB, Set::Core, W_U64, core_known!(mem_used_mb, mem_known), prom(60, gauge(
         "headroom_memory_used_bytes",
         "MemTotal minus MemAvailable from /proc/meminfo.",
     ), |r| mem(r, r.mem_used_mb)));
-    MEM_AVAIL_MB = col("mem_avail_mb", Unit::MiB, Set::Core, W_U64, core_u64!(mem_avail_mb), prom(50, gauge(
+    MEM_AVAIL_MB = col("mem_avail_mb", Unit::MiB, Set::Core, W_U64, core_known!(mem_avail_mb, mem_known), prom(50, gauge(
         "headroom_memory_available_bytes",
         "MemAvailable from /proc/meminfo (or the kernel's estimate on kernels before 3.14).",
     ), |r| mem(r, r.mem_avail_mb)));
-    MEM_PCT = col("mem_pct", Unit::Pct, Set::Core, W_U64, core_u64!(mem_pct), None);
-    SWAP_USED_MB = col("swap_used_mb", Unit::MiB, Set::Core, W_U64, core_u64!(swap_used_mb), prom(80, gauge(
+    MEM_PCT = col("mem_pct", Unit::Pct, Set::Core, W_U64, core_known!(mem_pct, mem_known), None);
+    SWAP_USED_MB = col("swap_used_mb", Unit::MiB, Set::Core, W_U64, core_known!(swap_used_mb, mem_known), prom(80, gauge(
         "headroom_swap_used_bytes",
         "SwapTotal minus SwapFree from /proc/meminfo.",
     ), |r| mem(r, r.swap_used_mb)));
-    DISK_AVAIL_GB = col("disk_avail_gb", Unit::GiB, Set::Core, W_U64, core_u64!(disk_avail_gb), None);
-    DISK_PCT = col("disk_pct", Unit::Pct, Set::Core, W_U64, core_u64!(disk_pct), None);
+    DISK_AVAIL_GB = col("disk_avail_gb", Unit::GiB, Set::Core, W_U64, core_known!(disk_avail_gb, disk_known), None);
+    DISK_PCT = col("disk_pct", Unit::Pct, Set::Core, W_U64, core_known!(disk_pct, disk_known), None);
     COMPILERS = col("compilers", Unit::Count, Set::Core, W_U64, core_u64!(compilers), prom(190, gauge(
         "headroom_compilers",
         "Live compiler and linker processes (cc1, cc1plus, rustc, ld, ...).",
@@ -486,9 +515,10 @@ table! {
     SWAP_TOTAL_MB = col("swap_total_mb", Unit::MiB, Set::Ext, W_U64, (|r| opt(&r.ext.swap_total_mb), |r, b| {
         r.ext.swap_total_mb = read_opt(b)?;
         // Read with the memory figures: empty in headroom's own CSV says
-        // /proc/meminfo was unreadable and the core holds placeholder 0s.
+        // /proc/meminfo was unreadable (older versions wrote placeholder
+        // 0s in the core; now its fields are empty too).
         if b.is_some() {
-            r.mem_known = r.ext.swap_total_mb.is_some();
+            r.mem_known &= r.ext.swap_total_mb.is_some();
         }
         Some(())
     }), prom(90, gauge("headroom_swap_total_bytes", "SwapTotal from /proc/meminfo."), |r| {
@@ -511,7 +541,7 @@ table! {
         r.ext.disk_avail_mb = read_opt(b)?;
         // As swap_total_mb, for the disk columns (statvfs of the disk path).
         if b.is_some() {
-            r.disk_known = r.ext.disk_avail_mb.is_some();
+            r.disk_known &= r.ext.disk_avail_mb.is_some();
         }
         Some(())
     }), prom_labelled(160, gauge(
@@ -979,6 +1009,51 @@ mod tests {
             ("cg_mem_limit_mb", "1024"),
         ];
         assert_fields(&r, &[&first[..], &second[..]].concat());
+    }
+
+    /// Issue 33: a figure that was not read is an empty field in the
+    /// compatible core too, never 0, and reads back as unknown; a consumer
+    /// splitting on commas still gets 14 fields.
+    #[test]
+    fn unread_core_figures_are_empty_fields_and_read_back_unknown() {
+        let mut r = sample_row();
+        r.load1 = Decimal::default();
+        r.cpu_known = false;
+        r.mem_known = false;
+        r.disk_known = false;
+        let mut out = Vec::new();
+        r.format(true, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap().trim_end();
+        let f: std::vec::Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 14, "{line}");
+        // load1, cpu_pct, mem_used_mb, mem_avail_mb, mem_pct, swap_used_mb,
+        // disk_avail_gb, disk_pct: empty; compilers still counted.
+        assert_eq!(&f[3..11], ["", "", "", "", "", "", "", ""], "{line}");
+        assert_eq!(f[11], "2");
+        let back = Row::read(|i| f.get(i).map(|s| s.as_bytes())).unwrap();
+        assert!(!back.mem_known && !back.disk_known && !back.cpu_known);
+        assert!(back.load1.text.is_empty());
+        // Each alone: only its own fields go empty.
+        let mut r = sample_row();
+        r.cpu_known = false;
+        out.clear();
+        r.format(true, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        assert!(line.contains(",0.61,,476,23628,1,0,76,69,2,"), "{line}");
+        // A read row keeps all known.
+        let f: std::vec::Vec<&str> = line.trim_end().split(',').collect();
+        let back = Row::read(|i| f.get(i).map(|s| s.as_bytes())).unwrap();
+        assert!(back.mem_known && back.disk_known && !back.cpu_known);
+        // A 0 is a reading, and garbage is still a malformed row.
+        let mut f = f;
+        f[4] = "0";
+        assert!(
+            Row::read(|i| f.get(i).map(|s| s.as_bytes()))
+                .unwrap()
+                .cpu_known
+        );
+        f[4] = "x";
+        assert!(Row::read(|i| f.get(i).map(|s| s.as_bytes())).is_none());
     }
 
     /// `r` written as a full row: as many fields as [`HEADER_FULL`] and the

@@ -481,6 +481,46 @@ mod tests {
         assert!(render(env, None).contains("peak per job 900 MiB (DEFAULT_MB_PER_JOB)\n"));
     }
 
+    /// Issue 33: `sh -c 'make -j4'` on one core: make ran four jobs on
+    /// slots of its own while one slot was all headroom gave. The block
+    /// says what ran, not the slots that did not bind.
+    #[test]
+    fn a_build_on_slots_of_its_own_is_said_not_the_slots() {
+        let mut r = Report {
+            cap: 1,
+            min: 1,
+            avg_centi: 100,
+            max: 1,
+            throttled_ms: 0,
+            span_ms: 30_000,
+            peak: fixed(435, Source::Guess("generic")),
+            pool: None,
+            pausing: Some((2, 5000)),
+            seen_max: Some(4),
+            slots_most: 1,
+        };
+        assert_eq!(r.unbound(), Some(4));
+        let mut out: heapless::String<1024> = heapless::String::new();
+        r.render(&mut out).unwrap();
+        assert_eq!(
+            out.as_str(),
+            "JOBSERVER: its slots did not bind: the build ran up to 4 job(s) at once on slots of its own (a -j headroom could not take out); peak per job 435 MiB (generic)\n  jobs at once (the build's own processes): max 4; the jobserver's slots were not what ran\n  throttled by memory: - (its slots did not bind)\n  paused, not killed: 2 time(s), 5.0 s in all (a job's growth would have outrun memory)\n"
+        );
+        assert!(!out.contains("up to 1 job(s)") && !out.contains("max 1"));
+        // As many seen as the slots could give: they bound it, as before.
+        for (seen, most) in [(Some(4), 4), (None, 1), (Some(0), 1)] {
+            (r.seen_max, r.slots_most) = (seen, most);
+            assert_eq!(r.unbound(), None);
+            out.clear();
+            r.render(&mut out).unwrap();
+            assert!(
+                out.starts_with("JOBSERVER: up to 1 job(s) at once; ")
+                    && out.contains("\n  slots in use (jobs at once): min 1  avg 1.00  max 1\n"),
+                "{out}"
+            );
+        }
+    }
+
     #[test]
     fn the_jobs_columns_give_jobs_at_once_and_the_pauses() {
         let mut f = FromRows::default();

@@ -546,6 +546,59 @@ mod tests {
         );
     }
 
+    /// Issue 33: the start-up ramp is not "throttled by memory": a slot
+    /// waiting in the FIFO, or none asked for yet, refuses nobody. Only
+    /// time when memory refused a slot to a client that asked counts.
+    #[test]
+    fn only_a_slot_refused_to_a_client_that_asked_is_throttled() {
+        // Cap 4 (make -j4); memory allows 2 (one token out) throughout.
+        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let at = |ms, in_pipe| Inputs {
+            now_ms: ms,
+            ..inputs(330, 0, in_pipe)
+        };
+        let d = tick(&mut g, at(0, 0));
+        assert_eq!((d.allowed, d.put, d.memory_bound), (2, 1, true));
+        // make is still reading its Makefile: the token waits, 2 s.
+        tick(&mut g, at(1000, 1));
+        tick(&mut g, at(2000, 1));
+        assert_eq!(g.report().unwrap().throttled_ms, 0, "the ramp");
+        // make took it and wants more: 1.5 s refused.
+        tick(&mut g, at(2500, 0));
+        tick(&mut g, at(3000, 0));
+        tick(&mut g, at(4000, 0));
+        let r = g.report().unwrap();
+        assert_eq!((r.throttled_ms, r.span_ms), (1500, 4000));
+        // The block says it.
+        let mut t: heapless::String<512> = heapless::String::new();
+        r.render(&mut t).unwrap();
+        assert!(t.contains("\n  throttled by memory: 1.5 s of 4.0 s\n"), "{t}");
+
+        // One job at once from the governor's first glance, no token out:
+        // refused only if the next slot offered is taken at once.
+        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let low = |ms, in_pipe| Inputs {
+            now_ms: ms,
+            ..inputs(150, 0, in_pipe)
+        };
+        assert_eq!(tick(&mut g, low(0, 0)).allowed, 1);
+        tick(&mut g, low(1000, 0));
+        assert_eq!(g.report().unwrap().throttled_ms, 0, "not yet shown");
+        // Room: a token is offered at 2 s and taken by 2.25 s.
+        assert_eq!(tick(&mut g, at(2000, 0)).put, 1);
+        tick(&mut g, at(2250, 0));
+        assert_eq!(g.report().unwrap().throttled_ms, 2000);
+        // Once more, but the slot offered is left in the FIFO: the job
+        // running alone wanted no other (a last link).
+        let mut g = Handout::new(4, 100, Source::PeakMb);
+        tick(&mut g, low(0, 0));
+        tick(&mut g, low(1000, 0));
+        tick(&mut g, at(2000, 0));
+        tick(&mut g, at(2250, 1));
+        tick(&mut g, at(3000, 1));
+        assert_eq!(g.report().unwrap().throttled_ms, 0);
+    }
+
     #[test]
     fn absurd_figures_do_not_overflow() {
         let mut g = Handout::new(u32::MAX, u64::MAX, Source::PeakMb);

@@ -236,7 +236,10 @@ fn make_s_own_j_is_taken_out_and_is_the_cap() {
         1,
         "{err}"
     );
-    assert!(!err.contains("jobserver mode"), "make saw its own -j: {err}");
+    assert!(
+        !err.contains("jobserver mode"),
+        "make saw its own -j: {err}"
+    );
     assert!(!err.contains("warning: --jobserver"), "{err}");
     assert_eq!(overlap(&[&d]), (2, 6));
     let cols = jobs_columns(&d.join("out/resources-j.csv"));
@@ -259,12 +262,15 @@ fn a_j_inside_sh_c_is_warned_and_the_jobs_that_ran_are_said() {
     assert_eq!(overlap(&[&d]), (3, 3), "make ran its own slots");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("headroom: warning: --jobserver: 'make -j3' in sh's script makes it run its own slots"),
+        err.contains(
+            "headroom: warning: --jobserver: 'make -j3' in sh's script makes it run its own slots"
+        ),
         "{err}"
     );
     let block = jobserver_block(&err);
     assert!(
-        block.starts_with("JOBSERVER: its slots did not bind: the build ran up to 3 job(s) at once")
+        block
+            .starts_with("JOBSERVER: its slots did not bind: the build ran up to 3 job(s) at once")
             && block.contains("  jobs at once (the build's own processes): max 3;")
             && !block.contains("up to 1 job(s)")
             && !block.contains("slots in use"),

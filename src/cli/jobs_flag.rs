@@ -235,9 +235,10 @@ fn digits(v: &str) -> Option<u32> {
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    Some(v.parse::<u64>().map_or(u32::MAX, |n| {
-        u32::try_from(n).unwrap_or(u32::MAX)
-    }))
+    Some(
+        v.parse::<u64>()
+            .map_or(u32::MAX, |n| u32::try_from(n).unwrap_or(u32::MAX)),
+    )
 }
 
 /// A load average's word: a digit or `.` first.
@@ -350,17 +351,37 @@ mod tests {
         use Jobs::{Count, Unlimited};
         for (argv, jobs, said, left) in [
             (&["make", "-j4"][..], Count(4), &["-j4"][..], &["make"][..]),
-            (&["make", "-j", "4", "all"], Count(4), &["-j 4"], &["make", "all"]),
+            (
+                &["make", "-j", "4", "all"],
+                Count(4),
+                &["-j 4"],
+                &["make", "all"],
+            ),
             (&["make", "--jobs=4"], Count(4), &["--jobs=4"], &["make"]),
             (&["make", "--jobs", "4"], Count(4), &["--jobs 4"], &["make"]),
-            (&["/usr/bin/gmake", "-kj4", "x"], Count(4), &["-kj4"], &["/usr/bin/gmake", "-k", "x"]),
+            (
+                &["/usr/bin/gmake", "-kj4", "x"],
+                Count(4),
+                &["-kj4"],
+                &["/usr/bin/gmake", "-k", "x"],
+            ),
             (&["make", "-j", "all"], Unlimited, &["-j"], &["make", "all"]),
             (&["make", "--jobs"], Unlimited, &["--jobs"], &["make"]),
             (&["make", "-k", "-j"], Unlimited, &["-j"], &["make", "-k"]),
             // Targets and variables before it: getopt permutes.
-            (&["make", "all", "CC=gcc", "-j2"], Count(2), &["-j2"], &["make", "all", "CC=gcc"]),
+            (
+                &["make", "all", "CC=gcc", "-j2"],
+                Count(2),
+                &["-j2"],
+                &["make", "all", "CC=gcc"],
+            ),
             // Two: both go, make obeys the last.
-            (&["make", "-j8", "-j2"], Count(2), &["-j8", "-j2"], &["make"]),
+            (
+                &["make", "-j8", "-j2"],
+                Count(2),
+                &["-j8", "-j2"],
+                &["make"],
+            ),
         ] {
             let (j, s, l) = taken(argv);
             assert_eq!(j, Some(jobs), "{argv:?}");
@@ -395,7 +416,10 @@ mod tests {
         }
         // A load average's number is -l's, not a target; -j after it is.
         assert_eq!(taken(&["make", "-l", "2.5", "-j3"]).0, Some(Jobs::Count(3)));
-        assert_eq!(taken(&["make", "--load-average", "2", "-j"]).0, Some(Jobs::Unlimited));
+        assert_eq!(
+            taken(&["make", "--load-average", "2", "-j"]).0,
+            Some(Jobs::Unlimited)
+        );
         // A -j word that is no number is a target, and -j has none.
         assert_eq!(
             taken(&["make", "-j", "x4"]),
@@ -407,7 +431,11 @@ mod tests {
     fn ninja_s_j_needs_its_number_and_0_is_no_limit() {
         assert_eq!(
             taken(&["ninja", "-C", "out", "-j", "3"]),
-            (Some(Jobs::Count(3)), v(&["-j 3"]), v(&["ninja", "-C", "out"]))
+            (
+                Some(Jobs::Count(3)),
+                v(&["-j 3"]),
+                v(&["ninja", "-C", "out"])
+            )
         );
         assert_eq!(taken(&["samu", "-j0"]).0, Some(Jobs::Unlimited));
         assert_eq!(taken(&["ninja", "-nj2"]).2, v(&["ninja", "-n"]));
@@ -440,14 +468,27 @@ mod tests {
         let s = |a: &[&str]| in_script(&v(a));
         assert_eq!(s(&["sh", "-c", "make -j3"]), Some("make -j3".into()));
         assert_eq!(
-            s(&["bash", "-o", "pipefail", "-ec", "cd x && make -C sub -j 2 2>&1 | tee l"]),
+            s(&[
+                "bash",
+                "-o",
+                "pipefail",
+                "-ec",
+                "cd x && make -C sub -j 2 2>&1 | tee l"
+            ]),
             Some("make -j 2".into())
         );
         assert_eq!(
-            s(&["/bin/sh", "-c", "echo hi; MAKEFLAGS= /usr/bin/ninja -C out -j8"]),
+            s(&[
+                "/bin/sh",
+                "-c",
+                "echo hi; MAKEFLAGS= /usr/bin/ninja -C out -j8"
+            ]),
             Some("ninja -j8".into())
         );
-        assert_eq!(s(&["busybox", "sh", "-c", "(make -kj4)"]), Some("make -kj4".into()));
+        assert_eq!(
+            s(&["busybox", "sh", "-c", "(make -kj4)"]),
+            Some("make -kj4".into())
+        );
         assert_eq!(s(&["sh", "-c", "make"]), None);
         assert_eq!(s(&["sh", "-c", "make -C -j4"]), None);
         assert_eq!(s(&["sh", "script.sh", "make -j4"]), None);

@@ -166,7 +166,9 @@ fn tell_taken(said: &str, n: Option<u32>, max_jobs: Option<u32>) {
         }
         (Some(n), _) => format!("is the cap (at most {n} jobs, as memory allows)"),
         (None, Some(m)) => {
-            format!("(no limit) is taken out; --max-jobs {m} is the cap (at most {m} jobs, as memory allows)")
+            format!(
+                "(no limit) is taken out; --max-jobs {m} is the cap (at most {m} jobs, as memory allows)"
+            )
         }
         (None, None) => {
             "(no limit) is taken out; the usable cores are the cap, as memory allows".into()

@@ -572,7 +572,10 @@ mod tests {
         // The block says it.
         let mut t: heapless::String<512> = heapless::String::new();
         r.render(&mut t).unwrap();
-        assert!(t.contains("\n  throttled by memory: 1.5 s of 4.0 s\n"), "{t}");
+        assert!(
+            t.contains("\n  throttled by memory: 1.5 s of 4.0 s\n"),
+            "{t}"
+        );
 
         // One job at once from the governor's first glance, no token out:
         // refused only if the next slot offered is taken at once.

@@ -288,7 +288,7 @@ pub fn in_script(argv: &[String]) -> Option<String> {
     }
     let script = shell_script(args)?;
     script
-        .split(|c: char| matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '\n'))
+        .split([';', '&', '|', '(', ')', '`', '\n'])
         .find_map(|command| {
             let words: Vec<String> = command
                 .split_whitespace()

@@ -6,14 +6,16 @@
 //! Each tick, in this order:
 //!
 //! 1. the build's jobs found (`pausing`), so that the peak per job
-//!    (`estimate`) takes in what they reach before anything weighs it;
+//!    (`estimate`) takes in what they reach before anything weighs it,
+//!    and counted (else its compilers): what really runs, slots or not;
 //! 2. pausing: room (`room::room_mb`) of usable memory less the other
 //!    builds' growth, the job `pause_rule` names stopped or continued;
 //! 3. tokens: how many jobs memory allows (`handout`), bounded by what the
 //!    pool admits (`pool_member`, under its lock, the lease rewritten
 //!    after), the difference written into the FIFO or read back;
-//! 4. the row's jobs columns kept ([`JobsColumns`]), and `--explain`'s
-//!    lines when the slots or the peak per job moved.
+//! 4. the row's jobs columns kept ([`JobsColumns`]; `jobs_running` never
+//!    fewer than the jobs seen in the build's processes), and
+//!    `--explain`'s lines when the slots or the peak per job moved.
 //!
 //! While nothing but CMD's own job runs, the glances between rows wait
 //! ([`Driver::idle`], [`IDLE_TICK_MS`]).

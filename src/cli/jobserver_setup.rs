@@ -46,8 +46,10 @@ pub struct JobserverArgs {
 impl JobserverArgs {
     /// `run`'s jobserver options checked: `None` without `--jobserver`
     /// (then none of its options may be given); the usage error's text
-    /// otherwise. `count`: `--count` was given. A `-j` of CMD's own is
-    /// warned about.
+    /// otherwise. `count`: `--count` was given. A `-j` of make's or
+    /// ninja's own as CMD is to be taken out, its N the cap (the smaller
+    /// with `--max-jobs`), and that is said once; one inside CMD's shell
+    /// script, where it cannot be, is warned about.
     pub fn check(a: &RunOnly, count: bool) -> Result<Option<JobserverArgs>, String> {
         if !a.jobserver {
             let given = [

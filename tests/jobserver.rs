@@ -213,18 +213,72 @@ fn tokens_a_client_forges_are_taken_back_and_the_cap_holds() {
 }
 
 #[test]
-fn make_with_its_own_j_is_warned_and_count_is_refused() {
-    let d = scratch("own-j");
-    makefile(&d, 2, "true");
-    let out = run_jobserver(&d, &["--max-jobs", "2"], &["make", "-j8"]);
-    assert!(out.status.success(), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("warning: --jobserver: '-j8' makes make run its own slots"),
-        "{err}"
-    );
+fn count_is_refused() {
+    let d = scratch("count");
     let out = run_jobserver(&d, &["--count", "3"], &["true"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// Issue 33: `run --jobserver -- make -j2` means at most 2, as memory
+/// allows: the -j is taken out of make's command line (make's own -j
+/// beside the jobserver makes make say "resetting jobserver mode" and run
+/// its own slots), its 2 is the cap (below --max-jobs 4), and that is
+/// said once.
+#[test]
+fn make_s_own_j_is_taken_out_and_is_the_cap() {
+    let d = scratch("own-j");
+    makefile(&d, 6, "sleep 0.6");
+    let out = run_jobserver(&d, &["--max-jobs", "4"], &["make", "-j2"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("headroom: --jobserver: make's -j2 is the cap (at most 2 jobs, as memory allows); headroom hands out the slots\n").count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        !err.contains("jobserver mode"),
+        "make saw its own -j: {err}"
+    );
+    assert!(!err.contains("warning: --jobserver"), "{err}");
+    assert_eq!(overlap(&[&d]), (2, 6));
+    let cols = jobs_columns(&d.join("out/resources-j.csv"));
+    assert!(cols.iter().all(|&(r, a)| r <= 2 && a == 2), "{cols:?}");
+    assert!(
+        err.contains("JOBSERVER: up to 2 job(s) at once") && err.contains("RUN: make\n"),
+        "{err}"
+    );
+}
+
+/// Issue 33: a -j headroom cannot take out (inside `sh -c`) is warned
+/// about, and the JOBSERVER block says the jobs that really ran (three,
+/// make's own slots), not the one slot it had to give.
+#[test]
+fn a_j_inside_sh_c_is_warned_and_the_jobs_that_ran_are_said() {
+    let d = scratch("sh-j");
+    makefile(&d, 3, "sleep 2");
+    let out = run_jobserver(&d, &["--max-jobs", "1"], &["sh", "-c", "make -j3"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(overlap(&[&d]), (3, 3), "make ran its own slots");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "headroom: warning: --jobserver: 'make -j3' in sh's script makes it run its own slots"
+        ),
+        "{err}"
+    );
+    let block = jobserver_block(&err);
+    assert!(
+        block
+            .starts_with("JOBSERVER: its slots did not bind: the build ran up to 3 job(s) at once")
+            && block.contains("  jobs at once (the build's own processes): max 3;")
+            && !block.contains("up to 1 job(s)")
+            && !block.contains("slots in use"),
+        "{block}"
+    );
+    let cols = jobs_columns(&d.join("out/resources-j.csv"));
+    assert!(cols.iter().any(|&(r, _)| r == 3), "{cols:?}");
+    assert!(cols.iter().all(|&(r, a)| r <= 3 && a == 1), "{cols:?}");
 }
 
 #[test]

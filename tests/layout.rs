@@ -46,6 +46,7 @@ const CLI: &[(&str, u8)] = &[
     ("options", 0),
     ("shell", 0),
     ("suggest", 0),
+    ("jobs_flag", 0),
     ("argv", 1),
     ("defaults", 1),
     ("files", 1),

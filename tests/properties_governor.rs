@@ -88,6 +88,7 @@ proptest! {
                 in_pipe,
                 now_ms: i as u64 * 250,
                 pool_allowed: None,
+                seen: None,
             });
             prop_assert!(d.allowed >= 1 && d.allowed <= cap);
             prop_assert!(d.take <= in_pipe);

@@ -18,6 +18,7 @@ use headroom::kernel::root::Root;
 use headroom::report::jobserver_block::{PeakReport, Source};
 
 use super::defaults::env_nonempty;
+use super::jobs_flag::{self, Jobs, JobsFlag};
 use super::jobserver_notes::basis_text;
 use super::messages::{Fail, StderrWarn, errtext, io_text, shown};
 use super::options::RunOnly;
@@ -37,6 +38,9 @@ pub struct JobserverArgs {
     pool: Option<(String, &'static str)>,
     /// Jobs that would outgrow memory are paused (not `--no-pause`).
     pause: bool,
+    /// CMD's own `-j` (make or ninja), to be taken out of its command line
+    /// ([`JobserverArgs::take_own_j`]).
+    own_j: Option<Vec<JobsFlag>>,
 }
 
 impl JobserverArgs {
@@ -48,8 +52,10 @@ impl JobserverArgs {
 
     /// `run`'s jobserver options checked: `None` without `--jobserver`
     /// (then none of its options may be given); the usage error's text
-    /// otherwise. `count`: `--count` was given. A `-j` of CMD's own is
-    /// warned about.
+    /// otherwise. `count`: `--count` was given. A `-j` of make's or
+    /// ninja's own as CMD is to be taken out, its N the cap (the smaller
+    /// with `--max-jobs`), and that is said once; one inside CMD's shell
+    /// script, where it cannot be, is warned about.
     pub fn check(a: &RunOnly, count: bool) -> Result<Option<JobserverArgs>, String> {
         if !a.jobserver {
             let given = [
@@ -102,15 +108,24 @@ impl JobserverArgs {
                     .into(),
             );
         }
-        if let Some(j) = own_jobs_flag(&a.cmd) {
+        let own_j = own_jobs(&a.cmd);
+        let max_jobs = match own_j.as_ref().and_then(|(_, _, cap)| *cap) {
+            Some(n) => Some(a.max_jobs.map_or(n, |m| m.min(n))),
+            None => a.max_jobs,
+        };
+        if let Some((said, _, n)) = &own_j {
+            tell_taken(said, *n, a.max_jobs);
+        }
+        if let Some(j) = jobs_flag::in_script(&a.cmd) {
             let _ = writeln!(
                 std::io::stderr(),
-                "headroom: warning: --jobserver: '{j}' makes {} run its own slots and ignore the jobserver; leave it out",
+                "headroom: warning: --jobserver: '{j}' in {}'s script makes it run its own slots and ignore the jobserver, and headroom cannot take it out there: leave it out (the summary says the jobs that really ran)",
                 a.cmd[0]
             );
         }
         Ok(Some(JobserverArgs {
-            max_jobs: a.max_jobs,
+            max_jobs,
+            own_j: own_j.map(|(_, flags, _)| flags),
             peak_mb: a.peak_mb,
             from: a.from.clone(),
             profile,
@@ -121,6 +136,56 @@ impl JobserverArgs {
             pause: !a.no_pause,
         }))
     }
+}
+
+impl JobserverArgs {
+    /// CMD's own `-j` taken out of `argv` (as decoded) and `raw` (as the
+    /// OS gave them), at the same places: make or ninja then uses the
+    /// jobserver, whose cap the `-j` set ([`JobserverArgs::check`]).
+    pub fn take_own_j(&self, argv: &mut Vec<String>, raw: &mut Vec<std::ffi::OsString>) {
+        if let Some(flags) = &self.own_j {
+            *argv = jobs_flag::take_out(argv, flags);
+            *raw = jobs_flag::take_out(raw, flags);
+        }
+    }
+}
+
+/// CMD's own `-j` when CMD is make or ninja with one: the tool's `-j` as
+/// written (the last, which it obeys, e.g. `make's -j4`), every flag to
+/// take out, and its N (`None` for no limit).
+fn own_jobs(cmd: &[String]) -> Option<(String, Vec<JobsFlag>, Option<u32>)> {
+    let (tool, flags) = jobs_flag::find(cmd)?;
+    let last = flags.last()?;
+    let cap = match last.jobs {
+        Jobs::Count(n) => Some(n),
+        Jobs::Unlimited => None,
+    };
+    let said = format!("{}'s {}", tool.name(), jobs_flag::said(cmd, last));
+    Some((said, flags, cap))
+}
+
+/// Says once on stderr that CMD's own `-j` (`said`, e.g. `make's -j4`,
+/// whose N is `n`, `None` for no limit) is taken out, and what caps the
+/// slots: its N, `--max-jobs` (`max_jobs`) when smaller, else the cores.
+fn tell_taken(said: &str, n: Option<u32>, max_jobs: Option<u32>) {
+    let what = match (n, max_jobs) {
+        (Some(n), Some(m)) if m < n => {
+            format!("is taken out; --max-jobs {m} is the cap (at most {m} jobs, as memory allows)")
+        }
+        (Some(n), _) => format!("is the cap (at most {n} jobs, as memory allows)"),
+        (None, Some(m)) => {
+            format!(
+                "(no limit) is taken out; --max-jobs {m} is the cap (at most {m} jobs, as memory allows)"
+            )
+        }
+        (None, None) => {
+            "(no limit) is taken out; the usable cores are the cap, as memory allows".into()
+        }
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "headroom: --jobserver: {said} {what}; headroom hands out the slots"
+    );
 }
 
 /// `run --jobserver` while it runs: the governor's parts (the library's,
@@ -377,25 +442,6 @@ pub fn ninja_build(argv: &[String]) -> bool {
     }
 }
 
-/// A `-j` in CMD's own arguments when CMD is make or ninja: they then run
-/// their own slots and ignore the jobserver (make says "-jN forced in
-/// submake: resetting jobserver mode").
-pub fn own_jobs_flag(argv: &[String]) -> Option<&str> {
-    let (prog, args) = argv.split_first()?;
-    let name = prog.rsplit('/').next().unwrap_or(prog);
-    if !matches!(name, "make" | "gmake" | "ninja" | "samu") {
-        return None;
-    }
-    args.iter()
-        .map(String::as_str)
-        .take_while(|a| *a != "--")
-        .find(|a| {
-            (a.starts_with("-j") && a[2..].bytes().all(|b| b.is_ascii_digit()))
-                || *a == "--jobs"
-                || a.starts_with("--jobs=")
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,21 +491,5 @@ mod tests {
         assert!(!build("CMAKE_GENERATOR:INTERNAL=Unix Makefiles\n"));
         std::fs::remove_dir_all(&d).unwrap();
         assert!(!ninja_build(&v(&["cmake", "--build", "/nonexistent"])));
-    }
-
-    #[test]
-    fn a_j_of_make_or_ninja_is_told() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(own_jobs_flag(&v(&["make", "-j8"])), Some("-j8"));
-        assert_eq!(
-            own_jobs_flag(&v(&["/usr/bin/make", "-k", "-j"])),
-            Some("-j")
-        );
-        assert_eq!(own_jobs_flag(&v(&["ninja", "--jobs=4"])), Some("--jobs=4"));
-        assert_eq!(own_jobs_flag(&v(&["make", "-C", "sub"])), None);
-        assert_eq!(own_jobs_flag(&v(&["make", "-jobs-file"])), None);
-        // cargo keeps to the jobserver whatever its -j.
-        assert_eq!(own_jobs_flag(&v(&["cargo", "build", "-j8"])), None);
-        assert_eq!(own_jobs_flag(&v(&["make", "--", "-j8"])), None);
     }
 }

@@ -2,14 +2,16 @@
 //!
 //! Lowest first: `messages` (Fail and exit codes, one-line messages,
 //! warnings), `options` (the argh structs), `shell` (quoting words),
-//! `suggest` (the nearest word); then the arguments before argh,
-//! environment defaults, opening files and signals; the child process, a
+//! `suggest` (the nearest word), `jobs_flag` (a -j of CMD's own); then the
+//! arguments before argh, environment defaults, opening files and
+//! signals; the child process, a
 //! memory pool's messages, `actions --remote` and the status line; the
 //! governor's notes, the action row, the report commands and status's
 //! pool block; the jobserver's setup (its options, MAKEFLAGS) and the
 //! planning commands; `record` and `run`. A module uses only those of the
 //! groups above its own (`tests/layout.rs`), and none uses `main.rs`.
 
+pub mod jobs_flag; // a -j of make's or ninja's own in CMD: found, taken out, or seen in sh -c
 pub mod messages; // Fail and exit codes, one-line messages, warnings on stderr, stdout
 pub mod options; // the argh structs: options and their --help texts
 pub mod shell; // a command's words quoted as sh(1) reads them

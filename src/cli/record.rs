@@ -73,8 +73,12 @@ pub fn run_cmd(a: RunArgs, raw: Vec<std::ffi::OsString>) -> Result<ExitCode, Fai
         Err(msg) => return usage(&msg),
     };
     let light = light && jobserver.is_none();
+    let (mut argv, mut raw) = (own.cmd, raw);
+    if let Some(j) = &jobserver {
+        j.take_own_j(&mut argv, &mut raw);
+    }
     let spec = ChildSpec {
-        argv: own.cmd,
+        argv,
         raw,
         actions: own.actions,
         jobserver,

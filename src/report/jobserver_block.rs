@@ -28,6 +28,13 @@ pub struct Report {
     /// and the time they spent paused summed over jobs, ms; `None` with
     /// `--no-pause`.
     pub pausing: Option<(u32, u64)>,
+    /// The most jobs seen running at once in the build's own processes
+    /// (its jobs, `followed::jobtree`, else its compilers); `None` when
+    /// they were not looked at.
+    pub seen_max: Option<u32>,
+    /// The most slots ever in circulation: tokens given out + the one a
+    /// client runs without. A client bound by the slots never runs more.
+    pub slots_most: u32,
 }
 
 /// Where the peak per job a governor started from came from.
@@ -219,6 +226,14 @@ impl FromRows {
 }
 
 impl Report {
+    /// The most jobs the build ran at once when that is more than the
+    /// slots ever allowed ([`Report::slots_most`]): it ran slots of its own
+    /// (a `-j` inside a script, where headroom could not take it out), and
+    /// the slots did not bind; `None` when they did, or nothing was seen.
+    pub fn unbound(&self) -> Option<u32> {
+        self.seen_max.filter(|&seen| seen > self.slots_most)
+    }
+
     /// Writes the block (after the RUN block), e.g.
     /// `JOBSERVER: up to 8 jobs at once; peak per job 160 MiB (--peak-mb)`.
     ///
@@ -226,12 +241,15 @@ impl Report {
     /// Those of `w`.
     pub fn render<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
         let p = &self.peak;
-        ufmt::uwrite!(
-            w,
-            "JOBSERVER: up to {} job(s) at once; peak per job {} MiB ",
-            self.cap,
-            p.now_mb
-        )?;
+        match self.unbound() {
+            None => ufmt::uwrite!(w, "JOBSERVER: up to {} job(s) at once", self.cap)?,
+            Some(seen) => ufmt::uwrite!(
+                w,
+                "JOBSERVER: its slots did not bind: the build ran up to {} job(s) at once on slots of its own (a -j headroom could not take out)",
+                seen
+            )?,
+        }
+        ufmt::uwrite!(w, "; peak per job {} MiB ", p.now_mb)?;
         let unmoved = p.fixed() && p.basis == Basis::Start;
         if unmoved && p.source.measured_mb().is_none() {
             // As it always was: where the figure came from.
@@ -250,23 +268,7 @@ impl Report {
             start.write_basis(w)?;
             ufmt::uwrite!(w, "; least {} MiB, most {} MiB\n", p.least_mb, p.most_mb)?;
         }
-        ufmt::uwrite!(
-            w,
-            "  slots in use (jobs at once): min {}  avg {}.{}{}  max {}\n",
-            self.min,
-            self.avg_centi / 100,
-            self.avg_centi % 100 / 10,
-            self.avg_centi % 10,
-            self.max
-        )?;
-        ufmt::uwrite!(
-            w,
-            "  throttled by memory: {}.{} s of {}.{} s\n",
-            self.throttled_ms / 1000,
-            self.throttled_ms % 1000 / 100,
-            self.span_ms / 1000,
-            self.span_ms % 1000 / 100
-        )?;
+        self.render_slots(w)?;
         if let Some((n @ 1.., ms)) = self.pausing {
             ufmt::uwrite!(
                 w,
@@ -291,6 +293,39 @@ impl Report {
     }
 }
 
+impl Report {
+    /// The slots' lines: jobs at once and the time memory throttled them;
+    /// when the slots did not bind ([`Report::unbound`]), the jobs really
+    /// seen instead, and no throttling (memory held nothing back).
+    fn render_slots<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        if let Some(seen) = self.unbound() {
+            ufmt::uwrite!(
+                w,
+                "  jobs at once (the build's own processes): max {}; the jobserver's slots were not what ran\n",
+                seen
+            )?;
+            return ufmt::uwrite!(w, "  throttled by memory: - (its slots did not bind)\n");
+        }
+        ufmt::uwrite!(
+            w,
+            "  slots in use (jobs at once): min {}  avg {}.{}{}  max {}\n",
+            self.min,
+            self.avg_centi / 100,
+            self.avg_centi % 100 / 10,
+            self.avg_centi % 10,
+            self.max
+        )?;
+        ufmt::uwrite!(
+            w,
+            "  throttled by memory: {}.{} s of {}.{} s\n",
+            self.throttled_ms / 1000,
+            self.throttled_ms % 1000 / 100,
+            self.span_ms / 1000,
+            self.span_ms % 1000 / 100
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +341,8 @@ mod tests {
             peak: fixed(160, Source::PeakMb),
             pool,
             pausing: Some((0, 0)),
+            seen_max: None,
+            slots_most: 4,
         };
         let mut out = heapless::String::new();
         r.render(&mut out).unwrap();
@@ -360,6 +397,8 @@ mod tests {
             peak,
             pool: None,
             pausing,
+            seen_max: Some(2),
+            slots_most: 2,
         };
         let mut out = heapless::String::new();
         r.render(&mut out).unwrap();
@@ -440,6 +479,46 @@ mod tests {
         // Unmoved, as it always was.
         let env = fixed(900, Source::Env("DEFAULT_MB_PER_JOB"));
         assert!(render(env, None).contains("peak per job 900 MiB (DEFAULT_MB_PER_JOB)\n"));
+    }
+
+    /// Issue 33: `sh -c 'make -j4'` on one core: make ran four jobs on
+    /// slots of its own while one slot was all headroom gave. The block
+    /// says what ran, not the slots that did not bind.
+    #[test]
+    fn a_build_on_slots_of_its_own_is_said_not_the_slots() {
+        let mut r = Report {
+            cap: 1,
+            min: 1,
+            avg_centi: 100,
+            max: 1,
+            throttled_ms: 0,
+            span_ms: 30_000,
+            peak: fixed(435, Source::Guess("generic")),
+            pool: None,
+            pausing: Some((2, 5000)),
+            seen_max: Some(4),
+            slots_most: 1,
+        };
+        assert_eq!(r.unbound(), Some(4));
+        let mut out: heapless::String<1024> = heapless::String::new();
+        r.render(&mut out).unwrap();
+        assert_eq!(
+            out.as_str(),
+            "JOBSERVER: its slots did not bind: the build ran up to 4 job(s) at once on slots of its own (a -j headroom could not take out); peak per job 435 MiB (generic)\n  jobs at once (the build's own processes): max 4; the jobserver's slots were not what ran\n  throttled by memory: - (its slots did not bind)\n  paused, not killed: 2 time(s), 5.0 s in all (a job's growth would have outrun memory)\n"
+        );
+        assert!(!out.contains("up to 1 job(s)") && !out.contains("max 1"));
+        // As many seen as the slots could give: they bound it, as before.
+        for (seen, most) in [(Some(4), 4), (None, 1), (Some(0), 1)] {
+            (r.seen_max, r.slots_most) = (seen, most);
+            assert_eq!(r.unbound(), None);
+            out.clear();
+            r.render(&mut out).unwrap();
+            assert!(
+                out.starts_with("JOBSERVER: up to 1 job(s) at once; ")
+                    && out.contains("\n  slots in use (jobs at once): min 1  avg 1.00  max 1\n"),
+                "{out}"
+            );
+        }
     }
 
     #[test]

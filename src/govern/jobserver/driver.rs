@@ -6,14 +6,16 @@
 //! Each tick, in this order:
 //!
 //! 1. the build's jobs found (`pausing`), so that the peak per job
-//!    (`estimate`) takes in what they reach before anything weighs it;
+//!    (`estimate`) takes in what they reach before anything weighs it,
+//!    and counted (else its compilers): what really runs, slots or not;
 //! 2. pausing: room (`room::room_mb`) of usable memory less the other
 //!    builds' growth, the job `pause_rule` names stopped or continued;
 //! 3. tokens: how many jobs memory allows (`handout`), bounded by what the
 //!    pool admits (`pool_member`, under its lock, the lease rewritten
 //!    after), the difference written into the FIFO or read back;
-//! 4. the row's jobs columns kept ([`JobsColumns`]), and `--explain`'s
-//!    lines when the slots or the peak per job moved.
+//! 4. the row's jobs columns kept ([`JobsColumns`]; `jobs_running` never
+//!    fewer than the jobs seen in the build's processes), and
+//!    `--explain`'s lines when the slots or the peak per job moved.
 //!
 //! While nothing but CMD's own job runs, the glances between rows wait
 //! ([`Driver::idle`], [`IDLE_TICK_MS`]).
@@ -78,6 +80,9 @@ pub struct Governor {
     columns: JobsColumns,
     /// When it last ticked, ms of the monotonic clock it is given.
     ticked_ms: Option<u64>,
+    /// The jobs the last tick saw in the build's processes (`None`: not
+    /// looked at).
+    seen: Option<u32>,
 }
 
 impl Governor {
@@ -93,6 +98,7 @@ impl Governor {
             said: None,
             columns: JobsColumns::default(),
             ticked_ms: None,
+            seen: None,
         }
     }
 }
@@ -143,6 +149,13 @@ impl Driver<'_> {
         // What the jobs reach first: pausing, slots and the pool then
         // weigh the same peak per job.
         let job_mb = self.pausing.as_mut().and_then(|p| p.scan());
+        // What really runs: the build's jobs, else its compilers.
+        let seen = self
+            .pausing
+            .as_ref()
+            .and_then(|p| p.jobs_seen())
+            .or(g.build_compilers);
+        self.gov.seen = seen;
         let moved = self.gov.handout.measure(&Seen {
             usable_mb: usable,
             held_mb: g.build_rss_mb,
@@ -153,10 +166,12 @@ impl Driver<'_> {
             self.gov.say_peak(tell);
         }
         let paused = self.pause(usable, now_ms, tell);
-        let (tokens, admitted) = self.tokens(&g, usable, now_ms, tell);
+        let (tokens, admitted) = self.tokens(&g, usable, seen, now_ms, tell);
         let gov = &mut *self.gov;
+        // jobs_running: what runs, slots or not (a -j of the build's own).
+        let running = |d: &Decision| d.running.max(seen.unwrap_or(0));
         gov.columns
-            .ticked(tokens.map(|d| (d.running, d.allowed)), paused);
+            .ticked(tokens.map(|d| (running(&d), d.allowed)), paused);
         let yielded = admitted.map_or(0, |a| a.yielded);
         if let Some(d) = tokens
             && gov.explain
@@ -202,6 +217,7 @@ impl Driver<'_> {
         &mut self,
         g: &Glance,
         usable: Option<u64>,
+        seen: Option<u32>,
         now_ms: u64,
         tell: &mut impl Tell,
     ) -> (Option<Decision>, Option<Admission>) {
@@ -213,6 +229,7 @@ impl Driver<'_> {
             in_pipe,
             now_ms,
             pool_allowed: None,
+            seen,
         };
         let own = Own {
             available_mb: g.mem_avail_mb,
@@ -284,7 +301,9 @@ impl Driver<'_> {
 
     /// True when a glance at `now_ms` has nothing to watch, and the tick
     /// it would feed can wait ([`IDLE_TICK_MS`]): no job runs but CMD's
-    /// own (every token given out is in the FIFO: one ioctl(FIONREAD)),
+    /// own (every token given out is in the FIFO: one ioctl(FIONREAD);
+    /// and the last tick saw at most one job in the build's processes: a
+    /// build on slots of its own is watched at the governor's pace),
     /// none is paused, no pool is shared (the others' leases move), and
     /// the last tick was less than [`IDLE_TICK_MS`] ago. The slot then
     /// counts in the jobs' average as one job running
@@ -296,6 +315,7 @@ impl Driver<'_> {
             .is_some_and(|t| now_ms.saturating_sub(t) < IDLE_TICK_MS);
         let idle = recent
             && self.pool.is_none()
+            && self.gov.seen.is_none_or(|n| n <= 1)
             && self.pausing.as_ref().is_none_or(|p| p.paused_now() == 0)
             && self
                 .gov

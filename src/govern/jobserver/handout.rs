@@ -70,6 +70,11 @@ pub struct Inputs {
     /// With a shared pool: the most jobs it admits this build
     /// (`jobserver::admit`), which then bounds `allowed` too.
     pub pool_allowed: Option<u32>,
+    /// Jobs running now as the build's own processes show them (its
+    /// jobs, `followed::jobtree`, else its compilers); `None` when not
+    /// looked at. More than the slots allow: the build runs slots of its
+    /// own (a `-j` headroom could not take out).
+    pub seen: Option<u32>,
 }
 
 /// What one tick decided.
@@ -110,10 +115,37 @@ pub struct Handout {
     running_sum: u64,
     running_min: u32,
     running_max: u32,
-    /// The previous tick: its time and whether memory bound it.
-    last: Option<(u64, bool)>,
+    /// The previous tick: its time and what it left clients until the
+    /// next ([`Left`]).
+    last: Option<(u64, Left)>,
+    /// This tick's figures, between [`Handout::decide`] and
+    /// [`Handout::settled`]: memory bound it, tokens clients held, bytes
+    /// in the FIFO.
+    deciding: (bool, u32, u32),
     throttled_ms: u64,
+    /// Time memory refused a slot while clients held none: throttled only
+    /// once a slot offered after it is taken at once (a client was
+    /// waiting); else the start-up or a lone last job, not a wait.
+    unproven_ms: u64,
     started_ms: Option<u64>,
+    /// The most slots ever in circulation: tokens given out + the
+    /// implicit one. A client bound by them never runs more jobs.
+    slots_most: u32,
+    /// The most jobs seen at once in the build's processes.
+    seen_max: Option<u32>,
+}
+
+/// What a tick left clients until the next: a slot free, or none and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Left {
+    /// This many tokens in the FIFO for any client to take.
+    Free(u32),
+    /// None free and memory (not the cap) refusing more, clients holding
+    /// this many tokens: holding one, a client is one that asks for
+    /// slots, and it is refused its next.
+    Refused(u32),
+    /// None free, at the cap: not memory's doing.
+    Capped,
 }
 
 impl Handout {
@@ -134,8 +166,12 @@ impl Handout {
             running_min: u32::MAX,
             running_max: 0,
             last: None,
+            deciding: (false, 0, 0),
             throttled_ms: 0,
+            unproven_ms: 0,
             started_ms: None,
+            slots_most: 1,
+            seen_max: None,
         }
     }
 
@@ -183,10 +219,14 @@ impl Handout {
         self.allowed = allowed;
         self.ticks += 1;
         self.sample(running);
-        if let Some((at, true)) = self.last {
-            self.throttled_ms += inp.now_ms.saturating_sub(at);
+        if let Some(seen) = inp.seen {
+            self.seen_max = Some(self.seen_max.map_or(seen, |m| m.max(seen)));
         }
-        self.last = Some((inp.now_ms, memory_bound));
+        self.throttle(inp.now_ms, inp.in_pipe);
+        // What it leaves clients is known once the FIFO has acted
+        // (`settled`).
+        self.last = Some((inp.now_ms, Left::Capped));
+        self.deciding = (memory_bound, held, inp.in_pipe);
         self.started_ms.get_or_insert(inp.now_ms);
         let want = allowed - 1;
         let ours_in_pipe = inp.in_pipe - surplus;
@@ -205,6 +245,30 @@ impl Handout {
         }
     }
 
+    /// The time since the previous tick, until `now_ms` with `in_pipe`
+    /// bytes in the FIFO, counted as throttled by memory when a client
+    /// waited for a slot and memory refused it ([`Left`]): at once when
+    /// it held slots already; when it held none (the start, before any
+    /// client asked; a lone last job), only if the next slot offered was
+    /// taken by the tick after.
+    fn throttle(&mut self, now_ms: u64, in_pipe: u32) {
+        let Some((at, left)) = self.last else {
+            return;
+        };
+        let span = now_ms.saturating_sub(at);
+        match left {
+            Left::Refused(1..) => self.throttled_ms += span,
+            Left::Refused(0) => self.unproven_ms += span,
+            Left::Free(n) => {
+                let unproven = core::mem::take(&mut self.unproven_ms);
+                if in_pipe < n {
+                    self.throttled_ms += unproven;
+                }
+            }
+            Left::Capped => self.unproven_ms = 0,
+        }
+    }
+
     /// Records what the FIFO really did: `put` bytes written, `taken`
     /// bytes read back.
     pub fn settled(&mut self, put: u32, taken: u32) {
@@ -212,6 +276,17 @@ impl Handout {
         let ours = taken.saturating_sub(self.surplus);
         self.surplus = 0;
         self.issued = self.issued.saturating_add(put).saturating_sub(ours);
+        self.slots_most = self.slots_most.max(self.issued.saturating_add(1));
+        let (memory_bound, held, in_pipe) = self.deciding;
+        let free = in_pipe.saturating_add(put).saturating_sub(taken);
+        let left = match (free, memory_bound) {
+            (1.., _) => Left::Free(free),
+            (0, true) => Left::Refused(held),
+            (0, false) => Left::Capped,
+        };
+        if let Some((_, l)) = self.last.as_mut() {
+            *l = left;
+        }
     }
 
     /// Tokens it still wants back: given out beyond `allowed − 1`, and so
@@ -226,6 +301,9 @@ impl Handout {
     /// `n` tokens read back between ticks, as they came back.
     pub fn reclaimed(&mut self, n: u32) {
         self.issued = self.issued.saturating_sub(n);
+        if let Some((_, Left::Free(f))) = self.last.as_mut() {
+            *f = f.saturating_sub(n);
+        }
     }
 
     /// Jobs running now for `in_pipe` bytes in the FIFO: slots held by
@@ -291,6 +369,8 @@ impl Handout {
             peak: self.estimate.report(),
             pool: None,
             pausing: None,
+            seen_max: self.seen_max,
+            slots_most: self.slots_most,
         })
     }
 }
@@ -306,6 +386,7 @@ mod tests {
             in_pipe,
             now_ms: 0,
             pool_allowed: None,
+            seen: None,
         }
     }
 
@@ -463,6 +544,62 @@ mod tests {
             t.as_str(),
             "JOBSERVER: up to 2 job(s) at once; peak per job 100 MiB (--peak-mb)\n  slots in use (jobs at once): min 1  avg 1.80  max 2\n  throttled by memory: 1.0 s of 1.5 s\n"
         );
+    }
+
+    /// Issue 33: the start-up ramp is not "throttled by memory": a slot
+    /// waiting in the FIFO, or none asked for yet, refuses nobody. Only
+    /// time when memory refused a slot to a client that asked counts.
+    #[test]
+    fn only_a_slot_refused_to_a_client_that_asked_is_throttled() {
+        // Cap 4 (make -j4); memory allows 2 (one token out) throughout.
+        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let at = |ms, in_pipe| Inputs {
+            now_ms: ms,
+            ..inputs(330, 0, in_pipe)
+        };
+        let d = tick(&mut g, at(0, 0));
+        assert_eq!((d.allowed, d.put, d.memory_bound), (2, 1, true));
+        // make is still reading its Makefile: the token waits, 2 s.
+        tick(&mut g, at(1000, 1));
+        tick(&mut g, at(2000, 1));
+        assert_eq!(g.report().unwrap().throttled_ms, 0, "the ramp");
+        // make took it and wants more: 1.5 s refused.
+        tick(&mut g, at(2500, 0));
+        tick(&mut g, at(3000, 0));
+        tick(&mut g, at(4000, 0));
+        let r = g.report().unwrap();
+        assert_eq!((r.throttled_ms, r.span_ms), (1500, 4000));
+        // The block says it.
+        let mut t: heapless::String<512> = heapless::String::new();
+        r.render(&mut t).unwrap();
+        assert!(
+            t.contains("\n  throttled by memory: 1.5 s of 4.0 s\n"),
+            "{t}"
+        );
+
+        // One job at once from the governor's first glance, no token out:
+        // refused only if the next slot offered is taken at once.
+        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let low = |ms, in_pipe| Inputs {
+            now_ms: ms,
+            ..inputs(150, 0, in_pipe)
+        };
+        assert_eq!(tick(&mut g, low(0, 0)).allowed, 1);
+        tick(&mut g, low(1000, 0));
+        assert_eq!(g.report().unwrap().throttled_ms, 0, "not yet shown");
+        // Room: a token is offered at 2 s and taken by 2.25 s.
+        assert_eq!(tick(&mut g, at(2000, 0)).put, 1);
+        tick(&mut g, at(2250, 0));
+        assert_eq!(g.report().unwrap().throttled_ms, 2000);
+        // Once more, but the slot offered is left in the FIFO: the job
+        // running alone wanted no other (a last link).
+        let mut g = Handout::new(4, 100, Source::PeakMb);
+        tick(&mut g, low(0, 0));
+        tick(&mut g, low(1000, 0));
+        tick(&mut g, at(2000, 0));
+        tick(&mut g, at(2250, 1));
+        tick(&mut g, at(3000, 1));
+        assert_eq!(g.report().unwrap().throttled_ms, 0);
     }
 
     #[test]

@@ -67,6 +67,9 @@ pub struct Pausing {
     explain: bool,
     /// The last [`Pausing::scan`] read the jobs.
     scanned: bool,
+    /// The jobs the last [`Pausing::scan`] found; `None` when it could
+    /// not read them.
+    seen: Option<u32>,
 }
 
 impl Pausing {
@@ -101,6 +104,7 @@ impl Pausing {
             since: heapless::Vec::new(),
             explain,
             scanned: false,
+            seen: None,
         })
     }
 
@@ -109,6 +113,9 @@ impl Pausing {
     /// job (`pause_rule::largest_mb`); `None` when none was found.
     pub fn scan(&mut self) -> Option<u64> {
         self.scanned = self.find_jobs().is_ok();
+        self.seen = self
+            .scanned
+            .then(|| u32::try_from(self.work.tree.jobs().len()).unwrap_or(u32::MAX));
         if !self.scanned {
             return None;
         }
@@ -215,6 +222,13 @@ impl Pausing {
             &mut w.buf,
         );
         Ok(())
+    }
+
+    /// The build's jobs the last [`Pausing::scan`] found, paused ones
+    /// included: what really runs at once, whatever the slots say; `None`
+    /// when it could not read them.
+    pub fn jobs_seen(&self) -> Option<u32> {
+        self.seen
     }
 
     /// Jobs paused now.

@@ -441,7 +441,12 @@ impl Summary {
                     None => uwrite!(w, ",\"pauses\":null,\"paused_ms\":null")?,
                     Some((n, ms)) => uwrite!(w, ",\"pauses\":{},\"paused_ms\":{}", n, ms)?,
                 }
-                uwrite!(w, "}}")?;
+                // What really ran, and whether the slots bound it.
+                match j.seen_max {
+                    None => uwrite!(w, ",\"jobs_seen_max\":null")?,
+                    Some(n) => uwrite!(w, ",\"jobs_seen_max\":{}", n)?,
+                }
+                uwrite!(w, ",\"slots_bound\":{}}}", j.unbound().is_none())?;
             }
             None => match &self.jobs_rows {
                 // `summarize` of a --jobserver CSV: what its columns say.

@@ -640,7 +640,7 @@ table! {
         Some(())
     }), prom(260, gauge(
         "headroom_jobs_running",
-        "run --jobserver: jobs running now (slots its clients hold plus the one each runs without).",
+        "run --jobserver: jobs running now (slots its clients hold plus the one each runs without; the jobs seen in the build's processes when more).",
     ), |r| int(r.jobs?.0.into())));
     JOBS_ALLOWED = col("jobs_allowed", Unit::Count, Set::Jobs, W_U32, (|r| r.jobs.map_or(Cell::Empty, |j| Cell::Int(j.1.into())), |r, b| {
         let allowed = read_opt::<u32>(b)?;

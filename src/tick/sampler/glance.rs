@@ -44,6 +44,9 @@ pub struct Glance {
     /// ([`crate::tick::row::Ext::build_peak_rss_mb`]); `None` while none
     /// runs.
     pub build_peak_rss_mb: Option<u64>,
+    /// The build's live compilers ([`Row::build_compilers`]); `None`
+    /// without a build or when they could not be read.
+    pub build_compilers: Option<u32>,
 }
 
 impl Glance {
@@ -55,6 +58,9 @@ impl Glance {
             cg_mem_avail_mb: row.ext.cg_mem_avail_mb,
             build_rss_mb: row.build_rss_mb,
             build_peak_rss_mb: row.ext.build_peak_rss_mb,
+            build_compilers: row
+                .build_compilers
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         }
     }
 }
@@ -86,6 +92,7 @@ impl Sampler<'_> {
         if let Some(s) = self.glance_compilers(bufs) {
             row.build_rss_mb = s.build_rss_sum_kib / 1024;
             row.ext.build_peak_rss_mb = (s.build_compilers > 0).then_some(s.build_peak_kib / 1024);
+            row.build_compilers = self.build.is_some().then_some(u64::from(s.build_compilers));
         }
         Glance::of_row(&row)
     }
@@ -192,6 +199,7 @@ mod tests {
                 cg_mem_avail_mb: None,
                 build_rss_mb: 90,
                 build_peak_rss_mb: Some(90),
+                build_compilers: Some(2),
             }
         );
         assert_eq!(Glance::of_row(&s.tick(1, &mut bufs, &mut Quiet)), g);

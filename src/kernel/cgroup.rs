@@ -2,10 +2,11 @@
 //!
 //! Three steps, kept apart:
 //!
-//! 1. Pure parsers, in `cgroup/control_files.rs`: [`path_for`] over `/proc/self/cgroup`, and one parser per
-//!    small control file ([`parse_limit`], [`parse_cpu_max`],
-//!    [`parse_cfs_quota`], [`parse_cpu_list_count`], [`parse_oom_kill`],
-//!    [`parse_stat_value`] for `memory.stat`).
+//! 1. Pure parsers, in `cgroup/control_files.rs`: [`path_for`] over
+//!    `/proc/self/cgroup`, and one parser per small control file
+//!    ([`parse_limit`], [`parse_cpu_max`], [`parse_cfs_quota`],
+//!    [`parse_cpu_list_count`], [`parse_oom_kill`], [`parse_stat_value`]
+//!    for `memory.stat`).
 //! 2. Resolution, once at start-up ([`open_memory`], [`open_cpu`]): pick the
 //!    hierarchy that carries the controller (a v1 line naming it wins over
 //!    the `0::` line, whatever the line order: hybrid hosts have both), find

@@ -208,6 +208,19 @@ fn without_sys_every_command_says_the_container_limits_are_unknown() {
     for name in ["cg_mem_avail_mb", "cg_mem_limit_mb"] {
         assert_eq!(column(&csv, name), ["", ""], "{name} in\n{csv}");
     }
+    // summarize of that CSV keeps the line the recording wrote: no column
+    // says the limit was unknown, and it must not read as "no limit".
+    let csv_path = d.join("resources-ns.csv");
+    let again = common::headroom_with(&["summarize", csv_path.to_str().unwrap()]);
+    assert!(again.status.success(), "{again:?}");
+    let again = text(&again.stdout);
+    let line = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("CGROUP HEADROOM: unknown: "))
+            .map(str::to_string)
+    };
+    assert!(line(&summary).is_some(), "{summary}");
+    assert_eq!(line(&again), line(&summary), "{again}");
 
     // run: the memory limit; run --jobserver: the governor's CPU limit
     // too, with --max-jobs as its option, and none with --max-jobs.

@@ -155,6 +155,12 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
             .find(|l| l.starts_with("OOM kills in this build: "))?;
         heapless::String::try_from(line).ok()
     });
+    summary.kept_cgroup_unknown_line = old.as_deref().and_then(|old| {
+        let line = old
+            .lines()
+            .find(|l| l.starts_with("CGROUP HEADROOM: unknown: "))?;
+        heapless::String::try_from(line).ok()
+    });
     // The build disk's kind, which no CSV column carries: from the
     // summary written when it was recorded, else unknown (never this
     // host's disk: the CSV may come from another).

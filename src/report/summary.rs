@@ -241,6 +241,10 @@ pub struct Summary {
     /// line of the summary `run` wrote (no CSV column carries it), kept
     /// in place when the summary is written again. Without a newline.
     pub kept_build_oom_line: Option<String<256>>,
+    /// For `summarize` of a recording whose memory limit was unknown: the
+    /// `CGROUP HEADROOM: unknown: ...` line the recording wrote (no CSV
+    /// column carries it), kept in place. Without a newline.
+    pub kept_cgroup_unknown_line: Option<String<256>>,
     build_oom_kills: Option<u64>,
     peak_build_rss: Option<Row>,
     peak_build_anon_mb: Option<u64>,
@@ -315,6 +319,7 @@ impl Summary {
             build: None,
             build_peak_charge_mb: None,
             kept_build_oom_line: None,
+            kept_cgroup_unknown_line: None,
             build_oom_kills: None,
             peak_build_rss: None,
             peak_build_anon_mb: None,
@@ -868,6 +873,8 @@ impl Summary {
             let _ = core::fmt::write(&mut why, format_args!("{e}"));
             w.write_str(&why)?;
             uwrite!(w, "); the memory lines above are the host's\n")?;
+        } else if let Some(line) = &self.kept_cgroup_unknown_line {
+            uwrite!(w, "\n{}\n", line.as_str())?;
         }
         Ok(())
     }

@@ -224,6 +224,8 @@ impl Summary {
     /// ([`super::why_slow::Fit`]; `null` otherwise or when unknown);
     /// `disk_busy_thrash_s`: of `disk_busy_s`, the thrash's own reads;
     /// `disk_stalled_s`: seconds the build disk stalled (`disk_stalled`);
+    /// `disk_busy_s` and `disk_stalled_s` are `null` when no row had the
+    /// disk's figure (unknown, not 0);
     /// `disk_device`: the build disk's kind ([`crate::kernel::blockdev::Device::key`]),
     /// `null` when unknown.
     fn json_slow<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
@@ -249,7 +251,8 @@ impl Summary {
         uwrite!(w, ",\"peak_refaults_ps\":")?;
         json_write::opt(w, rf)?;
         self.json_thrash_kind(w)?;
-        uwrite!(w, ",\"disk_busy_s\":{}", s.disk_busy_s())?;
+        uwrite!(w, ",\"disk_busy_s\":")?;
+        json_write::opt(w, s.disk_busy_known_s())?;
         opt_minute(
             w,
             "disk_busy_minute",
@@ -276,7 +279,7 @@ impl Summary {
             ),
             (
                 "disk_stalled_s",
-                Some(s.disk_stalled_s()),
+                s.disk_stalled_s(),
                 "disk_stalled_minute",
                 Finding::DiskStalled,
             ),

@@ -373,6 +373,10 @@ pub struct Slow {
     /// The `throttled` flags some row's source could see
     /// ([`Row::throttled_seen`]): a time is reported only for flags seen.
     power_seen: u8,
+    /// Whether any row had a `disk_util_pct` / a `disk_stalled` value:
+    /// without one the disk's times are unknown, not 0.
+    disk_util_seen: bool,
+    disk_stalled_seen: bool,
     disk_stalled_s: u64,
     peak_swap_in: Option<u64>,
     peak_swap_out: Option<u64>,
@@ -467,6 +471,8 @@ impl Slow {
             throttled_s: 0,
             under_voltage_s: 0,
             power_seen: 0,
+            disk_util_seen: false,
+            disk_stalled_seen: false,
             disk_stalled_s: 0,
             peak_swap_in: None,
             peak_swap_out: None,
@@ -562,6 +568,8 @@ impl Slow {
         } else {
             self.thrash_run = 0;
         }
+        self.disk_util_seen |= e.disk_util_pct.is_some();
+        self.disk_stalled_seen |= e.disk_stalled.is_some();
         if e.disk_util_pct.unwrap_or(0) >= DISK_BUSY_PCT {
             self.disk_busy_s = self.disk_busy_s.saturating_add(dt);
         }
@@ -675,8 +683,15 @@ impl Slow {
 
     /// Seconds the build disk stalled (`disk_stalled` 1: requests in
     /// flight at both ends of a row's interval, none completed).
-    pub fn disk_stalled_s(&self) -> u64 {
-        self.disk_stalled_s
+    /// `None` when no row had the column's value (unknown, not 0).
+    pub fn disk_stalled_s(&self) -> Option<u64> {
+        self.disk_stalled_seen.then_some(self.disk_stalled_s)
+    }
+
+    /// [`Self::disk_busy_s`], `None` when no row had a `disk_util_pct`
+    /// (unknown, not 0).
+    pub fn disk_busy_known_s(&self) -> Option<u64> {
+        self.disk_util_seen.then_some(self.disk_busy_s)
     }
 
     /// The highest `cpu_temp_c`, °C in tenths; `None` without the column.
@@ -1623,7 +1638,7 @@ mod tests {
         let j = json(&s);
         let iso = Iso::from_epoch(1_796_000_030);
         let want = std::format!(
-            ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"disk_stalled_s\":0,\"disk_stalled_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"disk_device\":null}}",
+            ",\"why_slow\":{{\"thrashing_s\":30,\"thrashing_minute\":{{\"swap_in_mib\":45.00,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_swap_in_mibps\":1.50,\"peak_swap_out_mibps\":0.25,\"peak_majflt_ps\":120,\"peak_refaults_ps\":7,\"thrash_kind\":\"swap\",\"swap_thrashing_s\":30,\"file_thrashing_s\":0,\"fitting_jobs\":null,\"fitting_peak_mb\":null,\"fitting_usable_mb\":null,\"thrash_compilers\":null,\"disk_busy_s\":30,\"disk_busy_minute\":{{\"busy_centi_s\":3000,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"peak_disk_read_mibps\":0.50,\"peak_disk_write_mibps\":30.00,\"disk_busy_thrash_s\":0,\"throttled_s\":30,\"throttled_minute\":{{\"throttled_s\":30,\"seconds\":30,\"from_s\":0,\"to_s\":30,\"to_iso\":\"{0}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"under_voltage_s\":0,\"under_voltage_minute\":null,\"disk_stalled_s\":null,\"disk_stalled_minute\":null,\"peak_cpu_temp\":{{\"cpu_temp_c\":81.5,\"iso\":\"{1}\",\"stage\":\"link\",\"context\":\"ld big\"}},\"disk_device\":null}}",
             iso.as_str(),
             Iso::from_epoch(1_796_000_015).as_str()
         );

@@ -105,6 +105,7 @@ fn run_all(input: &[u8]) {
     let _ = cgroup::parse_cfs_quota(input);
     let _ = cgroup::parse_cpu_list_count(input);
     let _ = cgroup::parse_oom_kill(input);
+    let _ = headroom::kernel::proc_cgroups::controller(input, b"memory").map(|c| c.can_limit());
     for v in [cgroup::Version::V1, cgroup::Version::V2] {
         let _ = cgroup::parse_stat_value(input, cgroup::inactive_file_key(v));
     }

@@ -10,6 +10,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = headroom::kernel::cgroup::parse_cfs_quota(data);
     let _ = headroom::kernel::cgroup::parse_cpu_list_count(data);
     let _ = headroom::kernel::cgroup::parse_oom_kill(data);
+    // /proc/cgroups, read when no cgroup filesystem is mounted.
+    let _ = headroom::kernel::proc_cgroups::controller(data, b"memory").map(|c| c.can_limit());
     // A memory cgroup's memory.stat, for its inactive file cache.
     for v in [
         headroom::kernel::cgroup::Version::V1,

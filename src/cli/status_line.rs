@@ -43,9 +43,12 @@ fn figures(row: &headroom::tick::row::Row) -> heapless::String<256> {
     }
     // The build's compilers first when there is a build: the host's count
     // is anyone's.
-    let _ = match row.build_compilers {
-        Some(n) => ufmt::uwrite!(line, "  compilers {} (host {})", n, row.compilers),
-        None => ufmt::uwrite!(line, "  compilers {}", row.compilers),
+    // An uncounted host figure is `-`, never 0.
+    let _ = match (row.build_compilers, row.compilers_known) {
+        (Some(n), true) => ufmt::uwrite!(line, "  compilers {} (host {})", n, row.compilers),
+        (Some(n), false) => ufmt::uwrite!(line, "  compilers {} (host -)", n),
+        (None, true) => ufmt::uwrite!(line, "  compilers {}", row.compilers),
+        (None, false) => ufmt::uwrite!(line, "  compilers -"),
     };
     let _ = ufmt::uwrite!(line, "  stage {}", row.stage.as_str());
     line

@@ -198,7 +198,7 @@ impl Series {
                     .unwrap_or(row.disk_avail_gb.saturating_mul(1024))
             }),
             Series::Cpu => row.cpu_known.then_some(row.cpu_pct),
-            Series::Compilers => Some(row.compilers),
+            Series::Compilers => row.compilers_known.then_some(row.compilers),
             Series::JobsRunning => row.jobs.map(|(r, _, _)| u64::from(r)),
             Series::JobsAllowed => row.jobs.map(|(_, a, _)| u64::from(a)),
             Series::JobsPaused => row.jobs.map(|(_, _, p)| u64::from(p)),

@@ -260,6 +260,9 @@ pub struct Row {
     /// `mem_known`, for `cpu_pct`. (The first tick's 0, with no interval
     /// behind it, is the toolchain's and counts as read.)
     pub cpu_known: bool,
+    /// `compilers` was really counted (`proc/` could be opened and
+    /// listed); as `mem_known`, for `compilers`.
+    pub compilers_known: bool,
     /// RSS (VmRSS) summed over the live compilers of the build (its
     /// cgroup or process tree; 0 without a build), MiB. Not a CSV column:
     /// the jobserver's governor weighs it.
@@ -320,6 +323,7 @@ impl Row {
             mem_known: true,
             disk_known: true,
             cpu_known: true,
+            compilers_known: true,
             build_rss_mb: 0,
             build_compilers: None,
             build_oom_kills: None,

@@ -653,6 +653,9 @@ impl<'a> Sampler<'a> {
                 self.warn_once(w, Source::Procs, "cannot list");
             }
             row.compilers = u64::from(s.compilers);
+            // A listing that failed before it found anything counted
+            // nothing: unknown, not 0.
+            row.compilers_known = listed.is_ok() || s.compilers > 0;
             row.build_rss_mb = s.build_rss_sum_kib / 1024;
             row.build_compilers = self.build.is_some().then_some(u64::from(s.build_compilers));
             if s.build_compilers > 0 {
@@ -667,6 +670,7 @@ impl<'a> Sampler<'a> {
                 self.estimate_build_oom(s.build_pids(), host_oom);
             }
         } else {
+            row.compilers_known = false;
             self.warn_once(w, Source::Procs, "cannot open proc/");
         }
     }
@@ -1135,6 +1139,26 @@ mod tests {
         fs::write(d.join("proc/stat"), "cpu  1 0 1 10 0 0 0 0 0 0\n").unwrap();
         let row = s.tick(3, &mut bufs, &mut Quiet);
         assert!(row.cpu_known && !row.mem_known);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    /// Issue 33: without `proc/` no process was counted: `compilers` is
+    /// unknown (an empty field), never 0.
+    #[test]
+    fn without_proc_the_compilers_are_unknown_not_zero() {
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let d = tmp("no-proc");
+        fs::remove_dir_all(d.join("proc")).unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let mut s = Sampler::new(&root, plain(&list), &mut bufs);
+        let row = s.tick(1, &mut bufs, &mut Quiet);
+        assert!(!row.compilers_known, "{row:?}");
+        let mut out = heapless::Vec::new();
+        row.format(true, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        let f: std::vec::Vec<&str> = line.trim_end().split(',').collect();
+        assert_eq!(f[11], "", "{line}");
         let _ = fs::remove_dir_all(&d);
     }
 

@@ -496,10 +496,10 @@ table! {
     ), |r| mem(r, r.swap_used_mb)));
     DISK_AVAIL_GB = col("disk_avail_gb", Unit::GiB, Set::Core, W_U64, core_known!(disk_avail_gb, disk_known), None);
     DISK_PCT = col("disk_pct", Unit::Pct, Set::Core, W_U64, core_known!(disk_pct, disk_known), None);
-    COMPILERS = col("compilers", Unit::Count, Set::Core, W_U64, core_u64!(compilers), prom(190, gauge(
+    COMPILERS = col("compilers", Unit::Count, Set::Core, W_U64, core_known!(compilers, compilers_known), prom(190, gauge(
         "headroom_compilers",
         "Live compiler and linker processes (cc1, cc1plus, rustc, ld, ...).",
-    ), |r| int(r.compilers)));
+    ), |r| if r.compilers_known { int(r.compilers) } else { None }));
     STAGE = col("stage", Unit::Text, Set::Core, W_STAGE, (|r| Cell::Text(r.stage_str()), |r, b| {
         sanitize_into(b?, STAGE_CAP, &mut r.stage);
         Some(())
@@ -1054,6 +1054,16 @@ mod tests {
         );
         f[4] = "x";
         assert!(Row::read(|i| f.get(i).map(|s| s.as_bytes())).is_none());
+        // compilers, uncounted (no proc/): empty too, and read back unknown.
+        let mut r = sample_row();
+        r.compilers_known = false;
+        out.clear();
+        r.format(true, &mut out).unwrap();
+        let line = std::str::from_utf8(&out).unwrap();
+        let f: std::vec::Vec<&str> = line.trim_end().split(',').collect();
+        assert_eq!(f[11], "", "{line}");
+        let back = Row::read(|i| f.get(i).map(|s| s.as_bytes())).unwrap();
+        assert!(!back.compilers_known && back.mem_known && back.cpu_known);
     }
 
     /// `r` written as a full row: as many fields as [`HEADER_FULL`] and the

@@ -221,6 +221,12 @@ fn without_sys_every_command_says_the_container_limits_are_unknown() {
     };
     assert!(line(&summary).is_some(), "{summary}");
     assert_eq!(line(&again), line(&summary), "{again}");
+    // A container all the same: the host's load and CPU are said to be
+    // the host's, by record and by summarize alike.
+    for t in [&summary, &again] {
+        let peak = t.lines().find(|l| l.starts_with("PEAK LOAD: "));
+        assert!(peak.is_some_and(|l| l.contains("the host's")), "{t}");
+    }
 
     // run: the memory limit; run --jobserver: the governor's CPU limit
     // too, with --max-jobs as its option, and none with --max-jobs.

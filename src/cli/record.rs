@@ -163,6 +163,9 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     summary.tmp_is_tmpfs = sampler.tmp_is_tmpfs;
     summary.disk_device = sampler.disk_device();
     summary.cgroup_unknown = sampler.mem_cgroup_unknown;
+    if sampler.container.is_some() {
+        summary.set_in_container();
+    }
     // `run`: start the command now that the CSV is ready and the signal
     // handlers are in place, and watch it.
     let started = match &child {

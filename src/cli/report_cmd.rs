@@ -161,6 +161,9 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
             .find(|l| l.starts_with("CGROUP HEADROOM: unknown: "))?;
         heapless::String::try_from(line).ok()
     });
+    if summary.kept_cgroup_unknown_line.is_some() {
+        summary.set_in_container();
+    }
     // The build disk's kind, which no CSV column carries: from the
     // summary written when it was recorded, else unknown (never this
     // host's disk: the CSV may come from another).

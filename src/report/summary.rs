@@ -408,6 +408,26 @@ impl Summary {
         self.cg_oom_kills
     }
 
+    /// The near-OOM sample count; `None` when samples were taken but
+    /// none had the memory figures (unknown, not 0).
+    pub fn near_oom_samples_known(&self) -> Option<u64> {
+        (self.samples == 0 || self.min_avail.is_some()).then_some(self.near_oom_samples)
+    }
+
+    /// The low-disk sample count; `None` when samples were taken but none
+    /// had the disk figures (unknown, not 0).
+    pub fn low_disk_samples_known(&self) -> Option<u64> {
+        (self.samples == 0 || self.min_disk.is_some()).then_some(self.low_disk_samples)
+    }
+
+    /// Marks the recording as made in a container although no row says
+    /// so: `record` judged it live ([`crate::kernel::container`]), or the
+    /// summary it wrote said the container's limit was unknown (no CSV
+    /// column carries either). Host-wide figures are then labelled.
+    pub fn set_in_container(&mut self) {
+        self.in_container = true;
+    }
+
     /// Number of rows observed.
     pub fn samples(&self) -> u64 {
         self.samples
@@ -548,7 +568,9 @@ impl Summary {
             |r| (!r.load1.text.is_empty()).then_some(r.load1.centi),
             true,
         );
-        if row.cpu_known {
+        // The first row's cpu_pct is the toolchain's 0 with no interval
+        // behind it: not a measurement, so never a peak on its own.
+        if row.cpu_known && row.elapsed_s > 0 {
             self.peak_cpu = Some(self.peak_cpu.unwrap_or(0).max(row.cpu_pct));
         }
         if let Some(k) = row.ext.oom_kills {
@@ -783,18 +805,14 @@ impl Summary {
     /// The near-OOM and low-disk sample counts, the OOM kills, the thresholds line.
     fn render_counts<W: uWrite>(&self, w: &mut W) -> Result<(), W::Error> {
         let (near, low) = self.thresholds();
+        uwrite!(w, "samples below {} MB free RAM (near-OOM): ", near.value())?;
+        count_or_unknown(w, self.near_oom_samples_known(), "memory")?;
         uwrite!(
             w,
-            "samples below {} MB free RAM (near-OOM): {}\n",
-            near.value(),
-            self.near_oom_samples
+            "samples below {} GB free disk: ",
+            self.low_disk_gb_line()
         )?;
-        uwrite!(
-            w,
-            "samples below {} GB free disk: {}\n",
-            self.low_disk_gb_line(),
-            self.low_disk_samples
-        )?;
+        count_or_unknown(w, self.low_disk_samples_known(), "disk")?;
         self.render_oom_line(w)?;
         if let Some(scope) = self.build {
             match self.build_oom_kills {
@@ -1088,6 +1106,14 @@ fn stage_context<W: uWrite>(w: &mut W, r: &Row) -> Result<(), W::Error> {
     )
 }
 
+/// `n` and a newline, or `unknown` with the figure that no sample had.
+fn count_or_unknown<W: uWrite>(w: &mut W, n: Option<u64>, figure: &str) -> Result<(), W::Error> {
+    match n {
+        Some(n) => uwrite!(w, "{}\n", n),
+        None => uwrite!(w, "unknown (no sample had the {} figures)\n", figure),
+    }
+}
+
 fn threshold<W: uWrite>(
     w: &mut W,
     t: Threshold,
@@ -1187,8 +1213,14 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
             got.contains("\nPEAK LOAD: -  at - (stage=-)   PEAK CPU: -\n"),
             "{got}"
         );
-        assert!(got.contains("(near-OOM): 0\n"), "{got}");
-        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
+        assert!(
+            got.contains("(near-OOM): unknown (no sample had the memory figures)\n"),
+            "{got}"
+        );
+        assert!(
+            got.contains("free disk: unknown (no sample had the disk figures)\n"),
+            "{got}"
+        );
         assert!(
             got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown"),
             "{got}"
@@ -1340,17 +1372,37 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
         assert!(j.ends_with(",\"memory_lock\":{\"locked\":false,\"reason\":\"RLIMIT_MEMLOCK is 64 KiB, locking needs 1800 KiB (ulimit -l, or CAP_IPC_LOCK)\"}}\n"), "{j}");
     }
 
+    /// Issue 33: the first row's cpu_pct is 0 by definition (no interval
+    /// behind it): a one-row recording has no CPU peak (`-`, JSON null),
+    /// and the peak of a longer one comes from the rows after it.
+    #[test]
+    fn the_first_rows_cpu_is_no_peak() {
+        let head = "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,disk_avail_gb,disk_pct,compilers,stage,context\n";
+        let first = "100,1970-01-01T00:01:40Z,0,1.40,0,1000,3000,25,0,50,10,0,a,\"x\"\n";
+        let got = summarize(std::format!("{head}{first}").as_bytes(), None, None);
+        assert!(got.contains("   PEAK CPU: -\n"), "{got}");
+        let second = "115,1970-01-01T00:01:55Z,15,1.40,37,1000,3000,25,0,50,10,0,a,\"x\"\n";
+        let got = summarize(std::format!("{head}{first}{second}").as_bytes(), None, None);
+        assert!(got.contains("   PEAK CPU: 37%\n"), "{got}");
+    }
+
     #[test]
     fn unreadable_sources_are_not_oom_or_low_disk() {
         let mut data = std::format!("{}\n", crate::tick::row::columns::header_27());
         data.push_str("100,1970-01-01T00:01:40Z,0,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         data.push_str("101,1970-01-01T00:01:41Z,1,0,0,0,0,0,0,0,0,0,?,\"\",,,,,,,,,,,,,\n");
         let got = summarize(data.as_bytes(), None, None);
+        // No sample had the figures: the counts are unknown, not 0.
         assert!(
-            got.contains("samples below 4096 MB free RAM (near-OOM): 0\n"),
+            got.contains("samples below 4096 MB free RAM (near-OOM): unknown (no sample had the memory figures)\n"),
             "{got}"
         );
-        assert!(got.contains("samples below 20 GB free disk: 0\n"), "{got}");
+        assert!(
+            got.contains(
+                "samples below 20 GB free disk: unknown (no sample had the disk figures)\n"
+            ),
+            "{got}"
+        );
         assert!(got.contains("MIN MEMORY AVAILABLE (closest to OOM):\n  unknown: /proc/meminfo could not be read on any sample\n"), "{got}");
         assert!(
             got.contains("MIN DISK FREE (build fs):\n  unknown"),

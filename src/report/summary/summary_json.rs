@@ -103,7 +103,9 @@ impl Summary {
         json_write::opt(w, near.scaled_from())?;
         uwrite!(w, ",\"scaled_from_cgroup_limit_mb\":")?;
         json_write::opt(w, near.scaled_from_cgroup())?;
-        uwrite!(w, ",\"samples\":{}}}", self.near_oom_samples)?;
+        uwrite!(w, ",\"samples\":")?;
+        json_write::opt(w, self.near_oom_samples_known())?;
+        uwrite!(w, "}}")?;
         uwrite!(
             w,
             ",\"low_disk\":{{\"below_mb\":{},\"below_gb\":{},\"from\":\"{}\",\"scaled_from_disk_mb\":",
@@ -112,7 +114,9 @@ impl Summary {
             low.source()
         )?;
         json_write::opt(w, low.scaled_from())?;
-        uwrite!(w, ",\"samples\":{}}}", self.low_disk_samples)?;
+        uwrite!(w, ",\"samples\":")?;
+        json_write::opt(w, self.low_disk_samples_known())?;
+        uwrite!(w, "}}")?;
         match self.oom_kills {
             Some(k) => uwrite!(w, ",\"oom_kills\":{}", k)?,
             None => uwrite!(w, ",\"oom_kills\":null")?,

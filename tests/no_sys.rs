@@ -176,6 +176,35 @@ fn without_sys_every_command_says_the_container_limits_are_unknown() {
     let out = b.headroom(Sys::Gone, &["advise", "--peak-mb", "600"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(unknown_lines(&text(&out.stderr)).len(), 1, "{out:?}");
+    // advise of a job that needs swap, with the figures given by hand as
+    // the warning says: the swap is still the host's to add, and how much
+    // the container may use of it is unknown (the host here has none).
+    let args = [
+        "advise",
+        "--peak-mb",
+        "1500",
+        "--avail-mb",
+        "1000",
+        "--cores",
+        "1",
+    ];
+    let out = b.headroom(Sys::Gone, &args);
+    let advice = text(&out.stdout);
+    let swap_free_mib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let l = m.lines().find(|l| l.starts_with("SwapFree:"))?;
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |k| k / 1024);
+    // 1000 MiB of RAM and under 500 MiB of swap cannot hold 1500.
+    if swap_free_mib < 500 {
+        assert!(advice.contains("add swap:"), "{advice}");
+        assert!(
+            advice.contains("  swap is the host's to add (a container cannot): run these on the host;\n  how much of it this container may use is unknown (its memory cgroup could not be read)\n"),
+            "{advice}"
+        );
+    }
 
     // record: warned once, the cgroup columns empty.
     let d = scratch("record");

@@ -58,6 +58,11 @@ pub struct Situation {
     /// ([`cgroup_limit`]): host swap helps a job there only as far as the
     /// cgroup may swap.
     pub cgroup: Option<CgroupLimit>,
+    /// Inside a container whose memory cgroup could not be read (no
+    /// /sys; also when the memory figure was given by hand there): swap
+    /// is still the host's to add, though how much the container may use
+    /// of it is unknown.
+    pub container_unseen: bool,
 }
 
 /// The memory cgroup that binds usable memory, as advice needs it.
@@ -179,6 +184,8 @@ pub fn gather(
     s.tmp_avail_mb = crate::plan::host::fs_stat(root, live, tmp_path, buf).map(|f| f.avail_mib());
     s.disk_avail_mb = crate::plan::host::fs_stat(root, live, disk_path, buf).map(|f| f.avail_mib());
     s.cgroup = memory.and_then(|m| cgroup_limit(root, m, buf));
+    s.container_unseen =
+        s.cgroup.is_none() && crate::kernel::cgroup::open_memory(root, buf).is_err();
     s
 }
 
@@ -361,6 +368,11 @@ fn fit_lines<W: uWrite + ?Sized>(
                     uwrite!(w, "RAM + swap hold {} MiB; add swap:\n", with_swap)?;
                     if let Some(c) = &s.cgroup {
                         hosts_swap(w, c)?;
+                    } else if s.container_unseen {
+                        uwrite!(
+                            w,
+                            "  swap is the host's to add (a container cannot): run these on the host;\n  how much of it this container may use is unknown (its memory cgroup could not be read)\n"
+                        )?;
                     }
                     advise_swap(w, s, need - with_swap)?;
                 }
@@ -407,7 +419,7 @@ fn swap_allowance<W: uWrite + ?Sized>(w: &mut W, c: &CgroupLimit) -> Result<(), 
     use crate::kernel::cgroup::Version;
     let file = crate::kernel::cgroup::swap_limit_file(c.version);
     match (c.swap_allowance_mb, c.version) {
-        (None, _) => uwrite!(w, "any amount: unlimited (no {} on its path)", file),
+        (None, _) => uwrite!(w, "any amount: unlimited (no {} limit on its path)", file),
         (Some(0), Version::V1) => uwrite!(w, "none ({} = memory.limit_in_bytes)", file),
         (Some(0), Version::V2) => uwrite!(w, "none ({} 0)", file),
         (Some(n), Version::V1) => {
@@ -908,7 +920,7 @@ mod tests {
             (
                 None,
                 Version::V1,
-                "may use any amount: unlimited (no memory.memsw.limit_in_bytes on its path)\n",
+                "may use any amount: unlimited (no memory.memsw.limit_in_bytes limit on its path)\n",
             ),
         ] {
             let mut s = in_cgroup(allowance, version);

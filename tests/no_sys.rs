@@ -135,6 +135,8 @@ fn without_sys_every_command_says_the_container_limits_are_unknown() {
         json.contains(&format!("\"cgroup_cpu\":{unknown}")),
         "{json}"
     );
+    assert!(json.contains(",\"mem_limited_by\":\"unknown\","), "{json}");
+    assert!(json.contains(",\"cores_limited_by\":\"unknown\""), "{json}");
 
     // jobs: warned, still a number; no warning for what is given.
     let out = b.headroom(Sys::Gone, &["jobs", "--peak-mb", "600"]);

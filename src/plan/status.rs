@@ -1135,6 +1135,10 @@ mod tests {
             "{j}"
         );
         assert!(j.contains(&std::format!("\"cgroup_cpu\":{unknown}")), "{j}");
+        // What a script reads for the usable memory and cores says that
+        // what binds is unknown (the figures are what can be seen).
+        assert!(j.contains(",\"mem_limited_by\":\"unknown\","), "{j}");
+        assert!(j.contains(",\"cores_limited_by\":\"unknown\""), "{j}");
         assert_eq!(top_level_keys(&j), JSON_KEYS);
         // The same container with /sys: its limit is read (the case's own test).
         let with_sys = json_at(&case);

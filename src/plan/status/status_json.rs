@@ -114,9 +114,12 @@ fn memory<W: uWrite>(w: &mut W, mem: &Result<Memory, MemoryError>) -> Result<(),
     w.write_str(",\"mem_usable_mib\":")?;
     opt(w, ok.map(|m| m.usable_mb))?;
     w.write_str(",\"mem_limited_by\":")?;
-    match ok.map(|m| m.limit) {
-        Some(host::MemLimit::Cgroup) => string(w, "cgroup")?,
-        Some(host::MemLimit::MemAvailable) => string(w, "MemAvailable")?,
+    // "unknown": the container's limit could not be read; the figure is
+    // what can be seen, an upper bound, never "MemAvailable" binds.
+    match ok.map(|m| (m.limit, m.cgroup_error.is_some())) {
+        Some((_, true)) => string(w, "unknown")?,
+        Some((host::MemLimit::Cgroup, false)) => string(w, "cgroup")?,
+        Some((host::MemLimit::MemAvailable, false)) => string(w, "MemAvailable")?,
         None => w.write_str("null")?,
     }
     w.write_str(",\"swap_total_mib\":")?;
@@ -336,7 +339,11 @@ fn cores_keys<W: uWrite>(w: &mut W, c: &Cores, live: bool) -> Result<(), W::Erro
     w.write_str(",\"cores_cpuset\":")?;
     opt(w, c.cpuset.map(u64::from))?;
     uwrite!(w, ",\"cores_usable\":{},\"cores_limited_by\":", c.usable)?;
-    string(w, limited_by(c))
+    // As mem_limited_by: an unreadable cpu cgroup's quota may bind.
+    match c.cgroup_error {
+        Some(_) => string(w, "unknown"),
+        None => string(w, limited_by(c)),
+    }
 }
 
 /// `,"psi_memory_some":{"avg10_pct":…,…}`, or `null` without PSI.

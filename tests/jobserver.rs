@@ -250,6 +250,33 @@ fn make_s_own_j_is_taken_out_and_is_the_cap() {
     );
 }
 
+/// Issue 33: behind a wrapper (`nice -n 5 make -j2`) make's own -j is
+/// found, taken out and is the cap, as when make is CMD itself.
+#[test]
+fn make_s_own_j_behind_nice_is_taken_out_and_is_the_cap() {
+    let d = scratch("nice-j");
+    makefile(&d, 6, "sleep 0.6");
+    let out = run_jobserver(
+        &d,
+        &["--max-jobs", "4"],
+        &["nice", "-n", "1", "make", "-j2"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "headroom: --jobserver: make's -j2 is the cap (at most 2 jobs, as memory allows)"
+        ),
+        "{err}"
+    );
+    assert!(
+        !err.contains("jobserver mode"),
+        "make saw its own -j: {err}"
+    );
+    assert_eq!(overlap(&[&d]), (2, 6));
+    assert!(err.contains("RUN: nice -n 1 make\n"), "{err}");
+}
+
 /// Issue 33: a -j headroom cannot take out (inside `sh -c`) is warned
 /// about, and the JOBSERVER block says the jobs that really ran (three,
 /// make's own slots), not the one slot it had to give.

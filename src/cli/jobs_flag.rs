@@ -272,6 +272,31 @@ pub fn said(argv: &[String], flag: &JobsFlag) -> String {
     argv.get(flag.at..end).unwrap_or_default().join(" ")
 }
 
+/// Commands that run the command after their own options and arguments
+/// (`nice -n 5 make -j4`, `env CC=clang make -j4`, `time make`).
+const WRAPPERS: [&str; 11] = [
+    "env", "nice", "ionice", "time", "nohup", "setsid", "stdbuf", "chrt", "taskset", "timeout",
+    "sudo",
+];
+
+/// [`find`] through wrappers: when CMD is one of [`WRAPPERS`] (a chain
+/// of them too), the first later word that names make or ninja is the
+/// tool, and its `-j` is found there; `at` counts from CMD's start, so
+/// [`take_out`] cuts `argv` itself. `None` when CMD is no wrapper or no
+/// make or ninja follows it.
+pub fn find_wrapped(argv: &[String]) -> Option<(Tool, Vec<JobsFlag>)> {
+    let prog = argv.first()?;
+    if !WRAPPERS.contains(&prog.rsplit('/').next().unwrap_or(prog)) {
+        return None;
+    }
+    let start = argv.iter().position(|w| Tool::of(w).is_some())?;
+    let (tool, mut found) = find(&argv[start..])?;
+    for f in &mut found {
+        f.at += start;
+    }
+    Some((tool, found))
+}
+
 /// Shells whose `-c SCRIPT` is looked into.
 const SHELLS: [&str; 8] = ["sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "busybox"];
 
@@ -452,6 +477,32 @@ mod tests {
         assert_eq!(find(&v(&["sh", "-c", "make -j4"])), None);
         assert_eq!(find(&v(&[])), None);
         assert_eq!(find(&v(&["make"])), Some((Tool::Make, Vec::new())));
+    }
+
+    #[test]
+    fn a_j_behind_a_wrapper_is_found_where_it_is() {
+        let argv = v(&["nice", "-n", "5", "make", "-f", "M", "-j3", "all"]);
+        let (tool, found) = find_wrapped(&argv).unwrap();
+        assert_eq!(tool, Tool::Make);
+        assert_eq!(found.len(), 1);
+        assert_eq!(said(&argv, &found[0]), "-j3");
+        assert_eq!(
+            take_out(&argv, &found),
+            v(&["nice", "-n", "5", "make", "-f", "M", "all"])
+        );
+        let argv = v(&["env", "CC=clang", "/usr/bin/ninja", "-j", "2"]);
+        let (tool, found) = find_wrapped(&argv).unwrap();
+        assert_eq!((tool, found[0].jobs), (Tool::Ninja, Jobs::Count(2)));
+        assert_eq!(
+            take_out(&argv, &found),
+            v(&["env", "CC=clang", "/usr/bin/ninja"])
+        );
+        // A chain of wrappers; no tool behind one; no wrapper at all.
+        let argv = v(&["time", "nice", "make", "-j4"]);
+        assert_eq!(find_wrapped(&argv).unwrap().1[0].at, 3);
+        assert_eq!(find_wrapped(&v(&["nice", "cargo", "build", "-j4"])), None);
+        assert_eq!(find_wrapped(&v(&["make", "-j4"])), None);
+        assert_eq!(find_wrapped(&v(&["cmake", "--build", ".", "-j4"])), None);
     }
 
     #[test]

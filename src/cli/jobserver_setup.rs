@@ -154,7 +154,7 @@ impl JobserverArgs {
 /// written (the last, which it obeys, e.g. `make's -j4`), every flag to
 /// take out, and its N (`None` for no limit).
 fn own_jobs(cmd: &[String]) -> Option<(String, Vec<JobsFlag>, Option<u32>)> {
-    let (tool, flags) = jobs_flag::find(cmd)?;
+    let (tool, flags) = jobs_flag::find(cmd).or_else(|| jobs_flag::find_wrapped(cmd))?;
     let last = flags.last()?;
     let cap = match last.jobs {
         Jobs::Count(n) => Some(n),

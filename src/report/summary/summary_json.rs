@@ -291,7 +291,10 @@ impl Summary {
         for (key, secs, minute_key, f) in timed {
             uwrite!(w, ",\"{}\":", key)?;
             json_write::opt(w, secs)?;
-            opt_minute(w, minute_key, key, s.worst(f))?;
+            // No worst minute for a time that did not count (a stall
+            // shorter than STALL_MIN_S).
+            let worst = s.worst(f).filter(|_| secs != Some(0));
+            opt_minute(w, minute_key, key, worst)?;
         }
         uwrite!(w, ",\"peak_cpu_temp\":")?;
         match (s.peak_temp(), s.peak_temp_row()) {

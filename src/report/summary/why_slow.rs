@@ -107,6 +107,13 @@ pub const THRASH_REFAULTS_PS: u64 = 1000;
 /// Consecutive thrashing rows before their time counts: one row can be a
 /// build step reading its binary in once.
 pub const THRASH_ROWS: u32 = 2;
+
+/// Seconds of consecutive stalled rows (`disk_stalled` 1) before the
+/// stall is a finding: one request in service across a 1-second row (a
+/// final flush, a large direct write on a VM's disk) is no hang; a disk
+/// that completes nothing for 5 s is (SCSI's command timeout is 30 s,
+/// the hung-task warning 120 s). A single row of 5 s or more counts.
+pub const STALL_MIN_S: u64 = 5;
 /// Memory is short when the binding available memory is under this % of
 /// its limit: earlyoom's default `-m 10` (it acts at MemAvailable under
 /// 10 % of MemTotal). Above it the kernel still has cache to reclaim
@@ -377,6 +384,10 @@ pub struct Slow {
     /// without one the disk's times are unknown, not 0.
     disk_util_seen: bool,
     disk_stalled_seen: bool,
+    /// The current run of stalled rows: its seconds, and whether it has
+    /// reached [`STALL_MIN_S`] (then counted).
+    stall_run_s: u64,
+    stall_run_counted: bool,
     disk_stalled_s: u64,
     peak_swap_in: Option<u64>,
     peak_swap_out: Option<u64>,
@@ -473,6 +484,8 @@ impl Slow {
             power_seen: 0,
             disk_util_seen: false,
             disk_stalled_seen: false,
+            stall_run_s: 0,
+            stall_run_counted: false,
             disk_stalled_s: 0,
             peak_swap_in: None,
             peak_swap_out: None,
@@ -580,8 +593,23 @@ impl Slow {
         if Finding::UnderVoltage.amount(row) > 0 {
             self.under_voltage_s = self.under_voltage_s.saturating_add(dt);
         }
-        if Finding::DiskStalled.amount(row) > 0 {
+        self.stall(Finding::DiskStalled.amount(row) > 0, dt);
+    }
+
+    /// Counts a stalled row of `dt` seconds once its run of stalled rows
+    /// lasts [`STALL_MIN_S`] (the run's earlier rows with it).
+    fn stall(&mut self, stalled: bool, dt: u64) {
+        if !stalled {
+            self.stall_run_s = 0;
+            self.stall_run_counted = false;
+            return;
+        }
+        self.stall_run_s = self.stall_run_s.saturating_add(dt);
+        if self.stall_run_counted {
             self.disk_stalled_s = self.disk_stalled_s.saturating_add(dt);
+        } else if self.stall_run_s >= STALL_MIN_S {
+            self.stall_run_counted = true;
+            self.disk_stalled_s = self.disk_stalled_s.saturating_add(self.stall_run_s);
         }
     }
 
@@ -1265,6 +1293,28 @@ mod tests {
 
     /// The slow columns of a quiet row.
     const QUIET: &str = "0.00,0.00,0,0,0.00,0.00,5,45.0,60,";
+
+    /// Issue 33: one stalled 1-second row (a request in service across
+    /// a final flush) is no stall; a run of 5 s or more is, all of it.
+    #[test]
+    fn a_stall_counts_only_from_five_seconds_on() {
+        let stalled = "0.00,0.00,0,0,0.00,0.00,,45.0,60,,,1";
+        let fine = "0.00,0.00,0,0,0.00,40.00,50,45.0,60,,,0";
+        let rows = |pattern: &[bool]| {
+            let r: std::vec::Vec<(u64, &str, &str, &str)> = pattern
+                .iter()
+                .enumerate()
+                .map(|(i, &st)| (i as u64, "link", "ld", if st { stalled } else { fine }))
+                .collect();
+            summary(&csv(&r))
+        };
+        let s = rows(&[false, true, false, true, true, false]);
+        assert_eq!(s.slow().disk_stalled_s(), Some(0));
+        assert!(!text(&s).contains("stalled"), "{}", text(&s));
+        let s = rows(&[false, true, true, true, true, true, true, false]);
+        assert_eq!(s.slow().disk_stalled_s(), Some(6));
+        assert!(text(&s).contains("build disk stalled"), "{}", text(&s));
+    }
 
     #[test]
     fn thrash_counts_only_runs_of_two_rows_or_more() {

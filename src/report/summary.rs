@@ -30,6 +30,8 @@ use binding::{Binding, BoundBy};
 
 /// The memory the build could use at each row: host or cgroup.
 pub mod binding;
+/// The advice WHY IT WAS SLOW gives, per finding and kind of build disk.
+pub mod slow_advice;
 /// The JSON form: [`Summary::render_json`].
 mod summary_json;
 /// The WHY IT WAS SLOW section: swap thrash, a busy disk, heat and power.

@@ -572,7 +572,7 @@ impl Summary {
         );
         // The first row's cpu_pct is the toolchain's 0 with no interval
         // behind it: not a measurement, so never a peak on its own.
-        if row.cpu_known && row.elapsed_s > 0 {
+        if row.cpu_known && self.samples > 1 {
             self.peak_cpu = Some(self.peak_cpu.unwrap_or(0).max(row.cpu_pct));
         }
         if let Some(k) = row.ext.oom_kills {

@@ -149,18 +149,12 @@ pub fn summarize_cmd(a: SummarizeArgs) -> Result<ExitCode, Fail> {
     summary.tmp_is_tmpfs = old
         .as_deref()
         .and_then(|old| old.contains(TMPFS_NOTE).then_some(true));
-    summary.kept_build_oom_line = old.as_deref().and_then(|old| {
-        let line = old
-            .lines()
-            .find(|l| l.starts_with("OOM kills in this build: "))?;
+    let kept_line = |prefix: &str| {
+        let line = old.as_deref()?.lines().find(|l| l.starts_with(prefix))?;
         heapless::String::try_from(line).ok()
-    });
-    summary.kept_cgroup_unknown_line = old.as_deref().and_then(|old| {
-        let line = old
-            .lines()
-            .find(|l| l.starts_with("CGROUP HEADROOM: unknown: "))?;
-        heapless::String::try_from(line).ok()
-    });
+    };
+    summary.kept_build_oom_line = kept_line("OOM kills in this build: ");
+    summary.kept_cgroup_unknown_line = kept_line("CGROUP HEADROOM: unknown: ");
     if summary.kept_cgroup_unknown_line.is_some() {
         summary.set_in_container();
     }

@@ -184,8 +184,13 @@ pub fn gather(
     s.tmp_avail_mb = crate::plan::host::fs_stat(root, live, tmp_path, buf).map(|f| f.avail_mib());
     s.disk_avail_mb = crate::plan::host::fs_stat(root, live, disk_path, buf).map(|f| f.avail_mib());
     s.cgroup = memory.and_then(|m| cgroup_limit(root, m, buf));
-    s.container_unseen =
-        s.cgroup.is_none() && crate::kernel::cgroup::open_memory(root, buf).is_err();
+    // The memory figures already say whether the cgroup could be read;
+    // only a figure given by hand (`memory` None) needs a look of its own.
+    s.container_unseen = s.cgroup.is_none()
+        && memory.map_or_else(
+            || crate::kernel::cgroup::open_memory(root, buf).is_err(),
+            |m| m.cgroup_error.is_some(),
+        );
     s
 }
 

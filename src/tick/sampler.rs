@@ -218,8 +218,8 @@ pub struct Sampler<'a> {
     /// start-up ([`container::judge`]); `None` outside one.
     pub container: Option<container::Why>,
     /// The level of the memory cgroup path whose `oom_kill` is the
-    /// container's (`cg_oom_kills`), chosen at the first tick, and its
-    /// count then.
+    /// container's (`cg_oom_kills`), chosen at the first tick, and the
+    /// first count read there (the base the column counts from).
     cg_oom: Option<(usize, Option<u64>)>,
     /// `/proc/self/cgroup` names a memory cgroup that cannot be read
     /// ([`cgroup::Resolution`]): its limit is unknown, the `cg_mem_*`
@@ -599,8 +599,9 @@ impl<'a> Sampler<'a> {
                 Version::V1 => 0,
                 Version::V2 => limit_depth.unwrap_or(0).max(usize::from(own_cg)),
             };
-            (depth, cg.oom_kills_at(depth, buf))
+            (depth, None)
         });
+        // One read a tick: the first that answers is the base.
         let Some(now) = cg.oom_kills_at(depth, buf) else {
             return;
         };

@@ -157,11 +157,14 @@ impl CsvOut {
     }
 
     /// Appends `bytes` at `end` (the file's size: O_APPEND puts them there)
-    /// whole or not at all, even if the process is killed midway: the space
-    /// is reserved first ([`reserve`]), so a full disk fails before
-    /// anything is written. On a filesystem without fallocate, a short
-    /// write is cut back with ftruncate(2) — a SIGKILL between the two
-    /// could leave half a row there, nowhere else.
+    /// whole or not at all when the disk is full: the space is reserved
+    /// first ([`reserve`]), so a full disk fails before anything is
+    /// written. On a filesystem without fallocate, a short write is cut
+    /// back with ftruncate(2). One cut no writer can prevent: write(2)
+    /// copies a row that crosses a page of the file one page at a time and
+    /// stops between pages for a pending SIGKILL, leaving the row's first
+    /// part at a page boundary; readers skip a last row cut short and
+    /// count it.
     ///
     /// # Errors
     /// ENOSPC, EDQUOT or EFBIG (the file-size limit) when the space cannot

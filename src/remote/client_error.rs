@@ -417,9 +417,12 @@ const CLIENT_CERT_ALERTS: [&str; 8] = [
     "AccessDenied",
 ];
 
-/// A connection closed with no answer, in hyper's and the kernel's words.
-const CLOSED: [&str; 4] = [
+/// A connection closed with no answer, in hyper's, rustls's and the
+/// kernel's words (each seen from BuildGrid refusing a certificate, as
+/// the race between the client's write and the server's close fell).
+const CLOSED: [&str; 5] = [
     "connection closed",
+    "peer closed connection",
     "broken pipe",
     "connection reset",
     "unexpected eof",
@@ -656,6 +659,7 @@ mod tests {
         for words in [
             "transport error: connection error: stream closed because of a broken pipe",
             "operation was canceled: connection closed",
+            "connection error: peer closed connection without sending TLS close_notify: https://docs.rs/rustls/latest/rustls/manual/_03_howto/index.html#unexpected-eof",
         ] {
             let e = error(&tls_endpoint(None), &broken(words));
             assert!(

@@ -433,7 +433,8 @@ const CLOSED: [&str; 5] = [
 /// certificate: one of [`CLIENT_CERT_ALERTS`], or, when `after_handshake`,
 /// the connection closed with no answer (a TLS 1.3 server checks the
 /// client's certificate after the client's handshake is done, and gRPC's
-/// C core then closes without an alert: BuildGrid 0.4.4 does).
+/// C core then closes without an alert: BuildGrid 0.4.4 does). A TCP
+/// connect that fails (a channel connecting again) is not one.
 fn client_cert_error(ep: &Endpoint, cause: &str, after_handshake: bool) -> Option<RemoteError> {
     if !ep.tls {
         return None;
@@ -442,7 +443,9 @@ fn client_cert_error(ep: &Endpoint, cause: &str, after_handshake: bool) -> Optio
         .iter()
         .any(|a| cause.contains(std::format!("alert: {a}").as_str()));
     let lower = cause.to_ascii_lowercase();
-    let closed = after_handshake && CLOSED.iter().any(|w| lower.contains(w));
+    let closed = after_handshake
+        && !lower.contains("tcp connect")
+        && CLOSED.iter().any(|w| lower.contains(w));
     (alert || closed).then(|| RemoteError::ClientCertificate {
         address: ep.authority.clone(),
         cert: ep.tls_cert.clone(),
@@ -451,16 +454,17 @@ fn client_cert_error(ep: &Endpoint, cause: &str, after_handshake: bool) -> Optio
     })
 }
 
-/// A failed connect: TLS when the session was refused (rustls's errors
-/// come as `InvalidData`, or name a certificate), the client certificate
-/// when an alert says so (TLS 1.2 checks it in the handshake), else
-/// unreachable.
+/// A failed connect: the client certificate when an alert says so (TLS
+/// 1.2 checks it in the handshake) or the connection closed after the
+/// handshake (rustls says `tls handshake eof` within it); TLS when the
+/// session was refused (rustls's errors come as `InvalidData`, or name a
+/// certificate); else unreachable.
 pub fn connect_error(ep: &Endpoint, e: &tonic::transport::Error) -> RemoteError {
     let cause = cause_chain(e);
-    if let Some(refused) = client_cert_error(ep, &cause, false) {
+    let lower = cause.to_ascii_lowercase();
+    if let Some(refused) = client_cert_error(ep, &cause, !lower.contains("handshake")) {
         return refused;
     }
-    let lower = cause.to_ascii_lowercase();
     let tls_words = ["certificate", "tls", "handshake", "peer sent"];
     let tls = ep.tls
         && (has_io_kind(e, std::io::ErrorKind::InvalidData)
@@ -705,6 +709,8 @@ mod tests {
             client_cert_error(&ep, "received fatal alert: HandshakeFailure", false),
             None
         );
+        let reset = "tcp connect error: Connection reset by peer (os error 104)";
+        assert_eq!(client_cert_error(&ep, reset, true), None);
     }
 
     #[test]

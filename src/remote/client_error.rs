@@ -228,48 +228,9 @@ impl fmt::Display for RemoteError {
                 f,
                 "{address} does not serve instance '{instance}' ({message}): check --instance"
             ),
-            Self::Unauthenticated {
-                address,
-                instance,
-                sent,
-                message,
-            } if sent.headers.is_empty() => {
-                write!(
-                    f,
-                    "{address} wants credentials for instance '{instance}' ({message}): {CREDENTIALS}"
-                )?;
-                if sent.cert.is_none() {
-                    write!(
-                        f,
-                        ", or a client certificate: --tls-cert FILE --tls-key FILE"
-                    )?;
-                }
-                Ok(())
-            }
-            Self::Unauthenticated {
-                address,
-                instance,
-                sent,
-                message,
-            } => write!(
-                f,
-                "{address} did not accept the credentials sent ({sent}) for instance '{instance}' ({message}): check the --header value (a token expired, signed for another server, or not allowed on this instance?)"
-            ),
-            Self::PermissionDenied {
-                address,
-                instance,
-                sent,
-                message,
-            } => write!(
-                f,
-                "{address} refused the credentials sent ({sent}) for instance '{instance}' ({message}): they may not read it; check --instance, or use credentials that may"
-            ),
-            Self::ClientCertificate {
-                address,
-                cert,
-                cause,
-                alert,
-            } => client_certificate(f, address, cert.as_deref(), cause, *alert),
+            Self::Unauthenticated { .. }
+            | Self::PermissionDenied { .. }
+            | Self::ClientCertificate { .. } => self.auth_line(f),
             Self::Deadline {
                 address,
                 seconds,
@@ -327,6 +288,66 @@ impl fmt::Display for RemoteError {
 }
 
 impl Error for RemoteError {}
+
+impl RemoteError {
+    /// The line of a credentials failure: `UNAUTHENTICATED`,
+    /// `PERMISSION_DENIED`, a client certificate missing or refused
+    /// (Display's arm for them; any other variant writes nothing).
+    fn auth_line(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unauthenticated {
+                address,
+                instance,
+                sent,
+                message,
+            } => unauthenticated(f, address, instance, sent, message),
+            Self::PermissionDenied {
+                address,
+                instance,
+                sent,
+                message,
+            } => write!(
+                f,
+                "{address} refused the credentials sent ({sent}) for instance '{instance}' ({message}): they may not read it; check --instance, or use credentials that may"
+            ),
+            Self::ClientCertificate {
+                address,
+                cert,
+                cause,
+                alert,
+            } => client_certificate(f, address, cert.as_deref(), cause, *alert),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// [`RemoteError::Unauthenticated`]'s line: what to give when nothing
+/// was sent, the header names when something was.
+fn unauthenticated(
+    f: &mut fmt::Formatter<'_>,
+    address: &str,
+    instance: &str,
+    sent: &Sent,
+    message: &str,
+) -> fmt::Result {
+    if !sent.headers.is_empty() {
+        return write!(
+            f,
+            "{address} did not accept the credentials sent ({sent}) for instance '{instance}' ({message}): check the --header value (a token expired, signed for another server, or not allowed on this instance?)"
+        );
+    }
+    write!(
+        f,
+        "{address} wants credentials for instance '{instance}' ({message}): {CREDENTIALS}"
+    )?;
+    if sent.cert.is_none() {
+        write!(
+            f,
+            ", or a client certificate: --tls-cert FILE --tls-key FILE"
+        )?;
+    }
+    Ok(())
+}
 
 /// [`RemoteError::ClientCertificate`]'s line.
 fn client_certificate(

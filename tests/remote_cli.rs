@@ -1018,6 +1018,169 @@ fn tls_with_the_ca_and_without() {
     );
 }
 
+// ------------------------------------------------- auth at a real server
+
+/// The HS256 secret BuildGrid checks tokens with (its `secret:` file).
+const JWT_SECRET: &str = "headroom-test-secret-0123456789abcdef";
+
+/// An HS256 JWT for subject `sub`, expiring `exp_in` seconds from now,
+/// signed with `secret` by PyJWT (the library BuildGrid checks it with,
+/// from BuildGrid's own venv).
+fn jwt(secret: &str, sub: &str, exp_in: i64) -> String {
+    let python = bgd::venv().join("bin/python");
+    let out = Command::new(python)
+        .args([
+            "-W",
+            "ignore",
+            "-c",
+            "import jwt, sys, time; print(jwt.encode({'sub': sys.argv[1], \
+             'exp': int(time.time()) + int(sys.argv[3])}, sys.argv[2], algorithm='HS256'))",
+            sub,
+            secret,
+            &exp_in.to_string(),
+        ])
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_string()
+}
+
+/// BuildGrid's `authorization:` for the auth test: JWT (HS256, a secret
+/// file), instance `main` open to any client its TLS lets in, `other`
+/// only to tokens whose subject is `ci` (its `acl-config`).
+fn jwt_authorization(dir: &Path) -> String {
+    let secret = dir.join("jwt.secret");
+    std::fs::write(&secret, JWT_SECRET).expect("secret");
+    let acl = dir.join("acl.yml");
+    std::fs::write(
+        &acl,
+        "main:\n  allow: all\nother:\n  allow:\n    - subject: \"^ci$\"\n",
+    )
+    .expect("acl");
+    format!(
+        "authorization:\n  method: jwt\n  secret: {}\n  algorithm: hs256\n  \
+         acl-config: {}\n  allow-unauthenticated-instances: [main]\n",
+        secret.display(),
+        acl.display()
+    )
+}
+
+/// BuildGrid 0.4.4 requiring client certificates signed by the test CA
+/// (`tls-client-certs`), and checking bearer tokens (JWT, HS256) on
+/// instance `other`. With the right certificate the table; with none, or
+/// one another CA signed, one line naming --tls-cert and --tls-key. On
+/// `other`: no token, a token signed with another secret, an expired one,
+/// and one for a subject its ACL refuses each one line naming --header
+/// (BuildGrid answers UNAUTHENTICATED to all four: it never answers
+/// PERMISSION_DENIED to a read, so that line is unit-tested only, in
+/// `src/remote/client_error.rs`); the right token reads `other`'s
+/// results, so the header reached the server and was checked there.
+/// BuildGrid's other method, `headers`, checks no secret (it takes
+/// `x-request-actor` and friends as they come, for its ACL): not tested.
+#[test]
+fn client_certificates_and_bearer_tokens_at_a_server_that_checks_them() {
+    let dir = bgd::temp_dir("cli-auth");
+    let (ca, mut server_tls) = bgd::make_certificates(&dir);
+    bgd::make_ca(&dir, "stranger-ca");
+    let (cert, key) = bgd::make_client_certificate(&dir, "ca", "client");
+    let (stranger, stranger_key) = bgd::make_client_certificate(&dir, "stranger-ca", "stranger");
+    server_tls.client_ca = Some(ca.clone());
+    let server = bgd::Bgd::start_with(&dir, Some(&server_tls), &jwt_authorization(&dir));
+    let url = format!("grpcs://127.0.0.1:{}", server.port);
+    let token = jwt(JWT_SECRET, "ci", 3600);
+    let mut ep = parse_url(&url, None).expect("url");
+    (ep.tls_ca, ep.tls_cert, ep.tls_key) =
+        (Some(ca.clone()), Some(cert.clone()), Some(key.clone()));
+    ep.instance = "main".into();
+    client::update(&ep, &results(), &Options::default()).expect("update main");
+    ep.instance = "other".into();
+    ep.headers
+        .push(("authorization".into(), format!("Bearer {token}")));
+    client::update(&ep, &results(), &Options::default()).expect("update other");
+
+    let d1 = digest_text(1, '/');
+    let path = |p: &Path| p.display().to_string();
+    let (ca, cert, key) = (path(&ca), path(&cert), path(&key));
+    let (stranger, stranger_key) = (path(&stranger), path(&stranger_key));
+    let args = |instance: &'static str, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["actions", "--remote", &url, "--instance", instance]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["--digest", &d1, "--tls-ca", &ca].map(String::from));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let go = |a: Vec<String>| run(&strs(&a));
+
+    let text = ok(
+        go(args("main", &["--tls-cert", &cert, "--tls-key", &key])),
+        "mTLS",
+    );
+    assert!(
+        text.starts_with("1 of 1 action has a stored result | wall ")
+            && text.contains("(KILL: the OOM killer's signal) on bb-worker-1"),
+        "{text}"
+    );
+    let line = one_line(go(args("main", &[])), 1, "no client certificate");
+    assert!(
+        line.contains("--tls-cert FILE --tls-key FILE") && !line.contains("answered"),
+        "{line}"
+    );
+    let wrong = ["--tls-cert", &stranger, "--tls-key", &stranger_key];
+    let line = one_line(go(args("main", &wrong)), 1, "certificate of another CA");
+    assert!(
+        line.contains(&format!("client certificate {stranger}"))
+            && line.contains("--tls-cert FILE --tls-key FILE"),
+        "{line}"
+    );
+
+    let mtls = ["--tls-cert", cert.as_str(), "--tls-key", key.as_str()];
+    let with_token = |t: &str| {
+        let mut a = args("other", &mtls);
+        a.extend(["--header".into(), format!("Authorization: Bearer {t}")]);
+        a
+    };
+    let mut rows = with_token(&token);
+    rows.push("--json-rows".into());
+    check_rows(
+        &ok(go(rows), "right token"),
+        &[(d1.clone(), String::new(), 1)],
+        "right token",
+    );
+    let line = one_line(go(args("other", &mtls)), 1, "no token");
+    assert!(
+        line.contains("wants credentials for instance 'other'")
+            && line.contains("--header 'Authorization: Bearer TOKEN'"),
+        "{line}"
+    );
+    for (what, t) in [
+        (
+            "another secret",
+            jwt("not-the-servers-secret-0123456789ab", "ci", 3600),
+        ),
+        ("expired", jwt(JWT_SECRET, "ci", -3600)),
+        ("subject the ACL refuses", jwt(JWT_SECRET, "intruder", 3600)),
+    ] {
+        let line = one_line(go(with_token(&t)), 1, what);
+        assert!(
+            line.contains(
+                "did not accept the credentials sent (--header authorization, --tls-cert "
+            ) && line.contains("for instance 'other'")
+                && line.contains("check the --header value"),
+            "{what}: {line}"
+        );
+        assert!(!line.contains(&t), "{what}: the token echoed: {line}");
+    }
+}
+
 /// Errors with no server: the address named; usage errors exit 2.
 #[test]
 fn errors_without_a_server() {

@@ -600,7 +600,10 @@ mod tests {
                 .contains("x-buildbuddy-api-key")
         );
         let s = tonic::Status::permission_denied("bad key");
-        assert!(std::format!("{}", status_error(&ep, o.deadline, 1, &s)).contains("--tls-cert"));
+        assert!(
+            std::format!("{}", status_error(&ep, o.deadline, 1, &s))
+                .contains("refused the credentials sent (none sent) for instance 'nope'")
+        );
         let s = tonic::Status::deadline_exceeded("slow");
         assert!(matches!(
             status_error(&ep, o.deadline, 5, &s),

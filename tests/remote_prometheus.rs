@@ -602,3 +602,59 @@ fn the_binary_reports_workers_over_the_results_window() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Usage errors (exit 2, one line) before any server is asked.
+#[test]
+fn prometheus_options_that_do_not_go_together_are_usage_errors() {
+    let digest = format!("{:064x}/1", 1);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--prometheus", "http://127.0.0.1:1", "actions.csv"],
+            "actions: --prometheus reads an action cache, not an actions FILE",
+        ),
+        (
+            &["--digest", &digest, "--since", "2h"],
+            "actions: --since goes with --prometheus URL",
+        ),
+        (
+            &["--digest", &digest, "--prometheus-selector", "a=\"b\""],
+            "actions: --prometheus-selector goes with --prometheus URL",
+        ),
+        (
+            &["--digest", &digest, "--prometheus", "ftp://h:1"],
+            "--prometheus ftp://h:1: expected http://HOST:PORT or https://HOST[:PORT][/PREFIX]",
+        ),
+        (
+            &[
+                "--digest",
+                &digest,
+                "--prometheus",
+                "http://h:1",
+                "--prometheus-header",
+                "token s3cret",
+            ],
+            "--prometheus-header: expected 'NAME: VALUE'",
+        ),
+        (
+            &[
+                "--digest",
+                &digest,
+                "--prometheus",
+                "http://h:1",
+                "--until",
+                "later",
+            ],
+            "--until 'later': expected a time ago",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["actions"];
+        if !args.contains(&"actions.csv") {
+            all.extend(["--remote", "grpc://127.0.0.1:1"]);
+        }
+        all.extend(args.iter());
+        let line = one_line(headroom(&all), 2, want);
+        assert!(line.contains(want), "{args:?}: {line}");
+        assert!(!line.contains("s3cret"), "{line}");
+    }
+}

@@ -658,3 +658,54 @@ fn prometheus_options_that_do_not_go_together_are_usage_errors() {
         assert!(!line.contains("s3cret"), "{line}");
     }
 }
+
+/// `--prometheus-header` and the path prefix reach the server: a plain
+/// socket that records the request and answers one chunked vector.
+#[test]
+fn headers_and_the_path_prefix_reach_the_server() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        let mut req = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !req.ends_with(b"\r\n\r\n") {
+            let n = s.read(&mut buf).expect("read");
+            assert!(n > 0, "closed mid-request");
+            req.extend_from_slice(&buf[..n]);
+        }
+        let body = r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"p"},"value":[1,"2"]}]}}"#;
+        let (a, b) = body.split_at(20);
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+            a.len(),
+            b.len()
+        );
+        s.write_all(answer.as_bytes()).expect("write");
+        String::from_utf8_lossy(&req).into_owned()
+    });
+    let mut target = parse_target(&format!("http://127.0.0.1:{port}/prom/")).expect("url");
+    target
+        .headers
+        .push(("authorization".into(), "Bearer t0k".into()));
+    let path = query_path(&target, "up", 1_750_000_000);
+    let answers = get_all(&target, &[path]).expect("answer");
+    let req = server.join().expect("server");
+    assert!(
+        req.starts_with("GET /prom/api/v1/query?query=up&time=1750000000 HTTP/1.1\r\n"),
+        "{req}"
+    );
+    assert!(
+        req.to_ascii_lowercase()
+            .contains("\r\nauthorization: bearer t0k\r\n"),
+        "{req}"
+    );
+    let got = read_answer(
+        &target.url,
+        Figure::Memory,
+        answers[0].status,
+        &answers[0].body,
+    )
+    .expect("vector");
+    assert_eq!(got, [(NameLabel::Pod, "p".to_string(), 2.0)]);
+}

@@ -470,6 +470,13 @@ impl fmt::Display for AnswerError {
                 f,
                 "the Prometheus at {url} refused the {figure} query (HTTP {http}): {error}"
             ),
+            Self::NotJson {
+                url,
+                http: http @ (401 | 403),
+            } => write!(
+                f,
+                "the Prometheus at {url} answered HTTP {http}: give its credentials with --prometheus-header 'Authorization: Bearer TOKEN' (or --tls-cert and --tls-key)"
+            ),
             Self::NotJson { url, http } => write!(
                 f,
                 "the Prometheus at {url} answered HTTP {http} and not JSON: is --prometheus the Prometheus (its HTTP API is /api/v1/query)?"
@@ -773,6 +780,9 @@ mod tests {
             "the Prometheus at http://p:9090 refused the peak memory query (HTTP 400): bad_data: parse error at char 3"
         );
         assert!(err(b"<html>login</html>", 302).contains("answered HTTP 302 and not JSON"));
+        assert!(err(b"Unauthorized", 401).ends_with(
+            "answered HTTP 401: give its credentials with --prometheus-header 'Authorization: Bearer TOKEN' (or --tls-cert and --tls-key)"
+        ));
         assert!(
             err(
                 br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#,

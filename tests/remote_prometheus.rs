@@ -621,6 +621,16 @@ fn prometheus_options_that_do_not_go_together_are_usage_errors() {
             "actions: --prometheus-selector goes with --prometheus URL",
         ),
         (
+            &[
+                "--digest",
+                &digest,
+                "--prometheus",
+                "http://h:1",
+                "--json-rows",
+            ],
+            "actions: --prometheus adds a block to the text and --json, not to --json-rows",
+        ),
+        (
             &["--digest", &digest, "--prometheus", "ftp://h:1"],
             "--prometheus ftp://h:1: expected http://HOST:PORT or https://HOST[:PORT][/PREFIX]",
         ),

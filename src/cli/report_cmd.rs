@@ -300,6 +300,11 @@ pub fn actions_usage(a: &ActionsArgs) -> Option<String> {
     if a.worker_cores == Some(0) {
         return Some("actions: --worker-cores must be at least 1".into());
     }
+    if a.prometheus.is_some() && a.json_rows {
+        return Some(
+            "actions: --prometheus adds a block to the text and --json, not to --json-rows".into(),
+        );
+    }
     if a.prometheus.is_none() {
         let needs = [
             ("--prometheus-selector", a.prometheus_selector.is_some()),

@@ -405,6 +405,27 @@ pub struct ActionsArgs {
     /// G = GiB; a unit is required)
     #[argh(option, from_str_fn(parse_size))]
     pub worker_mem: Option<u64>,
+    /// the cluster's Prometheus (http:// or https://HOST:PORT[/PREFIX]):
+    /// add each worker container's peak memory, peak cores and OOM events
+    /// over the build's window (--tls-* apply, --header does not)
+    #[argh(option)]
+    pub prometheus: Option<String>,
+    /// the worker containers' series for --prometheus (default
+    /// namespace="buildbarn",container="runner")
+    #[argh(option)]
+    pub prometheus_selector: Option<String>,
+    /// a header sent to the Prometheus, 'NAME: VALUE' (e.g.
+    /// 'Authorization: Bearer TOKEN'); repeatable
+    #[argh(option)]
+    pub prometheus_header: Vec<String>,
+    /// the window's start for --prometheus: a time ago (2h, 90m) or RFC
+    /// 3339 (default: the first timestamp of the stored results)
+    #[argh(option)]
+    pub since: Option<String>,
+    /// the window's end for --prometheus, as --since (default: the last
+    /// timestamp of the stored results, else now)
+    #[argh(option)]
+    pub until: Option<String>,
 }
 
 twin_args! {

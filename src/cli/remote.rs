@@ -46,6 +46,10 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     if let Some(msg) = bad_digest(&a.digest) {
         return super::messages::usage(&msg);
     }
+    let prom = match prometheus_plan(&a) {
+        Ok(p) => p,
+        Err(msg) => return super::messages::usage(&msg),
+    };
     let endpoint = match endpoint(&a) {
         Ok(e) => e,
         Err(Stop::Usage(msg)) => return super::messages::usage(&msg),
@@ -74,7 +78,10 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
         .worker_cores
         .zip(a.worker_mem)
         .map(|(cores, mem_bytes)| Worker { cores, mem_bytes });
-    let report = Report::new(
+    // Asked before anything is printed: one line and exit 1 when the
+    // Prometheus fails, never a report without the block asked for.
+    let workers = prom.map(|p| workers(&p, &pairs)).transpose()?;
+    let mut report = Report::new(
         &pairs,
         &found,
         Options {
@@ -83,6 +90,9 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
             worker,
         },
     );
+    if let Some(w) = &workers {
+        report = report.with_workers(w);
+    }
     let text = if a.json_rows {
         // The rows have no room to say it; the text and --json do.
         for log in &found.truncated {
@@ -99,6 +109,108 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     };
     super::messages::print_text(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--prometheus` asks, checked before any lookup.
+#[cfg(feature = "remote")]
+struct PromPlan {
+    target: headroom::remote::prom_http::Target,
+    selector: String,
+    since: Option<i64>,
+    until: Option<i64>,
+    now_s: i64,
+}
+
+/// `--prometheus` and its options as a [`PromPlan`] (`None` without
+/// it); a bad value is a usage line. `--tls-ca`, `--tls-cert` and
+/// `--tls-key` apply to an https:// Prometheus too (a cluster's own CA,
+/// a client certificate only sent when asked for); `--header` does not
+/// (the cache's credentials are not the Prometheus's to see):
+/// `--prometheus-header` is its own.
+#[cfg(feature = "remote")]
+fn prometheus_plan(a: &ActionsArgs) -> Result<Option<PromPlan>, String> {
+    use headroom::remote::prometheus::{DEFAULT_SELECTOR, parse_instant, selector};
+    use std::path::PathBuf;
+
+    let Some(url) = &a.prometheus else {
+        return Ok(None);
+    };
+    let mut target = headroom::remote::prom_http::parse_target(url).map_err(|e| e.to_string())?;
+    target.tls_ca = a.tls_ca.as_ref().map(PathBuf::from);
+    target.identity = a
+        .tls_cert
+        .as_ref()
+        .zip(a.tls_key.as_ref())
+        .map(|(c, k)| (PathBuf::from(c), PathBuf::from(k)));
+    for h in &a.prometheus_header {
+        let h = headroom::remote::endpoint::parse_header(h)
+            .map_err(|e| format!("--prometheus-header: {e}"))?;
+        target.headers.push(h);
+    }
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let instant = |flag: &str, v: &Option<String>| {
+        v.as_deref()
+            .map(|s| {
+                parse_instant(s, now_s)
+                    .map_err(|e| format!("{flag} '{}': {e}", super::messages::shown(s)))
+            })
+            .transpose()
+    };
+    Ok(Some(PromPlan {
+        target,
+        selector: selector(a.prometheus_selector.as_deref().unwrap_or(DEFAULT_SELECTOR)),
+        since: instant("--since", &a.since)?,
+        until: instant("--until", &a.until)?,
+        now_s,
+    }))
+}
+
+/// The worker containers over the build's window: the window from the
+/// stored results (or `--since`/`--until`), the three queries, their
+/// answers read. Any failure is one line (exit 1).
+#[cfg(feature = "remote")]
+fn workers(
+    p: &PromPlan,
+    pairs: &[(
+        headroom::remote::action::Named,
+        headroom::remote::action::Lookup,
+    )],
+) -> Result<headroom::remote::workers::Workers, Fail> {
+    use headroom::remote::action::Lookup;
+    use headroom::remote::prom_http::{get_all, query_path};
+    use headroom::remote::prometheus::{Figure, containers, read_answer, results_span, window};
+
+    let fail = |e: &dyn std::fmt::Display| Fail(e.to_string());
+    let times = pairs.iter().filter_map(|(_, l)| match l {
+        Lookup::Stored(s) => Some(&s.times),
+        Lookup::NotFound => None,
+    });
+    let w = window(results_span(times), p.since, p.until, p.now_s).map_err(|e| fail(&e))?;
+    let paths: Vec<String> = Figure::ALL
+        .iter()
+        .map(|f| query_path(&p.target, &f.query(&p.selector, &w), w.end_s))
+        .collect();
+    let answers = get_all(&p.target, &paths).map_err(|e| fail(&e))?;
+    let mut read = Vec::with_capacity(3);
+    for (f, answer) in Figure::ALL.into_iter().zip(&answers) {
+        read.push(
+            read_answer(&p.target.url, f, answer.status, &answer.body).map_err(|e| fail(&e))?,
+        );
+    }
+    let [mem, cpu, oom]: [_; 3] = read.try_into().map_err(|_| {
+        Fail(format!(
+            "the Prometheus at {}: an answer is missing",
+            p.target.url
+        ))
+    })?;
+    Ok(headroom::remote::workers::Workers {
+        url: p.target.url.clone(),
+        selector: p.selector.clone(),
+        window: w,
+        containers: containers([mem, cpu, oom]),
+    })
 }
 
 /// The lookups, one per action, checked whole: never a partial table, and

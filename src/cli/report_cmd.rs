@@ -246,6 +246,11 @@ fn remote_option(a: &ActionsArgs) -> Option<&'static str> {
         ("--header", !a.header.is_empty()),
         ("--worker-cores", a.worker_cores.is_some()),
         ("--worker-mem", a.worker_mem.is_some()),
+        ("--prometheus", a.prometheus.is_some()),
+        ("--prometheus-selector", a.prometheus_selector.is_some()),
+        ("--prometheus-header", !a.prometheus_header.is_empty()),
+        ("--since", a.since.is_some()),
+        ("--until", a.until.is_some()),
     ]
     .into_iter()
     .find_map(|(flag, given)| given.then_some(flag))
@@ -294,6 +299,22 @@ pub fn actions_usage(a: &ActionsArgs) -> Option<String> {
     }
     if a.worker_cores == Some(0) {
         return Some("actions: --worker-cores must be at least 1".into());
+    }
+    if a.prometheus.is_some() && a.json_rows {
+        return Some(
+            "actions: --prometheus adds a block to the text and --json, not to --json-rows".into(),
+        );
+    }
+    if a.prometheus.is_none() {
+        let needs = [
+            ("--prometheus-selector", a.prometheus_selector.is_some()),
+            ("--prometheus-header", !a.prometheus_header.is_empty()),
+            ("--since", a.since.is_some()),
+            ("--until", a.until.is_some()),
+        ];
+        if let Some((flag, _)) = needs.iter().find(|(_, given)| *given) {
+            return Some(format!("actions: {flag} goes with --prometheus URL"));
+        }
     }
     let plain = a
         .remote

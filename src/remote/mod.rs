@@ -17,8 +17,11 @@ pub mod digest; // an action digest as text: HASH/SIZE or HASH:SIZE
 pub mod endpoint; // a --remote address, its TLS files and headers, parsed
 pub mod log_error; // a log that cannot be read: where and why; the cap on a JSON line
 pub mod logs; // which actions to look up: every --log (format from its bytes) and --digest
+pub mod prom_http; // the Prometheus HTTP API client: GET /api/v1/query over HTTP/1.1, plaintext or TLS
+pub mod prometheus; // per worker container from the cluster's Prometheus: the build's window, the queries, their answers
 pub mod proto; // the REAPI and worker protobuf messages, hand-written for prost
 pub mod report; // the report: the local table's layout, remote time, killed actions; text and --json
 pub mod report_rows; // one action's figures, and --json-rows
 pub mod sizing; // how many actions a worker of a given size runs at once
 pub mod worker_usage; // an ActionResult's metadata → what the worker measured (Buildbarn, BuildBuddy, Buildfarm)
+pub mod workers; // the WORKERS block and --json workers: per pod, joined with the results

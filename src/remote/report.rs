@@ -24,6 +24,7 @@ use super::report_rows::{
     num, report_id, row_object, shown_centi, text_id,
 };
 use super::sizing::{Sizing, Worker, size};
+use super::workers::Workers;
 use crate::followed::figures::{div_round, gib_centi_of_bytes};
 use crate::report::actions::{BUCKET_LABELS, BUCKET_START_MS, Table};
 
@@ -47,6 +48,8 @@ pub struct Report<'a> {
     options: Options,
     /// The local table over the measured actions (wall and CPU known).
     table: Box<Table>,
+    /// The worker containers from the Prometheus (`--prometheus`).
+    workers: Option<&'a Workers>,
 }
 
 /// `std::string::String` as a `ufmt` writer, for the local table's
@@ -116,7 +119,14 @@ impl<'a> Report<'a> {
             found,
             options,
             table,
+            workers: None,
         }
+    }
+
+    /// The report with the worker containers' block (`--prometheus`).
+    pub fn with_workers(mut self, workers: &'a Workers) -> Report<'a> {
+        self.workers = Some(workers);
+        self
     }
 
     /// Actions looked up.
@@ -281,6 +291,9 @@ impl<'a> Report<'a> {
         self.killed_text(&mut out);
         if let Some(s) = self.sizing() {
             s.render(&mut out);
+        }
+        if let Some(w) = self.workers {
+            w.render(&self.figs, self.options.worker, &mut out);
         }
         out
     }
@@ -525,7 +538,7 @@ impl<'a> Report<'a> {
         let (proc, whole, unknown) = self.scopes();
         let sig = self.signalled();
         let longest = self.longest();
-        let v = json!({
+        let mut v = json!({
             "looked_up": self.looked_up(),
             "stored": self.stored(),
             "not_found": self.not_found(),
@@ -563,6 +576,10 @@ impl<'a> Report<'a> {
             })).collect::<Vec<_>>(),
             "sizing": self.sizing().map(|s| s.to_json()),
         });
+        if let (Some(w), Some(o)) = (self.workers, v.as_object_mut()) {
+            o.insert("workers".into(), w.to_json(&self.figs));
+            o.insert("prometheus".into(), w.query_json());
+        }
         let mut s = v.to_string();
         s.push('\n');
         s

@@ -12,6 +12,10 @@
 //!   then `{"Event": ...}`; Bazel prints `SpawnExec` objects (camelCase
 //!   keys), pretty-printed over many lines.
 //! - `1F 8B` (gzip, Buck2's `.json-lines.gz`, `.pb.gz`): refused with a hint.
+//! - A varint length, then a record whose fields are `SpawnExec`'s: Bazel's
+//!   `--execution_log_binary_file` ([`bazel::is_binary_log`]; told before
+//!   JSON, never mistaken for it: a length that reads as `{` or whitespace
+//!   counts only with its whole record checked).
 //!
 //! # References
 //! Buck2 `app/buck2_event_log/src/write.rs`, `read.rs`;
@@ -65,21 +69,30 @@ pub fn read_logs(paths: &[String], digests: &[String]) -> Result<Found, LogError
     Ok(out.finish())
 }
 
+/// The first bytes of a log looked at to tell its format (64 KiB: a
+/// binary log's first `SpawnExec` is checked as far as this goes; read
+/// whole, not as one `read` gives it, so a pipe tells the same as a file).
+const HEAD: u64 = 64 << 10;
+
 /// Read one log of any format from `src` (named `file` in errors) into
 /// `out`.
-pub fn read_log(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
-    let mut src = BufReader::new(src);
+pub fn read_log(mut src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
     let read_err = |e| LogError::new(file, None, LogErrorKind::Read(e));
-    let head = src.fill_buf().map_err(read_err)?;
+    let mut head = Vec::new();
+    (&mut src).take(HEAD).read_to_end(&mut head).map_err(read_err)?;
     if head.is_empty() {
         return Err(LogError::new(file, None, LogErrorKind::Empty));
     }
-    if head.starts_with(&ZSTD_MAGIC) || (head.len() < 4 && ZSTD_MAGIC.starts_with(head)) {
-        return read_zstd(src, file, out);
+    if head.starts_with(&ZSTD_MAGIC) || (head.len() < 4 && ZSTD_MAGIC.starts_with(&head)) {
+        return read_zstd(Cursor::new(head).chain(src), file, out);
     }
     if head.starts_with(&[0x1f, 0x8b]) {
         return Err(LogError::new(file, None, LogErrorKind::Gzip));
     }
+    if bazel::is_binary_log(&head) {
+        return bazel::read_binary(Cursor::new(head).chain(src), file, out);
+    }
+    let mut src = BufReader::new(Cursor::new(head).chain(src));
     let skipped_lines = skip_whitespace(&mut src).map_err(read_err)?;
     match src.fill_buf().map_err(read_err)?.first() {
         None => Err(LogError::new(file, None, LogErrorKind::Empty)),
@@ -190,7 +203,7 @@ mod tests {
             (&[0x1f, 0x8b, 8, 0], "f: gzip-compressed: gunzip it first"),
             (
                 b"[1, 2]",
-                "f: not a Buck2 event log (.pb.zst), buck2 log show output, or a Bazel execution log (JSON or compact)",
+                "f: not a log headroom reads: a Buck2 event log (*_events.pb.zst), buck2 log show output, or a Bazel execution log (--execution_log_json_file, --execution_log_binary_file or --execution_log_compact_file)",
             ),
         ];
         for (bytes, want) in cases {
@@ -219,6 +232,7 @@ mod tests {
             &Found {
                 actions: found.actions[..3].to_vec(),
                 local: found.local / 2,
+                no_digest: 0,
                 killed: found.killed[..1].to_vec(),
                 truncated: vec![],
             },

@@ -757,7 +757,12 @@ pub(crate) mod tests {
     /// One `SpawnExec` of the binary log: Bazel 7's shape when `digest`
     /// is given (with a target label), Bazel 4's without (no label, a
     /// progress message).
-    fn spawn_exec(label: &str, mnemonic: &str, runner: &str, digest: Option<(&str, i64)>) -> w::SpawnExec {
+    fn spawn_exec(
+        label: &str,
+        mnemonic: &str,
+        runner: &str,
+        digest: Option<(&str, i64)>,
+    ) -> w::SpawnExec {
         let file = |path: &str| w::File {
             path: path.to_string(),
             digest: Some(w::Digest {
@@ -889,7 +894,13 @@ pub(crate) mod tests {
             json_log()
         );
         let found = read(old.into_bytes(), "e.json").unwrap();
-        check(&Found { no_digest: 0, ..found.clone() }, Origin::BazelJson);
+        check(
+            &Found {
+                no_digest: 0,
+                ..found.clone()
+            },
+            Origin::BazelJson,
+        );
         assert_eq!(found.no_digest, 2);
 
         let mut plain = compact_plain();
@@ -900,7 +911,13 @@ pub(crate) mod tests {
         .encode_length_delimited(&mut plain)
         .unwrap();
         let found = read(zstd_cli(&plain), "c.zst").unwrap();
-        check(&Found { no_digest: 0, ..found.clone() }, Origin::BazelCompact);
+        check(
+            &Found {
+                no_digest: 0,
+                ..found.clone()
+            },
+            Origin::BazelCompact,
+        );
         assert_eq!(found.no_digest, 1);
 
         let (mut bin, _) = binary_log();
@@ -908,7 +925,13 @@ pub(crate) mod tests {
             .encode_length_delimited(&mut bin)
             .unwrap();
         let found = read(bin, "b.log").unwrap();
-        check(&Found { no_digest: 0, ..found.clone() }, Origin::BazelBinary);
+        check(
+            &Found {
+                no_digest: 0,
+                ..found.clone()
+            },
+            Origin::BazelBinary,
+        );
         assert_eq!(found.no_digest, 1);
     }
 
@@ -917,13 +940,21 @@ pub(crate) mod tests {
     #[test]
     fn a_bazel_4_binary_log_counts_its_remote_spawns() {
         let mut bin = Vec::new();
-        for runner in ["remote cache hit", "linux-sandbox", "remote cache hit", "worker"] {
+        for runner in [
+            "remote cache hit",
+            "linux-sandbox",
+            "remote cache hit",
+            "worker",
+        ] {
             spawn_exec("//a:b", "Javac", runner, None)
                 .encode_length_delimited(&mut bin)
                 .unwrap();
         }
         let found = read(bin, "exec.log").unwrap();
-        assert_eq!((found.actions.len(), found.local, found.no_digest), (0, 2, 2));
+        assert_eq!(
+            (found.actions.len(), found.local, found.no_digest),
+            (0, 2, 2)
+        );
         assert!(found.truncated.is_empty());
     }
 
@@ -952,15 +983,19 @@ pub(crate) mod tests {
             assert!(matches!(e.kind, LogErrorKind::UnknownFormat), "{e}");
         }
         for cut in tag..bin.len() {
-            let found = read(bin[..cut].to_vec(), "b")
-                .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+            let found =
+                read(bin[..cut].to_vec(), "b").unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
             let records = ends.iter().filter(|&&e| e <= cut).count();
             // Spawns 1 and 2 are remote, 3 and 4 local, 5 the first again.
             let remote = records.min(2);
             assert_eq!(found.actions, whole.actions[..remote], "cut at {cut}");
             assert_eq!(found.local, records.saturating_sub(2).min(2) as u64);
             let cut_short = !ends.contains(&cut);
-            assert_eq!(found.truncated.len(), usize::from(cut_short), "cut at {cut}");
+            assert_eq!(
+                found.truncated.len(),
+                usize::from(cut_short),
+                "cut at {cut}"
+            );
         }
     }
 

@@ -79,7 +79,10 @@ const HEAD: u64 = 64 << 10;
 pub fn read_log(mut src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
     let read_err = |e| LogError::new(file, None, LogErrorKind::Read(e));
     let mut head = Vec::new();
-    (&mut src).take(HEAD).read_to_end(&mut head).map_err(read_err)?;
+    (&mut src)
+        .take(HEAD)
+        .read_to_end(&mut head)
+        .map_err(read_err)?;
     if head.is_empty() {
         return Err(LogError::new(file, None, LogErrorKind::Empty));
     }

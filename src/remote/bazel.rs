@@ -754,6 +754,21 @@ pub(crate) mod tests {
         .join("")
     }
 
+    /// [`json_log`] as Bazel 4-6 write it: no `digest`, no `targetLabel`.
+    pub(crate) fn json_log_before_7() -> String {
+        let log = json_log();
+        let stream = serde_json::Deserializer::from_str(&log).into_iter::<Value>();
+        let mut out = String::new();
+        for v in stream {
+            let mut v = v.unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("digest");
+            o.remove("targetLabel");
+            out.push_str(&serde_json::to_string_pretty(&v).unwrap());
+        }
+        out
+    }
+
     /// One `SpawnExec` of the binary log: Bazel 7's shape when `digest`
     /// is given (with a target label), Bazel 4's without (no label, a
     /// progress message).

@@ -176,7 +176,7 @@ mod tests {
     //! the README there).
 
     use super::*;
-    use crate::remote::bazel::tests::{compact_plain, json_log};
+    use crate::remote::bazel::tests::{binary_log, compact_plain, json_log, json_log_before_7};
     use crate::remote::buck2_json::tests::sample_lines;
     use crate::remote::buck2_log::tests::{check_sample, plain_log, sample_events};
     use crate::remote::delimited::tests::zstd_cli;
@@ -276,6 +276,7 @@ mod tests {
         for (name, origin) in [
             ("bazel_exec.json", Origin::BazelJson),
             ("bazel_exec_compact.zst", Origin::BazelCompact),
+            ("bazel_exec_binary.log", Origin::BazelBinary),
         ] {
             let found = read_logs(&[f(name)], &[]).unwrap();
             assert_eq!(found.actions.len(), 2, "{name}");
@@ -284,6 +285,11 @@ mod tests {
         }
         let found = read_logs(&[f("buck2_events_cut.pb.zst")], &[]).unwrap();
         assert_eq!(found.truncated.len(), 1);
+        // Bazel 4-6: the three remote spawns carry no digest (the same
+        // spawn twice is two: nothing tells them apart).
+        let found = read_logs(&[f("bazel_exec_bazel6.json")], &[]).unwrap();
+        let counts = (found.actions.len(), found.local, found.no_digest);
+        assert_eq!(counts, (0, 2, 3));
     }
 
     /// Writes `tests/fixtures/remote/*` (run by hand: `cargo test --features
@@ -299,15 +305,18 @@ mod tests {
         std::fs::write(d.join("buck2_log_show.json"), sample_lines()).unwrap();
         std::fs::write(d.join("bazel_exec.json"), json_log()).unwrap();
         std::fs::write(d.join("bazel_exec_compact.zst"), zstd_cli(&compact_plain())).unwrap();
+        std::fs::write(d.join("bazel_exec_binary.log"), binary_log().0).unwrap();
+        std::fs::write(d.join("bazel_exec_bazel6.json"), json_log_before_7()).unwrap();
         // Seeds for the fuzz targets: the decompressed records too.
         let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
-        let seeds: [(&str, &str, Vec<u8>); 6] = [
+        let seeds: [(&str, &str, Vec<u8>); 7] = [
             ("buck2_log", "sample", plain_log(&sample_events())),
             ("buck2_json", "sample", sample_lines().into_bytes()),
             ("bazel_json", "sample", json_log().into_bytes()),
             ("bazel_compact", "sample", compact_plain()),
             ("read_log", "buck2_zst", z),
             ("read_log", "bazel_zst", zstd_cli(&compact_plain())),
+            ("read_log", "bazel_binary", binary_log().0),
         ];
         for (target, name, bytes) in seeds {
             std::fs::create_dir_all(corpus.join(target)).unwrap();

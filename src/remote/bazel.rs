@@ -1014,6 +1014,26 @@ pub(crate) mod tests {
         }
     }
 
+    /// A Bazel 4-6 JSON log cut at every byte after its first object:
+    /// exactly the objects before the cut are counted.
+    #[test]
+    fn a_json_log_before_7_cut_anywhere_keeps_the_spawns_before_the_cut() {
+        let text = json_log_before_7();
+        let ends: Vec<usize> = text.match_indices("\n}").map(|(i, _)| i + 2).collect();
+        for cut in ends[0]..text.len() {
+            let found = read(text.as_bytes()[..cut].to_vec(), "j")
+                .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+            let objects = ends.iter().filter(|&&e| e <= cut).count() as u64;
+            assert_eq!(found.local + found.no_digest, objects, "cut at {cut}");
+            let cut_short = !ends.contains(&cut);
+            assert_eq!(
+                found.truncated.len(),
+                usize::from(cut_short),
+                "cut at {cut}"
+            );
+        }
+    }
+
     #[test]
     fn the_binary_log_is_told_apart_from_json_and_compact() {
         let (bin, _) = binary_log();

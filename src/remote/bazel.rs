@@ -2,7 +2,7 @@
 //! `tools.protos.SpawnExec` objects in proto3 JSON, camelCase keys, int64
 //! as strings, pretty-printed, one after another with no separator),
 //! `--execution_log_binary_file` (the same messages, varint-length-delimited,
-//! uncompressed: Bazel 0.17 on, still written by Bazel 8) and
+//! uncompressed: what Bazel 4-6 users have, still written by Bazel 8) and
 //! `--execution_log_compact_file` (zstd, varint-length-delimited
 //! `ExecLogEntry` messages; spawns are `ExecLogEntry.spawn`, 7).
 //!
@@ -103,7 +103,7 @@ pub struct ExecLogEntry {
 /// A digest as text and its parse.
 type DigestSeen = (String, Result<Digest, DigestError>);
 
-/// One spawn as both encodings give it.
+/// One spawn as every encoding gives it.
 struct SpawnSeen<'a> {
     label: &'a str,
     /// The file name of its first listed output (`foo.o`), which tells the
@@ -125,7 +125,7 @@ fn gather(s: SpawnSeen<'_>, origin: Origin, out: &mut Collector) -> Result<(), L
         return Ok(());
     };
     let digest = parsed.map_err(|error| LogErrorKind::Digest { text, error })?;
-    // Bazel before 5 writes no target label: the output names the spawn.
+    // Bazel 4 writes no target label: the output names the spawn.
     let id = match (s.label, s.output) {
         (l, "") => l.to_string(),
         ("", o) => o.to_string(),
@@ -442,16 +442,11 @@ fn spawn_exec_wire(field: u64) -> Option<u64> {
 }
 
 /// A varint at the start of `b`: its value and length; `None` when `b`
-/// ends inside it or it runs past ten bytes.
+/// ends inside it or it is not one.
 fn varint(b: &[u8]) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for (i, &byte) in b.iter().enumerate().take(10) {
-        v |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((v, i + 1));
-        }
-    }
-    None
+    let mut rest = b;
+    let v = prost::encoding::decode_varint(&mut rest).ok()?;
+    Some((v, b.len() - rest.len()))
 }
 
 /// Whether `head`, a log's first bytes, starts as a

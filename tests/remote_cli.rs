@@ -25,6 +25,11 @@
 //!   `ExecLogEntry` (`invocation` 2, `spawn` 7: `args` 1, `target_label` 7,
 //!   `mnemonic` 8, `exit_code` 9, `runner` 11, `digest` 16), Bazel
 //!   `src/main/protobuf/spawn.proto`, `CompactSpawnLogContext.java`;
+//! - Bazel `--execution_log_binary_file`: the same `SpawnExec`s
+//!   varint-length-delimited, uncompressed (`command_args` 1,
+//!   `listed_outputs` 5, `mnemonic` 10, `runner` 12, `exit_code` 15,
+//!   `target_label` 18, `digest` 19); and a Bazel 4-6 JSON log, whose
+//!   spawns carry no `digest`: those remote ones are counted, not looked up;
 //! - `--digest HASH/SIZE` and `HASH:SIZE`.
 //!
 //! `--json-rows` is then compared with what was written, action by action,
@@ -414,6 +419,47 @@ fn bazel_json() -> String {
     out
 }
 
+/// `--execution_log_binary_file` of the same build: one delimited
+/// `SpawnExec` per action, fields in number order as protobuf-java writes.
+fn bazel_binary() -> Vec<u8> {
+    let mut out = Vec::new();
+    for a in &BUILD {
+        let d = msg(|o| {
+            put_len(1, hash(a.n).as_bytes(), o);
+            put_varint(2, 100 + a.n, o);
+            put_len(3, b"SHA-256", o);
+        });
+        let output = format!("bazel-out/k8-fastbuild/bin/{}/{}.o", a.pkg, a.name);
+        let spawn = msg(|o| {
+            put_len(1, b"gcc", o);
+            put_len(1, b"-c", o);
+            put_len(5, output.as_bytes(), o);
+            put_varint(6, 1, o);
+            put_len(10, a.category.as_bytes(), o);
+            put_len(12, bazel_runner(a).as_bytes(), o);
+            put_varint(15, u64::from(a.ran == Ran::Killed), o);
+            put_len(18, bazel_id(a).as_bytes(), o);
+            put_len(19, &d, o);
+        });
+        encode_varint(spawn.len() as u64, &mut out);
+        out.extend_from_slice(&spawn);
+    }
+    out
+}
+
+/// A Bazel 4-6 `--execution_log_json_file`: [`bazel_json`], then spawns
+/// that hit the remote cache with no `digest` (Bazel writes it from 7).
+fn bazel_json_before_7(hits: usize) -> String {
+    let mut out = bazel_json();
+    for i in 0..hits {
+        let v = json!({"commandArgs": ["javac"], "listedOutputs": [format!("bazel-out/k8-fastbuild/bin/j/lib{i}.jar")],
+            "remotable": true, "cacheable": true, "progressMessage": "Building lib.jar",
+            "mnemonic": "Javac", "runner": "remote cache hit", "remoteCacheHit": true, "exitCode": 0});
+        out.push_str(&serde_json::to_string_pretty(&v).expect("json"));
+    }
+    out
+}
+
 /// `--execution_log_compact_file`, decompressed: the `Invocation` entry,
 /// then one `Spawn` entry per action.
 fn bazel_compact_plain() -> Vec<u8> {
@@ -681,7 +727,7 @@ fn check_longest(text: &str, want: &[(String, String, u64)], what: &str) {
 /// How a log format names an action: [`buck2_id`] or [`bazel_id`].
 type IdOf = fn(&Act) -> String;
 
-/// Writes the four logs into `dir`; returns (path, is Buck2, ids).
+/// Writes the five logs into `dir`; returns (path, is Buck2, ids).
 fn write_logs(dir: &Path) -> Vec<(String, bool, IdOf)> {
     let buck2_pb = dir.join("x_events.pb.zst");
     std::fs::write(&buck2_pb, zstd(&buck2_plain())).expect("write");
@@ -691,12 +737,15 @@ fn write_logs(dir: &Path) -> Vec<(String, bool, IdOf)> {
     std::fs::write(&bazel, bazel_json()).expect("write");
     let compact = dir.join("exec_log.zst");
     std::fs::write(&compact, zstd(&bazel_compact_plain())).expect("write");
+    let binary = dir.join("exec.log");
+    std::fs::write(&binary, bazel_binary()).expect("write");
     let p = |f: &Path| f.display().to_string();
     vec![
         (p(&buck2_pb), true, buck2_id),
         (p(&buck2_show), true, buck2_id),
         (p(&bazel), false, bazel_json_id),
         (p(&compact), false, bazel_id),
+        (p(&binary), false, bazel_json_id),
     ]
 }
 
@@ -750,6 +799,26 @@ fn every_log_format_reports_what_the_workers_stored() {
         .collect();
     check_rows(&ok(run(&args), "--digest rows"), &want, "--digest");
     report_json(&base, &dir.join("x_events.pb.zst"));
+    before_bazel_7(&base, &dir);
+}
+
+/// A Bazel 4-6 JSON log (issue 34: one remote spawn without a digest
+/// refused it whole): the spawns with a digest are looked up, those
+/// without counted in one line and in `--json`.
+fn before_bazel_7(base: &[String], dir: &Path) {
+    let log = dir.join("exec_bazel6.json");
+    std::fs::write(&log, bazel_json_before_7(2)).expect("write");
+    let log = log.display().to_string();
+    let mut args = strs(base);
+    args.extend(["--log", &log]);
+    let text = ok(run(&args), "Bazel 6 JSON");
+    check_text(&text, LOCAL, false, "", "Bazel 6 JSON");
+    let line = "\n2 remote spawns carry no action digest (Bazel before 7 writes none): counted, not looked up\n";
+    assert!(text.contains(line), "{text}");
+    args.push("--json");
+    let v: Value = serde_json::from_str(&ok(run(&args), "Bazel 6 --json")).expect("--json");
+    assert_eq!(v["remote_no_digest"], 2, "{v}");
+    assert_eq!(v["looked_up"], LOOKED_UP, "{v}");
 }
 
 /// `--json`: the report object's counts.
@@ -905,9 +974,10 @@ fn errors_at_a_server(base: &[String], dir: &Path) {
     let text = text.display().to_string();
     let line = one_line(with(&["--log", &text]), 1, "unknown format");
     assert!(
-        line.starts_with(&format!("headroom: {text}: not a Buck2 event log")),
+        line.starts_with(&format!("headroom: {text}: not a log headroom reads: ")),
         "{line}"
     );
+    assert!(line.contains("--execution_log_binary_file"), "{line}");
     let gz = dir.join("x.json-lines.gz");
     std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).expect("write");
     let gz = gz.display().to_string();
@@ -1195,6 +1265,23 @@ fn errors_without_a_server() {
     let line = one_line(with(&["--digest", &d1]), 1, "server down");
     assert!(line.contains(&format!("127.0.0.1:{port}")), "{line}");
     assert!(line.to_ascii_lowercase().contains("refused"), "{line}");
+
+    // A Bazel 4-6 log whose remote spawns all lack a digest: nothing to
+    // look up, said before any connection.
+    let dir = bgd::temp_dir("cli-bazel6");
+    let log = dir.join("exec.json");
+    let only_hits: String = bazel_json_before_7(3)
+        .split_inclusive("\n}")
+        .skip(BUILD.len())
+        .collect();
+    std::fs::write(&log, only_hits).expect("write");
+    let log = log.display().to_string();
+    let line = one_line(with(&["--log", &log]), 1, "Bazel 6, no digest");
+    assert_eq!(
+        line,
+        "headroom: the logs name no remote action with a digest to look up: 3 remote spawns carry no action digest (Bazel before 7 writes none), 0 ran locally"
+    );
+    std::fs::remove_dir_all(&dir).expect("remove temp dir");
 
     let usage: [&[&str]; 5] = [
         &["actions.csv", "--digest", &d1],

@@ -379,7 +379,7 @@ pub struct ActionsArgs {
     #[argh(option)]
     pub instance: Option<String>,
     /// a Buck2 event log (*_events.pb.zst, or buck2 log show output; - is
-    /// stdin) or a Bazel execution log (JSON or compact); repeatable
+    /// stdin) or a Bazel execution log (JSON, binary or compact); repeatable
     #[argh(option)]
     pub log: Vec<String>,
     /// one action digest, HASH/SIZE or HASH:SIZE; repeatable

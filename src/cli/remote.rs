@@ -67,6 +67,13 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
                 logs.join(", ")
             ),
         };
+        if found.no_digest > 0 {
+            return Err(Fail(format!(
+                "the logs name no remote action with a digest to look up: {} no action digest (Bazel before 7 writes none), {} ran locally{cut}",
+                headroom::remote::report::no_digest_text(found.no_digest),
+                found.local
+            )));
+        }
         return Err(Fail(format!(
             "the logs name no remote action ({} ran locally): nothing to look up{cut}",
             found.local

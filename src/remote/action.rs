@@ -35,6 +35,8 @@ pub enum Origin {
     BazelJson,
     /// Bazel `--execution_log_compact_file`.
     BazelCompact,
+    /// Bazel `--execution_log_binary_file`.
+    BazelBinary,
     /// `--digest HASH/SIZE` on the command line.
     Hand,
 }
@@ -78,6 +80,9 @@ pub struct Found {
     pub killed: Vec<Killed>,
     /// Actions the logs show ran locally (not looked up).
     pub local: u64,
+    /// Remote spawns a Bazel log gives no action digest (Bazel before 7
+    /// writes none): counted, not looked up.
+    pub no_digest: u64,
     /// Logs that ended inside a record or a zstd frame (a build still
     /// running, or its writer killed, e.g. by the OOM killer): the actions
     /// before the cut are in `actions`, the rest are unknown. Each name once.
@@ -108,6 +113,11 @@ impl Collector {
     /// An action that ran locally.
     pub fn local(&mut self) {
         self.found.local += 1;
+    }
+
+    /// A remote spawn with no action digest to look up (Bazel before 7).
+    pub fn remote_no_digest(&mut self) {
+        self.found.no_digest += 1;
     }
 
     /// A failed action whose text says it was killed.

@@ -1,6 +1,8 @@
 //! Bazel execution logs: `--execution_log_json_file` (a stream of
 //! `tools.protos.SpawnExec` objects in proto3 JSON, camelCase keys, int64
-//! as strings, pretty-printed, one after another with no separator) and
+//! as strings, pretty-printed, one after another with no separator),
+//! `--execution_log_binary_file` (the same messages, varint-length-delimited,
+//! uncompressed: what Bazel 4-6 users have, still written by Bazel 8) and
 //! `--execution_log_compact_file` (zstd, varint-length-delimited
 //! `ExecLogEntry` messages; spawns are `ExecLogEntry.spawn`, 7).
 //!
@@ -8,14 +10,18 @@
 //! `remote cache hit`; other runners (`linux-sandbox`, `local`, `worker`,
 //! `disk cache hit`, ...) are counted local. The action digest is
 //! `SpawnExec.digest` (19) / `Spawn.digest` (16), a `Digest` {`hash` 1,
-//! `size_bytes` 2}, written from Bazel 7.
+//! `size_bytes` 2}, written from Bazel 7: a remote spawn without one (Bazel
+//! 4-6) is counted ([`Collector::remote_no_digest`]), not looked up.
 //!
 //! # References
-//! Bazel `src/main/protobuf/spawn.proto` (`SpawnExec`: `remotable` 6,
-//! `mnemonic` 10, `runner` 12, `cache_hit` 13, `exit_code` 15,
-//! `target_label` 18, `digest` 19; `ExecLogEntry`: `id` 1, `spawn` 7;
-//! `ExecLogEntry.Spawn`: `target_label` 7, `mnemonic` 8, `exit_code` 9,
-//! `runner` 11, `cache_hit` 12, `remotable` 13, `digest` 16);
+//! Bazel `src/main/protobuf/spawn.proto` (`SpawnExec`: `command_args` 1,
+//! `listed_outputs` 5, `remotable` 6, `mnemonic` 10, `runner` 12,
+//! `cache_hit` 13, `exit_code` 15, `target_label` 18, `digest` 19,
+//! `metrics` 20, reserved 9 and 17 (Bazel 4's `progress_message` and
+//! `walltime`); `ExecLogEntry`: `id` 1, `spawn` 7; `ExecLogEntry.Spawn`:
+//! `target_label` 7, `mnemonic` 8, `exit_code` 9, `runner` 11, `cache_hit`
+//! 12, `remotable` 13, `digest` 16); `ExecutionOptions.java`
+//! (`--execution_log_binary_file`: "length-delimited SpawnExec protos");
 //! `CompactSpawnLogContext.java` (`ZstdOutputStream`, delimited entries,
 //! the `Invocation` entry first, the digest's `hash_function_name`
 //! cleared); the runner names of `RemoteSpawnRunner` / `RemoteSpawnCache`.
@@ -65,6 +71,27 @@ pub struct Spawn {
     pub digest: Option<SpawnDigest>,
 }
 
+/// `tools.protos.SpawnExec` (`--execution_log_binary_file`), the fields
+/// read.
+#[derive(Clone, PartialEq, Message)]
+pub struct SpawnExec {
+    /// `listed_outputs` (5), paths from the execution root, sorted.
+    #[prost(string, repeated, tag = "5")]
+    pub listed_outputs: Vec<String>,
+    /// `mnemonic` (10).
+    #[prost(string, tag = "10")]
+    pub mnemonic: String,
+    /// `runner` (12).
+    #[prost(string, tag = "12")]
+    pub runner: String,
+    /// `target_label` (18).
+    #[prost(string, tag = "18")]
+    pub target_label: String,
+    /// `digest` (19), from Bazel 7.
+    #[prost(message, optional, tag = "19")]
+    pub digest: Option<SpawnDigest>,
+}
+
 /// `tools.protos.ExecLogEntry`: only `spawn` (7) of its `type` oneof.
 #[derive(Clone, PartialEq, Message)]
 pub struct ExecLogEntry {
@@ -76,7 +103,7 @@ pub struct ExecLogEntry {
 /// A digest as text and its parse.
 type DigestSeen = (String, Result<Digest, DigestError>);
 
-/// One spawn as both encodings give it.
+/// One spawn as every encoding gives it.
 struct SpawnSeen<'a> {
     label: &'a str,
     /// The file name of its first listed output (`foo.o`), which tells the
@@ -93,11 +120,16 @@ fn gather(s: SpawnSeen<'_>, origin: Origin, out: &mut Collector) -> Result<(), L
         out.local();
         return Ok(());
     }
-    let (text, parsed) = s.digest.ok_or(LogErrorKind::NoDigest)?;
+    let Some((text, parsed)) = s.digest else {
+        out.remote_no_digest();
+        return Ok(());
+    };
     let digest = parsed.map_err(|error| LogErrorKind::Digest { text, error })?;
-    let id = match s.output {
-        "" => s.label.to_string(),
-        o => std::format!("{} ({o})", s.label),
+    // Bazel 4 writes no target label: the output names the spawn.
+    let id = match (s.label, s.output) {
+        (l, "") => l.to_string(),
+        ("", o) => o.to_string(),
+        (l, o) => std::format!("{l} ({o})"),
     };
     out.remote(Named {
         id,
@@ -242,51 +274,34 @@ impl<R: Read> Read for Bounded<R> {
 /// `out`, its spawns before the cut kept.
 ///
 /// # Errors
-/// An entry that does not decode, a remote spawn without a digest or with
-/// a bad one, a corrupt stream: `file: byte N after decompression: ...`.
+/// An entry that does not decode, a remote spawn with a bad digest, a
+/// corrupt stream: `file: byte N after decompression: ...`.
 pub fn read_compact_records<R: Read>(
     records: &mut Records<R>,
     first: &[u8],
     file: &str,
     out: &mut Collector,
 ) -> Result<(), LogError> {
-    let mut buf = first.to_vec();
-    let mut at = 0;
-    loop {
-        let entry = ExecLogEntry::decode(buf.as_slice()).map_err(|e| {
-            let kind = LogErrorKind::BadRecord {
-                message: "tools.protos.ExecLogEntry",
-                why: e.to_string(),
-            };
-            LogError::new(file, Some(Position::Byte(at)), kind)
-        })?;
-        if let Some(s) = &entry.spawn {
-            let digest = s.digest.as_ref().map(|d| {
-                let text = std::format!("{}/{}", d.hash, d.size_bytes);
-                (text, digest_from_parts(&d.hash, d.size_bytes))
-            });
-            let seen = SpawnSeen {
-                label: &s.target_label,
-                // The compact log names outputs by entry id: not followed.
-                output: "",
-                mnemonic: &s.mnemonic,
-                runner: &s.runner,
-                digest,
-            };
-            gather(seen, Origin::BazelCompact, out)
-                .map_err(|k| LogError::new(file, Some(Position::Byte(at)), k))?;
-        }
-        at = records.offset();
-        match records.next_into(&mut buf) {
-            Ok(true) => {}
-            Ok(false) => return Ok(()),
-            Err(RecordError::Truncated) => {
-                out.truncated(file);
-                return Ok(());
-            }
-            Err(e) => return Err(LogError::record(file, at, e)),
-        }
-    }
+    let read = Reading {
+        file,
+        message: "tools.protos.ExecLogEntry",
+        place: Position::Byte,
+    };
+    read.each_record(records, first, out, |buf, out| {
+        let entry = ExecLogEntry::decode(buf)?;
+        let Some(s) = &entry.spawn else {
+            return Ok(Ok(()));
+        };
+        let seen = SpawnSeen {
+            label: &s.target_label,
+            // The compact log names outputs by entry id: not followed.
+            output: "",
+            mnemonic: &s.mnemonic,
+            runner: &s.runner,
+            digest: s.digest.as_ref().map(proto_digest),
+        };
+        Ok(gather(seen, Origin::BazelCompact, out))
+    })
 }
 
 /// Read a decompressed compact log (the entries, no zstd) from `src`: the
@@ -306,6 +321,186 @@ pub fn read_compact_plain(src: impl Read, file: &str, out: &mut Collector) -> Re
         }
         Err(e) => Err(LogError::record(file, 0, e)),
     }
+}
+
+/// Read a `--execution_log_binary_file` (varint-length-delimited
+/// `SpawnExec`s, uncompressed) from `src` into `out`. A log cut inside a
+/// record (Bazel killed while writing it) is noted in `out`, the spawns
+/// before the cut kept.
+///
+/// # Errors
+/// A record that does not decode as a `SpawnExec`, a remote spawn with a
+/// bad digest, a length that is not one: `file: byte N: ...` (N where the
+/// record starts); an empty input.
+pub fn read_binary(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
+    let read = Reading {
+        file,
+        message: "tools.protos.SpawnExec",
+        place: Position::CompressedByte,
+    };
+    let mut records = Records::new(src);
+    let mut first = Vec::new();
+    match records.next_into(&mut first) {
+        Ok(true) => {}
+        Ok(false) => return Err(LogError::new(file, None, LogErrorKind::Empty)),
+        Err(RecordError::Truncated) => {
+            out.truncated(file);
+            return Ok(());
+        }
+        Err(e) => return Err(read.record_error(0, e)),
+    }
+    read.each_record(&mut records, &first, out, |buf, out| {
+        let s = SpawnExec::decode(buf)?;
+        let first = s.listed_outputs.first().map_or("", String::as_str);
+        let seen = SpawnSeen {
+            label: &s.target_label,
+            output: first.rsplit('/').next().unwrap_or(first),
+            mnemonic: &s.mnemonic,
+            runner: &s.runner,
+            digest: s.digest.as_ref().map(proto_digest),
+        };
+        Ok(gather(seen, Origin::BazelBinary, out))
+    })
+}
+
+/// A protobuf `Digest` as text (for errors) and its parse.
+fn proto_digest(d: &SpawnDigest) -> DigestSeen {
+    let text = std::format!("{}/{}", d.hash, d.size_bytes);
+    let parsed = digest_from_parts(&d.hash, d.size_bytes);
+    (text, parsed)
+}
+
+/// One delimited log being read: its name, the message each record is,
+/// and how an offset is said (decompressed, or in the file itself).
+struct Reading<'a> {
+    file: &'a str,
+    message: &'static str,
+    place: fn(u64) -> Position,
+}
+
+/// What one record gave: `Err` when it does not decode, `Ok(Err)` when it
+/// decodes but cannot be counted (a bad digest).
+type RecordSeen = Result<Result<(), LogErrorKind>, prost::DecodeError>;
+
+impl Reading<'_> {
+    /// The record reader's error `e` at offset `at`.
+    fn record_error(&self, at: u64, e: RecordError) -> LogError {
+        let mut e = LogError::record(self.file, at, e);
+        if let Some(Position::Byte(b)) = e.at {
+            e.at = Some((self.place)(b));
+        }
+        e
+    }
+
+    /// `each` over `first` (read already) and every later record of
+    /// `records`. A cut inside a record or frame is noted in `out` and
+    /// ends the log; what came before stands.
+    fn each_record<R: Read>(
+        &self,
+        records: &mut Records<R>,
+        first: &[u8],
+        out: &mut Collector,
+        mut each: impl FnMut(&[u8], &mut Collector) -> RecordSeen,
+    ) -> Result<(), LogError> {
+        let mut buf = first.to_vec();
+        let mut at = 0;
+        loop {
+            let kind = match each(&buf, out) {
+                Ok(Ok(())) => None,
+                Ok(Err(kind)) => Some(kind),
+                Err(e) => Some(LogErrorKind::BadRecord {
+                    message: self.message,
+                    why: e.to_string(),
+                }),
+            };
+            if let Some(kind) = kind {
+                return Err(LogError::new(self.file, Some((self.place)(at)), kind));
+            }
+            at = records.offset();
+            match records.next_into(&mut buf) {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(RecordError::Truncated) => {
+                    out.truncated(self.file);
+                    return Ok(());
+                }
+                Err(e) => return Err(self.record_error(at, e)),
+            }
+        }
+    }
+}
+
+/// The wire type of `SpawnExec` field `field`; `None` for a field it does
+/// not have (Bazel 4's `progress_message` 9 and `walltime` 17 included:
+/// strings and messages).
+fn spawn_exec_wire(field: u64) -> Option<u64> {
+    match field {
+        1..=5 | 9..=12 | 14 | 17..=20 => Some(2),
+        6..=8 | 13 | 15 | 16 => Some(0),
+        _ => None,
+    }
+}
+
+/// A varint at the start of `b`: its value and length; `None` when `b`
+/// ends inside it or it is not one.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut rest = b;
+    let v = prost::encoding::decode_varint(&mut rest).ok()?;
+    Some((v, b.len() - rest.len()))
+}
+
+/// Whether `head`, a log's first bytes, starts as a
+/// `--execution_log_binary_file`: a varint length, then a record whose
+/// fields are `SpawnExec`'s (the first one a field it has, each known one
+/// with its wire type, none past the record's end).
+///
+/// A record as long as `{` (123) or an ASCII whitespace byte must be whole
+/// in `head` and end exactly where its length says, so that JSON (which
+/// starts so) is never taken for it; a longer record is checked as far as
+/// `head` goes.
+pub fn is_binary_log(head: &[u8]) -> bool {
+    let Some((len, n)) = varint(head) else {
+        return false;
+    };
+    let Ok(len) = usize::try_from(len) else {
+        return false;
+    };
+    let body = &head[n..];
+    let text_like = head[0] == b'{' || head[0].is_ascii_whitespace();
+    if len == 0 || (text_like && body.len() < len) {
+        return false;
+    }
+    let record = &body[..len.min(body.len())];
+    let mut at = 0;
+    while at < record.len() {
+        let Some((tag, n)) = varint(&record[at..]) else {
+            return record.len() < len && at > 0;
+        };
+        let (field, wire) = (tag >> 3, tag & 7);
+        match spawn_exec_wire(field) {
+            Some(w) if w != wire => return false,
+            None if at == 0 || field == 0 => return false,
+            _ => {}
+        }
+        at += n;
+        let skip = match wire {
+            0 => varint(&record[at..]).map(|(_, n)| n as u64),
+            1 => Some(8),
+            2 => varint(&record[at..]).map(|(l, n)| l.saturating_add(n as u64)),
+            5 => Some(4),
+            _ => return false,
+        };
+        let Some(skip) = skip else {
+            return record.len() < len;
+        };
+        let end = (at as u64).saturating_add(skip);
+        if end > len as u64 {
+            return false;
+        }
+        at = usize::try_from(end).unwrap_or(usize::MAX);
+    }
+    // At least the first field's tag was seen and checked.
+    at > 0
 }
 
 #[cfg(test)]
@@ -386,6 +581,50 @@ pub(crate) mod tests {
             pub digest: Option<Digest>,
             #[prost(int64, tag = "17")]
             pub timeout_millis: i64,
+        }
+
+        #[derive(Clone, PartialEq, Message)]
+        pub struct EnvironmentVariable {
+            #[prost(string, tag = "1")]
+            pub name: String,
+            #[prost(string, tag = "2")]
+            pub value: String,
+        }
+
+        /// `SpawnExec` as Bazel 4 to 8 write it, Bazel 4's
+        /// `progress_message` (9) too.
+        #[derive(Clone, PartialEq, Message)]
+        pub struct SpawnExec {
+            #[prost(string, repeated, tag = "1")]
+            pub command_args: Vec<String>,
+            #[prost(message, repeated, tag = "2")]
+            pub environment_variables: Vec<EnvironmentVariable>,
+            #[prost(message, repeated, tag = "4")]
+            pub inputs: Vec<File>,
+            #[prost(string, repeated, tag = "5")]
+            pub listed_outputs: Vec<String>,
+            #[prost(bool, tag = "6")]
+            pub remotable: bool,
+            #[prost(bool, tag = "7")]
+            pub cacheable: bool,
+            #[prost(string, tag = "9")]
+            pub progress_message: String,
+            #[prost(string, tag = "10")]
+            pub mnemonic: String,
+            #[prost(message, repeated, tag = "11")]
+            pub actual_outputs: Vec<File>,
+            #[prost(string, tag = "12")]
+            pub runner: String,
+            #[prost(bool, tag = "13")]
+            pub cache_hit: bool,
+            #[prost(int32, tag = "15")]
+            pub exit_code: i32,
+            #[prost(bool, tag = "16")]
+            pub remote_cacheable: bool,
+            #[prost(string, tag = "18")]
+            pub target_label: String,
+            #[prost(message, optional, tag = "19")]
+            pub digest: Option<Digest>,
         }
 
         #[derive(Clone, PartialEq, Message)]
@@ -510,6 +749,89 @@ pub(crate) mod tests {
         .join("")
     }
 
+    /// [`json_log`] as Bazel 4-6 write it: no `digest`, no `targetLabel`.
+    pub(crate) fn json_log_before_7() -> String {
+        let log = json_log();
+        let stream = serde_json::Deserializer::from_str(&log).into_iter::<Value>();
+        let mut out = String::new();
+        for v in stream {
+            let mut v = v.unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("digest");
+            o.remove("targetLabel");
+            out.push_str(&serde_json::to_string_pretty(&v).unwrap());
+        }
+        out
+    }
+
+    /// One `SpawnExec` of the binary log: Bazel 7's shape when `digest`
+    /// is given (with a target label), Bazel 4's without (no label, a
+    /// progress message).
+    fn spawn_exec(
+        label: &str,
+        mnemonic: &str,
+        runner: &str,
+        digest: Option<(&str, i64)>,
+    ) -> w::SpawnExec {
+        let file = |path: &str| w::File {
+            path: path.to_string(),
+            digest: Some(w::Digest {
+                hash: H2.to_string(),
+                size_bytes: 3,
+                hash_function_name: "SHA-256".to_string(),
+            }),
+        };
+        w::SpawnExec {
+            command_args: vec!["gcc".to_string(), "-c".to_string(), "a.c".to_string()],
+            environment_variables: vec![w::EnvironmentVariable {
+                name: "PATH".to_string(),
+                value: "/bin:/usr/bin".to_string(),
+            }],
+            inputs: vec![file("a.c"), file("a.h")],
+            listed_outputs: vec!["bazel-out/k8-fastbuild/bin/a.o".to_string()],
+            remotable: true,
+            cacheable: true,
+            progress_message: match digest {
+                None => std::format!("Compiling {label}"),
+                Some(_) => String::new(),
+            },
+            mnemonic: mnemonic.to_string(),
+            actual_outputs: vec![file("bazel-out/k8-fastbuild/bin/a.o")],
+            runner: runner.to_string(),
+            cache_hit: runner.ends_with("hit"),
+            exit_code: 0,
+            remote_cacheable: true,
+            target_label: match digest {
+                None => String::new(),
+                Some(_) => label.to_string(),
+            },
+            digest: digest.map(|(h, s)| w::Digest {
+                hash: h.to_string(),
+                size_bytes: s,
+                hash_function_name: "SHA-256".to_string(),
+            }),
+        }
+    }
+
+    /// The build of [`json_log`] as `--execution_log_binary_file` writes
+    /// it (Bazel 7: with digests), and the offset where each record ends.
+    pub(crate) fn binary_log() -> (Vec<u8>, Vec<usize>) {
+        let spawns = [
+            spawn_exec("//app:main", "CppCompile", "remote", Some((H1, 140))),
+            spawn_exec("//lib:core", "CppLink", "remote cache hit", Some((H2, 90))),
+            spawn_exec("//lib:gen", "Genrule", "linux-sandbox", Some((H2, 1))),
+            spawn_exec("//lib:gen2", "Genrule", "disk cache hit", None),
+            spawn_exec("//app:main", "CppCompile", "remote", Some((H1, 140))),
+        ];
+        let mut out = Vec::new();
+        let mut ends = Vec::new();
+        for s in spawns {
+            s.encode_length_delimited(&mut out).unwrap();
+            ends.push(out.len());
+        }
+        (out, ends)
+    }
+
     fn check(found: &Found, origin: Origin) {
         let got: Vec<(&str, &str, &str, i64)> = found
             .actions
@@ -527,7 +849,7 @@ pub(crate) mod tests {
         // tells one target's spawns apart. The compact log names them by entry
         // id, not followed.
         let (main, core) = match origin {
-            Origin::BazelJson => ("//app:main (a.o)", "//lib:core (a.o)"),
+            Origin::BazelJson | Origin::BazelBinary => ("//app:main (a.o)", "//lib:core (a.o)"),
             _ => ("//app:main", "//lib:core"),
         };
         assert_eq!(
@@ -572,25 +894,179 @@ pub(crate) mod tests {
         );
     }
 
+    // Issue 34: Bazel before 7 writes no action digest; one remote spawn
+    // without one refused the whole log. Now each is counted, not looked
+    // up, in every encoding, and the spawns with one are read.
     #[test]
-    fn a_remote_spawn_without_digest_is_bazel_before_7() {
-        let old =
-            "{\"runner\": \"remote\", \"mnemonic\": \"CppCompile\"}\n{\"runner\": \"remote\"}";
-        let e = read(old.as_bytes().to_vec(), "e.json").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "e.json: object 1: a remote spawn without its action digest (Bazel writes it from version 7)"
+    fn a_remote_spawn_without_digest_is_counted_not_looked_up() {
+        let old = format!(
+            "{{\"runner\": \"remote cache hit\", \"mnemonic\": \"CppCompile\", \"listedOutputs\": [\"x/a.o\"]}}\n{{\"runner\": \"remote\"}}\n{}",
+            json_log()
         );
-        let mut plain = Vec::new();
+        let found = read(old.into_bytes(), "e.json").unwrap();
+        check(
+            &Found {
+                no_digest: 0,
+                ..found.clone()
+            },
+            Origin::BazelJson,
+        );
+        assert_eq!(found.no_digest, 2);
+
+        let mut plain = compact_plain();
         w::Entry {
             spawn: Some(spawn("//a:b", "X", "remote", None)),
             ..w::Entry::default()
         }
         .encode_length_delimited(&mut plain)
         .unwrap();
-        let e = read(zstd_cli(&plain), "c.zst").unwrap_err();
-        assert_eq!(e.at, Some(Position::Byte(0)));
-        assert!(matches!(e.kind, LogErrorKind::NoDigest));
+        let found = read(zstd_cli(&plain), "c.zst").unwrap();
+        check(
+            &Found {
+                no_digest: 0,
+                ..found.clone()
+            },
+            Origin::BazelCompact,
+        );
+        assert_eq!(found.no_digest, 1);
+
+        let (mut bin, _) = binary_log();
+        spawn_exec("//a:b", "CppCompile", "remote cache hit", None)
+            .encode_length_delimited(&mut bin)
+            .unwrap();
+        let found = read(bin, "b.log").unwrap();
+        check(
+            &Found {
+                no_digest: 0,
+                ..found.clone()
+            },
+            Origin::BazelBinary,
+        );
+        assert_eq!(found.no_digest, 1);
+    }
+
+    /// A Bazel 4 binary log: no digest, no target label, a progress
+    /// message (field 9): every remote spawn counted, none looked up.
+    #[test]
+    fn a_bazel_4_binary_log_counts_its_remote_spawns() {
+        let mut bin = Vec::new();
+        for runner in [
+            "remote cache hit",
+            "linux-sandbox",
+            "remote cache hit",
+            "worker",
+        ] {
+            spawn_exec("//a:b", "Javac", runner, None)
+                .encode_length_delimited(&mut bin)
+                .unwrap();
+        }
+        let found = read(bin, "exec.log").unwrap();
+        assert_eq!(
+            (found.actions.len(), found.local, found.no_digest),
+            (0, 2, 2)
+        );
+        assert!(found.truncated.is_empty());
+    }
+
+    // Issue 34: `--execution_log_binary_file` was refused as no known format.
+    #[test]
+    fn binary_log_as_bazel_writes_it() {
+        let (bin, _) = binary_log();
+        assert!(is_binary_log(&bin));
+        check(&read(bin.clone(), "exec.log").unwrap(), Origin::BazelBinary);
+        let mut out = Collector::new();
+        read_binary(Cursor::new(bin), "x", &mut out).unwrap();
+        check(&out.finish(), Origin::BazelBinary);
+    }
+
+    /// Cut at every byte: exactly the spawns whose records end before the
+    /// cut are read, and the log is said to be cut unless it ends between
+    /// records. Cut before its first field's tag, nothing tells it from
+    /// any other bytes: not a log headroom reads.
+    #[test]
+    fn a_binary_log_cut_anywhere_keeps_the_spawns_before_the_cut() {
+        let (bin, ends) = binary_log();
+        let whole = read(bin.clone(), "b").unwrap();
+        let tag = varint(&bin).unwrap().1 + 1;
+        for cut in 1..tag {
+            let e = read(bin[..cut].to_vec(), "b").unwrap_err();
+            assert!(matches!(e.kind, LogErrorKind::UnknownFormat), "{e}");
+        }
+        for cut in tag..bin.len() {
+            let found =
+                read(bin[..cut].to_vec(), "b").unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+            let records = ends.iter().filter(|&&e| e <= cut).count();
+            // Spawns 1 and 2 are remote, 3 and 4 local, 5 the first again.
+            let remote = records.min(2);
+            assert_eq!(found.actions, whole.actions[..remote], "cut at {cut}");
+            assert_eq!(found.local, records.saturating_sub(2).min(2) as u64);
+            let cut_short = !ends.contains(&cut);
+            assert_eq!(
+                found.truncated.len(),
+                usize::from(cut_short),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    /// A Bazel 4-6 JSON log cut at every byte after its first object:
+    /// exactly the objects before the cut are counted.
+    #[test]
+    fn a_json_log_before_7_cut_anywhere_keeps_the_spawns_before_the_cut() {
+        let text = json_log_before_7();
+        let ends: Vec<usize> = text.match_indices("\n}").map(|(i, _)| i + 2).collect();
+        for cut in ends[0]..text.len() {
+            let found = read(text.as_bytes()[..cut].to_vec(), "j")
+                .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+            let objects = ends.iter().filter(|&&e| e <= cut).count() as u64;
+            assert_eq!(found.local + found.no_digest, objects, "cut at {cut}");
+            let cut_short = !ends.contains(&cut);
+            assert_eq!(
+                found.truncated.len(),
+                usize::from(cut_short),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_binary_log_is_told_apart_from_json_and_compact() {
+        let (bin, _) = binary_log();
+        // Not binary: JSON (pretty, one line, after whitespace), buck2 lines,
+        // zstd, text, a record whose length reads as `{` cut before its end.
+        let json = json_log();
+        let no: [&[u8]; 8] = [
+            json.as_bytes(),
+            b"{\"runner\": \"remote\"}",
+            b"\n\n  {\"runner\": \"remote\"}",
+            b"{\"command_line_args\":[],\"trace_id\":\"x\"}\n",
+            &[0x28, 0xB5, 0x2F, 0xFD, 0, 0, 0x07, 0],
+            b"hello",
+            &[0x7B, 0x0A, 0x02, b'a', b'b'],
+            &[0x00, 0x0A],
+        ];
+        for head in no {
+            assert!(!is_binary_log(head), "{head:?}");
+        }
+        // Binary: a first record of exactly 123 bytes (its length is `{`)
+        // or 10 (`\n`), whole; a long first record checked as far as the
+        // head goes.
+        for len in [123usize, 10] {
+            let arg = "x".repeat(len - 2);
+            let rec = w::SpawnExec {
+                command_args: vec![arg],
+                ..w::SpawnExec::default()
+            };
+            let mut b = Vec::new();
+            rec.encode_length_delimited(&mut b).unwrap();
+            assert_eq!(usize::from(b[0]), len);
+            assert!(is_binary_log(&b), "{len}");
+            assert!(!is_binary_log(&b[..b.len() - 1]), "{len}");
+            // No runner: not remote, so counted local.
+            let found = read(b, "one").unwrap();
+            assert_eq!((found.local, found.truncated.len()), (1, 0));
+        }
+        assert!(is_binary_log(&bin[..40]));
     }
 
     #[test]
@@ -643,6 +1119,19 @@ pub(crate) mod tests {
         let found = out.finish();
         assert_eq!(found.truncated, vec!["x".to_string()]);
         assert_eq!(found.actions.len(), 2);
+        let (bin, _) = binary_log();
+        for i in 0..bin.len() {
+            let mut b = bin.clone();
+            b[i] ^= 0x5a;
+            let _ = read(b, "x");
+        }
+        // `runner` (12) not UTF-8.
+        let e = read(vec![3, 0x62, 1, 0x80], "x").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("x: byte 0: not a tools.protos.SpawnExec record"),
+            "{e}"
+        );
         let text = json_log();
         for cut in (0..text.len()).step_by(5) {
             let _ = read(text.as_bytes()[..cut].to_vec(), "x");

@@ -38,7 +38,8 @@ pub fn read_line_capped(src: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result
 pub enum Position {
     /// Byte offset in the decompressed stream (a record's start).
     Byte(u64),
-    /// Byte offset in the compressed file.
+    /// Byte offset in the file itself (compressed, or a Bazel binary log,
+    /// which is not).
     CompressedByte(u64),
     /// 1-based line.
     Line(u64),
@@ -99,8 +100,6 @@ pub enum LogErrorKind {
         /// Why.
         error: DigestError,
     },
-    /// A spawn that ran remotely but has no digest (Bazel before 7).
-    NoDigest,
 }
 
 impl fmt::Display for LogErrorKind {
@@ -109,8 +108,10 @@ impl fmt::Display for LogErrorKind {
             Self::Read(e) => write!(f, "cannot read: {e}"),
             Self::Empty => f.write_str("empty"),
             Self::UnknownFormat => f.write_str(
-                "not a Buck2 event log (.pb.zst), buck2 log show output, \
-                 or a Bazel execution log (JSON or compact)",
+                "not a log headroom reads: a Buck2 event log (*_events.pb.zst), \
+                 buck2 log show output, or a Bazel execution log \
+                 (--execution_log_json_file, --execution_log_binary_file \
+                 or --execution_log_compact_file)",
             ),
             Self::Gzip => f.write_str("gzip-compressed: gunzip it first"),
             Self::Zstd(w) => write!(f, "{w}"),
@@ -127,9 +128,6 @@ impl fmt::Display for LogErrorKind {
             Self::NotBuck2Line => f.write_str("not a buck2 log show line"),
             Self::NotSpawnExec => f.write_str("not a Bazel SpawnExec object"),
             Self::Digest { text, error } => write!(f, "action digest {text:?}: {error}"),
-            Self::NoDigest => f.write_str(
-                "a remote spawn without its action digest (Bazel writes it from version 7)",
-            ),
         }
     }
 }

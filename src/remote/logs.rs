@@ -12,6 +12,10 @@
 //!   then `{"Event": ...}`; Bazel prints `SpawnExec` objects (camelCase
 //!   keys), pretty-printed over many lines.
 //! - `1F 8B` (gzip, Buck2's `.json-lines.gz`, `.pb.gz`): refused with a hint.
+//! - A varint length, then a record whose fields are `SpawnExec`'s: Bazel's
+//!   `--execution_log_binary_file` ([`bazel::is_binary_log`]; told before
+//!   JSON, never mistaken for it: a length that reads as `{` or whitespace
+//!   counts only with its whole record checked).
 //!
 //! # References
 //! Buck2 `app/buck2_event_log/src/write.rs`, `read.rs`;
@@ -65,21 +69,33 @@ pub fn read_logs(paths: &[String], digests: &[String]) -> Result<Found, LogError
     Ok(out.finish())
 }
 
+/// The first bytes of a log looked at to tell its format (64 KiB: a
+/// binary log's first `SpawnExec` is checked as far as this goes; read
+/// whole, not as one `read` gives it, so a pipe tells the same as a file).
+const HEAD: u64 = 64 << 10;
+
 /// Read one log of any format from `src` (named `file` in errors) into
 /// `out`.
-pub fn read_log(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
-    let mut src = BufReader::new(src);
+pub fn read_log(mut src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
     let read_err = |e| LogError::new(file, None, LogErrorKind::Read(e));
-    let head = src.fill_buf().map_err(read_err)?;
+    let mut head = Vec::new();
+    (&mut src)
+        .take(HEAD)
+        .read_to_end(&mut head)
+        .map_err(read_err)?;
     if head.is_empty() {
         return Err(LogError::new(file, None, LogErrorKind::Empty));
     }
-    if head.starts_with(&ZSTD_MAGIC) || (head.len() < 4 && ZSTD_MAGIC.starts_with(head)) {
-        return read_zstd(src, file, out);
+    if head.starts_with(&ZSTD_MAGIC) || (head.len() < 4 && ZSTD_MAGIC.starts_with(&head)) {
+        return read_zstd(Cursor::new(head).chain(src), file, out);
     }
     if head.starts_with(&[0x1f, 0x8b]) {
         return Err(LogError::new(file, None, LogErrorKind::Gzip));
     }
+    if bazel::is_binary_log(&head) {
+        return bazel::read_binary(Cursor::new(head).chain(src), file, out);
+    }
+    let mut src = BufReader::new(Cursor::new(head).chain(src));
     let skipped_lines = skip_whitespace(&mut src).map_err(read_err)?;
     match src.fill_buf().map_err(read_err)?.first() {
         None => Err(LogError::new(file, None, LogErrorKind::Empty)),
@@ -160,7 +176,7 @@ mod tests {
     //! the README there).
 
     use super::*;
-    use crate::remote::bazel::tests::{compact_plain, json_log};
+    use crate::remote::bazel::tests::{binary_log, compact_plain, json_log, json_log_before_7};
     use crate::remote::buck2_json::tests::sample_lines;
     use crate::remote::buck2_log::tests::{check_sample, plain_log, sample_events};
     use crate::remote::delimited::tests::zstd_cli;
@@ -190,7 +206,7 @@ mod tests {
             (&[0x1f, 0x8b, 8, 0], "f: gzip-compressed: gunzip it first"),
             (
                 b"[1, 2]",
-                "f: not a Buck2 event log (.pb.zst), buck2 log show output, or a Bazel execution log (JSON or compact)",
+                "f: not a log headroom reads: a Buck2 event log (*_events.pb.zst), buck2 log show output, or a Bazel execution log (--execution_log_json_file, --execution_log_binary_file or --execution_log_compact_file)",
             ),
         ];
         for (bytes, want) in cases {
@@ -219,6 +235,7 @@ mod tests {
             &Found {
                 actions: found.actions[..3].to_vec(),
                 local: found.local / 2,
+                no_digest: 0,
                 killed: found.killed[..1].to_vec(),
                 truncated: vec![],
             },
@@ -259,6 +276,7 @@ mod tests {
         for (name, origin) in [
             ("bazel_exec.json", Origin::BazelJson),
             ("bazel_exec_compact.zst", Origin::BazelCompact),
+            ("bazel_exec_binary.log", Origin::BazelBinary),
         ] {
             let found = read_logs(&[f(name)], &[]).unwrap();
             assert_eq!(found.actions.len(), 2, "{name}");
@@ -267,6 +285,11 @@ mod tests {
         }
         let found = read_logs(&[f("buck2_events_cut.pb.zst")], &[]).unwrap();
         assert_eq!(found.truncated.len(), 1);
+        // Bazel 4-6: the three remote spawns carry no digest (the same
+        // spawn twice is two: nothing tells them apart).
+        let found = read_logs(&[f("bazel_exec_bazel6.json")], &[]).unwrap();
+        let counts = (found.actions.len(), found.local, found.no_digest);
+        assert_eq!(counts, (0, 2, 3));
     }
 
     /// Writes `tests/fixtures/remote/*` (run by hand: `cargo test --features
@@ -282,15 +305,18 @@ mod tests {
         std::fs::write(d.join("buck2_log_show.json"), sample_lines()).unwrap();
         std::fs::write(d.join("bazel_exec.json"), json_log()).unwrap();
         std::fs::write(d.join("bazel_exec_compact.zst"), zstd_cli(&compact_plain())).unwrap();
+        std::fs::write(d.join("bazel_exec_binary.log"), binary_log().0).unwrap();
+        std::fs::write(d.join("bazel_exec_bazel6.json"), json_log_before_7()).unwrap();
         // Seeds for the fuzz targets: the decompressed records too.
         let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
-        let seeds: [(&str, &str, Vec<u8>); 6] = [
+        let seeds: [(&str, &str, Vec<u8>); 7] = [
             ("buck2_log", "sample", plain_log(&sample_events())),
             ("buck2_json", "sample", sample_lines().into_bytes()),
             ("bazel_json", "sample", json_log().into_bytes()),
             ("bazel_compact", "sample", compact_plain()),
             ("read_log", "buck2_zst", z),
             ("read_log", "bazel_zst", zstd_cli(&compact_plain())),
+            ("read_log", "bazel_binary", binary_log().0),
         ];
         for (target, name, bytes) in seeds {
             std::fs::create_dir_all(corpus.join(target)).unwrap();

@@ -5,7 +5,7 @@
 //! The top layer: it reads what `report` reads.
 
 pub mod action; // one remote action: what names it, what the cache stored for it
-pub mod bazel; // Bazel execution logs: --execution_log_json_file and the compact one
+pub mod bazel; // Bazel execution logs: --execution_log_json_file, the binary one and the compact one
 pub mod buck2; // one finished Buck2 action, from either encoding: remote, local or killed
 pub mod buck2_json; // `buck2 log show` JSON lines
 pub mod buck2_log; // Buck2's binary event log (*_events.pb.zst), decoded without buck2

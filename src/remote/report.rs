@@ -95,6 +95,15 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     std::format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// "N remote spawn(s) carry(ies)", the subject of the line on remote
+/// spawns with no action digest (also the CLI's when nothing is left).
+pub fn no_digest_text(n: u64) -> String {
+    match n {
+        1 => "1 remote spawn carries".to_string(),
+        n => std::format!("{n} remote spawns carry"),
+    }
+}
+
 /// How a signal reads in the text: KILL named as the OOM killer's.
 fn signal_text(sig: &str) -> String {
     if sig == "KILL" {
@@ -500,6 +509,12 @@ impl<'a> Report<'a> {
                 self.found.local
             ));
         }
+        if self.found.no_digest > 0 {
+            out.push_str(&std::format!(
+                "{} no action digest (Bazel before 7 writes none): counted, not looked up\n",
+                no_digest_text(self.found.no_digest)
+            ));
+        }
     }
 
     /// The actions a Buck2 log says were killed.
@@ -545,6 +560,7 @@ impl<'a> Report<'a> {
             "no_usage": self.stored() - self.measured(),
             "skipped_any": self.skipped_any(),
             "local_actions": self.found.local,
+            "remote_no_digest": self.found.no_digest,
             "truncated_logs": self.found.truncated,
             "actions": t.actions(),
             "wall_s": num(t.wall_ms(), 3),
@@ -770,6 +786,7 @@ mod tests {
                 line: "g++: fatal error: Killed signal terminated program cc1plus".into(),
             }],
             local: 7,
+            no_digest: 3,
             truncated: Vec::new(),
         }
     }
@@ -817,7 +834,7 @@ mod tests {
             "RSS: the largest process for 1 action (Buildbarn rusage), the whole action for 1 (BuildBuddy cgroup)\n",
             "actions that ended on a signal: 1\n  //app:big (big.cpp) (KILL: the OOM killer's signal) on w1\n",
             "no stored result (NOT_FOUND: evicted, or the action failed; failed actions are not cached): 1",
-            "actions the logs show ran locally (not looked up): 7",
+            "actions the logs show ran locally (not looked up): 7\n3 remote spawns carry no action digest (Bazel before 7 writes none): counted, not looked up\n",
             "auxiliary_metadata entries of types not read (request metadata, vendor messages): 4",
             "killed, from the Buck2 logs (failed, so never cached): 1\n  //app:huge (huge.cpp) [cxx_compile]: g++: fatal error: Killed signal terminated program cc1plus\n",
         ] {
@@ -1099,6 +1116,7 @@ mod tests {
             ),
             (1.into(), 3.into(), 7.into())
         );
+        assert_eq!(v["remote_no_digest"], 3);
         assert_eq!(
             (
                 v["wall_s"].clone(),

@@ -58,9 +58,9 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
         // a zstd file that is no log at all reads as an empty build.
         let cut = match found.truncated.as_slice() {
             [] => String::new(),
-            logs => format!(
+            _ => format!(
                 "; cut short mid-record, or not a log at all: {}",
-                logs.join(", ")
+                found.cut_logs()
             ),
         };
         return Err(Fail(format!(

@@ -109,23 +109,25 @@ fn skip_whitespace(src: &mut impl BufRead) -> io::Result<u64> {
     }
 }
 
+/// A zstd log (Buck2's or Bazel's compact one): when cut short, how many
+/// records came before the cut is noted beside it.
 fn read_zstd(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
     let mut records = Records::new(BufReader::new(Zstd::new(src)));
     let mut first = Vec::new();
-    match records.next_into(&mut first) {
-        Ok(true) => {}
+    let read = match records.next_into(&mut first) {
+        Ok(true) if first.first() == Some(&buck2_log::INVOCATION_FIRST_BYTE) => {
+            buck2_log::read_records(&mut records, &first, file, out)
+        }
+        Ok(true) => bazel::read_compact_records(&mut records, &first, file, out),
         Ok(false) => return Err(LogError::new(file, None, LogErrorKind::Empty)),
         Err(RecordError::Truncated) => {
             out.truncated(file);
-            return Ok(());
+            Ok(())
         }
         Err(e) => return Err(LogError::record(file, 0, e)),
-    }
-    if first.first() == Some(&buck2_log::INVOCATION_FIRST_BYTE) {
-        buck2_log::read_records(&mut records, &first, file, out)
-    } else {
-        bazel::read_compact_records(&mut records, &first, file, out)
-    }
+    };
+    out.records_before_cut(file, records.read());
+    read
 }
 
 fn read_json(
@@ -221,6 +223,7 @@ mod tests {
                 local: found.local / 2,
                 killed: found.killed[..1].to_vec(),
                 truncated: vec![],
+                records_before_cut: vec![],
             },
             Origin::Buck2Log,
         );

@@ -268,7 +268,7 @@ impl<'a> Report<'a> {
             out.push_str(&std::format!(
                 "PARTIAL: {} cut short mid-record (a build still running, or buck2 killed): only the actions before the cut: {}\n",
                 plural(self.found.truncated.len(), "log", "logs"),
-                self.found.truncated.join(", ")
+                self.found.cut_logs()
             ));
         }
         self.unmeasured_text(&mut out);
@@ -533,6 +533,8 @@ impl<'a> Report<'a> {
             "skipped_any": self.skipped_any(),
             "local_actions": self.found.local,
             "truncated_logs": self.found.truncated,
+            "records_before_cut": self.found.records_before_cut.iter()
+                .map(|(f, n)| (f.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
             "actions": t.actions(),
             "wall_s": num(t.wall_ms(), 3),
             "cpu_s": num(t.cpu_ms(), 3),
@@ -754,6 +756,7 @@ mod tests {
             }],
             local: 7,
             truncated: Vec::new(),
+            records_before_cut: Vec::new(),
         }
     }
 

@@ -521,11 +521,31 @@ impl<'a> Report<'a> {
     /// `cpu_s`, `avg_cores`, `buckets`, `signals`, `longest`) with the
     /// remote ones beside them (see the README for the whole shape).
     pub fn json(&self) -> String {
+        let mut s = self.json_value().to_string();
+        s.push('\n');
+        s
+    }
+
+    /// `--json` when there is no table to show (the logs name no remote
+    /// action, or none has a stored result): the same object, its counts
+    /// as they are, and `reason`, the line said on standard error.
+    pub fn json_with_reason(&self, reason: &str) -> String {
+        let mut v = self.json_value();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("reason".into(), Value::from(reason));
+        }
+        let mut s = v.to_string();
+        s.push('\n');
+        s
+    }
+
+    /// The `--json` object.
+    fn json_value(&self) -> Value {
         let t = &self.table;
         let (proc, whole, unknown) = self.scopes();
         let sig = self.signalled();
         let longest = self.longest();
-        let v = json!({
+        json!({
             "looked_up": self.looked_up(),
             "stored": self.stored(),
             "not_found": self.not_found(),
@@ -564,10 +584,7 @@ impl<'a> Report<'a> {
                 "id": k.id, "category": k.category, "line": k.line,
             })).collect::<Vec<_>>(),
             "sizing": self.sizing().map(|s| s.to_json()),
-        });
-        let mut s = v.to_string();
-        s.push('\n');
-        s
+        })
     }
 
     /// The buckets as the local `--json` has them.

@@ -65,8 +65,16 @@ fn target(a: &Value) -> Option<String> {
     Some(std::format!("{package}:{name}"))
 }
 
+/// A command's kind: `details.command_kind.command`, or
+/// `details.command` in Buck2 before `CommandExecutionKind` (2022 logs,
+/// e.g. Buck2's own test data; `cache_hit` there is a bool, read as no
+/// `cache_hit_type`).
 fn command(c: &Value) -> Option<Command> {
-    let kind = c.get("details")?.get("command_kind")?.get("command")?;
+    let details = c.get("details")?;
+    let kind = match details.get("command_kind") {
+        Some(k) => k.get("command")?,
+        None => details.get("command")?,
+    };
     if let Some(r) = kind.get("RemoteCommand") {
         return Some(Command::Remote {
             action_digest: r.get("action_digest")?.as_str()?.to_string(),

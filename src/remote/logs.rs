@@ -337,6 +337,49 @@ mod tests {
         assert!(counts[3] > 0, "{counts:?}");
     }
 
+    // Issue 34, acceptance: a real `buck2 log show`-shaped log (Buck2's
+    // JSON-lines event log, one `StreamValue` a line after the header) cut
+    // at several points keeps the lines before the cut. Expected by text
+    // search, not by the JSON reader: the action is there when the cut is
+    // past the end of the `SpanEnd` line naming its digest (the one digest
+    // Buck2's own `test_whatran` names); records are the newlines before it.
+    #[test]
+    fn a_real_buck2_json_log_cut_keeps_its_lines_before_the_cut() {
+        let text = std::fs::read(fixtures().join("buck2_real_my_genrule0.json-lines")).unwrap();
+        let digest = "c63fead395a232f021871f53d4eafb60038890f2:93";
+        let text_str = std::str::from_utf8(&text).unwrap();
+        let action_line_end = text_str
+            .split_inclusive('\n')
+            .scan(0, |end, l| {
+                *end += l.len();
+                Some((*end, l))
+            })
+            .find(|(_, l)| l.contains("\"SpanEnd\"") && l.contains(digest))
+            .map(|(end, _)| end)
+            .unwrap();
+        let whole = read(&text).unwrap();
+        let ids: Vec<String> = whole
+            .actions
+            .iter()
+            .map(|n| std::format!("{}:{}", n.digest.hash, n.digest.size_bytes))
+            .collect();
+        assert_eq!(ids, vec![digest.to_string()]);
+        // 98 %: past the action's line (at 97.3 %).
+        for pct in [25, 50, 75, 90, 98] {
+            let cut = &text[..text.len() * pct / 100];
+            let got = read(cut).unwrap_or_else(|e| panic!("{pct} %: {e}"));
+            let lines = cut.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(
+                got.records_before_cut,
+                vec![("f".to_string(), lines)],
+                "{pct} %"
+            );
+            let want = usize::from(cut.len() >= action_line_end);
+            assert_eq!(got.actions.len(), want, "{pct} %");
+            assert_eq!(got.actions.len(), usize::from(pct == 98));
+        }
+    }
+
     /// Writes `tests/fixtures/remote/*` (run by hand: `cargo test --features
     /// remote --lib write_fixtures -- --ignored`).
     #[test]

@@ -1106,6 +1106,8 @@ fn errors_without_a_server() {
         "{v}"
     );
     assert_eq!(v["truncated_logs"], json!([]), "{v}");
+    // No wall time: no average, not 0.
+    assert_eq!(v["avg_cores"], Value::Null, "{v}");
     let (v, _) = json_failure(with(&["--log", &log, "--json-rows"]), "no remote rows");
     assert_eq!(v, json!([]));
     let _ = std::fs::remove_dir_all(&dir);

@@ -558,7 +558,8 @@ impl<'a> Report<'a> {
             "actions": t.actions(),
             "wall_s": num(t.wall_ms(), 3),
             "cpu_s": num(t.cpu_ms(), 3),
-            "avg_cores": num(t.avg_cores_centi(), 2),
+            // No wall time measured: no average (unknown, not 0).
+            "avg_cores": (t.wall_ms() > 0).then(|| num(t.avg_cores_centi(), 2)),
             "rss_scope": {"largest_process": proc, "whole_action": whole, "unknown": unknown},
             "buckets": self.buckets_json(),
             "signals": {

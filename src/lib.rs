@@ -38,10 +38,11 @@ pub mod govern;
 #[cfg(test)]
 pub(crate) mod testkit;
 
-// Per-action usage from a remote action cache (feature `remote`): the one
-// layer that uses std, built only with the feature (`tests/layout.rs`
-// checks that nothing else names std or alloc).
-#[cfg(feature = "remote")]
+// Per-action usage from a remote action cache (feature `remote`; its log
+// readers alone with `remote-logs`): the one layer that uses std, built
+// only with a feature (`tests/layout.rs` checks that nothing else names
+// std or alloc).
+#[cfg(feature = "remote-logs")]
 extern crate std;
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-logs")]
 pub mod remote;

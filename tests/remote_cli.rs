@@ -575,6 +575,23 @@ fn one_line(r: Run, code: i32, what: &str) -> String {
     line.to_string()
 }
 
+/// A failure that still prints JSON (`--json`, `--json-rows`): exit 1,
+/// one line on stderr, stdout valid JSON. Returns both.
+fn json_failure(r: Run, what: &str) -> (Value, String) {
+    let stdout = r.stdout.clone();
+    let line = one_line(
+        Run {
+            stdout: String::new(),
+            ..r
+        },
+        1,
+        what,
+    );
+    let v = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{what}: stdout is not JSON ({e}): {stdout:?}"));
+    (v, line)
+}
+
 fn plain_endpoint(port: u16, instance: &str) -> Endpoint {
     let mut ep = parse_url(&format!("grpc://127.0.0.1:{port}"), None).expect("url");
     ep.instance = instance.into();
@@ -885,7 +902,10 @@ fn buckconfig_discovery(port: u16, dir: &Path) {
     // --instance beats instance_name: `other` holds nothing.
     let mut other = args.to_vec();
     other.extend(["--instance", "other"]);
-    let line = one_line(run_in(&other, Some(&sub), &[], &set), 1, "--instance other");
+    // (--json-rows: the row of the action looked up, not stored.)
+    let r = run_in(&other, Some(&sub), &[], &set);
+    let (rows, line) = json_failure(r, "--instance other");
+    assert_eq!(rows[0]["stored"], json!(false), "{rows}");
     assert!(
         line.contains("instance 'other'") && line.contains("check --instance"),
         "{line}"
@@ -896,7 +916,8 @@ fn buckconfig_discovery(port: u16, dir: &Path) {
         "[buck2_re_client]\ninstance_name = other\n",
     )
     .expect("write");
-    let line = one_line(run_in(&args, Some(&sub), &[], &set), 1, ".buckconfig.local");
+    let r = run_in(&args, Some(&sub), &[], &set);
+    let (_, line) = json_failure(r, ".buckconfig.local");
     assert!(line.contains("instance 'other'"), "{line}");
     std::fs::remove_file(proj.join(".buckconfig.local")).expect("rm");
 
@@ -968,6 +989,29 @@ fn errors_at_a_server(base: &[String], dir: &Path) {
         "{line}"
     );
     assert!(line.contains("check --instance"), "{line}");
+    // Issue 34: --json and --json-rows printed nothing here. Now the
+    // report object with its counts and the line as its reason, and the
+    // row of the action looked up; the same exit and line as the text.
+    let (v, why) = json_failure(
+        with(&["--digest", &never, "--json"]),
+        "nothing stored --json",
+    );
+    assert_eq!(why, line);
+    assert_eq!(
+        (&v["looked_up"], &v["stored"], &v["not_found"], &v["reason"]),
+        (
+            &json!(1),
+            &json!(0),
+            &json!(1),
+            &json!(why.trim_start_matches("headroom: "))
+        ),
+        "{v}"
+    );
+    let (v, _) = json_failure(
+        with(&["--digest", &never, "--json-rows"]),
+        "nothing stored rows",
+    );
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
 
     let text = dir.join("notes.txt");
     std::fs::write(&text, "not a log\n").expect("write");
@@ -1282,6 +1326,41 @@ fn errors_without_a_server() {
         "headroom: the logs name no remote action with a digest to look up: 3 remote spawns carry no action digest (Bazel before 7 writes none), 0 ran locally"
     );
     std::fs::remove_dir_all(&dir).expect("remove temp dir");
+
+    // Issue 34: logs that name no remote action (one local Bazel spawn)
+    // gave nothing on stdout with --json or --json-rows.
+    let dir = bgd::temp_dir("cli-no-remote");
+    let log = dir.join("local.json");
+    std::fs::write(&log, "{\n  \"runner\": \"linux-sandbox\"\n}\n").expect("write");
+    let log = log.display().to_string();
+    let line = one_line(with(&["--log", &log]), 1, "no remote action");
+    assert!(line.contains("no remote action (1 ran locally)"), "{line}");
+    let (v, why) = json_failure(with(&["--log", &log, "--json"]), "no remote --json");
+    assert_eq!(why, line);
+    let counts = [
+        "looked_up",
+        "stored",
+        "not_found",
+        "local_actions",
+        "actions",
+    ]
+    .map(|k| &v[k]);
+    assert_eq!(
+        counts,
+        [&json!(0), &json!(0), &json!(0), &json!(1), &json!(0)],
+        "{v}"
+    );
+    assert_eq!(
+        v["reason"],
+        json!(line.trim_start_matches("headroom: ")),
+        "{v}"
+    );
+    assert_eq!(v["truncated_logs"], json!([]), "{v}");
+    // No wall time: no average, not 0.
+    assert_eq!(v["avg_cores"], Value::Null, "{v}");
+    let (v, _) = json_failure(with(&["--log", &log, "--json-rows"]), "no remote rows");
+    assert_eq!(v, json!([]));
+    let _ = std::fs::remove_dir_all(&dir);
 
     let usage: [&[&str]; 5] = [
         &["actions.csv", "--digest", &d1],

@@ -33,14 +33,14 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
 /// digest, then the report as text, `--json` or `--json-rows`. Exit 1 with
 /// one line for what the remote layer reports (a log that is not one of
 /// the formats, the server unreachable, TLS, credentials), for logs that
-/// name no remote action, and when no action has a stored result.
+/// name no remote action, and when no action has a stored result (then
+/// `--json` and `--json-rows` still print JSON: [`no_table`]).
 #[cfg(feature = "remote")]
 // Never inlined (see `dispatch` in main.rs).
 #[inline(never)]
 pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use headroom::remote::action::{Lookup, Named};
-    use headroom::remote::report::{Options, Report};
-    use headroom::remote::sizing::Worker;
+    use headroom::remote::report::Report;
     use std::io::Write;
 
     if let Some(msg) = bad_digest(&a.digest) {
@@ -62,41 +62,35 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
         // a zstd file that is no log at all reads as an empty build.
         let cut = match found.truncated.as_slice() {
             [] => String::new(),
-            logs => format!(
+            _ => format!(
                 "; cut short mid-record, or not a log at all: {}",
-                logs.join(", ")
+                found.cut_logs()
             ),
         };
         if found.no_digest > 0 {
-            return Err(Fail(format!(
+            let line = format!(
                 "the logs name no remote action with a digest to look up: {} no action digest (Bazel before 7 writes none), {} ran locally{cut}",
                 headroom::remote::report::no_digest_text(found.no_digest),
                 found.local
-            )));
+            );
+            return no_table(&a, &Report::new(&[], &found, options(&a)), line);
         }
-        return Err(Fail(format!(
+        let line = format!(
             "the logs name no remote action ({} ran locally): nothing to look up{cut}",
             found.local
-        )));
+        );
+        return no_table(&a, &Report::new(&[], &found, options(&a)), line);
     }
     let lookups = look_up(&endpoint, &found.actions)?;
     let pairs: Vec<(Named, Lookup)> = found.actions.iter().cloned().zip(lookups).collect();
-    let worker = a
-        .worker_cores
-        .zip(a.worker_mem)
-        .map(|(cores, mem_bytes)| Worker { cores, mem_bytes });
+    if pairs.iter().all(|(_, l)| matches!(l, Lookup::NotFound)) {
+        let report = Report::new(&pairs, &found, options(&a));
+        return no_table(&a, &report, none_stored(&endpoint, &found.actions));
+    }
     // Asked before anything is printed: one line and exit 1 when the
     // Prometheus fails, never a report without the block asked for.
     let workers = prom.map(|p| workers(&p, &pairs)).transpose()?;
-    let mut report = Report::new(
-        &pairs,
-        &found,
-        Options {
-            top: a.top,
-            min_wall_ms: a.min_wall.unwrap_or(0),
-            worker,
-        },
-    );
+    let mut report = Report::new(&pairs, &found, options(&a));
     if let Some(w) = &workers {
         report = report.with_workers(w);
     }
@@ -220,14 +214,46 @@ fn workers(
     })
 }
 
-/// The lookups, one per action, checked whole: never a partial table, and
-/// "no stored result for any action" is an error.
+/// The report's options from the command line.
+#[cfg(feature = "remote")]
+fn options(a: &ActionsArgs) -> headroom::remote::report::Options {
+    use headroom::remote::sizing::Worker;
+    let worker = a
+        .worker_cores
+        .zip(a.worker_mem)
+        .map(|(cores, mem_bytes)| Worker { cores, mem_bytes });
+    headroom::remote::report::Options {
+        top: a.top,
+        min_wall_ms: a.min_wall.unwrap_or(0),
+        worker,
+    }
+}
+
+/// No table to show (the logs name no remote action, or none has a
+/// stored result): `line` on standard error and exit 1, as the text
+/// report; with `--json` the report object with its counts and `line` as
+/// its `reason` first, with `--json-rows` the rows of the actions looked
+/// up (`[]` when none was), so that a script always has JSON to parse.
+#[cfg(feature = "remote")]
+fn no_table(
+    a: &ActionsArgs,
+    report: &headroom::remote::report::Report<'_>,
+    line: String,
+) -> Result<ExitCode, Fail> {
+    if a.json_rows {
+        super::messages::print_text(&report.rows())?;
+    } else if a.json {
+        super::messages::print_text(&report.json_with_reason(&line))?;
+    }
+    Err(Fail(line))
+}
+
+/// The lookups, one per action, checked whole: never a partial table.
 #[cfg(feature = "remote")]
 fn look_up(
     endpoint: &headroom::remote::endpoint::Endpoint,
     actions: &[headroom::remote::action::Named],
 ) -> Result<Vec<headroom::remote::action::Lookup>, Fail> {
-    use headroom::remote::action::Lookup;
     use headroom::remote::client::Options;
     use std::io::IsTerminal;
 
@@ -247,9 +273,6 @@ fn look_up(
             digests.len(),
             endpoint.authority
         )));
-    }
-    if lookups.iter().all(|l| matches!(l, Lookup::NotFound)) {
-        return Err(Fail(none_stored(endpoint, actions)));
     }
     Ok(lookups)
 }

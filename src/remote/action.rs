@@ -87,6 +87,29 @@ pub struct Found {
     /// running, or its writer killed, e.g. by the OOM killer): the actions
     /// before the cut are in `actions`, the rest are unknown. Each name once.
     pub truncated: Vec<String>,
+    /// For the logs of `truncated` whose reader counts them: the log, and
+    /// the complete records (`buck2 log show`: lines) read before the cut,
+    /// its header among them. A log not here has no count (unknown).
+    pub records_before_cut: Vec<(String, u64)>,
+}
+
+impl Found {
+    /// The logs cut short, joined by `, `, each with its count when known:
+    /// `a_events.pb.zst (117 records read), b.json`.
+    pub fn cut_logs(&self) -> String {
+        let named: Vec<String> = self
+            .truncated
+            .iter()
+            .map(
+                |t| match self.records_before_cut.iter().find(|(f, _)| f == t) {
+                    Some((_, 1)) => std::format!("{t} (1 record read)"),
+                    Some((_, n)) => std::format!("{t} ({n} records read)"),
+                    None => t.clone(),
+                },
+            )
+            .collect();
+        named.join(", ")
+    }
 }
 
 /// Gathers what the readers name into a [`Found`], each digest once (the
@@ -129,6 +152,17 @@ impl Collector {
     pub fn truncated(&mut self, file: &str) {
         if !self.found.truncated.iter().any(|t| t == file) {
             self.found.truncated.push(file.to_string());
+        }
+    }
+
+    /// `file`, noted as cut short, had `records` complete records before
+    /// the cut (ignored when `file` was not cut, or was counted before).
+    pub fn records_before_cut(&mut self, file: &str, records: u64) {
+        let found = &mut self.found;
+        if found.truncated.iter().any(|t| t == file)
+            && !found.records_before_cut.iter().any(|(f, _)| f == file)
+        {
+            found.records_before_cut.push((file.to_string(), records));
         }
     }
 

@@ -65,8 +65,16 @@ fn target(a: &Value) -> Option<String> {
     Some(std::format!("{package}:{name}"))
 }
 
+/// A command's kind: `details.command_kind.command`, or
+/// `details.command` in Buck2 before `CommandExecutionKind` (2022 logs,
+/// e.g. Buck2's own test data; `cache_hit` there is a bool, read as no
+/// `cache_hit_type`).
 fn command(c: &Value) -> Option<Command> {
-    let kind = c.get("details")?.get("command_kind")?.get("command")?;
+    let details = c.get("details")?;
+    let kind = match details.get("command_kind") {
+        Some(k) => k.get("command")?,
+        None => details.get("command")?,
+    };
     if let Some(r) = kind.get("RemoteCommand") {
         return Some(Command::Remote {
             action_digest: r.get("action_digest")?.as_str()?.to_string(),
@@ -141,7 +149,10 @@ pub fn action_of(line: &Value) -> Option<&Value> {
 
 /// Read `buck2 log show` lines from `src` into `out`. `skipped_lines`
 /// blank lines came before `src` (for line numbers). Blank lines are
-/// skipped.
+/// skipped. A last line with no newline that ends inside its JSON (output
+/// cut short: a build still running, or `buck2 log show` killed) is a
+/// cut: the lines before it stand, and the log is noted as cut short with
+/// the lines read, as the other readers note a cut.
 ///
 /// # Errors
 /// A line that is not JSON or not one `buck2 log show` prints, or a bad
@@ -154,6 +165,7 @@ pub fn read_lines(
 ) -> Result<(), LogError> {
     let mut buf = Vec::new();
     let mut line = skipped_lines;
+    let mut records = 0;
     loop {
         buf.clear();
         let n = read_line_capped(&mut src, &mut buf)
@@ -170,8 +182,22 @@ pub fn read_lines(
             continue;
         }
         let at = Some(Position::Line(line));
-        let v: Value = serde_json::from_slice(&buf)
-            .map_err(|e| LogError::new(file, at, LogErrorKind::NotJson(e.to_string())))?;
+        let v: Value = match serde_json::from_slice(&buf) {
+            Ok(v) => v,
+            Err(e) if e.is_eof() && buf.last() != Some(&b'\n') => {
+                out.truncated(file);
+                out.records_before_cut(file, records);
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(LogError::new(
+                    file,
+                    at,
+                    LogErrorKind::NotJson(e.to_string()),
+                ));
+            }
+        };
+        records += 1;
         if !is_buck2_line(&v) {
             return Err(LogError::new(file, at, LogErrorKind::NotBuck2Line));
         }
@@ -345,6 +371,50 @@ pub(crate) mod tests {
                 "show.json: line {}: not a buck2 log show line",
                 text.lines().count()
             )
+        );
+    }
+
+    // Issue 34: output cut mid-line was refused whole ("line N: not JSON:
+    // EOF while parsing ..."), though the lines before it held the actions.
+    #[test]
+    fn output_cut_mid_line_keeps_the_lines_before_it() {
+        let text = sample_lines();
+        let first_end = text.find('\n').unwrap() + 1;
+        // Every 13th byte (a prime: every place in a line over the lines)
+        // and each line's last two bytes.
+        let ends = text.match_indices('\n').flat_map(|(i, _)| [i, i + 1]);
+        let cuts: Vec<usize> = (first_end..text.len()).step_by(13).chain(ends).collect();
+        for cut in cuts
+            .into_iter()
+            .filter(|&c| c > first_end && c < text.len())
+        {
+            let cut_text = &text[..cut];
+            // Only its newline missing: the last line is whole.
+            let whole = match text.as_bytes()[cut] {
+                b'\n' => &text[..=cut],
+                _ => &cut_text[..=cut_text.rfind('\n').unwrap()],
+            };
+            let want = read(whole).unwrap();
+            let got = read(cut_text).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+            assert_eq!(got.actions, want.actions, "cut at {cut}");
+            assert_eq!((got.local, &got.killed), (want.local, &want.killed));
+            if cut_text.ends_with('\n') || whole.len() > cut {
+                assert!(got.truncated.is_empty(), "cut at {cut}");
+            } else {
+                let lines = whole.lines().count() as u64;
+                assert_eq!(got.truncated, vec!["show.json".to_string()]);
+                assert_eq!(
+                    got.records_before_cut,
+                    vec![("show.json".to_string(), lines)]
+                );
+            }
+        }
+        // A bad line before the last is still refused.
+        let (head, tail) = text.split_at(first_end);
+        let e = read(&format!("{head}{{\"Event\": \n{tail}")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("show.json: line 2: not JSON"),
+            "{e}"
         );
     }
 

@@ -835,6 +835,41 @@ pub(crate) mod tests {
         assert_eq!(found.actions.len(), 3);
     }
 
+    // Issue 34: a log under the decoder's window (2 MiB here, as Buck2's)
+    // cut anywhere gave no record, as the decoder held its window back until
+    // the frame's end. Now each cut keeps what the reference decoder
+    // (`zstd -dc`) recovers: the same actions as the plain reader finds in
+    // its output, and the complete records counted.
+    #[test]
+    fn a_log_under_its_window_cut_keeps_what_zstd_recovers() {
+        use crate::remote::delimited::tests::{complete_records, zstd_cli_recovers, zstd_flushed};
+        let z = zstd_flushed(&plain_log(&sample_events()), 64);
+        for pct in [25, 50, 75, 90] {
+            let cut = z[..z.len() * pct / 100].to_vec();
+            let recovered = zstd_cli_recovers(&cut);
+            let mut out = Collector::new();
+            read_plain(Cursor::new(recovered.clone()), "x_events.pb.zst", &mut out).unwrap();
+            let want = out.finish();
+            let got = read_z(cut).unwrap();
+            assert_eq!(got.actions, want.actions, "{pct} %");
+            assert_eq!(
+                (got.local, &got.killed),
+                (want.local, &want.killed),
+                "{pct} %"
+            );
+            assert_eq!(got.truncated, vec!["x_events.pb.zst".to_string()]);
+            let records = complete_records(&recovered) as u64;
+            assert!(records > 1, "{pct} %: {records} records");
+            assert_eq!(
+                got.records_before_cut,
+                vec![("x_events.pb.zst".to_string(), records)],
+                "{pct} %"
+            );
+        }
+        let whole = read_z(z).unwrap();
+        check_sample(&whole, Origin::Buck2Log);
+    }
+
     #[test]
     fn a_bad_digest_names_the_record() {
         let events = vec![action(

@@ -76,6 +76,9 @@ pub struct Zstd<R: Read> {
     frame: FrameDecoder,
     in_frame: bool,
     frames: u64,
+    /// The input ended inside a frame: what was decoded is being handed
+    /// on; the fault is returned once it is all read.
+    cut: Option<io::Error>,
 }
 
 impl<R: Read> Zstd<R> {
@@ -90,6 +93,7 @@ impl<R: Read> Zstd<R> {
             frame: FrameDecoder::new(),
             in_frame: false,
             frames: 0,
+            cut: None,
         }
     }
 
@@ -154,26 +158,82 @@ impl<R: Read> Zstd<R> {
     }
 }
 
+/// The end a frame cut short is given so that the decoder lets go of the
+/// window it holds back until a frame's last block (ruzstd 0.8 keeps the
+/// frame's last `Window_Size` bytes unreadable until then; for a small
+/// frame that is all of it): a last block,
+/// raw and empty (RFC 8878 3.1.1.2: header bit 0 `Last_Block`, type 0,
+/// size 0), then four bytes for a `Content_Checksum` (read only when the
+/// frame has one, never checked).
+const CLOSING_BLOCK: [u8; 7] = [0x01, 0, 0, 0, 0, 0, 0];
+
+impl<R: Read> Zstd<R> {
+    /// The input ended inside a frame (`fault`, truncated): end the frame
+    /// with [`CLOSING_BLOCK`] so that every byte decoded from its complete
+    /// blocks can be read, and keep `fault` for after them. Another
+    /// fault, or a frame that cannot be closed, is returned as it is.
+    fn close_cut_frame(&mut self, fault: io::Error) -> io::Result<()> {
+        let truncated = fault
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<ZstdFault>())
+            .is_some_and(|f| f.truncated);
+        if !truncated || !self.in_frame {
+            return Err(fault);
+        }
+        let closing = self
+            .frame
+            .decode_blocks(&CLOSING_BLOCK[..], BlockDecodingStrategy::All);
+        if closing.is_err() || !self.frame.is_finished() {
+            return Err(fault);
+        }
+        self.cut = Some(fault);
+        Ok(())
+    }
+
+    /// Decode until `want` bytes can be read or the frame is finished.
+    fn decode_up_to(&mut self, want: usize) -> io::Result<()> {
+        while self.frame.can_collect() < want && !self.frame.is_finished() {
+            let more = want - self.frame.can_collect();
+            if let Err(e) = self
+                .frame
+                .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(more))
+            {
+                let fault = self.fault(std::format!("corrupt zstd data: {e}"), Some(&e));
+                return self.close_cut_frame(fault);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl<R: Read> Read for Zstd<R> {
+    /// Decompressed bytes, as soon as the decoder has them. At a cut (the
+    /// input ends inside a frame) every byte decoded before it is read
+    /// first, then the [`ZstdFault`] (truncated) is the error.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
         loop {
+            if self.cut.is_some() {
+                let n = self.frame.read(buf)?;
+                return match (n, self.cut.take()) {
+                    (0, Some(fault)) => Err(fault),
+                    (_, fault) => {
+                        self.cut = fault;
+                        Ok(n)
+                    }
+                };
+            }
             if !self.in_frame {
                 if !self.next_frame()? {
                     return Ok(0);
                 }
                 self.in_frame = true;
             }
-            while self.frame.can_collect() < buf.len() && !self.frame.is_finished() {
-                let want = buf.len() - self.frame.can_collect();
-                if let Err(e) = self
-                    .frame
-                    .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(want))
-                {
-                    return Err(self.fault(std::format!("corrupt zstd data: {e}"), Some(&e)));
-                }
+            self.decode_up_to(buf.len())?;
+            if self.cut.is_some() {
+                continue;
             }
             let n = self.frame.read(buf)?;
             if n > 0 {
@@ -227,17 +287,27 @@ impl From<io::Error> for RecordError {
 pub struct Records<R: Read> {
     src: R,
     offset: u64,
+    read: u64,
 }
 
 impl<R: Read> Records<R> {
     /// Records from `src` (decompressed bytes).
     pub fn new(src: R) -> Self {
-        Records { src, offset: 0 }
+        Records {
+            src,
+            offset: 0,
+            read: 0,
+        }
     }
 
     /// Bytes of `src` consumed so far: the offset of the next record.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Complete records read so far.
+    pub fn read(&self) -> u64 {
+        self.read
     }
 
     /// The underlying reader.
@@ -294,6 +364,7 @@ impl<R: Read> Records<R> {
         if (got as u64) < len {
             return Err(RecordError::Truncated);
         }
+        self.read += 1;
         Ok(())
     }
 }
@@ -372,6 +443,101 @@ pub(crate) mod tests {
             all(Zstd::new(Cursor::new(cut.to_vec()))),
             Err(RecordError::Truncated)
         ));
+    }
+
+    /// What the reference decoder recovers from `z`: `zstd -dc` writes
+    /// every byte it decoded before it fails at a cut.
+    pub(crate) fn zstd_cli_recovers(z: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut child = Command::new("zstd")
+            .args(["-q", "-d", "-c"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("zstd CLI (/usr/bin/zstd) for the test");
+        let mut stdin = child.stdin.take().unwrap();
+        let z = z.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&z));
+        let out = child.wait_with_output().unwrap();
+        let _ = writer.join().unwrap();
+        out.stdout
+    }
+
+    /// `plain` as one zstd frame of raw blocks of `block` bytes each, with
+    /// a 2 MiB window and no content size: the shape of a log whose writer
+    /// flushes often (Buck2's, Bazel's), each flush ending a block
+    /// (RFC 8878 3.1.1: `Frame_Header_Descriptor` 0, `Window_Descriptor`
+    /// 0x58 = 2^21 bytes; block header: `Last_Block`, type 0 raw, size).
+    pub(crate) fn zstd_flushed(plain: &[u8], block: usize) -> Vec<u8> {
+        let mut z = ZSTD_MAGIC.to_vec();
+        z.extend_from_slice(&[0x00, 0x58]);
+        let chunks: Vec<&[u8]> = plain.chunks(block).collect();
+        for (i, c) in chunks.iter().enumerate() {
+            let last = u32::from(i + 1 == chunks.len());
+            let header = last | ((c.len() as u32) << 3);
+            z.extend_from_slice(&header.to_le_bytes()[..3]);
+            z.extend_from_slice(c);
+        }
+        z
+    }
+
+    /// The complete varint-delimited records at the start of `plain`,
+    /// counted naively (a second reading, not [`Records`]).
+    pub(crate) fn complete_records(plain: &[u8]) -> usize {
+        let (mut at, mut n) = (0usize, 0usize);
+        loop {
+            let (mut len, mut shift, mut i) = (0usize, 0u32, at);
+            loop {
+                let Some(&b) = plain.get(i) else { return n };
+                len |= usize::from(b & 0x7f) << shift;
+                shift += 7;
+                i += 1;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            if plain.len() - i < len {
+                return n;
+            }
+            at = i + len;
+            n += 1;
+        }
+    }
+
+    // Issue 34: the decoder held back its window until the frame's end, so
+    // a stream cut anywhere gave no record at all (the whole frame is the
+    // window at this size). Now every record `zstd -dc` recovers is read,
+    // then the cut is said.
+    #[test]
+    fn a_cut_stream_gives_every_record_decoded_before_the_cut() {
+        let records: Vec<Vec<u8>> = (0u32..60_000)
+            .map(|i| std::format!("record {i} {}", i.wrapping_mul(2_654_435_761)).into_bytes())
+            .collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let z = zstd_cli(&delimited(&refs));
+        for pct in [25, 50, 75, 90, 99] {
+            let cut = &z[..z.len() * pct / 100];
+            let want = complete_records(&zstd_cli_recovers(cut));
+            assert!(want > 0, "{pct} %: the reference recovers nothing");
+            let mut rs = Records::new(Zstd::new(Cursor::new(cut.to_vec())));
+            let mut buf = Vec::new();
+            let mut got = 0;
+            let end = loop {
+                match rs.next_into(&mut buf) {
+                    Ok(true) => {
+                        assert_eq!(buf, records[got], "{pct} %: record {got}");
+                        got += 1;
+                    }
+                    other => break other,
+                }
+            };
+            assert!(
+                matches!(end, Err(RecordError::Truncated)),
+                "{pct} %: {end:?}"
+            );
+            assert_eq!(got, want, "{pct} %");
+        }
     }
 
     #[test]

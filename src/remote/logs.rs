@@ -125,23 +125,25 @@ fn skip_whitespace(src: &mut impl BufRead) -> io::Result<u64> {
     }
 }
 
+/// A zstd log (Buck2's or Bazel's compact one): when cut short, how many
+/// records came before the cut is noted beside it.
 fn read_zstd(src: impl Read, file: &str, out: &mut Collector) -> Result<(), LogError> {
     let mut records = Records::new(BufReader::new(Zstd::new(src)));
     let mut first = Vec::new();
-    match records.next_into(&mut first) {
-        Ok(true) => {}
+    let read = match records.next_into(&mut first) {
+        Ok(true) if first.first() == Some(&buck2_log::INVOCATION_FIRST_BYTE) => {
+            buck2_log::read_records(&mut records, &first, file, out)
+        }
+        Ok(true) => bazel::read_compact_records(&mut records, &first, file, out),
         Ok(false) => return Err(LogError::new(file, None, LogErrorKind::Empty)),
         Err(RecordError::Truncated) => {
             out.truncated(file);
-            return Ok(());
+            Ok(())
         }
         Err(e) => return Err(LogError::record(file, 0, e)),
-    }
-    if first.first() == Some(&buck2_log::INVOCATION_FIRST_BYTE) {
-        buck2_log::read_records(&mut records, &first, file, out)
-    } else {
-        bazel::read_compact_records(&mut records, &first, file, out)
-    }
+    };
+    out.records_before_cut(file, records.read());
+    read
 }
 
 fn read_json(
@@ -238,6 +240,7 @@ mod tests {
                 no_digest: 0,
                 killed: found.killed[..1].to_vec(),
                 truncated: vec![],
+                records_before_cut: vec![],
             },
             Origin::Buck2Log,
         );
@@ -290,6 +293,114 @@ mod tests {
         let found = read_logs(&[f("bazel_exec_bazel6.json")], &[]).unwrap();
         let counts = (found.actions.len(), found.local, found.no_digest);
         assert_eq!(counts, (0, 2, 3));
+    }
+
+    /// What the plain reader finds in `plain` (a decompressed Buck2 log).
+    fn read_plain_buck2(plain: &[u8]) -> Found {
+        let mut out = Collector::new();
+        buck2_log::read_plain(Cursor::new(plain.to_vec()), "f", &mut out).unwrap();
+        out.finish()
+    }
+
+    /// `z` (a zstd Buck2 log, `name`) cut at 25, 50, 75 and 90 % of its
+    /// bytes: each cut keeps exactly what the reference decoder (`zstd
+    /// -dc`) recovers, read by the plain reader, and counts its complete
+    /// records (counted naively). Returns the records at each cut.
+    fn cuts_keep_what_zstd_recovers(z: &[u8], name: &str) -> Vec<u64> {
+        use crate::remote::delimited::tests::{complete_records, zstd_cli_recovers};
+        let mut counts = Vec::new();
+        for pct in [25, 50, 75, 90] {
+            let cut = &z[..z.len() * pct / 100];
+            let recovered = zstd_cli_recovers(cut);
+            let records = complete_records(&recovered) as u64;
+            let got = read(cut).unwrap_or_else(|e| panic!("{name} at {pct} %: {e}"));
+            assert_eq!(got.truncated, vec!["f".to_string()], "{name} at {pct} %");
+            assert_eq!(got.records_before_cut, vec![("f".to_string(), records)]);
+            if records > 0 {
+                let want = read_plain_buck2(&recovered);
+                assert_eq!(got.actions, want.actions, "{name} at {pct} %");
+                assert_eq!((got.local, &got.killed), (want.local, &want.killed));
+            } else {
+                assert_eq!((got.actions.len(), got.local), (0, 0), "{name} at {pct} %");
+            }
+            counts.push(records);
+        }
+        counts
+    }
+
+    // Issue 34, acceptance: real Buck2 logs from Buck2's own test data (see
+    // tests/fixtures/remote/README.md), cut at several points.
+    #[test]
+    fn real_buck2_logs_cut_keep_what_a_streaming_decoder_recovers() {
+        let f = |n: &str| std::fs::read(fixtures().join(n)).unwrap();
+        // Buck2's own compression (2 MiB window, flushed blocks): `buck2
+        // build --local-only`, one local action in 70 records. Before the
+        // fix every cut gave nothing (the whole log is under the window).
+        let z = f("buck2_real_whatup.pb.zst");
+        let whole = read(&z).unwrap();
+        assert_eq!((whole.actions.len(), whole.local), (0, 1));
+        assert!(whole.truncated.is_empty());
+        let counts = cuts_keep_what_zstd_recovers(&z, "whatup");
+        assert!(counts[2] > 0 && counts[3] >= counts[2], "{counts:?}");
+        // An uncompressed event log (`--event-log x.proto`) with one remote
+        // cache hit, the digest its README names: whole, and compressed
+        // here with the zstd CLI (128 KiB blocks) and cut.
+        let plain = f("buck2_real_my_genrule0.proto");
+        let whole = read_plain_buck2(&plain);
+        let ids: Vec<(&str, &str, i64)> = whole
+            .actions
+            .iter()
+            .map(|n| (n.id.as_str(), n.digest.hash.as_str(), n.digest.size_bytes))
+            .collect();
+        let digest = "87eeee88c133dfa39711399a81f500147275cfeeb1f06b6b4805f2c0588615d1";
+        let id = "fbcode//buck2/tests/targets/rules/genrule:my_genrule0";
+        assert_eq!(ids, vec![(id, digest, 145)]);
+        assert_eq!(whole.local, 0);
+        let counts = cuts_keep_what_zstd_recovers(&zstd_cli(&plain), "my_genrule0");
+        assert!(counts[3] > 0, "{counts:?}");
+    }
+
+    // Issue 34, acceptance: a real `buck2 log show`-shaped log (Buck2's
+    // JSON-lines event log, one `StreamValue` a line after the header) cut
+    // at several points keeps the lines before the cut. Expected by text
+    // search, not by the JSON reader: the action is there when the cut is
+    // past the end of the `SpanEnd` line naming its digest (the one digest
+    // Buck2's own `test_whatran` names); records are the newlines before it.
+    #[test]
+    fn a_real_buck2_json_log_cut_keeps_its_lines_before_the_cut() {
+        let text = std::fs::read(fixtures().join("buck2_real_my_genrule0.json-lines")).unwrap();
+        let digest = "c63fead395a232f021871f53d4eafb60038890f2:93";
+        let text_str = std::str::from_utf8(&text).unwrap();
+        let action_line_end = text_str
+            .split_inclusive('\n')
+            .scan(0, |end, l| {
+                *end += l.len();
+                Some((*end, l))
+            })
+            .find(|(_, l)| l.contains("\"SpanEnd\"") && l.contains(digest))
+            .map(|(end, _)| end)
+            .unwrap();
+        let whole = read(&text).unwrap();
+        let ids: Vec<String> = whole
+            .actions
+            .iter()
+            .map(|n| std::format!("{}:{}", n.digest.hash, n.digest.size_bytes))
+            .collect();
+        assert_eq!(ids, vec![digest.to_string()]);
+        // 98 %: past the action's line (at 97.3 %).
+        for pct in [25, 50, 75, 90, 98] {
+            let cut = &text[..text.len() * pct / 100];
+            let got = read(cut).unwrap_or_else(|e| panic!("{pct} %: {e}"));
+            let lines = cut.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(
+                got.records_before_cut,
+                vec![("f".to_string(), lines)],
+                "{pct} %"
+            );
+            let want = usize::from(cut.len() >= action_line_end);
+            assert_eq!(got.actions.len(), want, "{pct} %");
+            assert_eq!(got.actions.len(), usize::from(pct == 98));
+        }
     }
 
     /// Writes `tests/fixtures/remote/*` (run by hand: `cargo test --features

@@ -287,7 +287,7 @@ impl<'a> Report<'a> {
             out.push_str(&std::format!(
                 "PARTIAL: {} cut short mid-record (a build still running, or buck2 killed): only the actions before the cut: {}\n",
                 plural(self.found.truncated.len(), "log", "logs"),
-                self.found.truncated.join(", ")
+                self.found.cut_logs()
             ));
         }
         self.unmeasured_text(&mut out);
@@ -549,6 +549,26 @@ impl<'a> Report<'a> {
     /// `cpu_s`, `avg_cores`, `buckets`, `signals`, `longest`) with the
     /// remote ones beside them (see the README for the whole shape).
     pub fn json(&self) -> String {
+        let mut s = self.json_value().to_string();
+        s.push('\n');
+        s
+    }
+
+    /// `--json` when there is no table to show (the logs name no remote
+    /// action, or none has a stored result): the same object, its counts
+    /// as they are, and `reason`, the line said on standard error.
+    pub fn json_with_reason(&self, reason: &str) -> String {
+        let mut v = self.json_value();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("reason".into(), Value::from(reason));
+        }
+        let mut s = v.to_string();
+        s.push('\n');
+        s
+    }
+
+    /// The `--json` object.
+    fn json_value(&self) -> Value {
         let t = &self.table;
         let (proc, whole, unknown) = self.scopes();
         let sig = self.signalled();
@@ -562,10 +582,13 @@ impl<'a> Report<'a> {
             "local_actions": self.found.local,
             "remote_no_digest": self.found.no_digest,
             "truncated_logs": self.found.truncated,
+            "records_before_cut": self.found.records_before_cut.iter()
+                .map(|(f, n)| (f.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
             "actions": t.actions(),
             "wall_s": num(t.wall_ms(), 3),
             "cpu_s": num(t.cpu_ms(), 3),
-            "avg_cores": num(t.avg_cores_centi(), 2),
+            // No wall time measured: no average (unknown, not 0).
+            "avg_cores": (t.wall_ms() > 0).then(|| num(t.avg_cores_centi(), 2)),
             "rss_scope": {"largest_process": proc, "whole_action": whole, "unknown": unknown},
             "buckets": self.buckets_json(),
             "signals": {
@@ -596,9 +619,7 @@ impl<'a> Report<'a> {
             o.insert("workers".into(), w.to_json(&self.figs));
             o.insert("prometheus".into(), w.query_json());
         }
-        let mut s = v.to_string();
-        s.push('\n');
-        s
+        v
     }
 
     /// The buckets as the local `--json` has them.
@@ -788,6 +809,7 @@ mod tests {
             local: 7,
             no_digest: 3,
             truncated: Vec::new(),
+            records_before_cut: Vec::new(),
         }
     }
 

@@ -15,4 +15,11 @@ pub fn check(found: headroom::remote::action::Found) {
         assert!(n.digest.size_bytes >= 0);
     }
     assert!(found.truncated.len() <= 1);
+    // A count of records read before a cut only beside a cut log.
+    assert!(
+        found
+            .records_before_cut
+            .iter()
+            .all(|(f, _)| found.truncated.contains(f))
+    );
 }

@@ -285,7 +285,7 @@ impl<'a> Report<'a> {
         let Ok(()) = self.table.render_rates(&mut Buf(&mut out));
         if !self.found.truncated.is_empty() {
             out.push_str(&std::format!(
-                "PARTIAL: {} cut short mid-record (a build still running, or its build killed): only the actions before the cut: {}\n",
+                "PARTIAL: {} cut short mid-record (its build still running, or killed): only the actions before the cut: {}\n",
                 plural(self.found.truncated.len(), "log", "logs"),
                 self.found.cut_logs()
             ));

@@ -161,24 +161,9 @@ pub fn parse_url(address: &str, tls: Option<bool>) -> Result<Endpoint, EndpointE
     if authority.is_empty() || authority.contains('@') {
         return Err(bad());
     }
-    let parsed = http::uri::Authority::from_str(authority).map_err(|_| bad())?;
     let tls = tls.or(scheme_tls).unwrap_or(false);
-    // The text after the last ':' outside IPv6 brackets (http's parser
-    // lets a port above 65535 through as "no port").
-    let port_text = authority
-        .rsplit_once(':')
-        .map(|(_, p)| p)
-        .filter(|p| !p.contains(']'));
-    let port = match port_text {
-        Some(p) => p.parse::<u16>().map_err(|_| bad())?,
-        None if tls => 443,
-        None => 80,
-    };
-    let host = parsed.host().trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err(bad());
-    }
-    let authority = if port_text.is_some() {
+    let (host, port, port_given) = host_port(authority, tls).ok_or_else(bad)?;
+    let authority = if port_given {
         authority.to_string()
     } else {
         std::format!("{authority}:{port}")
@@ -186,7 +171,7 @@ pub fn parse_url(address: &str, tls: Option<bool>) -> Result<Endpoint, EndpointE
     Ok(Endpoint {
         url: std::format!("{}://{authority}", if tls { "https" } else { "http" }),
         tls,
-        host: host.to_string(),
+        host,
         port,
         authority,
         instance: String::new(),
@@ -195,6 +180,30 @@ pub fn parse_url(address: &str, tls: Option<bool>) -> Result<Endpoint, EndpointE
         tls_key: None,
         headers: Vec::new(),
     })
+}
+
+/// The host (IPv6 without its brackets) and port of `HOST[:PORT]`, and
+/// whether the port was written; without one, 443 with `tls`, else 80.
+/// `None` when it is no authority, the port is not a u16 (http's parser
+/// lets a port above 65535 through as "no port"), or the host is empty.
+/// User info is the caller's to refuse.
+pub fn host_port(authority: &str, tls: bool) -> Option<(String, u16, bool)> {
+    let parsed = http::uri::Authority::from_str(authority).ok()?;
+    // The text after the last ':' outside IPv6 brackets.
+    let port_text = authority
+        .rsplit_once(':')
+        .map(|(_, p)| p)
+        .filter(|p| !p.contains(']'));
+    let port = match port_text {
+        Some(p) => p.parse::<u16>().ok()?,
+        None if tls => 443,
+        None => 80,
+    };
+    let host = parsed.host().trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return None;
+    }
+    Some((host.to_string(), port, port_text.is_some()))
 }
 
 /// Parses `NAME: VALUE` (or `NAME:VALUE`): the name lowercased (gRPC

@@ -176,24 +176,11 @@ pub fn parse_target(url: &str) -> Result<Target, HttpError> {
     {
         return Err(bad());
     }
-    let parsed: http::uri::Authority = authority.parse().map_err(|_| bad())?;
-    let port_text = authority
-        .rsplit_once(':')
-        .map(|(_, p)| p)
-        .filter(|p| !p.contains(']'));
-    let port = match port_text {
-        Some(p) => p.parse::<u16>().map_err(|_| bad())?,
-        None if tls => 443,
-        None => 80,
-    };
-    let host = parsed.host().trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err(bad());
-    }
+    let (host, port, _) = super::endpoint::host_port(authority, tls).ok_or_else(bad)?;
     Ok(Target {
         url: given.to_string(),
         tls,
-        host: host.to_string(),
+        host,
         port,
         authority: authority.to_string(),
         prefix: prefix.to_string(),

@@ -212,52 +212,20 @@ impl Drop for Bgd {
 /// openssl in `dir` (rustls refuses a self-signed leaf used as its own
 /// CA: `CaUsedAsEndEntity`). Returns the CA's PEM and the server's files.
 pub fn make_certificates(dir: &Path) -> (PathBuf, ServerTls) {
-    let p = |name: &str| dir.join(name);
-    let openssl = || {
-        let mut c = Command::new("openssl");
-        c.current_dir(dir);
-        c
-    };
     make_ca(dir, "ca");
-    run(openssl().args([
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
+    let (cert, key) = make_leaf(
+        dir,
+        "ca",
+        "server",
+        &["rsa:2048"],
         "/CN=127.0.0.1",
-    ]));
-    std::fs::write(
-        p("ext.cnf"),
         "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("ext.cnf");
-    run(openssl().args([
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "ext.cnf",
-    ]));
+    );
     (
-        p("ca.pem"),
+        dir.join("ca.pem"),
         ServerTls {
-            key: p("server.key"),
-            cert: p("server.pem"),
+            key,
+            cert,
             client_ca: None,
         },
     )
@@ -296,7 +264,29 @@ pub fn make_ca(dir: &Path, name: &str) -> PathBuf {
 /// `NAME.key`, returned in that order.
 #[allow(dead_code)] // tests/remote_cli.rs only
 pub fn make_client_certificate(dir: &Path, ca: &str, name: &str) -> (PathBuf, PathBuf) {
-    let (key, csr, pem, ext) = (
+    make_leaf(
+        dir,
+        ca,
+        name,
+        &["ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"],
+        &format!("/CN={name}"),
+        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
+    )
+}
+
+/// A certificate for `subject` with the extensions `ext` (openssl's
+/// extfile lines), its key made by `req -newkey NEWKEY...`, signed by the
+/// CA `ca` of [`make_ca`], made with openssl in `dir`: `NAME.pem` and
+/// `NAME.key`, returned in that order.
+fn make_leaf(
+    dir: &Path,
+    ca: &str,
+    name: &str,
+    newkey: &[&str],
+    subject: &str,
+    ext: &str,
+) -> (PathBuf, PathBuf) {
+    let (key, csr, pem, cnf) = (
         format!("{name}.key"),
         format!("{name}.csr"),
         format!("{name}.pem"),
@@ -307,25 +297,11 @@ pub fn make_client_certificate(dir: &Path, ca: &str, name: &str) -> (PathBuf, Pa
         c.current_dir(dir);
         c
     };
-    run(openssl().args([
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        &key,
-        "-out",
-        &csr,
-        "-subj",
-        &format!("/CN={name}"),
-    ]));
-    std::fs::write(
-        dir.join(&ext),
-        "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
-    )
-    .expect("client ext");
+    run(openssl()
+        .args(["req", "-newkey"])
+        .args(newkey)
+        .args(["-nodes", "-keyout", &key, "-out", &csr, "-subj", subject]));
+    std::fs::write(dir.join(&cnf), ext).expect("extfile");
     run(openssl().args([
         "x509",
         "-req",
@@ -341,7 +317,7 @@ pub fn make_client_certificate(dir: &Path, ca: &str, name: &str) -> (PathBuf, Pa
         "-days",
         "2",
         "-extfile",
-        &ext,
+        &cnf,
     ]));
     (dir.join(pem), dir.join(key))
 }

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use headroom::govern::jobserver::estimate::MARGIN_PCT;
 use headroom::govern::jobserver::notes::{Note, SlotsWhy, Tell};
 use headroom::govern::jobserver::pause_rule::STALL_MS;
 use headroom::govern::jobserver::pool_dir::Issue;
@@ -16,6 +17,15 @@ impl Tell for StderrWarn {
     fn tell(&mut self, note: &Note<'_>) {
         let _ = writeln!(std::io::stderr(), "{}", text(note));
     }
+}
+
+/// ` KEY` for a job's key (`followed::jobkey`), shown as text; nothing
+/// when it has none.
+fn named(key: &[u8]) -> String {
+    if key.is_empty() {
+        return String::new();
+    }
+    format!(" {}", String::from_utf8_lossy(key))
 }
 
 /// The line for `note`, without its newline.
@@ -36,19 +46,40 @@ fn text(note: &Note<'_>) -> String {
             "headroom: jobserver: {allowed} job(s) at once ({})",
             slots_why(&why)
         ),
+        Note::JobStarted {
+            pid,
+            key,
+            expected_mb,
+            remembered_mb,
+        } => {
+            let why = match remembered_mb {
+                Some(mb) => format!("remembered {mb} MiB + {MARGIN_PCT} %"),
+                None => "the build's peak per job".to_string(),
+            };
+            format!(
+                "headroom: jobserver: job {pid}{} started, expected peak {expected_mb} MiB ({why})",
+                named(key)
+            )
+        }
         Note::Paused {
             pid,
+            key,
+            expected_mb,
             rss_mb,
             room_mb,
         } => format!(
-            "headroom: jobserver: paused job {pid} ({rss_mb} MiB, started last): the running jobs may grow by more than the {room_mb} MiB left"
+            "headroom: jobserver: paused job {pid}{} ({rss_mb} MiB, started last, expected peak {expected_mb} MiB): the running jobs may grow by more than the {room_mb} MiB left",
+            named(key)
         ),
         Note::Continued {
             pid,
+            key,
+            expected_mb,
             held_ms,
             room_mb,
         } => format!(
-            "headroom: jobserver: continued job {pid} after {}.{} s paused: the {room_mb} MiB left hold its growth, or none runs",
+            "headroom: jobserver: continued job {pid}{} after {}.{} s paused: the {room_mb} MiB left hold its growth (expected peak {expected_mb} MiB), or none runs",
+            named(key),
             held_ms / 1000,
             held_ms % 1000 / 100
         ),

@@ -99,7 +99,7 @@ const FILE_TAIL: usize = FILE_SHOWN - 4;
 
 /// The first word of `b` (words are separated by spaces and tabs) and
 /// what follows it; `None` when `b` has no word.
-fn next_word(b: &[u8]) -> Option<(&[u8], &[u8])> {
+pub(crate) fn next_word(b: &[u8]) -> Option<(&[u8], &[u8])> {
     let start = b.iter().position(|&c| c != b' ' && c != b'\t')?;
     let b = b.get(start..)?;
     let end = b
@@ -112,7 +112,7 @@ fn next_word(b: &[u8]) -> Option<(&[u8], &[u8])> {
 /// The words of `b` up to the end of its command: a separator word, or a
 /// word that ends in `;` (`cd /b; cc …`, `cc -c a.c; echo`), which is
 /// the command's last word, given without its `;`.
-fn command_words(b: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn command_words(b: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = Some(b);
     core::iter::from_fn(move || {
         let (w, r) = next_word(rest?)?;
@@ -137,7 +137,7 @@ fn ends_command(word: &[u8]) -> Option<&[u8]> {
 }
 
 /// The part of `name` after its last `/`.
-fn base_name(name: &[u8]) -> &[u8] {
+pub(crate) fn base_name(name: &[u8]) -> &[u8] {
     match name.iter().rposition(|&c| c == b'/') {
         Some(i) => name.get(i + 1..).unwrap_or_default(),
         None => name,

@@ -215,7 +215,7 @@ impl PidFiles for ProcDir<'_> {
 }
 
 /// `<pid>/<file>` formatted into `out`; `None` when it does not fit.
-fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o str> {
+pub fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o str> {
     let head = join_num(out, "", u64::from(pid), "/").map(str::len)?;
     let end = head.checked_add(file.len())?;
     out.get_mut(head..end)?.copy_from_slice(file.as_bytes());

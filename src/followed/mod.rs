@@ -7,6 +7,7 @@ pub mod buildcg; // the build's own memory cgroup: made, joined, read, removed
 pub mod cmdline; // compiler and linker command lines in a build log, made short
 pub mod compilers; // which processes are compilers; the per-tick /proc scan
 pub mod figures; // how every report writes a number: fixed point, seconds, durations, GiB, a stage
+pub mod jobkey; // the work a job does, named from its command line: the key of its remembered peak
 pub mod jobtree; // the build's jobs: children of its build tool, their RSS, CPU and start
 pub mod logtail; // the stage and context columns from the build log's tail
 pub mod outlived; // which of the build's processes really outlived the command

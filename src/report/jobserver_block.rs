@@ -35,6 +35,69 @@ pub struct Report {
     /// The most slots ever in circulation: tokens given out + the one a
     /// client runs without. A client bound by the slots never runs more.
     pub slots_most: u32,
+    /// `--pool`: how the peaks the pool remembered per job fared; `None`
+    /// without a pool, or with `--no-pause` (jobs not followed).
+    pub per_job: Option<PerJob>,
+}
+
+/// Bytes of a job's key the report keeps (`job_peaks::KEY_LEN`).
+pub const PER_JOB_KEY_LEN: usize = 96;
+
+/// How the peaks a pool remembered per job (`job_weights`) fared in one
+/// run: how many jobs had one, and the largest miss.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PerJob {
+    /// Keys the pool remembered for the run id when the run started.
+    pub remembered: u32,
+    /// Jobs started with a remembered peak.
+    pub known: u32,
+    /// Jobs measured whole (they ended), with a key: what the pool
+    /// remembers for the next run.
+    pub measured: u32,
+    /// The largest miss of a remembered peak: measured − remembered, MiB
+    /// (signed), the remembered and the measured peak, MiB; `None` before
+    /// a job with a remembered peak ended.
+    pub largest_error: Option<(i64, u64, u64)>,
+    /// The key of that job.
+    pub key: heapless::Vec<u8, PER_JOB_KEY_LEN>,
+}
+
+impl PerJob {
+    /// The block's line: `  per-job peaks: K of N jobs had a remembered
+    /// peak; largest error +E MiB (KEY: remembered R MiB, measured M
+    /// MiB)`.
+    ///
+    /// # Errors
+    /// Those of `w`.
+    pub fn render<W: ufmt::uWrite + ?Sized>(&self, w: &mut W) -> Result<(), W::Error> {
+        ufmt::uwrite!(
+            w,
+            "  per-job peaks: {} of {} job(s) started with a remembered peak",
+            self.known,
+            self.known.max(self.measured)
+        )?;
+        if self.remembered == 0 {
+            ufmt::uwrite!(w, " (none remembered yet)")?;
+        }
+        match self.largest_error {
+            Some((e, r, m)) => {
+                let sign = if e < 0 { "-" } else { "+" };
+                let key = core::str::from_utf8(&self.key).unwrap_or("?");
+                ufmt::uwrite!(
+                    w,
+                    "; largest error {}{} MiB ({}: remembered {} MiB, measured {} MiB)",
+                    sign,
+                    e.unsigned_abs(),
+                    key,
+                    r,
+                    m
+                )?;
+            }
+            None if self.known > 0 => ufmt::uwrite!(w, "; largest error -")?,
+            None => {}
+        }
+        ufmt::uwrite!(w, "; {} measured for the next run\n", self.measured)
+    }
 }
 
 /// Where the peak per job a governor started from came from.
@@ -278,6 +341,9 @@ impl Report {
                 ms % 1000 / 100
             )?;
         }
+        if let Some(j) = &self.per_job {
+            j.render(w)?;
+        }
         let Some(p) = &self.pool else {
             return Ok(());
         };
@@ -343,6 +409,7 @@ mod tests {
             pausing: Some((0, 0)),
             seen_max: None,
             slots_most: 4,
+            per_job: None,
         };
         let mut out = heapless::String::new();
         r.render(&mut out).unwrap();
@@ -399,6 +466,7 @@ mod tests {
             pausing,
             seen_max: Some(2),
             slots_most: 2,
+            per_job: None,
         };
         let mut out = heapless::String::new();
         r.render(&mut out).unwrap();
@@ -498,6 +566,7 @@ mod tests {
             pausing: Some((2, 5000)),
             seen_max: Some(4),
             slots_most: 1,
+            per_job: None,
         };
         assert_eq!(r.unbound(), Some(4));
         let mut out: heapless::String<1024> = heapless::String::new();

@@ -5,7 +5,7 @@
 //! Pure arithmetic over one look at the pool (taken under its lock):
 //!
 //! - a build allowing `k` jobs may grow by `g(k) = k × peak − held` (at
-//!   least 0, [`growth_mb`]): every allowed job, running or not yet started, is assumed
+//!   least 0, `room::growth_mb`; with per-job peaks, `room::Weight`): every allowed job, running or not yet started, is assumed
 //!   able to grow to the peak per job;
 //! - room(k) = min(MemAvailable − Σ others' growth − g(k), for each cgroup
 //!   limiting this build: its available memory − Σ growth of the others
@@ -33,7 +33,7 @@
 //! Nothing here reads a file or the clock.
 
 use crate::govern::jobserver::lease::{Lease, reserved_mb};
-use crate::govern::jobserver::room::{growth_mb, room_mb};
+use crate::govern::jobserver::room::{Weight, room_mb};
 
 /// A cgroup that limits this build: its identity and what is available
 /// in it.
@@ -56,10 +56,11 @@ pub struct Own {
     pub running: u32,
     /// Most jobs at once (cores or `--max-jobs`).
     pub cap: u32,
-    /// Peak per job, MiB (at least 1): the governor's estimate
-    /// (`jobserver::estimate`).
-    pub peak_mb: u64,
-    /// What its compilers hold now, MiB.
+    /// What its jobs weigh (`room::Weight`): the growth still ahead of
+    /// those running, and the peak of its next job (`next_mb`, the
+    /// governor's estimate when no job has a peak of its own).
+    pub weight: Weight,
+    /// What its compilers hold now, MiB (the lease says it).
     pub held_mb: u64,
 }
 
@@ -91,11 +92,11 @@ pub fn room_with_leases(own_growth: u64, own: &Own, limits: &[Limit], others: &[
 
 /// How many jobs this build may allow now.
 pub fn admit(own: &Own, limits: &[Limit], others: &[Lease]) -> Admission {
-    let peak = own.peak_mb.max(1);
+    let peak = own.weight.next_mb.max(1);
     let cap = own.cap.max(1);
     // Jobs already running grow whatever is allowed: `k` below them
     // reserves what they need.
-    let need = |k: u32| growth_mb(k.max(own.running), peak, own.held_mb);
+    let need = |k: u32| own.weight.growth_at(k.max(own.running));
     let room_at = |k: u32| room_with_leases(need(k), own, limits, others);
     // The most that fits, by memory alone (1 at least: the implicit slot).
     let mut allowed = 1;
@@ -185,7 +186,7 @@ mod tests {
             available_mb,
             running,
             cap: 8,
-            peak_mb: 100,
+            weight: Weight::uniform(100, 0),
             held_mb: 0,
         }
     }
@@ -197,6 +198,7 @@ mod tests {
         assert_eq!(admit(&own(531, 1), &[], &[]).allowed, 4);
         // What compilers already hold is taken off their growth.
         let held = Own {
+            weight: Weight::uniform(100, 250),
             held_mb: 250,
             ..own(532, 3)
         };
@@ -293,7 +295,7 @@ mod tests {
         let a = admit(&own(u64::MAX, 1), &limits, &[huge.clone(), huge]);
         assert_eq!(a.allowed, 1);
         let peakless = Own {
-            peak_mb: 0,
+            weight: Weight::uniform(0, 0),
             ..own(100, 0)
         };
         assert!(admit(&peakless, &[], &[]).allowed >= 1);

@@ -223,6 +223,10 @@ impl Driver<'_> {
     ) -> (Option<Decision>, Option<Admission>) {
         let gov = &mut *self.gov;
         let in_pipe = gov.fifo.in_pipe().unwrap_or(0);
+        let weight = self
+            .pausing
+            .as_deref_mut()
+            .and_then(|p| p.weight(gov.handout.peak_mb()));
         let mut inp = Inputs {
             usable_mb: usable,
             compiler_rss_mb: g.build_rss_mb,
@@ -230,12 +234,14 @@ impl Driver<'_> {
             now_ms,
             pool_allowed: None,
             seen,
+            weight,
         };
+        let w = gov.handout.weight(&inp);
         let own = Own {
             available_mb: g.mem_avail_mb,
             running: gov.handout.running(in_pipe),
-            cap: gov.handout.cap,
-            peak_mb: gov.handout.peak_mb(),
+            cap: gov.handout.cap.saturating_add(w.paused),
+            weight: w,
             held_mb: g.build_rss_mb,
         };
         let (handout, fifo) = (&mut gov.handout, &mut gov.fifo);
@@ -251,7 +257,7 @@ impl Driver<'_> {
             (
                 dec.running,
                 dec.allowed,
-                in_pipe == 0 && dec.running < handout.cap,
+                in_pipe == 0 && dec.running < handout.cap.saturating_add(w.paused),
             )
         };
         let admitted = match (self.pool.as_deref_mut(), g.mem_known) {
@@ -351,11 +357,18 @@ impl Driver<'_> {
     pub fn finish(&mut self) -> Option<Report> {
         let pausing = self.pausing.as_deref_mut().map(|p| {
             p.release();
+            p.weights.end_all();
             p.counts()
         });
+        let per_job = self
+            .pausing
+            .as_deref()
+            .filter(|_| self.pool.is_some())
+            .map(|p| p.weights.fared());
         let mut report = self.gov.handout.report();
         if let Some(r) = report.as_mut() {
             r.pausing = pausing;
+            r.per_job = per_job;
             r.pool = self.pool.as_ref().map(|member| member.share());
         }
         self.gov.fifo.unlink();

@@ -34,7 +34,7 @@
 //! R,W` and `fifo:PATH`); fifo(7); ioctl FIONREAD in tty_ioctl(4)/pipe(7).
 
 use crate::govern::jobserver::estimate::{Estimate, Seen};
-use crate::govern::jobserver::room::{growth_mb, room_mb};
+use crate::govern::jobserver::room::{Weight, room_mb};
 use crate::kernel::root::Root;
 use crate::report::jobserver_block::{Basis, Report, Source};
 
@@ -75,6 +75,10 @@ pub struct Inputs {
     /// looked at. More than the slots allow: the build runs slots of its
     /// own (a `-j` headroom could not take out).
     pub seen: Option<u32>,
+    /// Each job by its own peak (`job_weights`, via `pausing`); `None`:
+    /// every job at the peak per job, less what compilers hold
+    /// (`room::Weight::uniform`).
+    pub weight: Option<Weight>,
 }
 
 /// What one tick decided.
@@ -202,15 +206,15 @@ impl Handout {
         self.surplus = surplus;
         let held = self.issued.saturating_sub(inp.in_pipe);
         let running = held.saturating_add(1);
-        let peak = self.peak_mb();
         let (allowed, room_mb) = match inp.usable_mb {
             // Nothing to decide from: keep what was allowed.
             None => (self.allowed, 0),
             Some(usable) => {
-                let growth = growth_mb(running, peak, inp.compiler_rss_mb);
-                let room_mb = room_mb(i128::from(usable), growth);
-                let fit = i128::from(room_mb).div_euclid(i128::from(peak));
-                let allowed = (i128::from(running) + fit).clamp(1, i128::from(self.cap));
+                let w = self.weight(inp);
+                let room_mb = room_mb(i128::from(usable), w.growth_at(running));
+                let fit = i128::from(room_mb).div_euclid(i128::from(w.next_mb.max(1)));
+                let cap = self.cap.saturating_add(w.paused);
+                let allowed = (i128::from(running) + fit).clamp(1, i128::from(cap));
                 (u32::try_from(allowed).unwrap_or(1), room_mb)
             }
         };
@@ -243,6 +247,15 @@ impl Handout {
             room_mb,
             memory_bound,
         }
+    }
+
+    /// What the jobs weigh this tick: `inp`'s per-job weight, else every
+    /// job at the peak per job less what its compilers hold. A job paused
+    /// frees its core: the cap rises by the paused jobs (a per-job weight
+    /// only; the one-peak rule never starts a job for a paused one).
+    pub fn weight(&self, inp: &Inputs) -> Weight {
+        inp.weight
+            .unwrap_or_else(|| Weight::uniform(self.peak_mb(), inp.compiler_rss_mb))
     }
 
     /// The time since the previous tick, until `now_ms` with `in_pipe`
@@ -371,6 +384,7 @@ impl Handout {
             pausing: None,
             seen_max: self.seen_max,
             slots_most: self.slots_most,
+            per_job: None,
         })
     }
 }
@@ -387,7 +401,38 @@ mod tests {
             now_ms: 0,
             pool_allowed: None,
             seen: None,
+            weight: None,
         }
+    }
+
+    /// Issue 35: with per-job weights, a job paused frees its core: a
+    /// light job may start in its slot beyond the cap, when memory holds
+    /// it; the one-peak rule never does.
+    #[test]
+    fn a_paused_job_s_slot_goes_to_a_job_that_fits() {
+        use crate::govern::jobserver::room::Weight;
+        let mut g = Handout::new(2, 396, Source::Pool(360));
+        // One heavy job running (implicit slot), one paused holding a
+        // token: 600 MiB usable, 376 MiB still ahead of the running one,
+        // light jobs at 65 MiB: one more fits (600 − 376 − 32 = 192).
+        let w = Weight {
+            counted: 2,
+            growth_mb: 376,
+            held_mb: 0,
+            next_mb: 65,
+            paused: 1,
+        };
+        let mut inp = inputs(600, 0, 0);
+        inp.weight = Some(w);
+        g.issued = 1;
+        let d = g.decide(&inp);
+        assert_eq!((d.running, d.allowed), (2, 3));
+        // Without the pause, the cap holds.
+        inp.weight = Some(Weight { paused: 0, ..w });
+        assert_eq!(g.decide(&inp).allowed, 2);
+        // The one-peak rule: 396 per job, nothing fits beside.
+        inp.weight = None;
+        assert_eq!(g.decide(&inp).allowed, 1);
     }
 
     /// Runs one tick as the FIFO would: whatever is decided happens.

@@ -26,11 +26,29 @@ pub enum Note<'a> {
         /// Why that many.
         why: SlotsWhy<'a>,
     },
+    /// `--explain`: job `pid` started, named `key` (`followed::jobkey`;
+    /// empty when its command line named nothing), expected to reach
+    /// `expected_mb`: its `remembered_mb` plus the margin, else the
+    /// build's peak per job.
+    JobStarted {
+        /// The job's first process.
+        pid: u32,
+        /// Its key.
+        key: &'a [u8],
+        /// The peak it is weighed at, MiB.
+        expected_mb: u64,
+        /// The peak the pool remembers for its key, MiB.
+        remembered_mb: Option<u64>,
+    },
     /// `--explain`: job `pid` (`rss_mb` held) paused: the running jobs may
     /// grow by more than `room_mb`.
     Paused {
         /// The job's first process.
         pid: u32,
+        /// Its key (empty: none).
+        key: &'a [u8],
+        /// The peak it is weighed at, MiB.
+        expected_mb: u64,
         /// What its processes hold, MiB.
         rss_mb: u64,
         /// The room left, MiB.
@@ -40,6 +58,10 @@ pub enum Note<'a> {
     Continued {
         /// The job's first process.
         pid: u32,
+        /// Its key (empty: none).
+        key: &'a [u8],
+        /// The peak it is weighed at, MiB.
+        expected_mb: u64,
         /// How long it was paused, ms.
         held_ms: u64,
         /// The room left, MiB.

@@ -66,6 +66,9 @@ pub struct Job {
     pub rate_mb_s: u64,
     /// Stopped by us.
     pub paused: bool,
+    /// The peak it is expected to reach, MiB, when it has one of its own
+    /// (`job_weights`: remembered for its key); `None`: the build's.
+    pub peak_mb: Option<u64>,
 }
 
 /// What one tick does.
@@ -81,10 +84,12 @@ pub enum Act {
     ResumeAll,
 }
 
-/// The growth still ahead of `job` at `peak_mb` per job, MiB.
+/// The growth still ahead of `job`, MiB: to its own peak, else to the
+/// build's `peak_mb` per job.
 pub fn ahead(job: &Job, peak_mb: u64) -> u64 {
     let carried = job.rate_mb_s.saturating_mul(HORIZON_MS) / 1000;
-    peak_mb.saturating_sub(job.rss_mb).max(carried)
+    let peak = job.peak_mb.unwrap_or(peak_mb);
+    peak.saturating_sub(job.rss_mb).max(carried)
 }
 
 /// This tick's action for the build's `jobs`, `room_mb` (usable memory
@@ -197,11 +202,19 @@ impl Pauser {
 
     /// This tick: `jobs` as scanned now (`followed::jobtree`), the
     /// governor's `peak_mb` per job (`jobserver::estimate`, which has taken in
-    /// [`largest_mb`] of these jobs), `room_mb` as for [`decide`], `now_ms`
-    /// a monotonic clock. The action
+    /// [`largest_mb`] of these jobs) for the jobs `own_peak` (pid, start
+    /// ticks) gives none of their own (`job_weights`), `room_mb` as for
+    /// [`decide`], `now_ms` a monotonic clock. The action
     /// is already booked (a `Pause` is in [`Pauser::paused`]); the caller
     /// sends the signal to `jobs[i]`'s processes.
-    pub fn tick(&mut self, jobs: &[jobtree::Job], peak_mb: u64, room_mb: i64, now_ms: u64) -> Act {
+    pub fn tick(
+        &mut self,
+        jobs: &[jobtree::Job],
+        own_peak: impl Fn(u32, u64) -> Option<u64>,
+        peak_mb: u64,
+        room_mb: i64,
+        now_ms: u64,
+    ) -> Act {
         let dt = self.prev_ms.map_or(0, |p| now_ms.saturating_sub(p));
         let held = u64::try_from(self.paused.len()).unwrap_or(u64::MAX);
         self.paused_ms = self.paused_ms.saturating_add(held.saturating_mul(dt));
@@ -231,6 +244,7 @@ impl Pauser {
                 rss_mb: j.rss_kib / 1024,
                 rate_mb_s,
                 paused: paused.is_some(),
+                peak_mb: own_peak(j.pid, j.start_ticks),
             });
         }
         if progress || self.paused.is_empty() {
@@ -343,7 +357,51 @@ mod tests {
             rss_mb,
             rate_mb_s: 0,
             paused,
+            peak_mb: None,
         }
+    }
+
+    /// No job has a peak of its own.
+    fn none(_: u32, _: u64) -> Option<u64> {
+        None
+    }
+
+    /// Issue 35: a job whose remembered peak does not fit beside the
+    /// running one is paused at its start, before it grows; a light one
+    /// started after it runs; the heavy one continues first once the
+    /// first ends, and pausing the light one for it is what makes room.
+    #[test]
+    fn a_known_heavy_job_is_paused_at_its_start_and_keeps_its_place() {
+        let heavy = |pid, start, rss, paused| Job {
+            peak_mb: Some(396),
+            ..job(pid, start, rss, paused)
+        };
+        let light = |pid, start, rss, paused| Job {
+            peak_mb: Some(65),
+            ..job(pid, start, rss, paused)
+        };
+        // 568 MiB of room beside the first heavy job (it holds 20 MiB,
+        // 376 ahead), the second starts with 3 MiB (393 ahead).
+        let jobs = [heavy(1, 10, 20, false), heavy(2, 11, 3, false)];
+        assert_eq!(decide(&jobs, 2000, 568, false), Act::Pause(1));
+        // Paused, a light one beside it fits and runs.
+        let jobs = [
+            heavy(1, 10, 200, false),
+            heavy(2, 11, 3, true),
+            light(3, 12, 10, false),
+        ];
+        assert_eq!(decide(&jobs, 2000, 300, false), Act::Hold);
+        // The first ended: 520 MiB of room, the light one 55 ahead, the
+        // heavy one's 393 fits with the reserve: it goes on.
+        let jobs = [heavy(2, 11, 3, true), light(3, 12, 10, false)];
+        assert_eq!(decide(&jobs, 2000, 520, false), Act::Resume(0));
+        // Not with only 440: but it would with the later light one paused.
+        let jobs = [
+            heavy(2, 11, 3, true),
+            light(3, 12, 10, false),
+            light(4, 13, 10, false),
+        ];
+        assert_eq!(decide(&jobs, 2000, 500, false), Act::Pause(2));
     }
 
     #[test]
@@ -442,8 +500,8 @@ mod tests {
     fn the_pauser_books_pauses_counts_their_time_and_forgets_ended_jobs() {
         let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 50, 5)];
-        assert_eq!(p.tick(&a, 100, 1000, 0), Act::Hold);
-        assert_eq!(p.tick(&a, 100, 60, 250), Act::Pause(1));
+        assert_eq!(p.tick(&a, none, 100, 1000, 0), Act::Hold);
+        assert_eq!(p.tick(&a, none, 100, 60, 250), Act::Pause(1));
         assert_eq!(
             p.paused(),
             [Paused {
@@ -453,11 +511,11 @@ mod tests {
         );
         // Job 10 grows (progress); room is still short: 11 stays.
         let b = [tree_job(10, 1, 60, 9), tree_job(11, 2, 50, 5)];
-        assert_eq!(p.tick(&b, 100, 40, 500), Act::Hold);
+        assert_eq!(p.tick(&b, none, 100, 40, 500), Act::Hold);
         assert_eq!(p.counts(), (1, 250));
         // A reused pid (another start) is another job: 11 ended.
         let c = [tree_job(10, 1, 60, 9), tree_job(11, 7, 5, 0)];
-        p.tick(&c, 100, 1000, 750);
+        p.tick(&c, none, 100, 1000, 750);
         assert!(p.paused().is_empty());
         assert_eq!(p.counts(), (1, 500));
     }
@@ -466,26 +524,26 @@ mod tests {
     fn a_step_between_two_close_ticks_is_not_taken_for_a_torrent() {
         let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 10, 5), tree_job(11, 2, 10, 5)];
-        p.tick(&a, 100, 1000, 0);
+        p.tick(&a, none, 100, 1000, 0);
         // +10 MiB each 10 ms later: 40 MiB/s over a tick (80 MiB carried),
         // not 1000 MiB/s; 90 + 90 ahead fit in 200.
         let b = [tree_job(10, 1, 20, 6), tree_job(11, 2, 20, 6)];
-        assert_eq!(p.tick(&b, 100, 200, 10), Act::Hold);
+        assert_eq!(p.tick(&b, none, 100, 200, 10), Act::Hold);
     }
 
     #[test]
     fn a_stall_of_the_running_jobs_continues_the_paused_one() {
         let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 50, 5)];
-        p.tick(&a, 100, 1000, 0);
-        assert_eq!(p.tick(&a, 100, 60, 250), Act::Pause(1));
+        p.tick(&a, none, 100, 1000, 0);
+        assert_eq!(p.tick(&a, none, 100, 60, 250), Act::Pause(1));
         // Job 10 neither runs nor grows: after STALL_MS, 11 goes on.
         let mut t = 250;
         while t < 250 + STALL_MS - 250 {
             t += 250;
-            assert_eq!(p.tick(&a, 100, 60, t), Act::Hold, "at {t} ms");
+            assert_eq!(p.tick(&a, none, 100, 60, t), Act::Hold, "at {t} ms");
         }
-        assert_eq!(p.tick(&a, 100, 60, t + 250), Act::ResumeAll);
+        assert_eq!(p.tick(&a, none, 100, 60, t + 250), Act::ResumeAll);
         assert!(p.paused().is_empty());
     }
 
@@ -500,13 +558,13 @@ mod tests {
             tree_job(11, 2, 3, 5),
             tree_job(12, 3, 50, 5),
         ];
-        p.tick(&a, 100, 1000, 0);
-        assert_eq!(p.tick(&a, 100, 100, 250), Act::Pause(2));
-        assert_eq!(p.tick(&a, 100, 100, 500), Act::Pause(1));
+        p.tick(&a, none, 100, 1000, 0);
+        assert_eq!(p.tick(&a, none, 100, 100, 250), Act::Pause(2));
+        assert_eq!(p.tick(&a, none, 100, 100, 500), Act::Pause(1));
         let mut t = 500;
         let act = loop {
             t += 250;
-            match p.tick(&a, 100, 100, t) {
+            match p.tick(&a, none, 100, 100, t) {
                 Act::Hold => assert!(t < 500 + STALL_MS + 250, "never continued"),
                 act => break act,
             }
@@ -519,10 +577,10 @@ mod tests {
             tree_job(12, 3, 60, 9),
         ];
         for k in 1..STALL_MS / 250 {
-            assert_eq!(p.tick(&b, 100, 0, t + k * 250), Act::Hold);
+            assert_eq!(p.tick(&b, none, 100, 0, t + k * 250), Act::Hold);
         }
         // … then the rule holds again.
-        assert_eq!(p.tick(&b, 100, 0, t + STALL_MS), Act::Pause(2));
+        assert_eq!(p.tick(&b, none, 100, 0, t + STALL_MS), Act::Pause(2));
     }
 
     /// The estimate per job after `jobs` at a start of `peak_mb` stated.
@@ -540,19 +598,19 @@ mod tests {
         let mut e = Estimate::new(100, Source::PeakMb, 4);
         let mut p = Pauser::new(TICK_MS);
         let a = [tree_job(10, 1, 50, 5), tree_job(11, 2, 100, 5)];
-        p.tick(&a, estimated(&mut e, &a), 1000, 0);
+        p.tick(&a, none, estimated(&mut e, &a), 1000, 0);
         let a = [tree_job(10, 1, 60, 6), tree_job(11, 2, 110, 6)];
         // The estimate rises with it: 110 + 10 %.
         let peak = estimated(&mut e, &a);
         assert_eq!(peak, 121);
-        assert_eq!(p.tick(&a, peak, 100, 250), Act::Pause(1));
+        assert_eq!(p.tick(&a, none, peak, 100, 250), Act::Pause(1));
         // Its growth left the sum, but it is taken to go on at 40 MiB/s (80
         // ahead): it needs 10's 61 + 80 + the reserve.
         let b = [tree_job(10, 1, 60, 7), tree_job(11, 2, 110, 6)];
         let need = 61 + 80 + RESERVE_MB as i64;
-        assert_eq!(p.tick(&b, peak, 100, 500), Act::Hold);
-        assert_eq!(p.tick(&b, peak, need - 1, 750), Act::Hold);
-        assert_eq!(p.tick(&b, peak, need, 1000), Act::Resume(1));
+        assert_eq!(p.tick(&b, none, peak, 100, 500), Act::Hold);
+        assert_eq!(p.tick(&b, none, peak, need - 1, 750), Act::Hold);
+        assert_eq!(p.tick(&b, none, peak, need, 1000), Act::Resume(1));
     }
 
     /// Memory of a 400 MiB cgroup, tick by tick (250 ms), holding jobs that
@@ -577,7 +635,7 @@ mod tests {
             let room = room_mb(i128::from(limit) - i128::from(used), 0);
             let act = if pausing {
                 let peak = estimated(&mut e, &jobs);
-                p.tick(&jobs, peak, room, t)
+                p.tick(&jobs, none, peak, room, t)
             } else {
                 Act::Hold
             };

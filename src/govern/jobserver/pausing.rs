@@ -13,16 +13,27 @@ use rustix::fd::{AsFd, OwnedFd};
 use rustix::process::{Pid, Signal};
 
 use crate::followed::buildcg::{BuildCgroup, Members};
-use crate::followed::compilers::{PidFiles, ProcDir};
-use crate::followed::jobtree::{JobTree, PROCS_CAP};
+use crate::followed::compilers::{PidFiles, ProcDir, pid_path};
+use crate::followed::jobkey::{self, Work};
+use crate::followed::jobtree::{JOBS_CAP, JobTree, PROCS_CAP};
+use crate::govern::jobserver::estimate::with_margin;
+use crate::govern::jobserver::job_weights::{JobWeights, Started};
 use crate::govern::jobserver::lease::{PAUSED_CAP, Paused};
 use crate::govern::jobserver::notes::{Note, Tell};
 use crate::govern::jobserver::pause_rule::{self, Act, Pauser};
+use crate::govern::jobserver::room::Weight;
 use crate::kernel::root::Root;
 
 /// Bytes of the directory-listing buffer a scan of `/proc` or of a
 /// cgroup's members reads through (getdents64(2)).
 pub const SCRATCH_LEN: usize = 8 * 1024;
+
+/// Bytes of a job's command line read to key it (`followed::jobkey`):
+/// one page, what one read(2) of `/proc/PID/cmdline` gives.
+pub const CMDLINE_LEN: usize = 4096;
+
+/// Bytes of a directory name kept: the build's, and a job's.
+pub const DIR_LEN: usize = 256;
 
 /// Where a scan of the build's jobs works: the job table (about 40 KiB)
 /// and the buffers it reads `/proc` through.
@@ -30,6 +41,7 @@ pub struct JobWork {
     tree: JobTree,
     scratch: [MaybeUninit<u8>; SCRATCH_LEN],
     buf: [u8; crate::kernel::pid::BUF_LEN],
+    cmdline: [u8; CMDLINE_LEN],
 }
 
 impl JobWork {
@@ -39,6 +51,7 @@ impl JobWork {
             tree: JobTree::new(),
             scratch: [MaybeUninit::uninit(); SCRATCH_LEN],
             buf: [0; crate::kernel::pid::BUF_LEN],
+            cmdline: [0; CMDLINE_LEN],
         }
     }
 }
@@ -70,6 +83,13 @@ pub struct Pausing {
     /// The jobs the last [`Pausing::scan`] found; `None` when it could
     /// not read them.
     seen: Option<u32>,
+    /// Each job's own weight: its key, its remembered peak, its peak.
+    pub weights: JobWeights,
+    /// The jobs the last scan saw start, told by the next
+    /// [`Pausing::act`] with `--explain`.
+    started: heapless::Vec<Started, JOBS_CAP>,
+    /// CMD's working directory (its jobs' keys are relative to it).
+    build_dir: heapless::Vec<u8, DIR_LEN>,
 }
 
 impl Pausing {
@@ -93,6 +113,8 @@ impl Pausing {
         let proc_dir = root.open_dir("proc").ok()?;
         let mut work = JobWork::new();
         let start = stat_start(&proc_dir, pid, &mut work.buf)?;
+        let mut build_dir = heapless::Vec::new();
+        let _ = read_cwd(&proc_dir, pid, &mut build_dir);
         Some(Pausing {
             work,
             pids: heapless::Vec::new(),
@@ -105,6 +127,9 @@ impl Pausing {
             explain,
             scanned: false,
             seen: None,
+            weights: JobWeights::new(),
+            started: heapless::Vec::new(),
+            build_dir,
         })
     }
 
@@ -119,7 +144,51 @@ impl Pausing {
         if !self.scanned {
             return None;
         }
+        let (proc_dir, build_dir) = (&self.proc_dir, &self.build_dir);
+        let cmdline = &mut self.work.cmdline;
+        self.started.clear();
+        self.weights.follow(
+            self.work.tree.jobs(),
+            |pid| key_of(proc_dir, pid, build_dir, cmdline),
+            &mut self.started,
+        );
         pause_rule::largest_mb(self.work.tree.jobs())
+    }
+
+    /// The build's [`Weight`] for the token handout and the pool, each
+    /// job of the last scan by its own expected peak, a job not started
+    /// yet by the lightest remembered peak still to run (`job_weights`),
+    /// `peak_mb` (the build's) for the rest; `None` when the pool
+    /// remembers no job of this run id: every job then weighs `peak_mb`,
+    /// the one-peak rule.
+    pub fn weight(&mut self, peak_mb: u64) -> Option<Weight> {
+        if !self.weights.has_history() || self.seen.is_none() {
+            return None;
+        }
+        let jobs = self.work.tree.jobs();
+        let mut growth: u64 = 0;
+        for j in jobs {
+            if self
+                .pauser
+                .paused()
+                .iter()
+                .any(|p| (p.pid, p.start_ticks) == (j.pid, j.start_ticks))
+            {
+                continue;
+            }
+            let peak = self
+                .weights
+                .expected_mb(j.pid, j.start_ticks)
+                .unwrap_or(peak_mb);
+            growth = growth.saturating_add(peak.saturating_sub(j.rss_kib / 1024));
+        }
+        Some(Weight {
+            counted: u32::try_from(jobs.len()).unwrap_or(u32::MAX),
+            growth_mb: growth,
+            held_mb: 0,
+            next_mb: self.weights.next_mb().unwrap_or(peak_mb).max(1),
+            paused: self.paused_now(),
+        })
     }
 
     /// The second half: the rule applied to the jobs of the last
@@ -131,9 +200,33 @@ impl Pausing {
         if !core::mem::take(&mut self.scanned) {
             return self.paused_now();
         }
-        let act = self
-            .pauser
-            .tick(self.work.tree.jobs(), peak_mb, room_mb, now_ms);
+        if self.explain {
+            for s in &self.started {
+                tell.tell(&Note::JobStarted {
+                    pid: s.pid,
+                    key: s.key.as_deref().unwrap_or_default(),
+                    expected_mb: s.remembered_mb.map_or(peak_mb, with_margin),
+                    remembered_mb: s.remembered_mb,
+                });
+            }
+        }
+        let weights = &self.weights;
+        let act = self.pauser.tick(
+            self.work.tree.jobs(),
+            |pid, start| weights.expected_mb(pid, start),
+            peak_mb,
+            room_mb,
+            now_ms,
+        );
+        let told = |i: usize| {
+            let j = self.work.tree.jobs()[i];
+            let key = self.weights.key(j.pid, j.start_ticks).unwrap_or_default();
+            let expected_mb = self
+                .weights
+                .expected_mb(j.pid, j.start_ticks)
+                .unwrap_or(peak_mb);
+            (key, expected_mb)
+        };
         let note = match act {
             Act::Hold => None,
             Act::Pause(i) => {
@@ -144,8 +237,11 @@ impl Pausing {
                     start_ticks: j.start_ticks,
                 };
                 let _ = self.since.push((p, now_ms));
+                let (key, expected_mb) = told(i);
                 Some(Note::Paused {
                     pid: j.pid,
+                    key,
+                    expected_mb,
                     rss_mb: j.rss_kib / 1024,
                     room_mb,
                 })
@@ -158,8 +254,11 @@ impl Pausing {
                     .iter()
                     .position(|(p, _)| (p.pid, p.start_ticks) == (j.pid, j.start_ticks));
                 let held = at.map_or(0, |k| now_ms.saturating_sub(self.since.swap_remove(k).1));
+                let (key, expected_mb) = told(i);
                 Some(Note::Continued {
                     pid: j.pid,
+                    key,
+                    expected_mb,
                     held_ms: held,
                     room_mb,
                 })
@@ -297,6 +396,57 @@ pub fn continue_jobs(jobs: &[Paused], work: &mut JobWork) -> u32 {
         }
     }
     found
+}
+
+/// The key of job `pid` (`followed::jobkey`): its command line read
+/// into `cmdline`, its directory taken relative to `build_dir`; `None`
+/// when it is gone or names nothing.
+fn key_of(
+    proc_dir: &OwnedFd,
+    pid: u32,
+    build_dir: &[u8],
+    cmdline: &mut [u8; CMDLINE_LEN],
+) -> Option<Work> {
+    let n = ProcDir(proc_dir.as_fd())
+        .read(pid, "cmdline", cmdline)
+        .ok()?
+        .len();
+    let mut dir = heapless::Vec::<u8, DIR_LEN>::new();
+    let rel: &[u8] = if read_cwd(proc_dir, pid, &mut dir) {
+        relative(&dir, build_dir)
+    } else {
+        b""
+    };
+    let mut work = Work::new();
+    jobkey::work_of(cmdline.get_mut(..n)?, rel, &mut work).then_some(work)
+}
+
+/// `dir` relative to `base`: empty when the same, the rest below it,
+/// else `dir` whole.
+fn relative<'d>(dir: &'d [u8], base: &[u8]) -> &'d [u8] {
+    match dir.strip_prefix(base) {
+        Some([]) => b"",
+        Some([b'/', rest @ ..]) if !base.is_empty() => rest,
+        _ => dir,
+    }
+}
+
+/// Reads `/proc/PID/cwd` (a symbolic link, proc(5)) into `out`; false
+/// when it cannot be read or is longer than [`DIR_LEN`].
+fn read_cwd(proc_dir: &OwnedFd, pid: u32, out: &mut heapless::Vec<u8, DIR_LEN>) -> bool {
+    let mut path = [0u8; 64];
+    let Some(p) = pid_path(&mut path, pid, "cwd") else {
+        return false;
+    };
+    let mut buf = [MaybeUninit::<u8>::uninit(); DIR_LEN];
+    let Ok((got, _)) = rustix::fs::readlinkat_raw(proc_dir, p, &mut buf) else {
+        return false;
+    };
+    if got.len() >= DIR_LEN {
+        return false;
+    }
+    out.clear();
+    out.extend_from_slice(got).is_ok()
 }
 
 /// The start time (`stat` field 22) of `pid`, read from `proc_dir`.

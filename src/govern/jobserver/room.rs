@@ -29,6 +29,52 @@ pub fn growth_mb(k: u32, peak_mb: u64, held_mb: u64) -> u64 {
     u64::from(k).saturating_mul(peak_mb).saturating_sub(held_mb)
 }
 
+/// What a build's jobs weigh against the room: the growth still ahead of
+/// the jobs it runs, and what one more would add. Token handout
+/// (`handout`) and pool admission (`admit`) weigh `k` jobs as
+/// [`Weight::growth_at`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weight {
+    /// Jobs whose growth is in `growth_mb` (seen running, or paused).
+    pub counted: u32,
+    /// What they may still grow by, MiB, before `held_mb` is taken off.
+    pub growth_mb: u64,
+    /// Taken off the growth, MiB: what the jobs hold already when every
+    /// job is weighed at one peak ([`Weight::uniform`]); 0 when
+    /// `growth_mb` is already each job's own peak less what it holds.
+    pub held_mb: u64,
+    /// What a job not counted yet may grow to, MiB (at least 1).
+    pub next_mb: u64,
+    /// Jobs paused now: their cores are idle, and as many more jobs may
+    /// start beyond the cap when memory holds them (`handout`).
+    pub paused: u32,
+}
+
+impl Weight {
+    /// Every job at `peak_mb`, its compilers holding `held_mb`: the
+    /// weight when no job has a peak of its own ([`growth_mb`]).
+    pub fn uniform(peak_mb: u64, held_mb: u64) -> Weight {
+        Weight {
+            counted: 0,
+            growth_mb: 0,
+            held_mb,
+            next_mb: peak_mb.max(1),
+            paused: 0,
+        }
+    }
+
+    /// The growth `k` jobs may still add, MiB: the counted jobs' growth,
+    /// plus [`Weight::next_mb`] for each job beyond them, less what is
+    /// held; at least 0. For [`Weight::uniform`], `growth_mb(k, peak,
+    /// held)`.
+    pub fn growth_at(&self, k: u32) -> u64 {
+        let more = u64::from(k.saturating_sub(self.counted));
+        self.growth_mb
+            .saturating_add(more.saturating_mul(self.next_mb))
+            .saturating_sub(self.held_mb)
+    }
+}
+
 /// The memory the build can use now, MiB: MemAvailable, or the tightest
 /// cgroup's available memory when smaller (the report's one rule,
 /// `report::summary::binding`); `None` when /proc/meminfo could not be
@@ -51,6 +97,32 @@ mod tests {
         assert_eq!(growth_mb(3, 100, 250), 50);
         assert_eq!(growth_mb(3, 100, 400), 0);
         assert_eq!(growth_mb(u32::MAX, u64::MAX, 0), u64::MAX);
+    }
+
+    #[test]
+    fn a_uniform_weight_is_the_one_peak_rule_and_a_per_job_one_adds_the_next() {
+        for (k, peak, held) in [
+            (3, 100, 250),
+            (3, 100, 400),
+            (0, 7, 0),
+            (u32::MAX, u64::MAX, 0),
+        ] {
+            assert_eq!(
+                Weight::uniform(peak, held).growth_at(k),
+                growth_mb(k, peak, held)
+            );
+        }
+        // Two jobs seen, 400 MiB still ahead of them; new ones at 65.
+        let w = Weight {
+            counted: 2,
+            growth_mb: 400,
+            held_mb: 0,
+            next_mb: 65,
+            paused: 1,
+        };
+        assert_eq!(w.growth_at(1), 400);
+        assert_eq!(w.growth_at(2), 400);
+        assert_eq!(w.growth_at(4), 530);
     }
 
     #[test]

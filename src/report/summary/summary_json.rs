@@ -451,6 +451,32 @@ impl Summary {
                     None => uwrite!(w, ",\"pauses\":null,\"paused_ms\":null")?,
                     Some((n, ms)) => uwrite!(w, ",\"pauses\":{},\"paused_ms\":{}", n, ms)?,
                 }
+                match &j.per_job {
+                    None => uwrite!(w, ",\"per_job\":null")?,
+                    Some(p) => {
+                        uwrite!(
+                            w,
+                            ",\"per_job\":{{\"remembered\":{},\"known\":{},\"measured\":{},\"largest_error\":",
+                            p.remembered,
+                            p.known,
+                            p.measured
+                        )?;
+                        match p.largest_error {
+                            None => uwrite!(w, "null}}")?,
+                            Some((e, r, m)) => {
+                                uwrite!(w, "{{\"key\":")?;
+                                json_write::string(w, core::str::from_utf8(&p.key).unwrap_or("?"))?;
+                                uwrite!(
+                                    w,
+                                    ",\"error_mb\":{},\"remembered_mb\":{},\"measured_mb\":{}}}}}",
+                                    e,
+                                    r,
+                                    m
+                                )?;
+                            }
+                        }
+                    }
+                }
                 // What really ran, and whether the slots bound it.
                 match j.seen_max {
                     None => uwrite!(w, ",\"jobs_seen_max\":null")?,

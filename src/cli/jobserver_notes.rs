@@ -120,6 +120,29 @@ fn text(note: &Note<'_>) -> String {
                 "headroom: warning: --pool {dir}: cannot remember run {run_id}'s peak per job ({mb} MiB): {why}"
             )
         }
+        Note::RememberedJobs {
+            dir,
+            run_id,
+            jobs,
+            written: Ok(()),
+        } => format!(
+            "headroom: jobserver: --pool {dir} remembers the peaks of run {run_id}'s {jobs} job(s), each by its key, for its next run"
+        ),
+        Note::RememberedJobs {
+            dir,
+            run_id,
+            jobs,
+            written: Err(e),
+        } => {
+            let why = match e {
+                rustix::io::Errno::INVAL => "the run id is not a safe file name".to_string(),
+                rustix::io::Errno::WOULDBLOCK => "its lock stayed taken".to_string(),
+                e => errtext(e),
+            };
+            format!(
+                "headroom: warning: --pool {dir}: cannot remember the peaks of run {run_id}'s {jobs} job(s): {why}"
+            )
+        }
     }
 }
 
@@ -149,6 +172,9 @@ fn slots_why(why: &SlotsWhy<'_>) -> String {
             "memory: room {room_mb} MiB for {peak_mb} MiB per job (usable {usable_mb} MiB, {running} running)"
         ),
         SlotsWhy::Cap(cap) => format!("the cap, {cap}"),
+        SlotsWhy::Handed { cap, paused } => {
+            format!("the cap, {cap}, and {paused} for the paused job(s): their cores are idle")
+        }
     }
 }
 

@@ -286,6 +286,9 @@ impl JobserverRun {
         if self.pause_on {
             self.pausing = self.gov.follow(root, pid, cg).map(Box::new);
         }
+        if let (Some(p), Some(member)) = (self.pausing.as_deref_mut(), self.pool.as_deref()) {
+            super::pool::remembered_jobs(member.dir(), &self.run_id, p.weights.remembered_mut());
+        }
     }
 
     /// The governor's parts lent to the recording loop (and its end).
@@ -302,7 +305,9 @@ impl JobserverRun {
     /// of the same run id, when the rule allows ([`Driver::remember`]).
     pub fn remember(&mut self, end: headroom::followed::rusage::End) {
         let run_id = std::mem::take(&mut self.run_id);
-        self.driver().remember(end, &run_id, &mut StderrWarn);
+        let mut buf = vec![0u8; headroom::govern::jobserver::job_peaks::JOB_PEAKS_BUF];
+        self.driver()
+            .remember(end, &run_id, &mut buf, &mut StderrWarn);
         self.run_id = run_id;
     }
 }

@@ -1,6 +1,6 @@
 //! A memory pool (`run --jobserver --pool DIR`) in words: why a pool cannot
-//! be used or a file in it is not counted, the remembered peak read before
-//! a run (its warnings), and a pool's leases peeked at without joining it
+//! be used or a file in it is not counted, the remembered peaks read before
+//! a run (the build's and each job's; their warnings), and a pool's leases peeked at without joining it
 //! (which `status --pool`, `cli/status_pool.rs`, shows). This governor's
 //! side of the pool while it runs is the library's
 //! `govern::jobserver::pool_member`.
@@ -8,8 +8,10 @@
 use std::io::Write;
 use std::mem::MaybeUninit;
 
+use headroom::govern::jobserver::job_peaks::{JOB_PEAKS_BUF, JOBS_PREFIX, JobPeaks};
 use headroom::govern::jobserver::lease::{LEASE_CAP, Lease};
-use headroom::govern::jobserver::pool_dir::{Issue, LEASES_CAP, OpenError};
+use headroom::govern::jobserver::peakfile::PeakIssue;
+use headroom::govern::jobserver::pool_dir::{Issue, LEASES_CAP, OpenError, remembered_job_peaks};
 
 use super::messages::{Fail, errtext};
 
@@ -59,6 +61,26 @@ pub fn what(issue: &Issue) -> String {
         Issue::Unreadable(e) => format!("cannot be read: {}", errtext(*e)),
         Issue::TooMany => format!("more than {LEASES_CAP} leases"),
     }
+}
+
+/// Reads into `into` the peaks pool `dir` remembers for the jobs of run
+/// `run_id` (`job_peaks`); a file there that is not used is warned about
+/// and ignored (nothing remembered: every job weighs the build's peak).
+pub fn remembered_jobs(dir: &str, run_id: &str, into: &mut JobPeaks) {
+    let uid = rustix::process::geteuid().as_raw();
+    let mut buf = vec![0u8; JOB_PEAKS_BUF];
+    let why = match remembered_job_peaks(dir, uid, run_id, &mut buf, into) {
+        Ok(_) | Err(PeakIssue::BadName) => return,
+        Err(PeakIssue::NotRegular) => "not a regular file (a symlink?), never followed".into(),
+        Err(PeakIssue::Untrusted { uid }) => format!("owned by uid {uid}, not this user or root"),
+        Err(PeakIssue::Unreadable(e)) => format!("cannot be read: {}", errtext(e)),
+        Err(PeakIssue::Unparsable(e)) => format!("not a table of job peaks ({e:?})"),
+    };
+    into.clear();
+    let _ = writeln!(
+        std::io::stderr(),
+        "headroom: warning: --pool {dir}: {JOBS_PREFIX}{run_id}: {why}; ignored"
+    );
 }
 
 /// The one line for a pool that cannot be used.

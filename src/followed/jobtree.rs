@@ -54,6 +54,10 @@ pub struct Job {
     pub cpu_ticks: u64,
     /// Its live processes.
     pub procs: u32,
+    /// Its largest process by RSS (the compiler, in a compile job), and
+    /// that RSS, KiB: whose VmHWM (`status`) says what the job reached
+    /// between two scans.
+    pub largest: (u32, u64),
 }
 
 /// One process of the table.
@@ -234,6 +238,10 @@ impl JobTree {
                     .saturating_add(p.rss_pages.saturating_mul(page_kib));
                 j.cpu_ticks = j.cpu_ticks.saturating_add(p.cpu_ticks);
                 j.procs = j.procs.saturating_add(1);
+                let rss = p.rss_pages.saturating_mul(page_kib);
+                if rss >= j.largest.1 {
+                    j.largest = (p.pid, rss);
+                }
             }
         }
     }
@@ -286,6 +294,7 @@ impl JobTree {
             rss_kib: 0,
             cpu_ticks: 0,
             procs: 0,
+            largest: (0, 0),
         };
         match self.jobs.push(job) {
             Ok(()) => self.procs[i].job = u8::try_from(self.jobs.len()).unwrap_or(0),

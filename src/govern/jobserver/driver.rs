@@ -83,6 +83,9 @@ pub struct Governor {
     /// The jobs the last tick saw in the build's processes (`None`: not
     /// looked at).
     seen: Option<u32>,
+    /// What the last tick weighed a job not started yet at, MiB
+    /// (`room::Weight::next_mb`), for `--explain`.
+    next_mb: u64,
 }
 
 impl Governor {
@@ -99,6 +102,7 @@ impl Governor {
             columns: JobsColumns::default(),
             ticked_ms: None,
             seen: None,
+            next_mb: 0,
         }
     }
 }
@@ -237,6 +241,7 @@ impl Driver<'_> {
             weight,
         };
         let w = gov.handout.weight(&inp);
+        gov.next_mb = w.next_mb;
         let own = Own {
             available_mb: g.mem_avail_mb,
             running: gov.handout.running(in_pipe),
@@ -277,7 +282,9 @@ impl Driver<'_> {
         usable: Option<u64>,
         admitted: Option<Admission>,
     ) -> SlotsWhy<'_> {
-        let peak_mb = self.gov.handout.peak_mb();
+        // What the next job was weighed at: the peak per job, or with
+        // per-job peaks the lightest still to run.
+        let peak_mb = self.gov.next_mb;
         match (admitted, self.pool.as_deref()) {
             (Some(a), Some(member)) if d.memory_bound => SlotsWhy::Pool {
                 dir: member.dir(),
@@ -291,6 +298,10 @@ impl Driver<'_> {
                 peak_mb,
                 usable_mb: usable.unwrap_or(0),
                 running: d.running,
+            },
+            _ if d.allowed > self.gov.handout.cap => SlotsWhy::Handed {
+                cap: self.gov.handout.cap,
+                paused: d.allowed - self.gov.handout.cap,
             },
             _ => SlotsWhy::Cap(self.gov.handout.cap),
         }
@@ -384,16 +395,33 @@ impl Driver<'_> {
     /// may not have run its largest job) and a compiler of it was
     /// measured. Every job of a build that ended has ended: the largest
     /// seen is whole. A failure is told; so is success, with `--explain`.
-    pub fn remember(&self, end: End, run_id: &str, tell: &mut impl Tell) {
-        let (Some(member), Some(mb)) = (
-            self.pool.as_deref(),
-            self.gov.handout.estimate().build_peak_mb(),
-        ) else {
+    ///
+    /// So are the peaks of its jobs by key (`job_weights`, merged into
+    /// what the pool remembers, `job_peaks`), through `buf` (at least
+    /// `job_peaks::JOB_PEAKS_BUF` bytes).
+    pub fn remember(&self, end: End, run_id: &str, buf: &mut [u8], tell: &mut impl Tell) {
+        let Some(member) = self.pool.as_deref() else {
             return;
         };
         if end != End::Exited(0) || peakfile::name(run_id).is_none() {
             return;
         }
+        if let Some(p) = self.pausing.as_deref()
+            && !p.weights.measured().is_empty()
+        {
+            let written = member.remember_jobs(run_id, p.weights.measured(), buf);
+            if written.is_err() || self.gov.explain {
+                tell.tell(&Note::RememberedJobs {
+                    dir: member.dir(),
+                    run_id,
+                    jobs: u32::try_from(p.weights.measured().len()).unwrap_or(u32::MAX),
+                    written,
+                });
+            }
+        }
+        let Some(mb) = self.gov.handout.estimate().build_peak_mb() else {
+            return;
+        };
         let written = member.remember(run_id, mb);
         if written.is_err() || self.gov.explain {
             tell.tell(&Note::Remembered {

@@ -110,12 +110,15 @@ impl JobWeights {
 
     /// Follows this tick's `jobs`: a job seen for the first time is keyed
     /// through `key_of(pid)` (its command line read; `None` when it named
-    /// nothing or could not be read) and pushed to `started`; a job no
-    /// longer among them has ended and its peak is measured.
+    /// nothing or could not be read) and pushed to `started`; each job's
+    /// peak rises to what `reach_of(job)` says it reached (KiB: its
+    /// largest process's VmHWM with the others' RSS, else its RSS); a job
+    /// no longer among them has ended and its peak is measured.
     pub fn follow<const N: usize>(
         &mut self,
         jobs: &[jobtree::Job],
         mut key_of: impl FnMut(u32) -> Option<Work>,
+        mut reach_of: impl FnMut(&jobtree::Job) -> u64,
         started: &mut Vec<Started, N>,
     ) {
         let mut k = 0;
@@ -132,8 +135,9 @@ impl JobWeights {
             }
         }
         for j in jobs {
+            let reached = reach_of(j).max(j.rss_kib);
             if let Some(l) = self.find_mut(j.pid, j.start_ticks) {
-                l.peak_kib = l.peak_kib.max(j.rss_kib);
+                l.peak_kib = l.peak_kib.max(reached);
                 continue;
             }
             let key = key_of(j.pid).map(|w| key(&w));
@@ -148,7 +152,7 @@ impl JobWeights {
                 start_ticks: j.start_ticks,
                 key,
                 remembered_mb: found.map(|(_, mb)| mb),
-                peak_kib: j.rss_kib,
+                peak_kib: reached,
             };
             let _ = started.push(Started {
                 pid: l.pid,
@@ -198,16 +202,17 @@ impl JobWeights {
     }
 
     /// The peak job (`pid`, `start_ticks`) is expected to reach, MiB: its
-    /// remembered peak plus the margin, or what it holds now plus the
-    /// margin when it has outgrown that; `None` when nothing is
-    /// remembered for it (the build's learned peak weighs it).
+    /// remembered peak plus the margin; `None` when nothing is remembered
+    /// for it, or when it has outgrown that (then the build's learned
+    /// peak and its rate weigh it, and pausing catches it, as for any job
+    /// without a peak of its own).
     pub fn expected_mb(&self, pid: u32, start_ticks: u64) -> Option<u64> {
         let l = self
             .live
             .iter()
             .find(|l| (l.pid, l.start_ticks) == (pid, start_ticks))?;
-        let held = l.peak_kib / 1024;
-        l.remembered_mb.map(|r| with_margin(r.max(held)))
+        let own = with_margin(l.remembered_mb?);
+        (l.peak_kib / 1024 <= own).then_some(own)
     }
 
     /// The key of job (`pid`, `start_ticks`), when it is followed and its
@@ -255,7 +260,13 @@ mod tests {
             rss_kib: rss_mib * 1024,
             cpu_ticks: 0,
             procs: 1,
+            largest: (pid, rss_mib * 1024),
         }
+    }
+
+    /// What a job reached: its RSS (no VmHWM read).
+    fn rss(j: &jobtree::Job) -> u64 {
+        j.rss_kib
     }
 
     fn keyed(pid: u32) -> Option<Work> {
@@ -280,25 +291,27 @@ mod tests {
         // Nothing started: the lightest remembered.
         assert_eq!(w.next_mb(), Some(65));
         let mut started: Vec<Started, 8> = Vec::new();
-        w.follow(&[job(1, 3), job(3, 2)], keyed, &mut started);
+        w.follow(&[job(1, 3), job(3, 2)], keyed, rss, &mut started);
         assert_eq!(started.len(), 2);
         assert_eq!(started[0].remembered_mb, Some(360));
         assert_eq!(w.expected_mb(1, 1), Some(396));
         assert_eq!(w.expected_mb(3, 3), Some(65));
         // light.c ran: h2.c is the one left.
         assert_eq!(w.next_mb(), Some(385));
-        // h1 grows past its remembered peak: what it holds weighs it.
+        // h1 grows within its margin: still its own; past it: none.
         started.clear();
-        w.follow(&[job(1, 380), job(3, 50)], keyed, &mut started);
+        w.follow(&[job(1, 380), job(3, 50)], keyed, rss, &mut started);
         assert!(started.is_empty());
-        assert_eq!(w.expected_mb(1, 1), Some(418));
-        // Both end: measured, the miss counted (h1: +20).
-        w.follow(&[], keyed, &mut started);
-        assert_eq!(w.measured().get(b"h1.c"), Some((0, 380)));
+        assert_eq!(w.expected_mb(1, 1), Some(396));
+        w.follow(&[job(1, 397), job(3, 50)], keyed, rss, &mut started);
+        assert_eq!(w.expected_mb(1, 1), None);
+        // Both end: measured, the miss counted (h1: +37).
+        w.follow(&[], keyed, rss, &mut started);
+        assert_eq!(w.measured().get(b"h1.c"), Some((0, 397)));
         assert_eq!(w.measured().get(b"light.c").map(|(_, mb)| mb), Some(50));
         let f = w.fared();
         assert_eq!((f.remembered, f.known, f.measured), (3, 2, 2));
-        assert_eq!(f.largest_error, Some((20, 360, 380)));
+        assert_eq!(f.largest_error, Some((37, 360, 397)));
         assert_eq!(&f.key[..], b"h1.c");
     }
 
@@ -308,12 +321,12 @@ mod tests {
         assert!(!w.has_history());
         assert_eq!(w.next_mb(), None);
         let mut started: Vec<Started, 8> = Vec::new();
-        w.follow(&[job(1, 10), job(20, 5)], keyed, &mut started);
+        w.follow(&[job(1, 10), job(20, 5)], keyed, rss, &mut started);
         assert_eq!(w.expected_mb(1, 1), None);
         assert_eq!(w.expected_mb(20, 20), None);
         assert_eq!(started[1].key, None);
         // Still measured for the next run, when keyed.
-        w.follow(&[job(20, 5)], keyed, &mut started);
+        w.follow(&[job(20, 5)], keyed, rss, &mut started);
         assert_eq!(w.measured().get(b"h1.c").map(|(_, mb)| mb), Some(10));
         assert_eq!(w.fared().largest_error, None);
     }
@@ -323,10 +336,10 @@ mod tests {
         let mut w = JobWeights::new();
         w.remembered_mut().set(b"h1.c", 360);
         let mut started: Vec<Started, 8> = Vec::new();
-        w.follow(&[job(1, 100)], keyed, &mut started);
+        w.follow(&[job(1, 100)], keyed, rss, &mut started);
         let mut again = job(1, 5);
         again.start_ticks = 99;
-        w.follow(&[again], keyed, &mut started);
+        w.follow(&[again], keyed, rss, &mut started);
         assert_eq!(started.len(), 2);
         assert_eq!(w.measured().get(b"h1.c").map(|(_, mb)| mb), Some(100));
     }

@@ -105,6 +105,19 @@ pub enum Note<'a> {
         /// `Err`: why it was not written.
         written: Result<(), Errno>,
     },
+    /// With `--pool`, at the end of a run that exited 0: the peaks of its
+    /// `jobs` jobs (by key, `job_peaks`) merged into what pool `dir`
+    /// remembers for `run_id` (told with `--explain`, or when it failed).
+    RememberedJobs {
+        /// The pool directory as given.
+        dir: &'a str,
+        /// The run id.
+        run_id: &'a str,
+        /// Jobs measured with a key.
+        jobs: u32,
+        /// `Err`: why it was not written.
+        written: Result<(), Errno>,
+    },
 }
 
 /// Why the jobs allowed at once are what they are.
@@ -136,6 +149,14 @@ pub enum SlotsWhy<'a> {
     },
     /// The cap (cores or `--max-jobs`).
     Cap(u32),
+    /// The cap (cores or `--max-jobs`), and as many more slots as jobs
+    /// are paused (their cores are idle) that memory holds: `paused`.
+    Handed {
+        /// The cap.
+        cap: u32,
+        /// Slots beyond it.
+        paused: u32,
+    },
 }
 
 /// The warning sink, hearing the governor too.

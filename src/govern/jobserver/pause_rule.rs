@@ -84,12 +84,16 @@ pub enum Act {
     ResumeAll,
 }
 
-/// The growth still ahead of `job`, MiB: to its own peak, else to the
-/// build's `peak_mb` per job.
+/// The growth still ahead of `job`, MiB: to its own peak (a job's own
+/// peak was measured whole: a job that outgrows it has none any more,
+/// `job_weights`), else to the build's `peak_mb` per job or as far as
+/// its rate carries it, whichever is more.
 pub fn ahead(job: &Job, peak_mb: u64) -> u64 {
+    if let Some(own) = job.peak_mb {
+        return own.saturating_sub(job.rss_mb);
+    }
     let carried = job.rate_mb_s.saturating_mul(HORIZON_MS) / 1000;
-    let peak = job.peak_mb.unwrap_or(peak_mb);
-    peak.saturating_sub(job.rss_mb).max(carried)
+    peak_mb.saturating_sub(job.rss_mb).max(carried)
 }
 
 /// This tick's action for the build's `jobs`, `room_mb` (usable memory
@@ -493,6 +497,7 @@ mod tests {
             rss_kib: rss_mb * 1024,
             cpu_ticks,
             procs: 1,
+            largest: (0, 0),
         }
     }
 

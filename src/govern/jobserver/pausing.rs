@@ -145,11 +145,12 @@ impl Pausing {
             return None;
         }
         let (proc_dir, build_dir) = (&self.proc_dir, &self.build_dir);
-        let cmdline = &mut self.work.cmdline;
+        let (cmdline, buf) = (&mut self.work.cmdline, &mut self.work.buf);
         self.started.clear();
         self.weights.follow(
             self.work.tree.jobs(),
             |pid| key_of(proc_dir, pid, build_dir, cmdline),
+            |j| reached_kib(proc_dir, j, buf),
             &mut self.started,
         );
         pause_rule::largest_mb(self.work.tree.jobs())
@@ -419,6 +420,21 @@ fn key_of(
     };
     let mut work = Work::new();
     jobkey::work_of(cmdline.get_mut(..n)?, rel, &mut work).then_some(work)
+}
+
+/// What job `j` reached, KiB: the VmHWM of its largest process (proc(5)
+/// `status`: the most it held, also between two scans) with what its
+/// other processes hold now; its RSS when that cannot be read.
+fn reached_kib(proc_dir: &OwnedFd, j: &crate::followed::jobtree::Job, buf: &mut [u8]) -> u64 {
+    let (pid, rss) = j.largest;
+    let hwm = ProcDir(proc_dir.as_fd())
+        .read(pid, "status", buf)
+        .ok()
+        .and_then(|b| crate::kernel::pid::parse_status(b).vm_hwm_kib);
+    match hwm {
+        Some(h) if pid != 0 => j.rss_kib.saturating_sub(rss).saturating_add(h.max(rss)),
+        _ => j.rss_kib,
+    }
 }
 
 /// `dir` relative to `base`: empty when the same, the rest below it,

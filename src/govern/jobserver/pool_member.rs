@@ -162,6 +162,21 @@ impl PoolMember {
         self.pool.remember_peak(run_id, mb)
     }
 
+    /// Merges the peaks of the jobs run `run_id`'s build `measured`
+    /// (`job_peaks`) into what the pool remembers for that id; `buf`: at
+    /// least `job_peaks::JOB_PEAKS_BUF` bytes.
+    ///
+    /// # Errors
+    /// As [`PoolDir::remember_job_peaks`].
+    pub fn remember_jobs(
+        &self,
+        run_id: &str,
+        measured: &crate::govern::jobserver::job_peaks::JobPeaks,
+        buf: &mut [u8],
+    ) -> Result<(), rustix::io::Errno> {
+        self.pool.remember_job_peaks(run_id, measured, buf)
+    }
+
     /// The limits the build lies in, into its lease.
     fn refresh_limits(&mut self) -> Vec<Limit, 8> {
         let mut out = Vec::new();

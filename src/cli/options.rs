@@ -285,7 +285,7 @@ twin_args! {
             /// with --jobserver: share one memory budget with every run
             /// --jobserver that names the same DIR, each counting the others'
             /// reservations; DIR also remembers each run id's measured peak per
-            /// job for its next run (default: $HEADROOM_POOL)
+            /// job, and each job's own, for its next run (default: $HEADROOM_POOL)
             #[argh(option)]
         ]
         pool: Option<String>,

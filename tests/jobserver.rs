@@ -705,3 +705,97 @@ fn a_bad_remembered_peak_is_warned_about_and_ignored() {
         "peak_mb 350\n"
     );
 }
+
+/// Issue 35: with `--pool`, each job's own peak is remembered by the key
+/// its command line names (here `python3 … tN.out`: its last word), in
+/// `DIR/jobs-ID` (run id `j`); the next run weighs each job by it, and `--explain` and
+/// the JOBSERVER block say so. Not root: no memory pressure is needed to
+/// see what is remembered and said.
+#[test]
+fn each_job_s_own_peak_is_remembered_by_its_key_and_the_next_run_weighs_it() {
+    let d = scratch("job-peaks");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    fs::write(
+        d.join("hold.py"),
+        "import sys, time\nb = bytearray(int(sys.argv[1]) << 20)\ntime.sleep(0.8)\nopen(sys.argv[2], 'w').write('x')\n",
+    )
+    .unwrap();
+    // Two jobs of 90 MiB, two of 30: make runs each recipe directly
+    // (no shell syntax), so the job's command line is python3's.
+    fs::write(
+        d.join("Makefile"),
+        "all: t1.out t2.out t3.out t4.out\nt1.out t2.out:\n\tpython3 hold.py 90 $@\nt3.out t4.out:\n\tpython3 hold.py 30 $@\n",
+    )
+    .unwrap();
+    let run = || {
+        for i in 1..=4 {
+            let _ = fs::remove_file(d.join(format!("t{i}.out")));
+        }
+        let out = run_jobserver(
+            &d,
+            &[
+                "--max-jobs",
+                "2",
+                "--pool",
+                pool.to_str().unwrap(),
+                "--explain",
+            ],
+            &["make"],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let first = run();
+    assert!(
+        first.contains("remembers the peaks of run j's 4 job(s), each by its key"),
+        "{first}"
+    );
+    assert!(
+        jobserver_block(&first).contains(
+            "  per-job peaks: 0 of 4 job(s) started with a remembered peak (none remembered yet); 4 measured for the next run\n"
+        ),
+        "{first}"
+    );
+    // The file: heaviest first, each job's largest process's VmHWM.
+    let table = fs::read_to_string(pool.join("jobs-j")).unwrap();
+    let mut lines = table.lines();
+    assert_eq!(lines.next(), Some("headroom-job-peaks 1"), "{table}");
+    let peaks: Vec<(u64, String)> = lines
+        .filter_map(|l| {
+            let (mb, key) = l.split_once(' ')?;
+            Some((mb.parse().ok()?, key.to_string()))
+        })
+        .collect();
+    let peak_of = |k: &str| {
+        peaks
+            .iter()
+            .find(|(_, key)| key == k)
+            .map(|(mb, _)| *mb)
+            .unwrap_or_else(|| panic!("no {k} in {table}"))
+    };
+    for k in ["t1.out", "t2.out"] {
+        assert!((90..=140).contains(&peak_of(k)), "{k}: {table}");
+    }
+    for k in ["t3.out", "t4.out"] {
+        assert!((30..=80).contains(&peak_of(k)), "{k}: {table}");
+    }
+    // The next run: each job started with its own peak, + 10 %.
+    let second = run();
+    for k in ["t1.out", "t2.out", "t3.out", "t4.out"] {
+        let mb = peak_of(k);
+        let said = format!(
+            " {k} started, expected peak {} MiB (remembered {mb} MiB + 10 %)",
+            mb + (mb * 10).div_ceil(100)
+        );
+        assert!(second.contains(&said), "{said}\n{second}");
+    }
+    let block = jobserver_block(&second);
+    assert!(
+        block.contains(
+            "  per-job peaks: 4 of 4 job(s) started with a remembered peak; largest error "
+        ),
+        "{second}"
+    );
+}

@@ -287,6 +287,7 @@ impl JobserverRun {
             self.pausing = self.gov.follow(root, pid, cg).map(Box::new);
         }
         if let (Some(p), Some(member)) = (self.pausing.as_deref_mut(), self.pool.as_deref()) {
+            p.weighing = true;
             super::pool::remembered_jobs(member.dir(), &self.run_id, p.weights.remembered_mut());
         }
     }

@@ -85,6 +85,9 @@ pub struct Pausing {
     seen: Option<u32>,
     /// Each job's own weight: its key, its remembered peak, its peak.
     pub weights: JobWeights,
+    /// Jobs are keyed and measured (`--pool`: where their peaks are
+    /// remembered); off, a scan reads no command line or `status`.
+    pub weighing: bool,
     /// The jobs the last scan saw start, told by the next
     /// [`Pausing::act`] with `--explain`.
     started: heapless::Vec<Started, JOBS_CAP>,
@@ -128,6 +131,7 @@ impl Pausing {
             scanned: false,
             seen: None,
             weights: JobWeights::new(),
+            weighing: false,
             started: heapless::Vec::new(),
             build_dir,
         })
@@ -143,6 +147,9 @@ impl Pausing {
             .then(|| u32::try_from(self.work.tree.jobs().len()).unwrap_or(u32::MAX));
         if !self.scanned {
             return None;
+        }
+        if !self.weighing {
+            return pause_rule::largest_mb(self.work.tree.jobs());
         }
         let (proc_dir, build_dir) = (&self.proc_dir, &self.build_dir);
         let (cmdline, buf) = (&mut self.work.cmdline, &mut self.work.buf);

@@ -4,6 +4,11 @@
 //! their processes held at once, RSS summed, read every tick) and, when
 //! they end, remembered for the next run.
 //!
+//! - A job the table left out when it was full (`job_peaks::KEYS_CAP`,
+//!   the heaviest kept) is expected to reach at most the largest peak it
+//!   left out (`others_mb`), plus the margin, and so is weighed as one
+//!   with a remembered peak; a job left out may yet be new, and heavier:
+//!   once it outgrows that, it is weighed as one with none.
 //! - A job with a remembered peak is expected to reach it plus
 //!   `estimate::MARGIN_PCT`; one without, or one that outgrows it, the build's
 //!   learned peak (`estimate`), as before per-job peaks.
@@ -147,11 +152,16 @@ impl JobWeights {
                 self.fared.known = self.fared.known.saturating_add(1);
                 self.next = None;
             }
+            // Not in a table that was full: at most the largest it left out.
+            let others = key
+                .as_ref()
+                .map(|_| self.remembered.others_mb())
+                .filter(|&mb| mb > 0);
             let l = Live {
                 pid: j.pid,
                 start_ticks: j.start_ticks,
                 key,
-                remembered_mb: found.map(|(_, mb)| mb),
+                remembered_mb: found.map(|(_, mb)| mb).or(others),
                 peak_kib: reached,
             };
             let _ = started.push(Started {
@@ -225,15 +235,18 @@ impl JobWeights {
     }
 
     /// What a job not started yet is expected to reach, MiB: the lightest
-    /// remembered peak among keys that have not run in this build, plus
+    /// remembered peak among keys that have not run in this build (and
+    /// the largest left out of a full table, whose jobs run too), plus
     /// the margin; `None` when every one has run or none is remembered.
     pub fn next_mb(&mut self) -> Option<u64> {
         if let Some(n) = self.next {
             return n;
         }
+        let others = self.remembered.others_mb();
         let n = (0..self.remembered.len())
             .filter(|&i| self.ran[i / 64] & (1 << (i % 64)) == 0)
             .map(|i| u64::from(self.remembered.entry(i).peak_mb))
+            .chain((others > 0).then_some(others))
             .min()
             .map(with_margin);
         self.next = Some(n);
@@ -251,6 +264,7 @@ impl JobWeights {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
 
     fn job(pid: u32, rss_mib: u64) -> jobtree::Job {
@@ -329,6 +343,22 @@ mod tests {
         w.follow(&[job(20, 5)], keyed, rss, &mut started);
         assert_eq!(w.measured().get(b"h1.c").map(|(_, mb)| mb), Some(10));
         assert_eq!(w.fared().largest_error, None);
+    }
+
+    #[test]
+    fn a_job_left_out_of_a_full_table_weighs_the_largest_left_out() {
+        let mut w = JobWeights::new();
+        let t = w.remembered_mut();
+        for i in 0..KEYS_CAP {
+            t.set(std::format!("tu{i:04}.c").as_bytes(), 100 + i as u64);
+        }
+        // Full: a lighter one is left out, and said.
+        t.set(b"light.c", 40);
+        assert_eq!(t.others_mb(), 40);
+        assert_eq!(w.next_mb(), Some(44));
+        let mut started: Vec<Started, 8> = Vec::new();
+        w.follow(&[job(3, 5)], keyed, rss, &mut started);
+        assert_eq!(w.expected_mb(3, 3), Some(44));
     }
 
     #[test]

@@ -89,6 +89,7 @@ proptest! {
                 now_ms: i as u64 * 250,
                 pool_allowed: None,
                 seen: None,
+                weight: None,
             });
             prop_assert!(d.allowed >= 1 && d.allowed <= cap);
             prop_assert!(d.take <= in_pipe);

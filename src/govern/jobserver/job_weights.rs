@@ -45,7 +45,16 @@ struct Live {
     remembered_mb: Option<u64>,
     /// The most its processes held at once, KiB.
     peak_kib: u64,
+    /// Scans that read no key for it yet; past [`KEY_TRIES`], it has
+    /// none.
+    tries: u8,
 }
+
+/// Scans that may find a job's command line empty before it is taken
+/// to name nothing: a process in execve(2) has its new name (`comm`)
+/// before its arguments (`cmdline` reads empty then, proc(5)), so a scan
+/// may see the job before its command line is there.
+pub const KEY_TRIES: u8 = 4;
 
 /// A job that started this tick, as `--explain` tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,36 +150,56 @@ impl JobWeights {
         }
         for j in jobs {
             let reached = reach_of(j).max(j.rss_kib);
-            if let Some(l) = self.find_mut(j.pid, j.start_ticks) {
-                l.peak_kib = l.peak_kib.max(reached);
+            let l = match self
+                .live
+                .iter()
+                .position(|l| (l.pid, l.start_ticks) == (j.pid, j.start_ticks))
+            {
+                Some(i) => &mut self.live[i],
+                None => {
+                    let l = Live {
+                        pid: j.pid,
+                        start_ticks: j.start_ticks,
+                        key: None,
+                        remembered_mb: None,
+                        peak_kib: 0,
+                        tries: 0,
+                    };
+                    // Past the table: weighed by the build's peak, not measured.
+                    if self.live.push(l).is_err() {
+                        continue;
+                    }
+                    let last = self.live.len() - 1;
+                    &mut self.live[last]
+                }
+            };
+            l.peak_kib = l.peak_kib.max(reached);
+            if l.key.is_some() || l.tries >= KEY_TRIES {
                 continue;
             }
+            l.tries += 1;
             let key = key_of(j.pid).map(|w| key(&w));
-            let found = key.as_ref().and_then(|k| self.remembered.get(k));
-            if let Some((i, _)) = found {
-                self.ran[i / 64] |= 1 << (i % 64);
-                self.fared.known = self.fared.known.saturating_add(1);
-                self.next = None;
+            if key.is_none() && l.tries < KEY_TRIES {
+                continue;
             }
+            let found = key.as_ref().and_then(|k| self.remembered.get(k));
             // Not in a table that was full: at most the largest it left out.
             let others = key
                 .as_ref()
                 .map(|_| self.remembered.others_mb())
                 .filter(|&mb| mb > 0);
-            let l = Live {
-                pid: j.pid,
-                start_ticks: j.start_ticks,
-                key,
-                remembered_mb: found.map(|(_, mb)| mb).or(others),
-                peak_kib: reached,
-            };
+            l.key = key;
+            l.remembered_mb = found.map(|(_, mb)| mb).or(others);
             let _ = started.push(Started {
                 pid: l.pid,
                 key: l.key.clone(),
                 remembered_mb: l.remembered_mb,
             });
-            // Past the table: weighed by the build's peak, not measured.
-            let _ = self.live.push(l);
+            if let Some((i, _)) = found {
+                self.ran[i / 64] |= 1 << (i % 64);
+                self.fared.known = self.fared.known.saturating_add(1);
+                self.next = None;
+            }
         }
     }
 
@@ -203,12 +232,6 @@ impl JobWeights {
                 let _ = self.fared.key.extend_from_slice(k);
             }
         }
-    }
-
-    fn find_mut(&mut self, pid: u32, start_ticks: u64) -> Option<&mut Live> {
-        self.live
-            .iter_mut()
-            .find(|l| (l.pid, l.start_ticks) == (pid, start_ticks))
     }
 
     /// The peak job (`pid`, `start_ticks`) is expected to reach, MiB: its
@@ -338,7 +361,7 @@ mod tests {
         w.follow(&[job(1, 10), job(20, 5)], keyed, rss, &mut started);
         assert_eq!(w.expected_mb(1, 1), None);
         assert_eq!(w.expected_mb(20, 20), None);
-        assert_eq!(started[1].key, None);
+        assert_eq!(started.len(), 1, "job 20 names nothing yet");
         // Still measured for the next run, when keyed.
         w.follow(&[job(20, 5)], keyed, rss, &mut started);
         assert_eq!(w.measured().get(b"h1.c").map(|(_, mb)| mb), Some(10));
@@ -359,6 +382,28 @@ mod tests {
         let mut started: Vec<Started, 8> = Vec::new();
         w.follow(&[job(3, 5)], keyed, rss, &mut started);
         assert_eq!(w.expected_mb(3, 3), Some(44));
+    }
+
+    #[test]
+    fn a_command_line_read_empty_in_execve_is_read_again() {
+        let mut w = JobWeights::new();
+        w.remembered_mut().set(b"h1.c", 360);
+        let mut started: Vec<Started, 8> = Vec::new();
+        // Seen mid-execve: no command line yet; nothing said.
+        w.follow(&[job(1, 2)], |_| None, rss, &mut started);
+        assert!(started.is_empty());
+        assert_eq!(w.expected_mb(1, 1), None);
+        // The next scan reads it.
+        w.follow(&[job(1, 3)], keyed, rss, &mut started);
+        assert_eq!(started.len(), 1);
+        assert_eq!(w.expected_mb(1, 1), Some(396));
+        // One that never names anything is said after KEY_TRIES scans.
+        started.clear();
+        for n in 1..=KEY_TRIES {
+            w.follow(&[job(1, 3), job(50, 1)], keyed, rss, &mut started);
+            assert_eq!(started.len(), usize::from(n == KEY_TRIES));
+        }
+        assert_eq!(started[0].key, None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod admit; // pool admission: the room with the others', who gets the next s
 pub mod driver; // a glance in, decisions out and acted on: the governor's tick
 pub mod estimate; // the peak per job: where it starts, how it rises with the jobs
 pub mod handout; // token handout: how many jobs memory allows, tokens out or back
+pub mod job_peaks; // the peak of each job a pool remembers for each run id, by the key of its work
 pub mod lease; // a pool lease: one governor's reservation, as its file's text
 pub mod notes; // what the governor tells, as values, and the sink that words them
 pub mod pause_rule; // which job to stop and which to continue (pause, do not kill)

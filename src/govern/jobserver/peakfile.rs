@@ -81,10 +81,17 @@ pub enum PeakIssue {
 /// The file name for run id `run`: `peak-RUN`; `None` when `run` is not
 /// a safe name.
 pub fn name(run: &str) -> Option<heapless::String<72>> {
+    name_with(PEAK_PREFIX, run)
+}
+
+/// The file name `PREFIX` + `run` (`peak-RUN`, `jobs-RUN`); `None` when
+/// `run` is not a safe name (see the module documentation) or `prefix` is
+/// longer than 8 bytes.
+pub fn name_with(prefix: &str, run: &str) -> Option<heapless::String<72>> {
     let safe = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
     let ok = (1..=64).contains(&run.len()) && !run.starts_with('.') && run.bytes().all(safe);
     let mut n = heapless::String::new();
-    (ok && n.push_str(PEAK_PREFIX).is_ok() && n.push_str(run).is_ok()).then_some(n)
+    (ok && n.push_str(prefix).is_ok() && n.push_str(run).is_ok()).then_some(n)
 }
 
 /// The peak in a file's `bytes`, MiB.
@@ -132,8 +139,29 @@ pub fn read(
     buf: &mut [u8],
 ) -> Result<Option<u64>, PeakIssue> {
     let file = name(run).ok_or(PeakIssue::BadName)?;
+    match read_trusted(dir, file.as_str(), shared, uid, buf)? {
+        None => Ok(None),
+        Some(bytes) => parse(bytes).map(Some).map_err(PeakIssue::Unparsable),
+    }
+}
+
+/// The bytes of the file `file` in the pool directory `dir`, read into
+/// `buf` under the pool's trust rules: never through a symlink, only a
+/// regular file, and when `shared` (others may write `dir`) only `uid`'s
+/// or root's; `Ok(None)` when there is none.
+///
+/// # Errors
+/// [`PeakIssue`]: the file is there but not used; one larger than `buf`
+/// is `Unparsable(PeakError::Shape)`.
+pub fn read_trusted<'b>(
+    dir: BorrowedFd<'_>,
+    file: &str,
+    shared: bool,
+    uid: u32,
+    buf: &'b mut [u8],
+) -> Result<Option<&'b [u8]>, PeakIssue> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = match rustix::fs::openat(dir, file.as_str(), flags, Mode::empty()) {
+    let fd = match rustix::fs::openat(dir, file, flags, Mode::empty()) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(None),
         Err(Errno::LOOP) => return Err(PeakIssue::NotRegular),
@@ -146,12 +174,11 @@ pub fn read(
     if shared && st.st_uid != uid && st.st_uid != 0 {
         return Err(PeakIssue::Untrusted { uid: st.st_uid });
     }
-    let bytes = match read_fd(fd.as_fd(), buf) {
-        Ok(b) => b,
-        Err(ReadError::Read(e)) => return Err(PeakIssue::Unreadable(e)),
-        Err(_) => return Err(PeakIssue::Unparsable(PeakError::Shape)),
-    };
-    parse(bytes).map(Some).map_err(PeakIssue::Unparsable)
+    match read_fd(fd.as_fd(), buf) {
+        Ok(b) => Ok(Some(b)),
+        Err(ReadError::Read(e)) => Err(PeakIssue::Unreadable(e)),
+        Err(_) => Err(PeakIssue::Unparsable(PeakError::Shape)),
+    }
 }
 
 /// Writes `mb` as the peak of `run` into the pool directory `dir`, whole

@@ -71,7 +71,13 @@ pub type Key = heapless::Vec<u8, KEY_LEN>;
 pub fn key(bytes: &[u8]) -> Key {
     let tail = &bytes[bytes.len().saturating_sub(KEY_LEN)..];
     tail.iter()
-        .map(|&b| if b < 0x20 || b == 0x7f || b == b'\\' { b'?' } else { b })
+        .map(|&b| {
+            if b < 0x20 || b == 0x7f || b == b'\\' {
+                b'?'
+            } else {
+                b
+            }
+        })
         .collect()
 }
 
@@ -185,7 +191,13 @@ impl JobPeaks {
             at
         };
         // Not full here: cannot fail.
-        let _ = self.entries.insert(at, Entry { key: k, peak_mb: mb });
+        let _ = self.entries.insert(
+            at,
+            Entry {
+                key: k,
+                peak_mb: mb,
+            },
+        );
     }
 
     /// The largest peak of a job that was not kept (the table was full),
@@ -447,7 +459,10 @@ mod tests {
         (0..t.len())
             .map(|i| {
                 let e = t.entry(i);
-                (std::string::String::from_utf8_lossy(&e.key).into(), e.peak_mb)
+                (
+                    std::string::String::from_utf8_lossy(&e.key).into(),
+                    e.peak_mb,
+                )
             })
             .collect()
     }
@@ -464,7 +479,10 @@ mod tests {
         let long: std::vec::Vec<u8> = (0..200u8).map(|i| b'a' + i % 26).collect();
         assert_eq!(key(&long).as_slice(), &long[200 - KEY_LEN..]);
         assert_eq!(key(&long[..KEY_LEN]).as_slice(), &long[..KEY_LEN]);
-        assert_eq!(key(b"a\nb\rc\x00d\x1b[1m\x7f\\e").as_slice(), b"a?b?c?d?[1m??e");
+        assert_eq!(
+            key(b"a\nb\rc\x00d\x1b[1m\x7f\\e").as_slice(),
+            b"a?b?c?d?[1m??e"
+        );
         // Applying it twice changes nothing; bytes above 0x7f stay.
         let k = key("α\t/β.o".as_bytes());
         assert_eq!(key(&k), k);
@@ -508,7 +526,10 @@ mod tests {
         assert_eq!(t.len(), KEYS_CAP);
         // Lighter than the lightest (100): not kept, remembered as others.
         t.set(b"light", 40);
-        assert_eq!((t.len(), t.get(b"light"), t.others_mb()), (KEYS_CAP, None, 40));
+        assert_eq!(
+            (t.len(), t.get(b"light"), t.others_mb()),
+            (KEYS_CAP, None, 40)
+        );
         // As light as the lightest: not kept either.
         t.set(b"equal", 100);
         assert_eq!((t.get(b"equal"), t.others_mb()), (None, 100));
@@ -551,12 +572,19 @@ mod tests {
     #[test]
     fn merge_newer_wins_others_the_larger() {
         let mut old = table();
-        parse(b"headroom-job-peaks 1\nothers_mb 70\n360 s.o\n59 a.o\n", &mut old).unwrap();
+        parse(
+            b"headroom-job-peaks 1\nothers_mb 70\n360 s.o\n59 a.o\n",
+            &mut old,
+        )
+        .unwrap();
         let mut new = table();
         new.set(b"s.o", 300);
         new.set(b"b.o", 61);
         old.merge(&new);
-        assert_eq!(pairs(&old), [("a.o".into(), 59), ("b.o".into(), 61), ("s.o".into(), 300)]);
+        assert_eq!(
+            pairs(&old),
+            [("a.o".into(), 59), ("b.o".into(), 61), ("s.o".into(), 300)]
+        );
         assert_eq!(old.others_mb(), 70);
     }
 
@@ -623,11 +651,17 @@ mod tests {
               59 also-good.o\n\
               7 torn.o",
         );
-        assert_eq!(pairs(&t), [("also-good.o".into(), 59), ("good.o".into(), 360)]);
+        assert_eq!(
+            pairs(&t),
+            [("also-good.o".into(), 59), ("good.o".into(), 360)]
+        );
         assert_eq!((t.others_mb(), t.skipped()), (8, 11));
         // Bad header lines too; a key met twice keeps its last peak.
         let t = parsed(b"headroom-job-peaks 1\nothers_mb x\nno-space\n5 a\n6 a\n");
-        assert_eq!((pairs(&t), t.others_mb(), t.skipped()), (std::vec![("a".into(), 6)], 0, 2));
+        assert_eq!(
+            (pairs(&t), t.others_mb(), t.skipped()),
+            (std::vec![("a".into(), 6)], 0, 2)
+        );
         // A hand-edited key with a tab or a backslash is made a key.
         let t = parsed(b"headroom-job-peaks 1\n5 a\tb\\c\n");
         assert_eq!(pairs(&t), [("a?b?c".into(), 5)]);
@@ -655,7 +689,11 @@ mod tests {
                 assert_eq!(t.get(&e.key).map(|g| g.1), Some(u64::from(e.peak_mb)));
             }
             if entries > 0 {
-                assert_eq!(got.get(b"sqlite-1.o").map(|g| g.1), Some(360), "heaviest first");
+                assert_eq!(
+                    got.get(b"sqlite-1.o").map(|g| g.1),
+                    Some(360),
+                    "heaviest first"
+                );
             }
         }
     }

@@ -276,6 +276,10 @@ pub fn remembered_job_peaks(
     job_peaks::read(dir.as_fd(), run, shared, uid, buf, into)
 }
 
+/// One per-job peak file as [`peek_job_peaks`] read it: its jobs, or why
+/// it is not used.
+pub type JobPeaksRead<'t> = Result<&'t JobPeaks, PeakIssue>;
+
 /// Every per-job peak file in the pool DIR (`jobs-RUN`,
 /// `jobserver::job_peaks`), for `headroom status`: each read into `table`
 /// in turn and handed to `each` with its run id, or with why it is not
@@ -293,7 +297,7 @@ pub fn peek_job_peaks(
     dir_buf: &mut [MaybeUninit<u8>],
     file_buf: &mut [u8],
     table: &mut JobPeaks,
-    each: &mut dyn FnMut(&[u8], Result<&JobPeaks, PeakIssue>),
+    each: &mut dyn FnMut(&[u8], JobPeaksRead<'_>),
 ) -> Result<(), OpenError> {
     let (dir, shared) = open_dir(path)?;
     let listed = for_each_entry(dir.as_fd(), dir_buf, |name, _| {

@@ -207,7 +207,9 @@ impl PoolDir {
     /// `measured` is merged into it (measured wins) and it is written
     /// whole (a temporary file renamed over it). A file that is not a
     /// table (or not a regular file) is replaced. `buf`: at least
-    /// [`job_peaks::JOB_PEAKS_BUF`] bytes; about 56 KiB of stack hold the merge.
+    /// [`job_peaks::JOB_PEAKS_BUF`] bytes; about 56 KiB of stack hold the
+    /// merge. It takes the pool lock itself: never call it holding a
+    /// [`Locked`] (the lock is one, and would be dropped on return).
     ///
     /// # Errors
     /// `EINVAL` for a run id that cannot name a file; `EWOULDBLOCK` when

@@ -273,3 +273,34 @@ fn mutated_peak_files_never_panic() {
         assert!(parse(&v).is_err() || v.starts_with(b"headroom-peak 1"));
     }
 }
+
+/// The pool's per-job peak file (`govern::jobserver::job_peaks`): its own
+/// text mutated, and random bytes, give a table whose every peak is in
+/// range and which renders back to the same jobs, or an error; never a
+/// panic.
+#[test]
+fn mutated_job_peak_files_never_panic() {
+    use headroom::govern::jobserver::job_peaks::{JOB_PEAKS_BUF, JobPeaks, parse, render};
+    use headroom::govern::jobserver::peakfile::PEAK_MAX_MB;
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let seeds = [
+        &b"headroom-job-peaks 1\nothers_mb 0\n360 sqlite-1.o\n59 light-07.o\n"[..],
+        b"headroom-job-peaks 1\nlater 3\nothers_mb 41\n4096 aten/Activation.cpp.o\n35O x\n7 torn",
+    ];
+    let (mut t, mut back) = (Box::new(JobPeaks::new()), Box::new(JobPeaks::new()));
+    let mut buf = vec![0u8; JOB_PEAKS_BUF];
+    for seed in seeds {
+        for _ in 0..3000 {
+            if parse(&mutate(&mut rng, seed), &mut t).is_err() {
+                continue;
+            }
+            for i in 0..t.len() {
+                let e = t.entry(i);
+                assert!((1..=PEAK_MAX_MB).contains(&u64::from(e.peak_mb)));
+                assert!(!e.key.is_empty() && !e.key.contains(&b'\n'));
+            }
+            parse(render(&t, &mut buf).unwrap(), &mut back).unwrap();
+            assert_eq!((back.len(), back.others_mb()), (t.len(), t.others_mb()));
+        }
+    }
+}

@@ -402,6 +402,92 @@ fn status_shows_the_builds_in_a_pool() {
     assert!(text.contains(": 0 build(s)\n"), "{text}");
 }
 
+/// Issue 35: `status --pool` lists, for each run id the pool remembers
+/// per-job peaks of (`jobs-RUN`), how many jobs and the heaviest keys;
+/// a file it cannot use is named, and the rest is still shown.
+#[test]
+fn status_lists_the_heaviest_jobs_a_pool_remembers() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("jobpeaks");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let mut text = String::from("headroom-job-peaks 1\nothers_mb 41\n");
+    text.push_str("360 sqlite-1.o\n356 sqlite-2.o\n");
+    for i in 0..40 {
+        text.push_str(&format!("{} light-{i:02}.o\n", 59 - i % 3));
+    }
+    text.push_str("35O typo.o\n12 \"quoted\".o\n7 torn.o");
+    fs::write(pool.join("jobs-build1"), &text).unwrap();
+    fs::write(pool.join("jobs-old"), "headroom-job-peaks 2\n1 x\n").unwrap();
+    fs::write(pool.join("elsewhere"), "headroom-job-peaks 1\n9 x\n").unwrap();
+    std::os::unix::fs::symlink(pool.join("elsewhere"), pool.join("jobs-link")).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        // In a sticky pool others may write, another user's file is not
+        // trusted.
+        fs::set_permissions(&pool, fs::Permissions::from_mode(0o1777)).unwrap();
+        fs::write(pool.join("jobs-theirs"), "headroom-job-peaks 1\n9 x\n").unwrap();
+        std::os::unix::fs::chown(pool.join("jobs-theirs"), Some(4242), None).unwrap();
+    }
+    let status = |json: bool| {
+        let mut c = Command::new(BIN);
+        c.arg("status");
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .arg("--pool")
+            .arg(&pool)
+            .env_remove("HEADROOM_POOL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let screen = status(false);
+    assert!(
+        screen.contains(
+            "\n  run build1: 43 job peak(s) remembered; heaviest: sqlite-1.o 360 MiB, \
+             sqlite-2.o 356 MiB, light-00.o 59 MiB, light-03.o 59 MiB, light-06.o 59 MiB; \
+             41 MiB the heaviest of the jobs not kept; 2 bad line(s) skipped\n"
+        ),
+        "{screen}"
+    );
+    let mut named = vec![
+        "\n  jobs-old: not a per-job peak file (Magic); not used\n",
+        "\n  jobs-link: not a regular file (a symlink?), never followed; not used\n",
+    ];
+    if root {
+        named.push("\n  jobs-theirs: owned by uid 4242, not this user or root; not used\n");
+    }
+    for line in named {
+        assert!(screen.contains(line), "{line:?} in {screen}");
+    }
+    // The same in the JSON (python's parser checks it).
+    let check = "import json,sys; p=json.load(sys.stdin)['pool']; \
+        print([(r['run'], r['jobs'], r['others_mib'], r['bad_lines'], \
+        [(h['key'], h['peak_mib']) for h in r['heaviest']]) for r in p['job_peaks']]); \
+        print(sorted(n['file'] for n in p['not_counted']))";
+    let mut py = Command::new("python3")
+        .args(["-c", check])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut py.stdin.take().unwrap(), status(true).as_bytes()).unwrap();
+    let parsed = py.wait_with_output().unwrap();
+    let theirs = if root { ", 'jobs-theirs'" } else { "" };
+    assert_eq!(
+        String::from_utf8_lossy(&parsed.stdout),
+        format!(
+            "[('build1', 43, 41, 2, [('sqlite-1.o', 360), ('sqlite-2.o', 356), \
+             ('light-00.o', 59), ('light-03.o', 59), ('light-06.o', 59)])]\n\
+             ['jobs-link', 'jobs-old'{theirs}]\n"
+        ),
+        "{parsed:?}"
+    );
+}
+
 #[test]
 fn prom_exports_the_jobs_and_the_pool() {
     let d = scratch("prom");

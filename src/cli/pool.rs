@@ -1,7 +1,8 @@
 //! A memory pool (`run --jobserver --pool DIR`) in words: why a pool cannot
 //! be used or a file in it is not counted, the remembered peaks read before
-//! a run (the build's and each job's; their warnings), and a pool's leases peeked at without joining it
-//! (which `status --pool`, `cli/status_pool.rs`, shows). This governor's
+//! a run (the build's and each job's; their warnings), and a pool's leases
+//! and per-job peaks peeked at without joining it (which `status --pool`,
+//! `cli/status_pool.rs`, shows). This governor's
 //! side of the pool while it runs is the library's
 //! `govern::jobserver::pool_member`.
 
@@ -19,7 +20,7 @@ use super::messages::{Fail, errtext};
 /// MiB; `None` when it has none. A file that is there but cannot be used
 /// is warned about and ignored, and so is a run id that cannot name one.
 pub fn remembered(dir: &str, from: &str, run_id: &str) -> Option<u64> {
-    use headroom::govern::jobserver::peakfile::{PEAK_FILE_CAP, PEAK_PREFIX, PeakIssue};
+    use headroom::govern::jobserver::peakfile::{PEAK_FILE_CAP, PEAK_PREFIX};
     let uid = rustix::process::geteuid().as_raw();
     let mut buf = vec![0u8; PEAK_FILE_CAP + 1];
     let issue =
@@ -27,25 +28,32 @@ pub fn remembered(dir: &str, from: &str, run_id: &str) -> Option<u64> {
             Ok(peak) => return peak,
             Err(i) => i,
         };
-    let why = match issue {
-        PeakIssue::BadName => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: warning: {from} {dir}: run id '{}' is not a safe file name (1 to 64 letters, digits, . _ -, no leading dot): its peak per job is not remembered",
-                super::messages::shown(run_id)
-            );
-            return None;
-        }
-        PeakIssue::NotRegular => "not a regular file (a symlink?), never followed".into(),
-        PeakIssue::Untrusted { uid } => format!("owned by uid {uid}, not this user or root"),
-        PeakIssue::Unreadable(e) => format!("cannot be read: {}", errtext(e)),
-        PeakIssue::Unparsable(e) => format!("not a peak file ({e:?})"),
-    };
+    if issue == PeakIssue::BadName {
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: warning: {from} {dir}: run id '{}' is not a safe file name (1 to 64 letters, digits, . _ -, no leading dot): its peak per job is not remembered",
+            super::messages::shown(run_id)
+        );
+        return None;
+    }
+    let why = peak_what(issue, "a peak file");
     let _ = writeln!(
         std::io::stderr(),
         "headroom: warning: {from} {dir}: {PEAK_PREFIX}{run_id}: {why}; ignored"
     );
     None
+}
+
+/// What is wrong with a pool's remembered-peak file (`kind`: what it is
+/// not, e.g. "a peak file").
+pub fn peak_what(issue: PeakIssue, kind: &str) -> String {
+    match issue {
+        PeakIssue::BadName => "its name is not a safe run id".into(),
+        PeakIssue::NotRegular => "not a regular file (a symlink?), never followed".into(),
+        PeakIssue::Untrusted { uid } => format!("owned by uid {uid}, not this user or root"),
+        PeakIssue::Unreadable(e) => format!("cannot be read: {}", errtext(e)),
+        PeakIssue::Unparsable(e) => format!("not {kind} ({e:?})"),
+    }
 }
 
 /// What is wrong with a file the pool does not count.
@@ -71,10 +79,7 @@ pub fn remembered_jobs(dir: &str, run_id: &str, into: &mut JobPeaks) {
     let mut buf = vec![0u8; JOB_PEAKS_BUF];
     let why = match remembered_job_peaks(dir, uid, run_id, &mut buf, into) {
         Ok(_) | Err(PeakIssue::BadName) => return,
-        Err(PeakIssue::NotRegular) => "not a regular file (a symlink?), never followed".into(),
-        Err(PeakIssue::Untrusted { uid }) => format!("owned by uid {uid}, not this user or root"),
-        Err(PeakIssue::Unreadable(e)) => format!("cannot be read: {}", errtext(e)),
-        Err(PeakIssue::Unparsable(e)) => format!("not a table of job peaks ({e:?})"),
+        Err(issue) => peak_what(issue, "a table of job peaks"),
     };
     into.clear();
     let _ = writeln!(
@@ -101,13 +106,35 @@ pub fn open_text(from: &str, dir: &str, e: OpenError) -> String {
 }
 
 /// Pool DIR's leases as peeked at for `status`: those that count, and the
-/// files it did not count.
+/// files it did not count; and the per-job peaks it remembers.
 pub struct Peeked {
     /// The leases that count (live governors, growth no larger than the
     /// host's memory), at most [`LEASES_CAP`].
     pub leases: Box<heapless::Vec<Lease, LEASES_CAP>>,
-    /// The files not counted, in the order the directory lists them.
+    /// The per-job peak files (`jobs-RUN`) that could be read, by run id.
+    pub job_peaks: Vec<Remembered>,
+    /// The files not counted (leases, then per-job peak files), in the
+    /// order the directory lists them.
     pub not_counted: Vec<NotCounted>,
+}
+
+/// How many of a run's heaviest jobs `status --pool` names.
+pub const HEAVIEST_SHOWN: usize = 5;
+
+/// What a pool remembers of one run id's jobs (its `jobs-RUN` file).
+pub struct Remembered {
+    /// The run id.
+    pub run: String,
+    /// How many jobs it remembers.
+    pub jobs: usize,
+    /// The largest peak of a job not kept (the table was full), MiB; 0
+    /// when none.
+    pub others_mb: u64,
+    /// Lines of the file skipped (malformed, or a torn last line).
+    pub bad_lines: u32,
+    /// Its [`HEAVIEST_SHOWN`] heaviest jobs, heaviest first: the key
+    /// (invalid UTF-8 shown as U+FFFD) and the peak, MiB.
+    pub heaviest: Vec<(String, u32)>,
 }
 
 /// A file of a pool directory that is not counted.
@@ -146,8 +173,57 @@ pub fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
         },
     )
     .map_err(|e| Fail(open_text("--pool", dir, e)))?;
+    let job_peaks = peek_job_peaks(dir, uid, &mut dir_buf, &mut not_counted)?;
     Ok(Peeked {
         leases,
+        job_peaks,
         not_counted,
     })
+}
+
+/// Reads every `jobs-RUN` of pool DIR as `status` shows them, by run id;
+/// each file that cannot be used goes to `not_counted`.
+fn peek_job_peaks(
+    dir: &str,
+    uid: u32,
+    dir_buf: &mut [MaybeUninit<u8>],
+    not_counted: &mut Vec<NotCounted>,
+) -> Result<Vec<Remembered>, Fail> {
+    use headroom::govern::jobserver::job_peaks::{JOB_PEAKS_BUF, JOBS_PREFIX, JobPeaks};
+    let mut file_buf = vec![0u8; JOB_PEAKS_BUF];
+    let mut table = Box::new(JobPeaks::new());
+    let mut found = Vec::new();
+    headroom::govern::jobserver::pool_dir::peek_job_peaks(
+        dir,
+        uid,
+        dir_buf,
+        &mut file_buf,
+        &mut table,
+        &mut |name, read| {
+            let file = String::from_utf8_lossy(name).into_owned();
+            let t = match read {
+                Ok(t) => t,
+                Err(issue) => {
+                    let why = format!("{}; not used", peak_what(issue, "a per-job peak file"));
+                    not_counted.push(NotCounted { file, why });
+                    return;
+                }
+            };
+            let mut top = heapless::Vec::<_, HEAVIEST_SHOWN>::new();
+            t.heaviest(&mut top);
+            found.push(Remembered {
+                run: file.strip_prefix(JOBS_PREFIX).unwrap_or(&file).to_string(),
+                jobs: t.len(),
+                others_mb: t.others_mb(),
+                bad_lines: t.skipped(),
+                heaviest: top
+                    .iter()
+                    .map(|e| (String::from_utf8_lossy(&e.key).into_owned(), e.peak_mb))
+                    .collect(),
+            });
+        },
+    )
+    .map_err(|e| Fail(open_text("--pool", dir, e)))?;
+    found.sort_by(|a, b| a.run.cmp(&b.run));
+    Ok(found)
 }

@@ -1,18 +1,21 @@
 //! `status --pool DIR`: the builds sharing a memory pool, read once (the
-//! pool's leases, judged against the status snapshot's MemTotal) and
-//! rendered as the screen's block or the JSON's `pool` object.
+//! pool's leases, judged against the status snapshot's MemTotal, and the
+//! per-job peaks it remembers) and rendered as the screen's block or the
+//! JSON's `pool` object.
 
 use headroom::govern::jobserver::lease::reserved_mb;
 use headroom::plan::status::snapshot::Snapshot;
 
 use super::messages::Fail;
-use super::pool::{NotCounted, Peeked, peek_pool};
+use super::messages::shown;
+use super::pool::{NotCounted, Peeked, Remembered, peek_pool};
 
 /// The status of pool DIR as `status` shows it: its leases, read once.
 pub struct PoolStatus {
     /// The directory as given.
     dir: String,
-    /// Its leases that count, and the files it did not count.
+    /// Its leases that count, the per-job peaks it remembers, and the
+    /// files it did not count.
     peeked: Peeked,
 }
 
@@ -45,11 +48,13 @@ impl PoolStatus {
         }
     }
 
-    /// The screen's block: the builds sharing the pool, a line each, then
-    /// the files it did not count.
+    /// The screen's block: the builds sharing the pool, a line each, the
+    /// per-job peaks remembered, a line per run id (its heaviest jobs,
+    /// `KEY PEAK MiB`), then the files it did not count.
     pub fn block(&self) -> String {
         let Peeked {
             leases,
+            job_peaks,
             not_counted,
         } = &self.peeked;
         let mut out = format!("\nPOOL {}: {} build(s)\n", self.dir, leases.len());
@@ -72,6 +77,9 @@ impl PoolStatus {
                 reserved_mb(leases.iter())
             ));
         }
+        for r in job_peaks {
+            out.push_str(&remembered_line(r));
+        }
         for NotCounted { file, why } in not_counted {
             out.push_str(&format!("  {file}: {why}\n"));
         }
@@ -82,10 +90,13 @@ impl PoolStatus {
     /// `{"dir":…,"builds":N,"growth_reserved_mib":M,
     /// "leases":[{"run":…,"jobs_running":N,"jobs_paused":N,"jobs_allowed":N,
     /// "jobs_cap":N,"peak_mib_per_job":M,"compilers_hold_mib":M,
-    /// "reserves_mib":M},…],"not_counted":[{"file":…,"why":…},…]}`.
+    /// "reserves_mib":M},…],"job_peaks":[{"run":…,"jobs":N,
+    /// "others_mib":M,"bad_lines":N,"heaviest":[{"key":…,"peak_mib":M},…]},…],
+    /// "not_counted":[{"file":…,"why":…},…]}`.
     pub fn json(&self) -> String {
         let Peeked {
             leases,
+            job_peaks,
             not_counted,
         } = &self.peeked;
         let mut out = format!(
@@ -108,6 +119,13 @@ impl PoolStatus {
                 l.growth_mb
             ));
         }
+        out.push_str("],\"job_peaks\":[");
+        for (i, r) in job_peaks.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&remembered_json(r));
+        }
         out.push_str("],\"not_counted\":[");
         for (i, NotCounted { file, why }) in not_counted.iter().enumerate() {
             out.push_str(&format!(
@@ -120,6 +138,46 @@ impl PoolStatus {
         out.push_str("]}");
         out
     }
+}
+
+/// The screen's line for one run id's remembered per-job peaks.
+fn remembered_line(r: &Remembered) -> String {
+    let mut line = format!("  run {}: {} job peak(s) remembered", r.run, r.jobs);
+    for (i, (key, mb)) in r.heaviest.iter().enumerate() {
+        let lead = if i == 0 { "; heaviest: " } else { ", " };
+        line.push_str(&format!("{lead}{} {mb} MiB", shown(key)));
+    }
+    if r.others_mb > 0 {
+        line.push_str(&format!(
+            "; {} MiB the heaviest of the jobs not kept",
+            r.others_mb
+        ));
+    }
+    if r.bad_lines > 0 {
+        line.push_str(&format!("; {} bad line(s) skipped", r.bad_lines));
+    }
+    line.push('\n');
+    line
+}
+
+/// One run id's remembered per-job peaks as a JSON object.
+fn remembered_json(r: &Remembered) -> String {
+    let mut out = format!(
+        "{{\"run\":{},\"jobs\":{},\"others_mib\":{},\"bad_lines\":{},\"heaviest\":[",
+        json_string(&r.run),
+        r.jobs,
+        r.others_mb,
+        r.bad_lines
+    );
+    for (i, (key, mb)) in r.heaviest.iter().enumerate() {
+        out.push_str(&format!(
+            "{}{{\"key\":{},\"peak_mib\":{mb}}}",
+            if i == 0 { "" } else { "," },
+            json_string(key)
+        ));
+    }
+    out.push_str("]}");
+    out
 }
 
 /// `s` as a JSON string, through the report layer's one escaper.

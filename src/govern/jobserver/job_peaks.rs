@@ -737,6 +737,12 @@ mod tests {
     }
 
     #[test]
+    fn a_table_is_about_56_kib() {
+        let size = core::mem::size_of::<JobPeaks>();
+        assert!((50 * 1024..=58 * 1024).contains(&size), "{size}");
+    }
+
+    #[test]
     fn only_safe_run_ids_name_a_file() {
         assert_eq!(name("build1").as_deref(), Some("jobs-build1"));
         for bad in ["", ".x", "a/b", "a b"] {

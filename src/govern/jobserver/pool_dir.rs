@@ -10,8 +10,10 @@
 //!   unlocked; rewritten in place (pwrite at 0, then ftruncate), never by
 //!   temp-and-rename, which would move the name off the locked inode.
 //! - `DIR/peak-RUN` is the peak per job the last run of run id RUN
-//!   measured (`jobserver::peakfile`), written whole at its end; a look
-//!   reads only `lease-*`.
+//!   measured (`jobserver::peakfile`), written whole at its end;
+//!   `DIR/jobs-RUN` the peak of each of its jobs by key
+//!   (`jobserver::job_peaks`), merged under the pool lock and written
+//!   whole at its end; a look reads only `lease-*`.
 //! - A lease whose `LOCK_SH | LOCK_NB` succeeds belongs to a governor that
 //!   is gone (killed, OOM-killed, its container stopped: the kernel drops
 //!   a flock with the last descriptor): it counts nothing and is removed,
@@ -44,7 +46,9 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::govern::jobserver::job_peaks::{self, JobPeaks};
 use crate::govern::jobserver::lease::{LEASE_CAP, Lease, LeaseError};
+use crate::govern::jobserver::peakfile::PeakIssue;
 use crate::kernel::root::{ReadError, for_each_entry, join_num, read_fd};
 
 /// The pool-wide lock file's name in DIR.
@@ -195,6 +199,122 @@ impl PoolDir {
     pub fn remember_peak(&self, run: &str, mb: u64) -> Result<(), Errno> {
         crate::govern::jobserver::peakfile::write(self.dir.as_fd(), run, mb)
     }
+
+    /// Merges the peaks of the jobs the build of run id `run` measured
+    /// into `DIR/jobs-RUN` (`jobserver::job_peaks`), for the next run with
+    /// that id: under the pool lock, the file is read again (another build
+    /// of the same run id may have written it since this one started),
+    /// `measured` is merged into it (measured wins) and it is written
+    /// whole (a temporary file renamed over it). A file that is not a
+    /// table (or not a regular file) is replaced. `buf`: at least
+    /// [`job_peaks::JOB_PEAKS_BUF`] bytes; about 56 KiB of stack hold the
+    /// merge. It takes the pool lock itself: never call it holding a
+    /// [`Locked`] (the lock is one, and would be dropped on return).
+    ///
+    /// # Errors
+    /// `EINVAL` for a run id that cannot name a file; `EWOULDBLOCK` when
+    /// the pool lock stays taken for about a second; `EPERM` for another
+    /// user's file in a shared pool; `ENOBUFS` for a `buf` too short; the
+    /// errno of reading the file, of flock(2), openat(2), write(2) or
+    /// rename(2).
+    pub fn remember_job_peaks(
+        &self,
+        run: &str,
+        measured: &JobPeaks,
+        buf: &mut [u8],
+    ) -> Result<(), Errno> {
+        let file = job_peaks::name(run).ok_or(Errno::INVAL)?;
+        let tmp = crate::report::replace::tmp_name(file.as_str())?;
+        let guard = self.lock_pool_patiently()?;
+        let mut merged = JobPeaks::new();
+        let dir = self.dir.as_fd();
+        match job_peaks::read(dir, run, self.shared, self.uid, buf, &mut merged) {
+            Ok(_) | Err(PeakIssue::Unparsable(_) | PeakIssue::NotRegular) => {}
+            Err(PeakIssue::Untrusted { .. }) => return Err(Errno::PERM),
+            Err(PeakIssue::Unreadable(e)) => return Err(e),
+            Err(PeakIssue::BadName) => return Err(Errno::INVAL),
+        }
+        merged.merge(measured);
+        let text = job_peaks::render(&merged, buf).map_err(|_| Errno::NOBUFS)?;
+        let written = crate::report::replace::write(dir, file.as_str(), tmp.as_str(), text);
+        drop(guard);
+        written
+    }
+
+    /// [`PoolDir::lock_pool`], tried for about a second: for a write at
+    /// the end of a run, which may wait for the others' looks.
+    fn lock_pool_patiently(&self) -> Result<Locked<'_>, Errno> {
+        for _ in 0..50 {
+            match self.lock_pool() {
+                Ok(g) => return Ok(g),
+                Err(OpenError::Busy) => {}
+                Err(OpenError::Lock(e)) => return Err(e),
+                Err(_) => return Err(Errno::IO),
+            }
+        }
+        Err(Errno::WOULDBLOCK)
+    }
+}
+
+/// The peaks of the jobs the pool DIR remembers for run id `run`
+/// (`jobserver::job_peaks`), into `into` (cleared first), read before this
+/// governor joins it; `Ok(false)` when there is none, or when DIR cannot
+/// be used as a pool (joining it says why). `buf`: at least
+/// [`job_peaks::JOB_PEAKS_BUF`] bytes.
+///
+/// # Errors
+/// [`PeakIssue`]: a file is there but not used.
+pub fn remembered_job_peaks(
+    path: &str,
+    uid: u32,
+    run: &str,
+    buf: &mut [u8],
+    into: &mut JobPeaks,
+) -> Result<bool, PeakIssue> {
+    into.clear();
+    let Ok((dir, shared)) = open_dir(path) else {
+        return Ok(false);
+    };
+    job_peaks::read(dir.as_fd(), run, shared, uid, buf, into)
+}
+
+/// One per-job peak file as [`peek_job_peaks`] read it: its jobs, or why
+/// it is not used.
+pub type JobPeaksRead<'t> = Result<&'t JobPeaks, PeakIssue>;
+
+/// Every per-job peak file in the pool DIR (`jobs-RUN`,
+/// `jobserver::job_peaks`), for `headroom status`: each read into `table`
+/// in turn and handed to `each` with its run id, or with why it is not
+/// used (`BadName`: its name after `jobs-` is not a safe run id), in the
+/// order the directory lists them. No lock: each file is replaced whole.
+/// `dir_buf`: the getdents64(2) buffer; `file_buf`: at least
+/// [`job_peaks::JOB_PEAKS_BUF`] bytes.
+///
+/// # Errors
+/// [`OpenError`]: DIR or its trust; the errno of listing it
+/// (`OpenError::Dir`).
+pub fn peek_job_peaks(
+    path: &str,
+    uid: u32,
+    dir_buf: &mut [MaybeUninit<u8>],
+    file_buf: &mut [u8],
+    table: &mut JobPeaks,
+    each: &mut dyn FnMut(&[u8], JobPeaksRead<'_>),
+) -> Result<(), OpenError> {
+    let (dir, shared) = open_dir(path)?;
+    let listed = for_each_entry(dir.as_fd(), dir_buf, |name, _| {
+        let Some(run) = name.strip_prefix(job_peaks::JOBS_PREFIX.as_bytes()) else {
+            return true;
+        };
+        let run = core::str::from_utf8(run).unwrap_or("");
+        match job_peaks::read(dir.as_fd(), run, shared, uid, file_buf, table) {
+            Ok(true) => each(name, Ok(table)),
+            Ok(false) => {} // gone meanwhile
+            Err(i) => each(name, Err(i)),
+        }
+        true
+    });
+    listed.map_err(OpenError::Dir)
 }
 
 /// The peak per job the pool DIR remembers for run id `run`
@@ -672,6 +792,156 @@ mod tests {
             Some(OpenError::Create(Errno::NOTDIR))
         );
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// The per-job peaks of `d`'s `jobs-RUN`, `None` when there is none.
+    fn job_peaks_of(d: &std::path::Path, run: &str) -> Option<std::boxed::Box<JobPeaks>> {
+        let mut buf = std::vec![0u8; job_peaks::JOB_PEAKS_BUF];
+        let mut t = std::boxed::Box::new(JobPeaks::new());
+        let found = remembered_job_peaks(d.to_str().unwrap(), 0, run, &mut buf, &mut t).unwrap();
+        found.then_some(t)
+    }
+
+    #[test]
+    fn job_peaks_are_merged_into_the_file_measured_wins() {
+        let d = scratch("jobs");
+        let a = open(&d, 1, &lease("a", 1));
+        let mut buf = std::vec![0u8; job_peaks::JOB_PEAKS_BUF];
+        let mut measured = std::boxed::Box::new(JobPeaks::new());
+        assert!(job_peaks_of(&d, "b").is_none());
+        measured.set(b"sqlite-1.o", 360);
+        measured.set(b"light-07.o", 59);
+        a.remember_job_peaks("b", &measured, &mut buf).unwrap();
+        measured.clear();
+        measured.set(b"sqlite-1.o", 300);
+        measured.set(b"light-08.o", 61);
+        a.remember_job_peaks("b", &measured, &mut buf).unwrap();
+        let t = job_peaks_of(&d, "b").unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.get(b"sqlite-1.o").map(|g| g.1), Some(300));
+        assert_eq!(t.get(b"light-07.o").map(|g| g.1), Some(59));
+        assert_eq!(
+            std::fs::read_to_string(d.join("jobs-b")).unwrap(),
+            "headroom-job-peaks 1\nothers_mb 0\n300 sqlite-1.o\n61 light-08.o\n59 light-07.o\n"
+        );
+        // Junk or a symlink under the name is replaced, never written through.
+        std::fs::write(d.join("jobs-c"), b"junk").unwrap();
+        a.remember_job_peaks("c", &measured, &mut buf).unwrap();
+        assert_eq!(job_peaks_of(&d, "c").unwrap().len(), 2);
+        std::fs::write(d.join("precious"), b"keep").unwrap();
+        std::os::unix::fs::symlink(d.join("precious"), d.join("jobs-l")).unwrap();
+        a.remember_job_peaks("l", &measured, &mut buf).unwrap();
+        assert_eq!(std::fs::read(d.join("precious")).unwrap(), b"keep");
+        assert_eq!(job_peaks_of(&d, "l").unwrap().len(), 2);
+        assert_eq!(
+            a.remember_job_peaks("../x", &measured, &mut buf),
+            Err(Errno::INVAL)
+        );
+        assert_eq!(
+            a.remember_job_peaks("b", &measured, &mut buf[..10]),
+            Err(Errno::NOBUFS)
+        );
+        // No temporary file left.
+        let mut left: std::vec::Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with("lease-"))
+            .collect();
+        left.sort();
+        assert_eq!(left, [LOCK_NAME, "jobs-b", "jobs-c", "jobs-l", "precious"]);
+    }
+
+    /// Two governors of the same run id end together, again and again:
+    /// each merges under the pool lock, so no job of either is lost, and
+    /// a reader beside them (no lock) always finds a whole file.
+    #[test]
+    fn two_writers_racing_lose_no_job_and_the_file_always_parses() {
+        const ROUNDS: u32 = 40;
+        let d = scratch("jobs-race");
+        // Joined before the race (joining waits only ~20 ms for the lock).
+        let pools = [open(&d, 100, &lease("x", 1)), open(&d, 101, &lease("y", 1))];
+        std::thread::scope(|s| {
+            let writers: std::vec::Vec<_> = pools
+                .iter()
+                .zip(["x", "y"])
+                .map(|(pool, tag)| {
+                    s.spawn(move || {
+                        let mut buf = std::vec![0u8; job_peaks::JOB_PEAKS_BUF];
+                        let mut measured = std::boxed::Box::new(JobPeaks::new());
+                        for n in 0..ROUNDS {
+                            let k = std::format!("{tag}-{n}.o");
+                            measured.set(k.as_bytes(), 10 + u64::from(n));
+                            pool.remember_job_peaks("race", &measured, &mut buf)
+                                .unwrap();
+                        }
+                    })
+                })
+                .collect();
+            // Read beside them, without the lock, until both are done.
+            while !writers.iter().all(|w| w.is_finished()) {
+                if let Some(t) = job_peaks_of(&d, "race") {
+                    assert_eq!(t.skipped(), 0);
+                }
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+        });
+        let t = job_peaks_of(&d, "race").unwrap();
+        assert_eq!(t.len(), 2 * ROUNDS as usize);
+        for tag in ["x", "y"] {
+            for n in 0..ROUNDS {
+                let k = std::format!("{tag}-{n}.o");
+                assert_eq!(
+                    t.get(k.as_bytes()).map(|g| g.1),
+                    Some(10 + u64::from(n)),
+                    "{k}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_peek_lists_every_job_peak_file_and_names_the_bad() {
+        let d = scratch("jobs-peek");
+        std::fs::write(
+            d.join("jobs-good"),
+            b"headroom-job-peaks 1\nothers_mb 0\n360 s.o\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("jobs-junk"), b"junk\n").unwrap();
+        std::fs::write(d.join("jobs-a b"), b"headroom-job-peaks 1\n").unwrap();
+        std::fs::write(d.join("peak-good"), b"headroom-peak 1\npeak_mb 3\n").unwrap();
+        let mut dir_buf = [MaybeUninit::<u8>::uninit(); 4096];
+        let mut buf = std::vec![0u8; job_peaks::JOB_PEAKS_BUF];
+        let mut table = std::boxed::Box::new(JobPeaks::new());
+        let mut seen = std::vec::Vec::new();
+        peek_job_peaks(
+            d.to_str().unwrap(),
+            0,
+            &mut dir_buf,
+            &mut buf,
+            &mut table,
+            &mut |name, r| {
+                let name = std::string::String::from_utf8_lossy(name).to_string();
+                seen.push((name, r.map(|t| (t.len(), t.get(b"s.o")))));
+            },
+        )
+        .unwrap();
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            seen,
+            [
+                ("jobs-a b".to_string(), Err(PeakIssue::BadName)),
+                ("jobs-good".to_string(), Ok((1, Some((0, 360))))),
+                (
+                    "jobs-junk".to_string(),
+                    Err(PeakIssue::Unparsable(
+                        crate::govern::jobserver::peakfile::PeakError::Magic
+                    ))
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! directory, builds whose targets log when they start and end (and
 //! what those logs and a recording's jobs columns say), and for the
 //! root-only ones a child memory cgroup with a limit and its OOM-kill
-//! counter, and a hand-made minimal container ([`namespace`]).
+//! counter, a hand-made minimal container ([`namespace`]), and SQLite's
+//! amalgamation to compile ([`sqlite`]).
 //!
 //! Each test binary compiles this file on its own and uses only part of it:
 //! hence `dead_code` allowed for the whole module.
 #![allow(dead_code)]
 
 pub mod namespace;
+pub mod sqlite;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -67,7 +67,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::sqlite::sqlite_source;
-use common::{Cgroup, KernelLog, cgroup_oom_kills, scratch};
+use common::{Cgroup, KernelLog, SCRUBBED_ENV, cgroup_oom_kills, scratch};
 
 /// The cgroup's memory limit (and its memsw limit), bytes: `-m 1g`.
 const LIMIT_BYTES: u64 = 1 << 30;
@@ -89,23 +89,6 @@ const BUILD_DEADLINE_S: u64 = 900;
 
 /// The copies built.
 const COPIES: usize = 4;
-
-/// Variables that would change what headroom or make decide.
-const SCRUBBED_ENV: [&str; 13] = [
-    "MAKEFLAGS",
-    "MFLAGS",
-    "MAKELEVEL",
-    "CARGO_MAKEFLAGS",
-    "HEADROOM_POOL",
-    "PARALLEL_JOBS",
-    "BUILD_MEM_DIVISOR",
-    "DEFAULT_MB_PER_JOB",
-    "RUST_MB_PER_JOB",
-    "CPP_HEAVY_MB_PER_JOB",
-    "AGGRESSIVE_PARALLELISM",
-    "LOG_DIR",
-    "CC",
-];
 
 /// The 1 GiB container: its cgroup, a scratch directory, the cache file,
 /// and the kernel log opened before anything ran in it.

@@ -356,6 +356,24 @@ pub fn seen_from_parent(cg: &Cgroup, below: u64) -> u64 {
     }
 }
 
+/// Variables that would change what headroom, make or the compiler
+/// decide: the root-only build tests remove them from what they run.
+pub const SCRUBBED_ENV: [&str; 13] = [
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKELEVEL",
+    "CARGO_MAKEFLAGS",
+    "HEADROOM_POOL",
+    "PARALLEL_JOBS",
+    "BUILD_MEM_DIVISOR",
+    "DEFAULT_MB_PER_JOB",
+    "RUST_MB_PER_JOB",
+    "CPP_HEAVY_MB_PER_JOB",
+    "AGGRESSIVE_PARALLELISM",
+    "LOG_DIR",
+    "CC",
+];
+
 /// Runs `sh -c SCRIPT` in `dir` from inside memory cgroup `cg` (the shell
 /// joins it first), without the caller's MAKEFLAGS or $HEADROOM_POOL, as
 /// [`output_within`] `secs`.

@@ -47,7 +47,7 @@
 //! collects over several runs and prints side by side with their ratios.
 //! The source comes from crates.io's `libsqlite3-sys` 0.30.1 (SQLite
 //! 3.46.0), fetched with cargo into `$HEADROOM_CACHE` (default
-//! `~/.cache/headroom`), checked by its SHA-256.
+//! `~/.cache/headroom`), checked by its SHA-256 (`common::sqlite`).
 //!
 //! OOM kills are counted from the test's own cgroup: its counter, and the
 //! kernel log's `oom-kill:` lines whose victim was in it or below (on v1
@@ -66,7 +66,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{Cgroup, KernelLog, cgroup_oom_kills, scratch};
+use common::sqlite::sqlite_source;
+use common::{Cgroup, KernelLog, SCRUBBED_ENV, cgroup_oom_kills, scratch};
 
 /// The cgroup's memory limit (and its memsw limit), bytes: `-m 1g`.
 const LIMIT_BYTES: u64 = 1 << 30;
@@ -86,31 +87,8 @@ const INTERRUPT_AT_LATEST: Duration = Duration::from_secs(240);
 /// The longest one build may take before the test gives up on it, s.
 const BUILD_DEADLINE_S: u64 = 900;
 
-/// The crate whose bundled source is built, and where the file is in it.
-const SQLITE_CRATE: &str = "libsqlite3-sys";
-const SQLITE_CRATE_VERSION: &str = "0.30.1";
-const SQLITE_C_IN_CRATE: &str = "libsqlite3-sys-0.30.1/sqlite3/sqlite3.c";
-/// `sqlite3.c` of SQLite 3.46.0 as that crate ships it.
-const SQLITE_C_SHA256: &str = "c01235302fe80da901fb70c7622c39147e29d9f29b7f6eb746b23517f320c90d";
 /// The copies built.
 const COPIES: usize = 4;
-
-/// Variables that would change what headroom or make decide.
-const SCRUBBED_ENV: [&str; 13] = [
-    "MAKEFLAGS",
-    "MFLAGS",
-    "MAKELEVEL",
-    "CARGO_MAKEFLAGS",
-    "HEADROOM_POOL",
-    "PARALLEL_JOBS",
-    "BUILD_MEM_DIVISOR",
-    "DEFAULT_MB_PER_JOB",
-    "RUST_MB_PER_JOB",
-    "CPP_HEAVY_MB_PER_JOB",
-    "AGGRESSIVE_PARALLELISM",
-    "LOG_DIR",
-    "CC",
-];
 
 /// The 1 GiB container: its cgroup, a scratch directory, the cache file,
 /// and the kernel log opened before anything ran in it.
@@ -979,112 +957,6 @@ fn make_j4_interrupted_names_what_stopped_it() {
         wrong.join("\n"),
     );
     checks.finish();
-}
-
-/// `sqlite3.c` from crates.io's `libsqlite3-sys` 0.30.1, in the cache
-/// directory (`$HEADROOM_CACHE`, else `~/.cache/headroom`), checked by its
-/// SHA-256. When missing, `cargo fetch` of a one-dependency manifest
-/// brings the crate into cargo's own download cache (three tries, a pause
-/// between), and tar takes the file out of it.
-fn sqlite_source() -> PathBuf {
-    let cache = std::env::var_os("HEADROOM_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home().join(".cache/headroom"));
-    let dest = cache.join(format!(
-        "sqlite-{SQLITE_CRATE}-{SQLITE_CRATE_VERSION}/sqlite3.c"
-    ));
-    if sha256(&dest).as_deref() == Some(SQLITE_C_SHA256) {
-        return dest;
-    }
-    let crate_file = fetch_crate(&cache.join("sqlite-fetch"));
-    fs::create_dir_all(dest.parent().unwrap()).unwrap();
-    let part = dest.with_extension("c.part");
-    let taken = Command::new("tar")
-        .arg("-xzOf")
-        .arg(&crate_file)
-        .arg(SQLITE_C_IN_CRATE)
-        .stdout(fs::File::create(&part).unwrap())
-        .status()
-        .unwrap();
-    assert!(
-        taken.success(),
-        "tar -xzOf {}: {taken}",
-        crate_file.display()
-    );
-    let got = sha256(&part);
-    assert_eq!(
-        got.as_deref(),
-        Some(SQLITE_C_SHA256),
-        "{} from {} is not the expected file",
-        SQLITE_C_IN_CRATE,
-        crate_file.display()
-    );
-    fs::rename(&part, &dest).unwrap();
-    dest
-}
-
-/// The `.crate` file of [`SQLITE_CRATE`] in cargo's download cache,
-/// fetched with `cargo fetch` from a manifest in `dir` when not there.
-fn fetch_crate(dir: &Path) -> PathBuf {
-    let name = format!("{SQLITE_CRATE}-{SQLITE_CRATE_VERSION}.crate");
-    let find = || -> Option<PathBuf> {
-        fs::read_dir(cargo_home().join("registry/cache"))
-            .ok()?
-            .flatten()
-            .map(|d| d.path().join(&name))
-            .find(|p| p.exists())
-    };
-    if let Some(p) = find() {
-        return p;
-    }
-    fs::create_dir_all(dir).unwrap();
-    fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"headroom-sqlite-fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\
-             [lib]\npath = \"lib.rs\"\n[dependencies]\n{SQLITE_CRATE} = \"={SQLITE_CRATE_VERSION}\"\n"
-        ),
-    )
-    .unwrap();
-    fs::write(dir.join("lib.rs"), "").unwrap();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    for attempt in 1..=3u64 {
-        let fetched = Command::new(&cargo)
-            .args(["fetch", "--manifest-path"])
-            .arg(dir.join("Cargo.toml"))
-            .status();
-        if fetched.is_ok_and(|s| s.success())
-            && let Some(p) = find()
-        {
-            return p;
-        }
-        eprintln!("cargo fetch of {name}: try {attempt} failed");
-        std::thread::sleep(Duration::from_secs(5 * attempt));
-    }
-    panic!("cannot fetch {name} with cargo");
-}
-
-fn home() -> PathBuf {
-    PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
-}
-
-fn cargo_home() -> PathBuf {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home().join(".cargo"))
-}
-
-/// The SHA-256 of `path` in hex (sha256sum(1)), or `None` when it cannot
-/// be read.
-fn sha256(path: &Path) -> Option<String> {
-    let out = Command::new("sha256sum").arg(path).output().ok()?;
-    out.status.success().then(|| {
-        text(&out.stdout)
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_string()
-    })
 }
 
 /// `(elapsed_s, jobs_running)` of each row of a `run --jobserver` CSV, by

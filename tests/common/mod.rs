@@ -3,13 +3,15 @@
 //! directory, builds whose targets log when they start and end (and
 //! what those logs and a recording's jobs columns say), and for the
 //! root-only ones a child memory cgroup with a limit and its OOM-kill
-//! counter, and a hand-made minimal container ([`namespace`]).
+//! counter, a hand-made minimal container ([`namespace`]), and SQLite's
+//! amalgamation to compile ([`sqlite`]).
 //!
 //! Each test binary compiles this file on its own and uses only part of it:
 //! hence `dead_code` allowed for the whole module.
 #![allow(dead_code)]
 
 pub mod namespace;
+pub mod sqlite;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -353,6 +355,24 @@ pub fn seen_from_parent(cg: &Cgroup, below: u64) -> u64 {
         below
     }
 }
+
+/// Variables that would change what headroom, make or the compiler
+/// decide: the root-only build tests remove them from what they run.
+pub const SCRUBBED_ENV: [&str; 13] = [
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKELEVEL",
+    "CARGO_MAKEFLAGS",
+    "HEADROOM_POOL",
+    "PARALLEL_JOBS",
+    "BUILD_MEM_DIVISOR",
+    "DEFAULT_MB_PER_JOB",
+    "RUST_MB_PER_JOB",
+    "CPP_HEAVY_MB_PER_JOB",
+    "AGGRESSIVE_PARALLELISM",
+    "LOG_DIR",
+    "CC",
+];
 
 /// Runs `sh -c SCRIPT` in `dir` from inside memory cgroup `cg` (the shell
 /// joins it first), without the caller's MAKEFLAGS or $HEADROOM_POOL, as

@@ -46,6 +46,29 @@ fn text(note: &Note<'_>) -> String {
             "headroom: jobserver: {allowed} job(s) at once ({})",
             slots_why(&why)
         ),
+        Note::JobStarted { .. } | Note::Paused { .. } | Note::Continued { .. } => job_text(note),
+        Note::ContinuedAll { jobs } => format!(
+            "headroom: jobserver: the running jobs made no progress for {} s: continued the {jobs} paused job(s) (one may hold what they wait for); none is paused for {} s",
+            STALL_MS / 1000,
+            STALL_MS / 1000
+        ),
+        Note::PoolFile {
+            dir,
+            name,
+            issue,
+            continued,
+        } => pool_file(dir, name, issue, continued),
+        Note::LeaseUnwritable { dir, errno } => format!(
+            "headroom: warning: --pool {dir}: cannot rewrite its lease: {}; the others count its last figures",
+            errtext(errno)
+        ),
+        Note::Remembered { .. } | Note::RememberedJobs { .. } => remembered_text(note),
+    }
+}
+
+/// The line for a job's note: started, paused, continued.
+fn job_text(note: &Note<'_>) -> String {
+    match *note {
         Note::JobStarted {
             pid,
             key,
@@ -83,21 +106,13 @@ fn text(note: &Note<'_>) -> String {
             held_ms / 1000,
             held_ms % 1000 / 100
         ),
-        Note::ContinuedAll { jobs } => format!(
-            "headroom: jobserver: the running jobs made no progress for {} s: continued the {jobs} paused job(s) (one may hold what they wait for); none is paused for {} s",
-            STALL_MS / 1000,
-            STALL_MS / 1000
-        ),
-        Note::PoolFile {
-            dir,
-            name,
-            issue,
-            continued,
-        } => pool_file(dir, name, issue, continued),
-        Note::LeaseUnwritable { dir, errno } => format!(
-            "headroom: warning: --pool {dir}: cannot rewrite its lease: {}; the others count its last figures",
-            errtext(errno)
-        ),
+        _ => String::new(),
+    }
+}
+
+/// The line for what the pool remembers at the end of a run.
+fn remembered_text(note: &Note<'_>) -> String {
+    match *note {
         Note::Remembered {
             dir,
             run_id,
@@ -143,6 +158,7 @@ fn text(note: &Note<'_>) -> String {
                 "headroom: warning: --pool {dir}: cannot remember the peaks of run {run_id}'s {jobs} job(s): {why}"
             )
         }
+        _ => String::new(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! End-to-end tests of `headroom actions` options: `--json-rows` of a
 //! local actions file, the usage errors of the `--remote` options (exit 2,
 //! in every build), and what a build without the cargo feature `remote`
-//! says (exit 1). The remote report itself is tested on synthetic lookups
+//! says (exit 1) and how it hands the command to the remote reader
+//! (`headroom-remote`, beside it or in `../libexec/headroom/`). The remote report itself is tested on synthetic lookups
 //! in src/remote/report.rs's tests and against a real server elsewhere.
 
 use std::process::{Command, Output};
@@ -193,11 +194,15 @@ fn worker_mem_takes_binary_units() {
     }
 }
 
-/// Without the feature, a remote request is refused in one line saying
-/// how to get a build that has it; exit 1 (the command line is right).
+/// Without the feature and with no remote reader beside it, a remote
+/// request is refused in one line saying where the reader was looked for
+/// and how to get it; exit 1 (the command line is right).
 #[cfg(not(feature = "remote"))]
 #[test]
-fn without_the_feature_remote_says_how_to_get_it() {
+fn without_the_feature_and_no_reader_remote_says_how_to_get_it() {
+    let bin = std::path::Path::new(BIN);
+    let beside = bin.with_file_name("headroom-remote");
+    assert!(!beside.exists(), "{} would answer", beside.display());
     for args in [
         &["--remote", "grpc://127.0.0.1:1", "--digest", "ab/1"][..],
         &["--log", "x_events.pb.zst"][..],
@@ -207,12 +212,109 @@ fn without_the_feature_remote_says_how_to_get_it() {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
         let e = stderr(&o);
         assert_eq!(e.lines().count(), 1, "{e}");
-        assert!(e.contains("built without `actions --remote`"), "{e}");
+        assert!(e.contains("has no `actions --remote`"), "{e}");
+        assert!(e.contains(&beside.display().to_string()), "{e}");
+        assert!(e.contains("libexec/headroom/headroom-remote"), "{e}");
         assert!(
             e.contains("cargo install --path . --locked --features remote"),
             "{e}"
         );
     }
+}
+
+/// A plain `headroom` in DIR, with READER (a script or a program) at
+/// REL from DIR; DIR is returned to be removed.
+#[cfg(not(feature = "remote"))]
+fn installed(name: &str, rel: &str, reader: Option<&str>) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("headroom-reader-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::fs::copy(BIN, dir.join("bin/headroom")).unwrap();
+    let at = dir.join("bin").join(rel);
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    match reader {
+        Some(script) => std::fs::write(&at, script).unwrap(),
+        None => drop(std::fs::copy(BIN, &at).unwrap()),
+    }
+    std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Runs `DIR/bin/headroom actions ARGS`. Again while it fails with
+/// ETXTBSY: a file just written may be held open for writing a moment in
+/// a child another test thread forked (until its exec closes it).
+#[cfg(not(feature = "remote"))]
+fn actions_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    for _ in 0..50 {
+        match Command::new(dir.join("bin/headroom"))
+            .arg("actions")
+            .args(args)
+            .output()
+        {
+            Ok(o) if !stderr(&o).contains("Text file busy") => return o,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {}
+            Err(e) => panic!("{}: {e}", dir.display()),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{}: text file busy 50 times", dir.display())
+}
+
+/// The reader of a package (`/usr/libexec/headroom/headroom-remote` from
+/// `/usr/bin/headroom`) and one beside `headroom` are handed the command
+/// line as given; their output and exit status are
+/// the command's.
+#[cfg(not(feature = "remote"))]
+#[test]
+fn without_the_feature_the_remote_reader_is_handed_the_command() {
+    let script = "#!/bin/sh\nprintf '%s|' \"$@\"\necho \"$HEADROOM_REMOTE_READER\"\nexit 7\n";
+    for (name, rel) in [
+        ("beside", "headroom-remote"),
+        ("libexec", "../libexec/headroom/headroom-remote"),
+    ] {
+        let dir = installed(name, rel, Some(script));
+        let o = actions_in(
+            &dir,
+            &[
+                "--remote",
+                "grpc://127.0.0.1:1",
+                "--digest",
+                "ab/1",
+                "--json",
+            ],
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let want = "actions|--remote|grpc://127.0.0.1:1|--digest|ab/1|--json|";
+        assert!(out.starts_with(want), "{name}: {out:?} {o:?}");
+        assert!(
+            out.trim_end().ends_with("headroom-remote"),
+            "{name}: {out:?}"
+        );
+        assert_eq!(o.status.code(), Some(7), "{name}: {o:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A reader that is itself a plain build says so in one line instead of
+/// handing the command on again; exit 1.
+#[cfg(not(feature = "remote"))]
+#[test]
+fn a_plain_reader_says_it_has_no_remote_either() {
+    let dir = installed("plain", "headroom-remote", None);
+    let o = actions_in(
+        &dir,
+        &["--remote", "grpc://127.0.0.1:1", "--digest", "ab/1"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("headroom-remote was built without `actions --remote` too"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// With the feature, the options reach the remote layer: a digest that is

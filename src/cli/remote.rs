@@ -1,7 +1,8 @@
 //! `actions --remote`: the glue between the command line and
 //! `headroom::remote` (cargo feature `remote`): the endpoint from the
 //! options or `.buckconfig`, the logs read, the lookups, the report
-//! printed. A build without the feature says how to get one.
+//! printed. A build without the feature hands the command to the remote
+//! reader, `headroom` built with it (`headroom-remote`), or says how to get one.
 //!
 //! The options are checked (usage errors, exit 2) in
 //! [`super::report_cmd::actions_cmd`] before this is called, in every build.
@@ -11,20 +12,79 @@ use std::process::ExitCode;
 use super::messages::Fail;
 use super::options::ActionsArgs;
 
-/// The line a headroom built without the feature prints.
+/// The remote reader's file name: `headroom` built with the feature, an
+/// executable of its own so that the `headroom` people record with stays
+/// plain (the reader's code, faulted in and locked at start with the rest,
+/// would hold 1.7 MiB more in every recording). ci/build-release builds
+/// it; the amd64 and arm64 packages install it as
+/// `/usr/libexec/headroom/headroom-remote`.
 #[cfg(not(feature = "remote"))]
-pub const NO_FEATURE: &str = "this headroom was built without `actions --remote`; build it with `cargo install --path . --locked --features remote`, or use the x86_64 binary of ci/build-release or its amd64 .deb, which have it";
+pub const READER: &str = "headroom-remote";
 
-/// `actions` with no FILE: the action cache's report.
+/// Set in the reader's environment by the `headroom` that hands it the
+/// command (its path as the value): a reader that is itself a plain build
+/// says so instead of handing it on again.
+#[cfg(not(feature = "remote"))]
+const HANDED: &str = "HEADROOM_REMOTE_READER";
+
+/// `actions` with no FILE: the action cache's report, by the remote reader.
 ///
-/// Without the feature: [`NO_FEATURE`], exit 1. Not 2: the command line
-/// is right (the options exist in every build and were checked); it is
-/// this binary that cannot do it, and exit 2 would tell a script its
-/// arguments were wrong.
+/// The command line, as given, goes to the first [`READER`] of
+/// [`reader_places`] (`exec`: its output and exit code are the command's).
+/// None there: one line naming where it looked and how to get it, exit 1.
+/// Not 2: the command line is right (the options exist in every build and
+/// were checked); it is this install that cannot do it, and exit 2 would
+/// tell a script its arguments were wrong.
 #[cfg(not(feature = "remote"))]
 pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
+    use std::os::unix::process::CommandExt;
+
     let _ = a;
-    Err(Fail(NO_FEATURE.into()))
+    if let Some(from) = std::env::var_os(HANDED) {
+        return Err(Fail(format!(
+            "{} was built without `actions --remote` too; build it with `cargo build --release --locked --features remote`",
+            std::path::Path::new(&from).display()
+        )));
+    }
+    let exe = std::env::current_exe().map_err(|e| Fail(format!("/proc/self/exe: {e}")))?;
+    let places = reader_places(&exe);
+    let Some(reader) = places.iter().find(|p| p.is_file()) else {
+        return Err(Fail(no_reader(&places)));
+    };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| "headroom".into());
+    let err = std::process::Command::new(reader)
+        .arg0(arg0)
+        .args(args)
+        .env(HANDED, reader)
+        .exec();
+    Err(Fail(format!("{}: {err}", reader.display())))
+}
+
+/// Where the remote reader is looked for, in order: beside the running
+/// executable (a cargo target dir, an unpacked tarball), then
+/// `../libexec/headroom/` from it (the packages' `/usr/bin/headroom` and
+/// `/usr/libexec/headroom/`, or under `/usr/local`), as git finds its
+/// subcommands in its exec path. Not `$PATH`: a reader of another version
+/// found there would answer for this one.
+#[cfg(not(feature = "remote"))]
+pub fn reader_places(exe: &std::path::Path) -> [std::path::PathBuf; 2] {
+    let dir = exe.parent().unwrap_or(std::path::Path::new("/"));
+    [
+        dir.join(READER),
+        dir.join("../libexec/headroom").join(READER),
+    ]
+}
+
+/// The line when no reader is found: where it was looked for and how to
+/// get one.
+#[cfg(not(feature = "remote"))]
+fn no_reader(places: &[std::path::PathBuf]) -> String {
+    let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "this headroom has no `actions --remote`: its reader {READER} is not at {}; install the amd64 or arm64 package, which has it, or build headroom with `cargo install --path . --locked --features remote`",
+        looked.join(" or ")
+    )
 }
 
 /// `actions` with no FILE: the action cache's report.

@@ -17,7 +17,8 @@
 //!    writable ones as a write would, so copy-on-write pages of `.data`
 //!    become headroom's own: from then on nothing a tick touches is
 //!    missing. The stack below the committed region, which only start-up
-//!    reached, is given back first.
+//!    reached, is given back first. Left out: the release binaries' range
+//!    of code no recording runs ([`cold_range`]: std's backtrace printer).
 //! 3. [`lock`] calls mlockall(2) with `MCL_CURRENT | MCL_ONFAULT`: the
 //!    resident pages stay in RAM, pages of those mappings faulted later are
 //!    locked as they come, and later mappings (the summary's allocations
@@ -170,21 +171,103 @@ pub fn commit_mappings(buf: &mut [u8]) -> Result<Commit, CommitError> {
                 ..m
             };
         }
-        if !done.by_mlock {
-            match populate(&m) {
-                Ok(()) => {
-                    done.populated = done.populated.saturating_add(m.len());
-                    continue;
-                }
-                // No MADV_POPULATE_* before 5.14.
-                Err(Errno::INVAL) => done.by_mlock = true,
-                Err(e) => return Err(CommitError::Populate(e)),
-            }
+        for part in outside(m, cold_range()) {
+            commit_one(&part, &mut done)?;
         }
-        populate_by_mlock(&m).map_err(CommitError::Populate)?;
-        done.populated = done.populated.saturating_add(m.len());
     }
+    release_cold().map_err(CommitError::Populate)?;
     Ok(done)
+}
+
+/// Gives back the pages of [`cold_range`] that faulting in its neighbours
+/// mapped anyway (a read fault maps the page cache's pages around it too:
+/// `fault_around_bytes`, 64 KiB, in `mm/memory.c`): madvise(2)
+/// `MADV_DONTNEED`, before anything is locked.
+fn release_cold() -> Result<(), Errno> {
+    let (lo, hi) = cold_range();
+    if lo >= hi {
+        return Ok(());
+    }
+    let len = usize::try_from(hi - lo).unwrap_or(0);
+    // SAFETY: the range is read-only code of the executable's private file
+    // mapping, never written: dropping its page table entries loses
+    // nothing (a later access reads the page from the file again), and no
+    // recording runs that code (std's backtrace printer).
+    unsafe {
+        rustix::mm::madvise(
+            core::ptr::without_provenance_mut(usize::try_from(lo).unwrap_or(usize::MAX)),
+            len,
+            Advice::LinuxDontNeed,
+        )
+    }
+}
+
+/// Faults in the pages of `m` (nothing when it is empty), by madvise(2)
+/// or, once that was found missing, by mlock(2); counts them in `done`.
+fn commit_one(m: &Mapping, done: &mut Commit) -> Result<(), CommitError> {
+    if m.is_empty() {
+        return Ok(());
+    }
+    if !done.by_mlock {
+        match populate(m) {
+            Ok(()) => {
+                done.populated = done.populated.saturating_add(m.len());
+                return Ok(());
+            }
+            // No MADV_POPULATE_* before 5.14.
+            Err(Errno::INVAL) => done.by_mlock = true,
+            Err(e) => return Err(CommitError::Populate(e)),
+        }
+    }
+    populate_by_mlock(m).map_err(CommitError::Populate)?;
+    done.populated = done.populated.saturating_add(m.len());
+    Ok(())
+}
+
+/// The parts of `m` below and above `cold` (`start..end`, bytes; empty
+/// when `start >= end`): `m` and an empty mapping when they do not meet.
+/// Either part may be empty.
+pub fn outside(m: Mapping, cold: (u64, u64)) -> [Mapping; 2] {
+    let (lo, hi) = cold;
+    if lo >= hi || hi <= m.start || lo >= m.end {
+        return [m, Mapping { end: m.start, ..m }];
+    }
+    [
+        Mapping {
+            end: lo.max(m.start),
+            ..m
+        },
+        Mapping {
+            start: hi.min(m.end),
+            ..m
+        },
+    ]
+}
+
+/// The release binaries' range of code no recording runs, `(start, end)`
+/// in bytes, page-aligned: std's backtrace printer, which only a panic
+/// under RUST_BACKTRACE runs, gathered between `__headroom_cold_start`
+/// and `__headroom_cold_end` by ci/release.ld (161 KiB of x86_64 text
+/// that a recording need not hold). `(0, 0)` in builds without that
+/// script (cfg `headroom_cold` unset by ci/build.rs): nothing left out.
+pub fn cold_range() -> (u64, u64) {
+    #[cfg(headroom_cold)]
+    {
+        unsafe extern "C" {
+            static __headroom_cold_start: u8;
+            static __headroom_cold_end: u8;
+        }
+        // Only the addresses are taken (no read): safe for an extern static.
+        let at = |p: *const u8| u64::try_from(p.addr()).unwrap_or(0);
+        (
+            at(&raw const __headroom_cold_start),
+            at(&raw const __headroom_cold_end),
+        )
+    }
+    #[cfg(not(headroom_cold))]
+    {
+        (0, 0)
+    }
 }
 
 /// Gives back the stack mapping `m`'s pages below the part a tick can
@@ -522,6 +605,45 @@ mod tests {
     }
 
     const MIB: u64 = 1024 * 1024;
+
+    fn text_at(start: u64, end: u64) -> Mapping {
+        let mut m = maps::parse(b"00400000-004bf000 r-xp 00001000 fe:01 42 /usr/bin/headroom\n")
+            .next()
+            .unwrap()
+            .unwrap()
+            .0;
+        m.start = start;
+        m.end = end;
+        m
+    }
+
+    #[test]
+    fn the_cold_range_is_cut_out_of_the_mapping_it_lies_in() {
+        let m = text_at(0x40_0000, 0x4b_f000);
+        let [lo, hi] = outside(m, (0x40_1000, 0x42_9000));
+        assert_eq!((lo.start, lo.end), (0x40_0000, 0x40_1000));
+        assert_eq!((hi.start, hi.end), (0x42_9000, 0x4b_f000));
+        assert_eq!(lo.len() + hi.len(), m.len() - 0x2_8000);
+        // At the mapping's start: the part below is empty.
+        let [lo, hi] = outside(m, (0x40_0000, 0x40_2000));
+        assert!(lo.is_empty());
+        assert_eq!((hi.start, hi.end), (0x40_2000, 0x4b_f000));
+        // Past its end, on either side, or no range: the mapping whole.
+        for cold in [(0x4b_f000, 0x4c_0000), (0x30_0000, 0x40_0000), (0, 0), (5, 5)] {
+            let [a, b] = outside(m, cold);
+            assert_eq!(a, m, "{cold:x?}");
+            assert!(b.is_empty(), "{cold:x?}");
+        }
+        // Covering it all: nothing left.
+        let [a, b] = outside(m, (0x30_0000, 0x50_0000));
+        assert!(a.is_empty() && b.is_empty());
+    }
+
+    #[test]
+    fn a_build_without_the_release_script_leaves_nothing_out() {
+        // Test builds are not release musl builds (ci/build.rs).
+        assert_eq!(cold_range(), (0, 0));
+    }
 
     #[test]
     fn the_limit_must_hold_what_is_mapped_and_the_slack() {

@@ -629,7 +629,12 @@ mod tests {
         assert!(lo.is_empty());
         assert_eq!((hi.start, hi.end), (0x40_2000, 0x4b_f000));
         // Past its end, on either side, or no range: the mapping whole.
-        for cold in [(0x4b_f000, 0x4c_0000), (0x30_0000, 0x40_0000), (0, 0), (5, 5)] {
+        for cold in [
+            (0x4b_f000, 0x4c_0000),
+            (0x30_0000, 0x40_0000),
+            (0, 0),
+            (5, 5),
+        ] {
             let [a, b] = outside(m, cold);
             assert_eq!(a, m, "{cold:x?}");
             assert!(b.is_empty(), "{cold:x?}");

@@ -269,22 +269,22 @@ fn split_line<'i>(input: &'i [u8], fields: &mut [&'i [u8]; MAX_FIELDS]) -> Optio
     let mut i = 0;
     loop {
         let (start, end, next) = if line.get(i) == Some(&b'"') {
-            let close = i
-                + 1
-                + line[i + 1..]
-                    .iter()
-                    .position(|&b| b == b'"' || b == b'\n')?;
+            let mut close = i + 1;
+            while !ENDS_QUOTED[usize::from(*line.get(close)?)] {
+                close += 1;
+            }
             if line[close] != b'"' {
                 return None;
             }
             (i + 1, close, close + 1)
         } else {
-            let end = i + line[i..]
-                .iter()
-                .position(|&b| matches!(b, b',' | b'\n' | b'\r' | b'"'))?;
+            let mut end = i;
+            while !ENDS_PLAIN[usize::from(*line.get(end)?)] {
+                end += 1;
+            }
             (i, end, end)
         };
-        *fields.get_mut(n)? = &line[start..end];
+        *fields.get_mut(n)? = line.get(start..end)?;
         n += 1;
         match line.get(next) {
             Some(b',') => i = next + 1,
@@ -292,6 +292,25 @@ fn split_line<'i>(input: &'i [u8], fields: &mut [&'i [u8]; MAX_FIELDS]) -> Optio
             _ => return None,
         }
     }
+}
+
+/// The bytes that end an unquoted field in [`split_line`]: `,` and `\n`,
+/// or `\r` and `"`, which leave the line to `csv-core`.
+const ENDS_PLAIN: [bool; 256] = byte_set(b",\n\r\"");
+
+/// The bytes that end a quoted field's text in [`split_line`]: its closing
+/// `"`, or a `\n` inside it, which leaves the line to `csv-core`.
+const ENDS_QUOTED: [bool; 256] = byte_set(b"\"\n");
+
+/// A table of the bytes in `bytes`.
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
 }
 
 #[cfg(test)]

@@ -161,12 +161,13 @@ pub fn sanitize_into<const N: usize>(src: &[u8], max_chars: usize, out: &mut hea
     // ASCII, no `,` or `"`, no run of spaces, no trailing space, short
     // enough) is copied as is. Recorded CSVs are all like this, and
     // `summarize` reads millions of rows.
-    if src.len() <= max_chars.min(N)
-        && is_display_form(src)
-        && let Ok(text) = core::str::from_utf8(src)
-        && out.push_str(text).is_ok()
-    {
-        return;
+    if src.len() <= max_chars.min(N) && is_display_form(src) {
+        // SAFETY: `is_display_form` accepts bytes 0x20..0x7e alone: ASCII,
+        // so valid UTF-8 (checking it again cost `summarize` 3 %).
+        let text = unsafe { core::str::from_utf8_unchecked(src) };
+        if out.push_str(text).is_ok() {
+            return;
+        }
     }
     out.clear();
     let mut w = Writer {

@@ -64,6 +64,18 @@ pub fn parse_u64(b: &[u8]) -> Option<u64> {
         return None;
     }
     let mut v: u64 = 0;
+    // 19 digits stay below u64::MAX: no overflow to check (`summarize`
+    // parses some twenty numbers a row).
+    if b.len() <= 19 {
+        for &c in b {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(d);
+        }
+        return Some(v);
+    }
     for &c in b {
         if !c.is_ascii_digit() {
             return None;

@@ -49,9 +49,13 @@ impl Decimal {
     /// longer than [`DECIMAL_CAP`] bytes. A bare integer is accepted: the CSV writes `0`
     /// for a load it could not read.
     pub fn parse(b: &[u8]) -> Option<Decimal> {
-        let centi = match crate::kernel::parse::parse_u64(b) {
-            Some(v) => v.checked_mul(100)?,
-            None => crate::kernel::loadavg::parse_centi(b)?,
+        // What the text could not hold anyway; below it nothing overflows.
+        if b.len() > DECIMAL_CAP {
+            return None;
+        }
+        let centi = match b.iter().position(|&c| c == b'.') {
+            None => crate::kernel::parse::parse_u64(b)? * 100,
+            Some(_) => crate::kernel::loadavg::parse_centi(b)?,
         };
         let s = core::str::from_utf8(b).ok()?;
         let mut text = String::new();

@@ -236,6 +236,24 @@ fn next_line(b: &[u8], from: usize) -> usize {
         .map_or(b.len(), |i| from + i + 1)
 }
 
+/// `b.starts_with(prefix)` byte by byte, inlined: the keys tried differ
+/// from most lines within their first bytes, where a call to the
+/// library's compare would cost more than the compare.
+#[inline(always)]
+fn starts_with(b: &[u8], prefix: &[u8]) -> bool {
+    if b.len() < prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (b.get(i), prefix.get(i)) {
+        if x != y {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A set of byte values (256 bits): the first bytes of the keys a
 /// one-pass finder looks for, so that a line starting with any other byte
 /// is passed over without looking at its key.
@@ -275,7 +293,7 @@ fn key_at<const N: usize>(
     while let (Some(k), Some(&ok)) = (keys.get(i), usable.get(i)) {
         if ok
             && k.first().is_none_or(|c| Some(c) == first)
-            && rest.starts_with(k)
+            && starts_with(rest, k)
             && ends(rest.get(k.len()))
         {
             return Some(i);

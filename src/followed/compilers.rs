@@ -17,6 +17,7 @@
 //! proc(5) (`/proc/pid/comm`, `stat`, `status`); `TASK_COMM_LEN` (16 with
 //! the NUL) in `include/linux/sched.h`.
 
+use core::ffi::CStr;
 use core::mem::MaybeUninit;
 
 use rustix::fd::{BorrowedFd, OwnedFd};
@@ -24,7 +25,7 @@ use rustix::io::Errno;
 
 use crate::kernel::parse::{ParseError, ParseErrorKind, parse_u64, trim};
 use crate::kernel::pid::{parse_comm, parse_stat, parse_status};
-use crate::kernel::root::{ReadError, for_each_entry, join_num, open_file_at, read_once_at};
+use crate::kernel::root::{ReadError, for_each_entry, open_file_at, read_once_at};
 
 mod classes;
 pub mod kept_status;
@@ -214,12 +215,31 @@ impl PidFiles for ProcDir<'_> {
     }
 }
 
-/// `<pid>/<file>` formatted into `out`; `None` when it does not fit.
-pub fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o str> {
-    let head = join_num(out, "", u64::from(pid), "/").map(str::len)?;
-    let end = head.checked_add(file.len())?;
-    out.get_mut(head..end)?.copy_from_slice(file.as_bytes());
-    out.get(..end).and_then(|p| core::str::from_utf8(p).ok())
+/// `<pid>/<file>` formatted into `out` with its terminating NUL, as the
+/// C string openat(2) takes (passed as it is: no copy made to add the
+/// NUL); `None` when it does not fit or `file` holds a NUL. Formatted by
+/// hand, once per process per tick.
+pub fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o CStr> {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
+    let mut v = pid;
+    while let Some(d) = start.checked_sub(1).and_then(|i| digits.get_mut(i)) {
+        *d = b'0' + (v % 10) as u8;
+        start -= 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let digits = digits.get(start..)?;
+    let slash = digits.len();
+    let end = slash.checked_add(1 + file.len())?;
+    out.get_mut(..slash)?.copy_from_slice(digits);
+    *out.get_mut(slash)? = b'/';
+    out.get_mut(slash + 1..end)?
+        .copy_from_slice(file.as_bytes());
+    *out.get_mut(end)? = 0;
+    CStr::from_bytes_with_nul(out.get(..=end)?).ok()
 }
 
 /// What [`Scan::visit_comm`] learnt of a process.
@@ -653,6 +673,23 @@ mod tests {
             scan.visit(pid, &mut files, &mut buf);
         }
         scan.finish()
+    }
+
+    #[test]
+    fn pid_path_is_the_c_string_of_pid_slash_file() {
+        let mut out = [0xffu8; 64];
+        assert_eq!(pid_path(&mut out, 0, "comm"), Some(c"0/comm"));
+        assert_eq!(pid_path(&mut out, 1234567, "stat"), Some(c"1234567/stat"));
+        assert_eq!(
+            pid_path(&mut out, u32::MAX, "status"),
+            Some(c"4294967295/status")
+        );
+        assert_eq!(
+            pid_path(&mut out, 7, &"x".repeat(61)).map(|c| c.count_bytes()),
+            Some(63)
+        );
+        assert_eq!(pid_path(&mut out, 7, &"x".repeat(62)), None);
+        assert_eq!(pid_path(&mut out, 7, "a\0b"), None);
     }
 
     #[test]

@@ -48,7 +48,7 @@ use crate::kernel::kept::{Kept, Shape};
 use crate::kernel::mountinfo::{self, PATH_MAX};
 use crate::kernel::parse::ParseError;
 use crate::kernel::proc_cgroups;
-use crate::kernel::root::{ReadError, Root, read_at};
+use crate::kernel::root::{ReadError, Root, read_at, read_once_at};
 
 mod control_files;
 pub use control_files::{
@@ -525,14 +525,15 @@ pub fn swap_limit_file(version: Version) -> &'static str {
     }
 }
 
-/// Reads `file` in `dir` and parses it; `None` on any failure.
+/// Reads `file` in `dir` and parses it; `None` on any failure. One
+/// read(2): a cgroup attribute is generated whole by one read.
 fn read_parse<T>(
     dir: &OwnedFd,
     file: &str,
     buf: &mut [u8],
     parse: impl FnOnce(&[u8]) -> Result<T, ParseError>,
 ) -> Option<T> {
-    read_at(dir.as_fd(), file, buf)
+    read_once_at(dir.as_fd(), file, buf)
         .ok()
         .and_then(|b| parse(b).ok())
 }
@@ -819,7 +820,9 @@ impl MemCgroup {
     /// or the file is absent or unreadable. `buf`: [`TICK_BUF_LEN`].
     pub fn oom_kills_at(&self, depth: usize, buf: &mut [u8]) -> Option<u64> {
         let (_, _, events) = self.files();
-        let b = read_at(self.dirs.get(depth)?.as_fd(), events, buf).ok()?;
+        // Every tick, by name (the kept descriptors' budget has no room
+        // for it): openat, one read (the file is generated whole), close.
+        let b = read_once_at(self.dirs.get(depth)?.as_fd(), events, buf).ok()?;
         parse_oom_kill(b).ok().flatten()
     }
 }

@@ -150,9 +150,14 @@ pub fn trim(b: &[u8]) -> &[u8] {
     &b[start..end]
 }
 
-/// True for the bytes the kernel uses as field separators or line ends.
+/// True for the bytes the kernel uses as field separators or line ends:
+/// space, tab, LF, VT, FF and CR.
+#[inline(always)]
 pub const fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    // One bit per separator below 64 (tab to CR are 9 to 13): a shift and
+    // a test, where a chain of compares was most of a field split.
+    const SEPARATORS: u64 = 1 << b' ' | 0b11_1110_0000_0000;
+    c < 64 && SEPARATORS >> c & 1 != 0
 }
 
 /// The 1-based line of `b` on which `sub`, a sub-slice of `b` (e.g. a
@@ -209,18 +214,21 @@ impl<'a> Iterator for Lines<'a> {
 /// The index of the first `\n` in `b`, eight bytes at a time (a tick
 /// splits ~6 KiB of /proc text into lines: this is most of its parsing).
 pub fn find_newline(b: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const NL: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const NL: u64 = u64::from_le_bytes([b'\n'; 8]);
     let mut chunks = b.chunks_exact(8);
     let mut at = 0;
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_ne_bytes(word) ^ NL;
-        // A zero byte of x (a newline of the chunk) sets its high bit here.
-        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
-            return chunk.iter().position(|&c| c == b'\n').map(|i| at + i);
+        let x = u64::from_le_bytes(word) ^ NL;
+        // A zero byte of x (a newline of the chunk) sets its high bit
+        // here; a borrow can set more above it, never below: the lowest
+        // bit set is the first newline (byte 0 is the low byte).
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
@@ -231,9 +239,126 @@ pub fn find_newline(b: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
+/// The offset just past the first `\n` at or after `from` in `b`, or
+/// `b.len()` when there is none: where the next line starts.
+#[inline(always)]
+fn next_line(b: &[u8], from: usize) -> usize {
+    b.get(from..)
+        .and_then(find_newline)
+        .map_or(b.len(), |i| from + i + 1)
+}
+
+/// `b.starts_with(prefix)` byte by byte, inlined: the keys tried differ
+/// from most lines within their first bytes, where a call to the
+/// library's compare would cost more than the compare.
+#[inline(always)]
+fn starts_with(b: &[u8], prefix: &[u8]) -> bool {
+    if b.len() < prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (b.get(i), prefix.get(i)) {
+        if x != y {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A set of byte values (256 bits): the first bytes of the keys a
+/// one-pass finder looks for, so that a line starting with any other byte
+/// is passed over without looking at its key.
+#[derive(Default)]
+struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    #[inline(always)]
+    fn add(&mut self, c: u8) {
+        if let Some(w) = self.0.get_mut(usize::from(c >> 6)) {
+            *w |= 1 << (c & 63);
+        }
+    }
+
+    #[inline(always)]
+    fn has(&self, c: u8) -> bool {
+        self.0
+            .get(usize::from(c >> 6))
+            .is_some_and(|w| w >> (c & 63) & 1 != 0)
+    }
+}
+
+/// The first of `keys` (those marked `usable`) that `b` holds at `at`
+/// followed by a byte that `ends` (or by the end of `b`): the index of
+/// the key a line starting at `at` has, found without splitting the line.
+#[inline(always)]
+fn key_at<const N: usize>(
+    b: &[u8],
+    at: usize,
+    keys: &[&[u8]; N],
+    usable: &[bool; N],
+    ends: impl Fn(Option<&u8>) -> bool,
+) -> Option<usize> {
+    let rest = b.get(at..)?;
+    let first = rest.first();
+    let mut i = 0;
+    while let (Some(k), Some(&ok)) = (keys.get(i), usable.get(i)) {
+        if ok
+            && k.first().is_none_or(|c| Some(c) == first)
+            && starts_with(rest, k)
+            && ends(rest.get(k.len()))
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Iterates over the fields of `line` separated by runs of ASCII white space.
 pub fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|&c| is_space(c)).filter(|f| !f.is_empty())
+    Fields { rest: line }
+}
+
+/// [`fields`]' iterator: `rest` is what is left to split.
+struct Fields<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let (start, end) = next_field(self.rest, 0, false);
+        let (field, tail) = self.rest.get(start..)?.split_at_checked(end - start)?;
+        self.rest = tail;
+        (!field.is_empty()).then_some(field)
+    }
+}
+
+/// The first field of `b` at or after `from`: its start and end offsets
+/// (`start == end` when there is none before the end of `b`, or before
+/// the end of the line when `in_line`: a `\n` then ends the search and
+/// `end` is its offset). Plain loops over the bytes rather than iterator
+/// adapters: a tick splits ~6 KiB of /proc text, and at the size-optimised
+/// release build each adapter step is a call.
+#[inline(always)]
+fn next_field(b: &[u8], from: usize, in_line: bool) -> (usize, usize) {
+    let mut start = from;
+    while let Some(&c) = b.get(start) {
+        if !is_space(c) || (in_line && c == b'\n') {
+            break;
+        }
+        start += 1;
+    }
+    let mut end = start;
+    while let Some(&c) = b.get(end) {
+        if is_space(c) {
+            break;
+        }
+        end += 1;
+    }
+    (start, end)
 }
 
 /// Finds the value of `key` in a `Key: value [kB]` file (/proc/meminfo,
@@ -259,27 +384,53 @@ pub fn colon_value<'a>(b: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
 pub fn colon_values<'a, const N: usize>(b: &'a [u8], keys: [&[u8]; N]) -> [Option<&'a [u8]>; N] {
     let mut out = [None; N];
     let mut left = N;
-    for line in lines(b) {
-        if left == 0 {
-            break;
+    // A line's key is what comes before its first `:`: a key with a `:`
+    // or a newline in it is no line's. An empty one is a line's that
+    // starts with the `:`.
+    let mut firsts = ByteSet::default();
+    let usable = keys.map(|k| {
+        let ok = !k.iter().any(|&c| c == b':' || c == b'\n');
+        if ok {
+            firsts.add(k.first().copied().unwrap_or(b':'));
         }
-        let Some(colon) = line.iter().position(|&c| c == b':') else {
-            continue;
+        ok
+    });
+    let mut at = 0;
+    while left > 0 {
+        let Some(&c) = b.get(at) else { break };
+        let mut scanned = at;
+        let key = match firsts.has(c) {
+            true => key_at(b, at, &keys, &usable, |c| c == Some(&b':')),
+            false => None,
         };
-        let (key, rest) = line.split_at(colon);
-        let Some(i) = keys.iter().position(|k| *k == key) else {
-            continue;
-        };
-        let Some(slot) = out.get_mut(i).filter(|v| v.is_none()) else {
-            continue;
-        };
-        let rest = &rest[1..];
-        if let (None | Some(b' ' | b'\t'), Some(v)) = (rest.first(), fields(rest).next()) {
-            *slot = Some(v);
-            left -= 1;
+        let slot = key.and_then(|i| Some((i, out.get_mut(i)?)));
+        if let Some((i, slot)) = slot.filter(|(_, v)| v.is_none()) {
+            let colon = at + keys.get(i).map_or(0, |k| k.len());
+            let (start, end) = next_field(b, colon + 1, true);
+            let spaced = matches!(b.get(colon + 1), None | Some(b' ' | b'\t' | b'\n'));
+            if spaced && start < end {
+                *slot = b.get(start..end);
+                left -= 1;
+            }
+            scanned = end;
         }
+        at = next_line(b, scanned);
     }
     out
+}
+
+/// The index of the first of `keys` equal to `key`: lengths compared
+/// first, so most keys are passed over without a byte compare.
+#[inline(always)]
+fn wanted(keys: &[&[u8]], key: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(k) = keys.get(i) {
+        if k.len() == key.len() && *k == key {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Finds the value of `key` in a `key value` file (/proc/vmstat,
@@ -303,21 +454,46 @@ pub fn space_value<'a>(b: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
 pub fn space_values<'a, const N: usize>(b: &'a [u8], keys: [&[u8]; N]) -> [Option<&'a [u8]>; N] {
     let mut out = [None; N];
     let mut left = N;
-    for line in lines(b) {
-        if left == 0 {
-            break;
+    // A field is never empty and holds no separator: no key with one is
+    // any line's.
+    let mut firsts = ByteSet::default();
+    let usable = keys.map(|k| {
+        let ok = !k.is_empty() && !k.iter().any(|&c| is_space(c));
+        if let Some(&c) = k.first().filter(|_| ok) {
+            firsts.add(c);
         }
-        let mut f = fields(line);
-        let (Some(key), Some(v)) = (f.next(), f.next()) else {
-            continue;
+        ok
+    });
+    let mut at = 0;
+    while left > 0 {
+        let Some(&c) = b.get(at) else { break };
+        // Where the key ends, and which it is: a line starting with a
+        // separator is split as fields (no kernel file has one).
+        let (key, key_end) = if c == b'\n' {
+            (None, at)
+        } else if is_space(c) {
+            let (start, end) = next_field(b, at, true);
+            (b.get(start..end).and_then(|k| wanted(&keys, k)), end)
+        } else if firsts.has(c) {
+            let key = key_at(b, at, &keys, &usable, |c| c.is_none_or(|&c| is_space(c)));
+            (
+                key,
+                at + key.and_then(|i| keys.get(i)).map_or(0, |k| k.len()),
+            )
+        } else {
+            (None, at)
         };
-        let Some(i) = keys.iter().position(|k| *k == key) else {
-            continue;
-        };
-        if let Some(slot) = out.get_mut(i).filter(|v| v.is_none()) {
-            *slot = Some(v);
-            left -= 1;
+        let mut scanned = key_end;
+        let slot = key.and_then(|i| out.get_mut(i)).filter(|v| v.is_none());
+        if let Some(slot) = slot {
+            let (start, end) = next_field(b, key_end, true);
+            if start < end {
+                *slot = b.get(start..end);
+                left -= 1;
+            }
+            scanned = end;
         }
+        at = next_line(b, scanned);
     }
     out
 }
@@ -356,6 +532,58 @@ mod tests {
             [Some(&b"2"[..]), Some(&b"7"[..]), Some(&b"4"[..])]
         );
         assert_eq!(colon_values(b"", [b"A"]), [None]);
+    }
+
+    extern crate std;
+    use std::vec::Vec;
+
+    /// [`fields`] by its definition: `split` on separators, empties dropped.
+    fn fields_by_split(l: &[u8]) -> Vec<&[u8]> {
+        l.split(|&c| is_space(c))
+            .filter(|f| !f.is_empty())
+            .collect()
+    }
+
+    /// [`colon_value`] by its definition, line by line.
+    fn colon_by_lines<'a>(b: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+        lines(b).find_map(|line| {
+            let colon = line.iter().position(|&c| c == b':')?;
+            let (k, rest) = line.split_at(colon);
+            let rest = &rest[1..];
+            let spaced = matches!(rest.first(), None | Some(b' ' | b'\t'));
+            (k == key && spaced).then(|| fields_by_split(rest).first().copied())?
+        })
+    }
+
+    /// [`space_value`] by its definition, line by line.
+    fn space_by_lines<'a>(b: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+        lines(b).find_map(|line| match fields_by_split(line)[..] {
+            [k, v, ..] if k == key => Some(v),
+            _ => None,
+        })
+    }
+
+    proptest::proptest! {
+        /// The one-pass finders and the field splitter agree with their
+        /// definitions by lines and `split`, on texts of the bytes that
+        /// matter (separators, `:`, newlines, key letters) and keys that
+        /// no line can have (empty, with a separator, a `:`, a newline).
+        #[test]
+        fn one_pass_finders_agree_with_their_definitions(
+            b in proptest::collection::vec(
+                proptest::sample::select(&b"ab:: \t\n\n\r\x0b1x"[..]),
+                0..48,
+            )
+        ) {
+            let keys: [&[u8]; 8] = [b"a", b"ab", b"b", b"", b"a b", b" a", b"a:", b"x\n"];
+            proptest::prop_assert_eq!(fields(&b).collect::<Vec<_>>(), fields_by_split(&b));
+            let colons = colon_values(&b, keys);
+            let spaces = space_values(&b, keys);
+            for (i, k) in keys.iter().enumerate() {
+                proptest::prop_assert_eq!(colons[i], colon_by_lines(&b, k));
+                proptest::prop_assert_eq!(spaces[i], space_by_lines(&b, k));
+            }
+        }
     }
 
     #[test]

@@ -210,7 +210,13 @@ pub fn read_at<'b>(
 ///
 /// # Errors
 /// [`ReadError::Open`] with the errno of openat(2).
-pub fn open_file_at(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, ReadError> {
+///
+/// `path` is a `&str` or, to spare rustix the copy that adds the NUL, a
+/// `&CStr` (per-process paths: [`crate::followed::compilers::pid_path`]).
+pub fn open_file_at<P: rustix::path::Arg>(
+    dir: BorrowedFd<'_>,
+    path: P,
+) -> Result<OwnedFd, ReadError> {
     rustix::fs::openat(
         dir,
         path,
@@ -230,9 +236,9 @@ pub fn open_file_at(dir: BorrowedFd<'_>, path: &str) -> Result<OwnedFd, ReadErro
 ///
 /// # Errors
 /// [`ReadError::Open`], [`ReadError::Read`] or [`ReadError::Truncated`].
-pub fn read_once_at<'b>(
+pub fn read_once_at<'b, P: rustix::path::Arg>(
     dir: BorrowedFd<'_>,
-    path: &str,
+    path: P,
     buf: &'b mut [u8],
 ) -> Result<&'b [u8], ReadError> {
     let fd = open_file_at(dir, path)?;

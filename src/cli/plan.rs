@@ -367,7 +367,9 @@ pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     warn_ignored(&plan);
     let mut text = Box::new(Text::new());
     if a.explain {
-        plan.explain(&ask, &cap, &mut *text)
+        let mut held = Held::new(&mut *text);
+        let Ok(()) = plan.explain(&ask, &cap, &mut held);
+        held.finish()
             .map_err(|_| Fail("explanation larger than its buffer".into()))?;
     } else {
         let _ = ufmt::uwrite!(text, "{}\n", plan.jobs);

@@ -10,6 +10,7 @@ use headroom::plan::status::Extra;
 use headroom::plan::status::snapshot::Snapshot;
 use headroom::report::csvread::CsvRows;
 use headroom::report::summary::{Summary, TEXT_CAP, Text};
+use headroom::tick::held::Held;
 
 use super::defaults::{disk_for, disk_path, env_nonempty, no_mlock};
 use super::files::{open_regular, open_root, stream};
@@ -65,11 +66,14 @@ pub fn measured_advice(root: &Root, summary: &Summary) -> String {
         whose.words(),
         peak
     );
-    let _ = headroom::plan::advise::render(
+    // Held: the renderer has no test after each piece (smaller code);
+    // what fitted is shown either way.
+    let mut held = Held::new(&mut *text);
+    let Ok(()) = headroom::plan::advise::render(
         &plan,
         headroom::plan::jobs::Profile::Generic,
         &s,
-        &mut *text,
+        &mut held,
     );
     text.as_str().to_string()
 }
@@ -363,7 +367,9 @@ pub fn jobs_cmd(a: JobsArgs) -> Result<ExitCode, Fail> {
     warn_ignored(&plan);
     let mut text = Box::new(Text::new());
     if a.explain {
-        plan.explain(&ask, &cap, &mut *text)
+        let mut held = Held::new(&mut *text);
+        let Ok(()) = plan.explain(&ask, &cap, &mut held);
+        held.finish()
             .map_err(|_| Fail("explanation larger than its buffer".into()))?;
     } else {
         let _ = ufmt::uwrite!(text, "{}\n", plan.jobs);
@@ -400,7 +406,9 @@ pub fn advise_cmd(a: AdviseArgs) -> Result<ExitCode, Fail> {
         &mut dir,
     );
     let mut text = Box::new(Text::new());
-    headroom::plan::advise::render(&plan, p.profile, &s, &mut *text)
+    let mut held = Held::new(&mut *text);
+    let Ok(()) = headroom::plan::advise::render(&plan, p.profile, &s, &mut held);
+    held.finish()
         .map_err(|_| Fail("advice larger than its buffer".into()))?;
     print_text(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -447,12 +455,14 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
     };
     let more: Extra<'_, StatusOut> = &mut pool_part;
     let mut out = StatusOut::default();
-    let rendered = if a.json {
+    let Ok(()) = if a.json {
         headroom::plan::status::render_json(&snap, &mut out, Some(more))
     } else {
         headroom::plan::status::render(&snap, &mut out, Some(more))
     };
-    rendered.map_err(|()| Fail("status larger than its buffer".into()))?;
+    if out.over {
+        return Err(Fail("status larger than its buffer".into()));
+    }
     print_text(&out.text)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -466,6 +476,9 @@ struct StatusOut {
     text: String,
     /// Bytes of it the library wrote.
     own: usize,
+    /// A piece did not fit in [`TEXT_CAP`]: nothing more is written, and
+    /// the output is the error.
+    over: bool,
 }
 
 impl StatusOut {
@@ -475,12 +488,18 @@ impl StatusOut {
     }
 }
 
+// Never an error: one past TEXT_CAP sets `over` instead, so the renderers
+// have no test after each piece (smaller code; see
+// headroom::tick::held), and status_cmd checks `over` once.
 impl ufmt::uWrite for StatusOut {
-    type Error = ();
+    type Error = std::convert::Infallible;
 
-    fn write_str(&mut self, s: &str) -> Result<(), ()> {
-        if self.own + s.len() > TEXT_CAP {
-            return Err(());
+    // Never inlined: one call at each piece of the screen.
+    #[inline(never)]
+    fn write_str(&mut self, s: &str) -> Result<(), Self::Error> {
+        if self.over || self.own + s.len() > TEXT_CAP {
+            self.over = true;
+            return Ok(());
         }
         self.own += s.len();
         self.text.push_str(s);

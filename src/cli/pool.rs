@@ -224,6 +224,7 @@ fn peek_job_peaks(
         },
     )
     .map_err(|e| Fail(open_text("--pool", dir, e)))?;
-    found.sort_by(|a, b| a.run.cmp(&b.run));
+    // Stable, as `sort_by` was: ties keep the order they were found in.
+    headroom::kernel::order::sort_stable_by(&mut found, |a, b| a.run < b.run);
     Ok(found)
 }

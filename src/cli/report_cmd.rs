@@ -8,6 +8,7 @@ use rustix::fd::{AsFd, BorrowedFd};
 
 use headroom::report::csvread::{CsvError, CsvRows};
 use headroom::report::summary::{Summary, Text};
+use headroom::tick::held::Held;
 
 use super::files::{open_parent, open_regular, stream};
 use super::messages::{Fail, errtext, print_text, usage};
@@ -359,12 +360,15 @@ fn local_actions(a: &ActionsArgs, file: &str) -> Result<ExitCode, Fail> {
         )));
     }
     let mut text = Box::new(Text::new());
-    let rendered = if a.json {
-        table.render_json(&mut *text)
+    // Held: the renderers have no test after each piece (smaller code).
+    let mut held = Held::new(&mut *text);
+    let Ok(()) = if a.json {
+        table.render_json(&mut held)
     } else {
-        table.render(&mut *text)
+        table.render(&mut held)
     };
-    rendered.map_err(|_| Fail("the table is larger than its buffer".into()))?;
+    held.finish()
+        .map_err(|_| Fail("the table is larger than its buffer".into()))?;
     print_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -473,8 +477,8 @@ pub fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
         .unwrap_or_else(|| a.file.clone());
     if a.out.as_deref() == Some("-") {
         // SAFETY: fd 1 stays open for the life of the process (guard_std_fds).
-        let mut sink = FdSink::new(unsafe { BorrowedFd::borrow_raw(1) });
-        return match plot.render(&title, &mut sink).and_then(|()| sink.flush()) {
+        let sink = FdSink::new(unsafe { BorrowedFd::borrow_raw(1) });
+        return match svg_to(&plot, &title, sink) {
             Ok(()) => Ok(ExitCode::SUCCESS),
             // `plot x.csv -o - | head`: a closed pipe is not an error.
             Err(rustix::io::Errno::PIPE) => Ok(ExitCode::SUCCESS),
@@ -512,13 +516,26 @@ pub fn plot_cmd(a: PlotArgs) -> Result<ExitCode, Fail> {
     let cannot = |e| Fail(format!("cannot write {out}: {}", errtext(e)));
     let tmp = headroom::report::replace::tmp_name(&name).map_err(cannot)?;
     headroom::report::replace::replace(dir.as_fd(), &name, &tmp, |fd| {
-        let mut sink = FdSink::new(fd);
-        plot.render(&title, &mut sink).and_then(|()| sink.flush())
+        svg_to(&plot, &title, FdSink::new(fd))
     })
     .map_err(cannot)?;
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `plot`'s SVG to `sink` and flushes it; the first write error
+/// ends the writing. Through [`Held`], so the renderer has no test after
+/// each piece (smaller code).
+fn svg_to(
+    plot: &headroom::report::plot::Plot,
+    title: &str,
+    mut sink: FdSink<'_>,
+) -> Result<(), rustix::io::Errno> {
+    let mut held = Held::new(&mut sink);
+    let Ok(()) = plot.render(title, &mut held);
+    held.finish()?;
+    sink.flush()
 }
 
 /// A [`ufmt::uWrite`] sink over a file descriptor: text is gathered in a

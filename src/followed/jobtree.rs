@@ -213,7 +213,7 @@ impl JobTree {
 
     /// From the processes read: the build's tree, its tools, its jobs.
     fn link(&mut self, cmd: u32, page_kib: u64) {
-        self.procs.sort_unstable_by_key(|p| p.pid);
+        crate::kernel::order::sort_by(&mut self.procs[..], |a, b| a.pid < b.pid);
         let Some(c) = self.find(cmd) else { return };
         self.procs[c].depth = 1;
         self.spread(|p| p.depth, |p, d| p.depth = d.saturating_add(1));

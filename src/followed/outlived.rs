@@ -78,7 +78,7 @@ impl Look {
     /// assert_eq!(look, Look { live: 2, leaving: 1 });
     /// ```
     pub fn of(pids: &mut [u32], mut fate: impl FnMut(u32) -> Fate) -> Look {
-        pids.sort_unstable();
+        crate::kernel::order::sort_by(pids, |a, b| a < b);
         let mut look = Look::default();
         let mut last = None;
         for &p in pids.iter() {

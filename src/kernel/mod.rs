@@ -4,6 +4,7 @@
 //! Nothing here knows of a build, a row or a report.
 
 pub mod kept; // descriptors kept open between ticks, re-read with pread(2)
+pub mod order; // sorting in place with little code: heapsort, and insertion sort for ties
 pub mod parse; // byte-level number and field parsing shared by every parser
 pub mod root; // openat(2) under `--root`, reads into the caller's buffer
 pub mod sysfs; // numbered sysfs entries (hwmon<N>, policy<N>) and their paths on the stack

@@ -25,6 +25,7 @@ use crate::followed::figures::{stage_str, write_centi};
 use crate::followed::rusage::{Partial, Usage};
 use crate::followed::text::{Context, Stage};
 use crate::tick::clock::Iso;
+use crate::tick::held::Held;
 use crate::tick::row::{BufferFull, Row};
 use binding::{Binding, BoundBy};
 
@@ -616,7 +617,9 @@ impl Summary {
     /// # Errors
     /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`] rules out.
     pub fn render(&self, out: &mut Text) -> Result<(), BufferFull> {
-        self.render_to(out).map_err(|_| BufferFull)
+        let mut held = Held::new(out);
+        let Ok(()) = self.render_to(&mut held);
+        held.finish().map_err(|_| BufferFull)
     }
 
     /// The text summary, the sections in order; no rows: the head alone.

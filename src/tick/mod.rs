@@ -5,6 +5,7 @@
 
 pub mod clock; // Unix seconds and ISO 8601 UTC as the CSV writes them
 pub mod footprint; // headroom's own pages made resident and locked
+pub mod held; // a writer that holds its first error: no test at every piece
 pub mod logwatch; // a build log that gives nothing: one warning each for missing and quiet
 pub mod rates; // counters between two ticks as per-second rates
 pub mod row; // one CSV row: the model shared by writer, reader and summary

@@ -373,7 +373,7 @@ pub fn render<'o>(peaks: &JobPeaks, out: &'o mut [u8]) -> Result<&'o [u8], JobPe
     }
     let peak = |i: u16| peaks.entries[usize::from(i)].peak_mb;
     // Entries are by key: a tie keeps index order.
-    order.sort_unstable_by(|&a, &b| peak(b).cmp(&peak(a)).then(a.cmp(&b)));
+    crate::kernel::order::sort_by(&mut order[..], |&a, &b| (peak(b), a) < (peak(a), b));
     let mut w = Cursor { out, len: 0 };
     let head = ufmt::uwrite!(w, "{}\nothers_mb {}\n", MAGIC, peaks.others_mb);
     head.map_err(|()| JobPeaksError::TooLong)?;

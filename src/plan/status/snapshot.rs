@@ -480,7 +480,11 @@ fn zram_devices(sb: BorrowedFd<'_>) -> Result<ZramDevices, ReadError> {
         true
     })
     .map_err(ReadError::Read)?;
-    names.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    // By length, then bytes: a total order (kernel::order's heapsort is
+    // smaller code than core's sort).
+    crate::kernel::order::sort_by(&mut names[..], |a, b| {
+        (a.len(), a.as_str()) < (b.len(), b.as_str())
+    });
     let mut zbuf = [0u8; zram::BUF_LEN];
     let devices = names
         .into_iter()

@@ -6,6 +6,7 @@ use ufmt::{uWrite, uwrite};
 use crate::followed::figures::stage_str;
 use crate::kernel::throttled;
 use crate::report::json_write;
+use crate::tick::held::Held;
 use crate::tick::row::columns::{
     CG_MEM_AVAIL_MB, CG_MEM_LIMIT_MB, Cell, Column, DISK_AVAIL_GB, LOAD1, SWAP_USED_MB,
     TMP_AVAIL_MB, TMP_PCT, Unit, ZRAM_RAM_MB, ZRAM_STORED_MB,
@@ -24,7 +25,9 @@ impl Summary {
     /// # Errors
     /// [`BufferFull`] when `out` is full, which [`TEXT_CAP`](super::TEXT_CAP) rules out.
     pub fn render_json(&self, out: &mut Text) -> Result<(), BufferFull> {
-        self.json_to(out).map_err(|_| BufferFull)
+        let mut held = Held::new(out);
+        let Ok(()) = self.json_to(&mut held);
+        held.finish().map_err(|_| BufferFull)
     }
 
     /// The JSON object, its keys in a fixed order, step by step.

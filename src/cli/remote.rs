@@ -79,11 +79,11 @@ pub fn reader_places(exe: &std::path::Path) -> [std::path::PathBuf; 2] {
 /// The line when no reader is found: where it was looked for and how to
 /// get one.
 #[cfg(not(feature = "remote"))]
-fn no_reader(places: &[std::path::PathBuf]) -> String {
-    let looked: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+fn no_reader([beside, libexec]: &[std::path::PathBuf; 2]) -> String {
     format!(
-        "this headroom has no `actions --remote`: its reader {READER} is not at {}; install the amd64 or arm64 package, which has it, or build headroom with `cargo install --path . --locked --features remote`",
-        looked.join(" or ")
+        "this headroom has no `actions --remote`: its reader {READER} is not at {} or {}; install the amd64 or arm64 package, which has it, or build headroom with `cargo install --path . --locked --features remote`",
+        beside.display(),
+        libexec.display()
     )
 }
 

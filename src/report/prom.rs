@@ -21,12 +21,13 @@
 
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
-use ufmt::uwrite;
+use ufmt::{uWrite, uwrite};
 
 use crate::kernel::throttled::Flags;
 use crate::report::replace;
 use crate::report::summary::Summary;
 use crate::report::summary::why_slow::Slow;
+use crate::tick::held::Held;
 use crate::tick::row::columns::{
     Family, Kind, Label, Metric, Prom, counter, gauge, int, mib, prom_families,
 };
@@ -235,7 +236,7 @@ const OWN: [Own; 20] = [
 
 /// Writes `s` as a label value: `\` → `\\`, `"` → `\"`, LF → `\n`
 /// (the text format's escapes; every other byte as is).
-fn escape_label(w: &mut PromText, s: &str) -> Result<(), BufferFull> {
+fn escape_label(w: &mut Held<'_, PromText>, s: &str) {
     let mut from = 0;
     for (i, b) in s.bytes().enumerate() {
         let esc = match b {
@@ -244,11 +245,11 @@ fn escape_label(w: &mut PromText, s: &str) -> Result<(), BufferFull> {
             b'\n' => "\\n",
             _ => continue,
         };
-        w.push_str(&s[from..i]).map_err(|_| BufferFull)?;
-        w.push_str(esc).map_err(|_| BufferFull)?;
+        let Ok(()) = w.write_str(&s[from..i]);
+        let Ok(()) = w.write_str(esc);
         from = i + 1;
     }
-    w.push_str(&s[from..]).map_err(|_| BufferFull)
+    let Ok(()) = w.write_str(&s[from..]);
 }
 
 /// A WHY IT WAS SLOW time, once a row had one of its columns.
@@ -262,40 +263,36 @@ fn slow_time(s: &Summary, time: fn(&Slow) -> Option<u64>) -> Option<Metric> {
 }
 
 /// The exposition being written: a family's HELP/TYPE comes once, before
-/// its first sample.
-struct Out<'w, 'l> {
-    w: &'w mut PromText,
+/// its first sample. Through [`Held`]: no test after each piece (smaller
+/// code); the first piece that does not fit ends the writing, and
+/// [`render`] reports it.
+struct Out<'w, 'h, 'l> {
+    w: &'w mut Held<'h, PromText>,
     labels: Labels<'l>,
 }
 
-impl Out<'_, '_> {
-    fn head(&mut self, f: &Family) -> Result<(), BufferFull> {
+impl Out<'_, '_, '_> {
+    fn head(&mut self, f: &Family) {
         let kind = match f.kind {
             Kind::Gauge => "gauge",
             Kind::Counter => "counter",
         };
-        uwrite!(
+        let Ok(()) = uwrite!(
             self.w,
             "# HELP {} {}\n# TYPE {} {}\n",
             f.name,
             f.help,
             f.name,
             kind
-        )
-        .map_err(|_| BufferFull)
+        );
     }
 
     /// Writes family `f` with its sample of value `v` and the extra label
     /// `extra` (name, value), or nothing when `v` is `None`; throttle flags
     /// are one sample per flag, labelled `flag`.
-    fn one(
-        &mut self,
-        f: &Family,
-        extra: Option<(&str, &str)>,
-        v: Option<Metric>,
-    ) -> Result<(), BufferFull> {
-        let Some(v) = v else { return Ok(()) };
-        self.head(f)?;
+    fn one(&mut self, f: &Family, extra: Option<(&str, &str)>, v: Option<Metric>) {
+        let Some(v) = v else { return };
+        self.head(f);
         let Metric::Flags(flags, seen) = v else {
             return self.sample(f, extra, v);
         };
@@ -304,54 +301,50 @@ impl Out<'_, '_> {
                 continue;
             }
             let on = Metric::Int(u128::from((flags >> bit) & 1));
-            self.sample(f, Some(("flag", name)), on)?;
+            self.sample(f, Some(("flag", name)), on);
         }
-        Ok(())
     }
 
     /// A column's family: its value and label from `row`.
-    fn column(&mut self, p: &Prom, row: &Row) -> Result<(), BufferFull> {
+    fn column(&mut self, p: &Prom, row: &Row) {
         let extra = match p.label {
             Label::None => None,
             Label::Row(name, value) => Some((name, value(row))),
             Label::DiskPath => Some(("path", self.labels.disk_path)),
         };
-        self.one(&p.family, extra, (p.value)(row))
+        self.one(&p.family, extra, (p.value)(row));
     }
 
     /// One sample line of family `f`.
-    fn sample(
-        &mut self,
-        f: &Family,
-        extra: Option<(&str, &str)>,
-        v: Metric,
-    ) -> Result<(), BufferFull> {
-        uwrite!(self.w, "{}{{run_id=\"", f.name).map_err(|_| BufferFull)?;
-        escape_label(self.w, self.labels.run_id)?;
+    fn sample(&mut self, f: &Family, extra: Option<(&str, &str)>, v: Metric) {
+        let Ok(()) = uwrite!(self.w, "{}{{run_id=\"", f.name);
+        escape_label(self.w, self.labels.run_id);
         if let Some((name, value)) = extra {
-            uwrite!(self.w, "\",{}=\"", name).map_err(|_| BufferFull)?;
-            escape_label(self.w, value)?;
+            let Ok(()) = uwrite!(self.w, "\",{}=\"", name);
+            escape_label(self.w, value);
         }
-        self.w.push_str("\"} ").map_err(|_| BufferFull)?;
-        match v {
+        let Ok(()) = self.w.write_str("\"} ");
+        let Ok(()) = match v {
             Metric::Int(n) => uwrite!(self.w, "{}\n", n),
             Metric::Fixed(n, digits) => {
                 let scale = 10u64.pow(digits);
-                uwrite!(self.w, "{}.", n / scale).map_err(|_| BufferFull)?;
+                let Ok(()) = uwrite!(self.w, "{}.", n / scale);
                 let frac = n % scale;
                 // Leading zeros of the fraction, then its digits.
                 let mut pad = scale / 10;
                 while pad > 1 && frac < pad {
-                    self.w.push('0').map_err(|_| BufferFull)?;
+                    let Ok(()) = self.w.write_str("0");
                     pad /= 10;
                 }
                 uwrite!(self.w, "{}\n", frac)
             }
-            Metric::Tenths(t) => t.write(self.w).and_then(|()| uwrite!(self.w, "\n")),
+            Metric::Tenths(t) => {
+                let Ok(()) = t.write(self.w);
+                self.w.write_str("\n")
+            }
             // Written flag by flag by `one`.
             Metric::Flags(..) => Ok(()),
-        }
-        .map_err(|_| BufferFull)
+        };
     }
 }
 
@@ -371,18 +364,22 @@ pub fn render(
     out: &mut PromText,
 ) -> Result<(), BufferFull> {
     out.clear();
-    let mut o = Out { w: out, labels };
+    let mut held = Held::new(out);
+    let mut o = Out {
+        w: &mut held,
+        labels,
+    };
     let mut columns = prom_families().peekable();
     for own in &OWN {
         while let Some(p) = columns.next_if(|p| p.at < own.at) {
-            o.column(p, row)?;
+            o.column(p, row);
         }
-        o.one(&own.family, None, (own.value)(row, summary, recording))?;
+        o.one(&own.family, None, (own.value)(row, summary, recording));
     }
     for p in columns {
-        o.column(p, row)?;
+        o.column(p, row);
     }
-    Ok(())
+    held.finish().map_err(|_| BufferFull)
 }
 
 /// Why `--prom FILE` cannot be written at start.

@@ -245,11 +245,12 @@ pub fn outside(m: Mapping, cold: (u64, u64)) -> [Mapping; 2] {
 }
 
 /// The release binaries' range of code no recording runs, `(start, end)`
-/// in bytes, page-aligned: std's backtrace printer, which only a panic
-/// under RUST_BACKTRACE runs, gathered between `__headroom_cold_start`
-/// and `__headroom_cold_end` by ci/release.ld (161 KiB of x86_64 text
-/// that a recording need not hold). `(0, 0)` in builds without that
-/// script (cfg `headroom_cold` unset by ci/build.rs): nothing left out.
+/// in bytes: the whole pages between `__headroom_cold_start` and
+/// `__headroom_cold_end`, where ci/release.ld gathers std's backtrace
+/// printer (which only a panic under RUST_BACKTRACE runs) and the commands
+/// that never run beside a recording (about 240 KiB of x86_64 text that a
+/// recording need not hold). `(0, 0)` in builds without that script (cfg
+/// `headroom_cold` unset by ci/build.rs): nothing left out.
 pub fn cold_range() -> (u64, u64) {
     #[cfg(headroom_cold)]
     {
@@ -259,15 +260,28 @@ pub fn cold_range() -> (u64, u64) {
         }
         // Only the addresses are taken (no read): safe for an extern static.
         let at = |p: *const u8| u64::try_from(p.addr()).unwrap_or(0);
-        (
+        let page = u64::try_from(rustix::param::page_size()).unwrap_or(4096);
+        whole_pages(
             at(&raw const __headroom_cold_start),
             at(&raw const __headroom_cold_end),
+            page,
         )
     }
     #[cfg(not(headroom_cold))]
     {
         (0, 0)
     }
+}
+
+/// The whole `page`-byte pages within `start..end`: `start` rounded up,
+/// `end` down; `(0, 0)` when no whole page is left (or `page` is 0).
+pub fn whole_pages(start: u64, end: u64, page: u64) -> (u64, u64) {
+    if page == 0 {
+        return (0, 0);
+    }
+    let lo = start.div_ceil(page).saturating_mul(page);
+    let hi = end - end % page;
+    if lo < hi { (lo, hi) } else { (0, 0) }
 }
 
 /// Gives back the stack mapping `m`'s pages below the part a tick can
@@ -642,6 +656,27 @@ mod tests {
         // Covering it all: nothing left.
         let [a, b] = outside(m, (0x30_0000, 0x50_0000));
         assert!(a.is_empty() && b.is_empty());
+    }
+
+    #[test]
+    fn only_whole_pages_of_the_cold_section_are_left_out() {
+        assert_eq!(
+            whole_pages(0x40_1003, 0x43_c5c0, 4096),
+            (0x40_2000, 0x43_c000)
+        );
+        assert_eq!(
+            whole_pages(0x40_2000, 0x43_c000, 4096),
+            (0x40_2000, 0x43_c000)
+        );
+        // 16 KiB pages (a Pi 5's kernel).
+        assert_eq!(
+            whole_pages(0x40_1003, 0x43_c5c0, 16384),
+            (0x40_4000, 0x43_c000)
+        );
+        // Less than a page: nothing.
+        assert_eq!(whole_pages(0x40_1003, 0x40_2fff, 4096), (0, 0));
+        assert_eq!(whole_pages(0x40_2000, 0x40_2000, 4096), (0, 0));
+        assert_eq!(whole_pages(5, 9, 0), (0, 0));
     }
 
     #[test]

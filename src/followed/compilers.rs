@@ -25,7 +25,7 @@ use rustix::io::Errno;
 
 use crate::kernel::parse::{ParseError, ParseErrorKind, parse_u64, trim};
 use crate::kernel::pid::{parse_comm, parse_stat, parse_status};
-use crate::kernel::root::{ReadError, for_each_entry, open_file_at, read_once_at};
+use crate::kernel::root::{ReadError, for_each_entry, join_num, open_file_at, read_once_at};
 
 mod classes;
 pub mod kept_status;
@@ -217,27 +217,12 @@ impl PidFiles for ProcDir<'_> {
 
 /// `<pid>/<file>` formatted into `out` with its terminating NUL, as the
 /// C string openat(2) takes (passed as it is: no copy made to add the
-/// NUL); `None` when it does not fit or `file` holds a NUL. Formatted by
-/// hand, once per process per tick.
+/// NUL); `None` when it does not fit or `file` holds a NUL. Once per
+/// process per tick.
 pub fn pid_path<'o>(out: &'o mut [u8; 64], pid: u32, file: &str) -> Option<&'o CStr> {
-    let mut digits = [0u8; 10];
-    let mut start = digits.len();
-    let mut v = pid;
-    while let Some(d) = start.checked_sub(1).and_then(|i| digits.get_mut(i)) {
-        *d = b'0' + (v % 10) as u8;
-        start -= 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let digits = digits.get(start..)?;
-    let slash = digits.len();
-    let end = slash.checked_add(1 + file.len())?;
-    out.get_mut(..slash)?.copy_from_slice(digits);
-    *out.get_mut(slash)? = b'/';
-    out.get_mut(slash + 1..end)?
-        .copy_from_slice(file.as_bytes());
+    let head = join_num(out, "", u64::from(pid), "/").map(str::len)?;
+    let end = head.checked_add(file.len())?;
+    out.get_mut(head..end)?.copy_from_slice(file.as_bytes());
     *out.get_mut(end)? = 0;
     CStr::from_bytes_with_nul(out.get(..=end)?).ok()
 }

@@ -18,7 +18,8 @@
 //!    become headroom's own: from then on nothing a tick touches is
 //!    missing. The stack below the committed region, which only start-up
 //!    reached, is given back first. Left out: the release binaries' range
-//!    of code no recording runs ([`cold_range`]: std's backtrace printer).
+//!    of code no recording runs ([`cold_range`]: std's backtrace printer,
+//!    the commands that read files or print the host once).
 //! 3. [`lock`] calls mlockall(2) with `MCL_CURRENT | MCL_ONFAULT`: the
 //!    resident pages stay in RAM, pages of those mappings faulted later are
 //!    locked as they come, and later mappings (the summary's allocations
@@ -160,6 +161,7 @@ pub fn commit_mappings(buf: &mut [u8]) -> Result<Commit, CommitError> {
             release_below_commit(m, sp).map_err(CommitError::Populate)?;
         }
     }
+    let cold = cold_range();
     for m in maps::parse(text) {
         let (mut m, _) = m.map_err(CommitError::Parse)?;
         if !holds_own_pages(&m) {
@@ -171,20 +173,19 @@ pub fn commit_mappings(buf: &mut [u8]) -> Result<Commit, CommitError> {
                 ..m
             };
         }
-        for part in outside(m, cold_range()) {
+        for part in outside(m, cold) {
             commit_one(&part, &mut done)?;
         }
     }
-    release_cold().map_err(CommitError::Populate)?;
+    release_cold(cold).map_err(CommitError::Populate)?;
     Ok(done)
 }
 
-/// Gives back the pages of [`cold_range`] that faulting in its neighbours
-/// mapped anyway (a read fault maps the page cache's pages around it too:
-/// `fault_around_bytes`, 64 KiB, in `mm/memory.c`): madvise(2)
-/// `MADV_DONTNEED`, before anything is locked.
-fn release_cold() -> Result<(), Errno> {
-    let (lo, hi) = cold_range();
+/// Gives back the pages of `cold` ([`cold_range`]) that faulting in its
+/// neighbours mapped anyway (a read fault maps the page cache's pages
+/// around it too: `fault_around_bytes`, 64 KiB, in `mm/memory.c`):
+/// madvise(2) `MADV_DONTNEED`, before anything is locked.
+fn release_cold((lo, hi): (u64, u64)) -> Result<(), Errno> {
     if lo >= hi {
         return Ok(());
     }
@@ -192,7 +193,7 @@ fn release_cold() -> Result<(), Errno> {
     // SAFETY: the range is read-only code of the executable's private file
     // mapping, never written: dropping its page table entries loses
     // nothing (a later access reads the page from the file again), and no
-    // recording runs that code (std's backtrace printer).
+    // recording runs that code (ci/release.ld gathers it).
     unsafe {
         rustix::mm::madvise(
             core::ptr::without_provenance_mut(usize::try_from(lo).unwrap_or(usize::MAX)),

@@ -878,7 +878,7 @@ impl Row {
     /// malformed.
     pub fn read<'f>(field: impl Fn(usize) -> Option<&'f [u8]>) -> Option<Row> {
         let mut row = Row::empty_at(0, Iso::from_epoch(0));
-        read_each(&mut row, field)?;
+        row.read_into(field)?;
         Some(row)
     }
 

@@ -40,18 +40,28 @@ fn exit_codes_are_the_commands() {
     let summary = fs::read_to_string(d.join("resources-r.summary.txt")).unwrap();
     assert!(summary.contains("killed by signal KILL"), "{summary}");
 
-    let out = run(&d, &["/nonexistent/command"]);
-    assert_eq!(out.status.code(), Some(127), "{out:?}");
-    // The earlier runs' CSV of the same run id is replaced (said before
-    // CMD starts); CMD not found is the only other line.
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        format!(
-            "headroom: replacing {}/resources-r.csv from an earlier run (use --run-id NAME to keep both)\n\
-             headroom: /nonexistent/command: command not found\n",
-            d.display()
-        )
+    // A command that is not found fails before the files are opened: the
+    // earlier run's CSV of the same run id stays whole, and CMD not found
+    // is the only line (on PATH, or named with a `/`).
+    let csv = d.join("resources-r.csv");
+    let before = fs::read(&csv).unwrap();
+    assert!(
+        before.iter().filter(|&&b| b == b'\n').count() > 1,
+        "rows to keep"
     );
+    for word in ["/nonexistent/command", "headroom-no-such-command"] {
+        let out = run(&d, &[word]);
+        assert_eq!(out.status.code(), Some(127), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("headroom: {word}: command not found\n")
+        );
+        assert_eq!(
+            fs::read(&csv).unwrap(),
+            before,
+            "{word}: the CSV is untouched"
+        );
+    }
     let not_exec = d.join("not-exec");
     fs::write(&not_exec, "#!/bin/sh\n").unwrap();
     let out = run(&d, &[not_exec.to_str().unwrap()]);

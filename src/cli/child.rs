@@ -138,6 +138,37 @@ pub fn die_like(end: headroom::followed::rusage::End) {
     let _ = rustix::process::kill_process(rustix::process::getpid(), sig);
 }
 
+/// Whether `prog` names a file that execvp(3) finds: a word with a `/`
+/// as it is, else in a directory of `$PATH` (an empty entry is the
+/// current directory; musl's default list when `PATH` is unset). A
+/// recording asks before it opens its files, so a mistyped command costs
+/// no earlier CSV; a file found but not executable is left to [`spawn`]
+/// (126).
+pub fn findable(prog: &std::ffi::OsStr) -> bool {
+    use std::path::{Path, PathBuf};
+    if prog.is_empty() {
+        return false;
+    }
+    if prog.as_encoded_bytes().contains(&b'/') {
+        return Path::new(prog).exists();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/bin:/usr/bin".into());
+    std::env::split_paths(&path).any(|dir| {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        dir.join(prog).is_file()
+    })
+}
+
+/// The message and shell exit code of a command [`findable`] did not find.
+pub fn not_found(prog: &std::ffi::OsStr) -> (u8, String) {
+    let prog = super::shell::quote(&prog.to_string_lossy());
+    (127, format!("{prog}: command not found"))
+}
+
 /// A started child: its pid and when it started.
 pub struct Started {
     pub pid: rustix::process::Pid,
@@ -212,9 +243,7 @@ pub fn spawn(
                 start_ns,
             })
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err((127, format!("{prog}: command not found")))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(prog_os)),
         Err(e) => Err((126, format!("{prog}: cannot execute: {}", io_text(&e)))),
     }
 }

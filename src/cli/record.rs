@@ -22,7 +22,8 @@ use headroom::tick::sampler::{Buffers, Build, Options, Sampler, Source, StageLog
 
 use super::action_row::append_action;
 use super::child::{
-    Forward, Started, Stops, command_label, controlling_terminal, die_like, finish_child, spawn,
+    Forward, Started, Stops, command_label, controlling_terminal, die_like, findable, finish_child,
+    not_found, spawn,
 };
 use super::defaults::{disk_path, env_nonempty, no_mlock};
 use super::files::{open_parent, open_root, same_file};
@@ -139,6 +140,15 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     // From here on a stop signal yields the summary, however early it
     // comes: the handlers are in place before the CSV exists.
     let wake = install_signals(child.is_some())?;
+    // A command that cannot be found fails before the files are opened:
+    // an earlier run's CSV of the same run id stays as it was.
+    if let Some(prog) = child.as_ref().and_then(|c| c.raw.first()) {
+        if !findable(prog) {
+            let (code, msg) = not_found(prog);
+            let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+            return Ok(ExitCode::from(code));
+        }
+    }
     let mut f = match Files::open(&r, child.as_ref())? {
         Ok(f) => f,
         Err(code) => return Ok(code),

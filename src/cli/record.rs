@@ -142,12 +142,12 @@ fn record_job(a: RecordArgs, child: Option<ChildSpec>) -> Result<ExitCode, Fail>
     let wake = install_signals(child.is_some())?;
     // A command that cannot be found fails before the files are opened:
     // an earlier run's CSV of the same run id stays as it was.
-    if let Some(prog) = child.as_ref().and_then(|c| c.raw.first()) {
-        if !findable(prog) {
-            let (code, msg) = not_found(prog);
-            let _ = writeln!(std::io::stderr(), "headroom: {msg}");
-            return Ok(ExitCode::from(code));
-        }
+    if let Some(prog) = child.as_ref().and_then(|c| c.raw.first())
+        && !findable(prog)
+    {
+        let (code, msg) = not_found(prog);
+        let _ = writeln!(std::io::stderr(), "headroom: {msg}");
+        return Ok(ExitCode::from(code));
     }
     let mut f = match Files::open(&r, child.as_ref())? {
         Ok(f) => f,

@@ -92,12 +92,8 @@ fn parse(raw: &[OsString]) -> Result<(Cli, Option<usize>), ExitCode> {
         }
         Err(()) => {
             // One line: argh's message, then where the usage is.
-            let words: Vec<&str> = early.output.split_whitespace().collect();
-            let _ = writeln!(
-                std::io::stderr(),
-                "headroom: {} (see {name} --help)",
-                words.join(" ")
-            );
+            let line = cli::argv::usage_line(&early.output, &name, &rest, &Cli::get_args_info());
+            let _ = writeln!(std::io::stderr(), "headroom: {line}");
             ExitCode::from(2)
         }
     })?;

@@ -85,7 +85,7 @@ fn conflicting_options_are_usage_errors() {
         ),
         (
             &["--remote", "grpc://127.0.0.1:1", CRAFTED],
-            "--remote reads an action cache, not an actions FILE",
+            "--remote is for reading a cluster (its action cache or Prometheus), not an actions FILE",
         ),
         (
             &[CRAFTED, CRAFTED],
@@ -93,7 +93,7 @@ fn conflicting_options_are_usage_errors() {
         ),
         (
             &["--worker-cores", "8", "--worker-mem", "16G", CRAFTED],
-            "--worker-cores reads an action cache",
+            "--worker-cores is for reading a cluster",
         ),
         (
             &[],
@@ -215,8 +215,9 @@ fn without_the_feature_and_no_reader_remote_says_how_to_get_it() {
         assert!(e.contains("has no `actions --remote`"), "{e}");
         assert!(e.contains(&beside.display().to_string()), "{e}");
         assert!(e.contains("libexec/headroom/headroom-remote"), "{e}");
+        assert!(!e.contains("/../"), "the places as plain paths: {e}");
         assert!(
-            e.contains("cargo install --path . --locked --features remote"),
+            e.contains("put ci/build-release's headroom-remote beside this headroom"),
             "{e}"
         );
     }
@@ -246,10 +247,17 @@ fn installed(name: &str, rel: &str, reader: Option<&str>) -> std::path::PathBuf 
 /// a child another test thread forked (until its exec closes it).
 #[cfg(not(feature = "remote"))]
 fn actions_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    actions_env(dir, args, &[])
+}
+
+/// [`actions_in`] with `env` added to the environment.
+#[cfg(not(feature = "remote"))]
+fn actions_env(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     for _ in 0..50 {
         match Command::new(dir.join("bin/headroom"))
             .arg("actions")
             .args(args)
+            .envs(env.iter().copied())
             .output()
         {
             Ok(o) if !stderr(&o).contains("Text file busy") => return o,
@@ -275,7 +283,8 @@ fn without_the_feature_the_remote_reader_is_handed_the_command() {
         ("libexec", "../libexec/headroom/headroom-remote"),
     ] {
         let dir = installed(name, rel, Some(script));
-        let o = actions_in(
+        // A value the user left in the environment is not a hand-off.
+        let o = actions_env(
             &dir,
             &[
                 "--remote",
@@ -284,6 +293,7 @@ fn without_the_feature_the_remote_reader_is_handed_the_command() {
                 "ab/1",
                 "--json",
             ],
+            &[("HEADROOM_REMOTE_READER", "/foo/bar")],
         );
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         let want = "actions|--remote|grpc://127.0.0.1:1|--digest|ab/1|--json|";
@@ -302,19 +312,28 @@ fn without_the_feature_the_remote_reader_is_handed_the_command() {
 #[cfg(not(feature = "remote"))]
 #[test]
 fn a_plain_reader_says_it_has_no_remote_either() {
-    let dir = installed("plain", "headroom-remote", None);
-    let o = actions_in(
-        &dir,
-        &["--remote", "grpc://127.0.0.1:1", "--digest", "ab/1"],
-    );
-    assert_eq!(o.status.code(), Some(1), "{o:?}");
-    let e = stderr(&o);
-    assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(
-        e.contains("headroom-remote was built without `actions --remote` too"),
-        "{e}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    // A copy, and a symlink to the very headroom that hands it on.
+    for link in [false, true] {
+        let dir = installed("plain", "headroom-remote", None);
+        if link {
+            std::fs::remove_file(dir.join("bin/headroom-remote")).unwrap();
+            std::os::unix::fs::symlink("headroom", dir.join("bin/headroom-remote")).unwrap();
+        }
+        let o = actions_in(
+            &dir,
+            &["--remote", "grpc://127.0.0.1:1", "--digest", "ab/1"],
+        );
+        assert_eq!(o.status.code(), Some(1), "link {link}: {o:?}");
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.contains(
+                "is a plain headroom too: put there a headroom built with `--features remote`"
+            ),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// With the feature, the options reach the remote layer: a digest that is

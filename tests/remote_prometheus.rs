@@ -610,7 +610,7 @@ fn prometheus_options_that_do_not_go_together_are_usage_errors() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["--prometheus", "http://127.0.0.1:1", "actions.csv"],
-            "actions: --prometheus reads an action cache, not an actions FILE",
+            "actions: --prometheus is for reading a cluster (its action cache or Prometheus), not an actions FILE",
         ),
         (
             &["--digest", &digest, "--since", "2h"],

@@ -138,9 +138,47 @@ fn unknown_option(typed: &str, cmd: Option<&str>, here: &CommandInfoWithArgs) ->
 }
 
 /// `headroom VERSION (TARGET)`: the crate's version and the target this
-/// binary was built for, e.g. `headroom 0.1.0 (aarch64-unknown-linux-musl)`.
+/// binary was built for, e.g. `headroom 0.1.0 (aarch64-unknown-linux-musl)`;
+/// a build with the feature `remote` (the remote reader, `headroom-remote`)
+/// adds `, with actions --remote`.
 pub fn version_line() -> String {
-    format!("headroom {} ({})", env!("CARGO_PKG_VERSION"), target())
+    let remote = if cfg!(feature = "remote") {
+        ", with actions --remote"
+    } else {
+        ""
+    };
+    format!(
+        "headroom {} ({}){remote}",
+        env!("CARGO_PKG_VERSION"),
+        target()
+    )
+}
+
+/// argh's usage error as one line: its words joined, its first letter
+/// lower-case and no full stop, as the other messages, and the help to read: the
+/// command's own (`headroom summarize --help`) when `args` (as argh got
+/// them) name one of `top`'s commands, else the top-level one.
+pub fn usage_line(
+    argh_output: &str,
+    name: &str,
+    args: &[&str],
+    top: &CommandInfoWithArgs,
+) -> String {
+    let words: Vec<&str> = argh_output.split_whitespace().collect();
+    let text = words.join(" ");
+    let text = text.strip_suffix('.').unwrap_or(&text);
+    let mut chars = text.chars();
+    let text = match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    let sub = args
+        .iter()
+        .find(|a| top.commands.iter().any(|c| c.name == **a));
+    match sub {
+        Some(sub) => format!("{text} (see {name} {sub} --help)"),
+        None => format!("{text} (see {name} --help)"),
+    }
 }
 
 /// The target triple, from the compiler's `cfg`s (no build script): the
@@ -272,5 +310,33 @@ mod tests {
         let t = target();
         assert!(t.starts_with(std::env::consts::ARCH), "{t}");
         assert!(t.contains("-unknown-linux-"), "{t}");
+    }
+
+    #[test]
+    fn a_usage_error_is_one_line_pointing_at_the_commands_help() {
+        let top = Cli::get_args_info();
+        let line = |out: &str, args: &[&str]| usage_line(out, "headroom", args, &top);
+        assert_eq!(
+            line(
+                "Required positional arguments not provided:\n    file\n",
+                &["summarize"]
+            ),
+            "required positional arguments not provided: file (see headroom summarize --help)"
+        );
+        assert_eq!(
+            line(
+                "No value provided for option '--from'.\n",
+                &["--root", "r", "jobs", "--from"]
+            ),
+            "no value provided for option '--from' (see headroom jobs --help)"
+        );
+        assert_eq!(line("Oops.", &["--root"]), "oops (see headroom --help)");
+        assert_eq!(line("", &[]), " (see headroom --help)");
+        let v = version_line();
+        assert_eq!(
+            v.ends_with(", with actions --remote"),
+            cfg!(feature = "remote"),
+            "{v}"
+        );
     }
 }

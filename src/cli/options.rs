@@ -371,7 +371,8 @@ pub struct ActionsArgs {
     pub json_rows: bool,
     /// the REAPI action cache: grpc://HOST:PORT or grpcs://HOST:PORT
     /// (http:// and https:// alike); default: [buck2_re_client] of
-    /// .buckconfig (needs the cargo feature remote)
+    /// .buckconfig (read by headroom-remote, which the amd64 and arm64
+    /// packages install)
     #[argh(option)]
     pub remote: Option<String>,
     /// the REAPI instance name results are stored under (Buck2:

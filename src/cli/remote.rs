@@ -40,23 +40,29 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
     use std::os::unix::process::CommandExt;
 
     let _ = a;
-    if let Some(from) = std::env::var_os(HANDED) {
+    let exe = std::env::current_exe().map_err(|e| Fail(format!("/proc/self/exe: {e}")))?;
+    // Handed the command by a headroom that took this file for the
+    // reader (a value naming another file was set by someone else, and
+    // means nothing here).
+    if std::env::var_os(HANDED).is_some_and(|from| std::path::Path::new(&from) == exe) {
         return Err(Fail(format!(
-            "{} was built without `actions --remote` too; build it with `cargo build --release --locked --features remote`",
-            std::path::Path::new(&from).display()
+            "the remote reader {} is a plain headroom too: put there a headroom built with `--features remote` (ci/build-release builds it as headroom-remote)",
+            exe.display()
         )));
     }
-    let exe = std::env::current_exe().map_err(|e| Fail(format!("/proc/self/exe: {e}")))?;
     let places = reader_places(&exe);
     let Some(reader) = places.iter().find(|p| p.is_file()) else {
         return Err(Fail(no_reader(&places)));
     };
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_else(|| "headroom".into());
+    // Its real path, as the reader's own /proc/self/exe will read: a
+    // symlink to this very headroom is then caught there, not looped.
+    let real = std::fs::canonicalize(reader).unwrap_or_else(|_| reader.clone());
     let err = std::process::Command::new(reader)
         .arg0(arg0)
         .args(args)
-        .env(HANDED, reader)
+        .env(HANDED, real)
         .exec();
     Err(Fail(format!("{}: {err}", reader.display())))
 }
@@ -70,10 +76,10 @@ pub fn remote_cmd(a: ActionsArgs) -> Result<ExitCode, Fail> {
 #[cfg(not(feature = "remote"))]
 pub fn reader_places(exe: &std::path::Path) -> [std::path::PathBuf; 2] {
     let dir = exe.parent().unwrap_or(std::path::Path::new("/"));
-    [
-        dir.join(READER),
-        dir.join("../libexec/headroom").join(READER),
-    ]
+    // `/proc/self/exe` is the real path (no symlink in it), so its
+    // parent's parent is what `..` would reach.
+    let up = dir.parent().unwrap_or(dir);
+    [dir.join(READER), up.join("libexec/headroom").join(READER)]
 }
 
 /// The line when no reader is found: where it was looked for and how to
@@ -81,7 +87,7 @@ pub fn reader_places(exe: &std::path::Path) -> [std::path::PathBuf; 2] {
 #[cfg(not(feature = "remote"))]
 fn no_reader([beside, libexec]: &[std::path::PathBuf; 2]) -> String {
     format!(
-        "this headroom has no `actions --remote`: its reader {READER} is not at {} or {}; install the amd64 or arm64 package, which has it, or build headroom with `cargo install --path . --locked --features remote`",
+        "this headroom has no `actions --remote`: its reader {READER} is not at {} or {}; install the amd64 or arm64 package, which has it, or put ci/build-release's {READER} beside this headroom",
         beside.display(),
         libexec.display()
     )

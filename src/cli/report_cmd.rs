@@ -278,7 +278,7 @@ pub fn actions_usage(a: &ActionsArgs) -> Option<String> {
             return Some("actions: the file path must not be empty".into());
         }
         return remote_option(a).map(|flag| {
-            format!("actions: {flag} reads an action cache, not an actions FILE: give FILE alone, or the build's logs after --log")
+            format!("actions: {flag} is for reading a cluster (its action cache or Prometheus), not an actions FILE: give FILE alone, or the build's logs after --log")
         });
     }
     if a.remote.as_deref() == Some("") {

@@ -329,3 +329,29 @@ fn summarize_of_file_thrash_advises_the_j_that_fits_not_zram_nor_a_card() {
         assert!(json.contains(key), "{key} in {json}");
     }
 }
+
+/// A recording whose slow columns hold the largest u64 (a hand-edited or
+/// corrupted CSV: `parse_u64` takes 20 digits): `summarize` must not
+/// overflow adding them up over the minute window (a debug build panics
+/// in `Window::push`, a release build wraps the window's sum).
+/// FAILS today (found by trial-bad): why_slow.rs `Window::push`
+/// `self.sum - self.amount[slot] + amount` overflows.
+#[test]
+fn summarize_of_u64_max_slow_figures_does_not_overflow() {
+    let d = scratch("slow-u64-max");
+    let max = u64::MAX;
+    for (name, slow) in [
+        ("majflt", format!("0.00,0.00,{max},0,0.10,0.20,3,50.0,100,")),
+        ("util", format!("0.00,0.00,0,0,0.10,0.20,{max},50.0,100,")),
+    ] {
+        let mut csv = String::from(HEADER_FULL);
+        for i in 0..=8u64 {
+            let e = i * 15;
+            csv.push_str(&row(e, "compile", "[1/4] CC x.c", &slow));
+        }
+        let path = d.join(format!("resources-{name}.csv"));
+        fs::write(&path, csv).unwrap();
+        let text = summarize(&[], &path);
+        assert!(text.contains("samples=9"), "{text}");
+    }
+}

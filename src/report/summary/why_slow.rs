@@ -298,21 +298,28 @@ const FINDINGS: [Finding; 7] = [
 ];
 
 impl Finding {
-    /// The amount a row gives each second it covers.
+    /// The amount a row gives each second it covers, at most
+    /// [`AMOUNT_MAX`] (a hand-edited CSV may hold any 20-digit number);
+    /// `disk_util_pct` at most 100.
     fn amount(self, row: &Row) -> u64 {
         let e = &row.ext;
         let flag = |bits: u8| u64::from(e.throttled.is_some_and(|f| f & bits != 0));
-        match self {
+        let amount = match self {
             Finding::SwapIn => e.swap_in_mibps.as_ref().map_or(0, |d| d.centi),
             Finding::Majflt => e.majflt_ps.unwrap_or(0),
             Finding::Refaults => e.refaults_ps.unwrap_or(0),
-            Finding::DiskBusy => e.disk_util_pct.unwrap_or(0),
+            Finding::DiskBusy => e.disk_util_pct.unwrap_or(0).min(100),
             Finding::Throttled => flag(THROTTLE_BITS),
             Finding::UnderVoltage => flag(UNDER_VOLTAGE_BIT),
             Finding::DiskStalled => u64::from(e.disk_stalled == Some(1)),
-        }
+        };
+        amount.min(AMOUNT_MAX)
     }
 }
+
+/// The largest amount a second gives: a window's sum of [`WINDOW_S`] of
+/// them cannot overflow.
+const AMOUNT_MAX: u64 = u64::MAX / WINDOW_S as u64;
 
 /// A worst minute ([module documentation](self)).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -300,14 +300,11 @@ fn kib_after(text: &str, marker: &str) -> u64 {
         .unwrap_or_else(|| panic!("no '{marker}N KiB' in {text}"))
 }
 
-/// `status` tells what `record` and `run` would need to lock
-/// (footprint::RECORD_EXTRA: "room for ... --prom ..., --jobserver its
-/// pool"): a limit it calls enough must be enough for `run --jobserver
-/// --prom` too. FAILS today (found by trial-bad): status estimates
-/// ~7316 KiB (debug; ~1824 KiB release x86_64 musl) while `run
-/// --jobserver --prom` needs 8112 KiB (release: 1996 KiB), so at
-/// `ulimit -l 1900` status says "record and run lock their memory in RAM"
-/// and `run --jobserver` does not lock.
+/// `status` tells what `record` and `run` would need to lock: the figure
+/// it gives when the limit is too small must be enough for `run
+/// --jobserver --prom`, the most a recording maps (found by a trial: it
+/// said ~1824 KiB where that run needs 1996 KiB, so at `ulimit -l 1900`
+/// status said "lock" and the run did not).
 #[test]
 fn status_memlock_outlook_covers_run_jobserver_prom() {
     let d = scratch("outlook");

@@ -518,12 +518,27 @@ impl NotLocked {
     }
 }
 
-/// What a recording maps beyond what `status` maps, in bytes: measured on
-/// x86_64 (release, VmSize), `record` 1152 KiB and `status` 964 KiB — the
+/// What a recording maps beyond what `status` maps, in bytes (VmSize,
+/// x86_64, measured with `ulimit -l 64`): `record` and `run` 136 KiB more
+/// in a release build, 344 KiB in a debug one (`cargo test`'s) — the
 /// sampler's buffers (88 KiB), the summary and the committed stack
-/// ([`STACK_COMMIT`]). 384 KiB leaves room for other architectures and
-/// options (`--prom` adds 32 KiB, `--jobserver` its pool).
-pub const RECORD_EXTRA: u64 = 384 * 1024;
+/// ([`STACK_COMMIT`]). The rest is room for other architectures' pages.
+pub const RECORD_EXTRA: u64 = per_build(384, 512) * 1024;
+
+/// What `run --jobserver --prom` maps beyond what `status` maps, in bytes,
+/// measured as [`RECORD_EXTRA`]: 556 KiB more in a release build, 1,180
+/// KiB in a debug one — the governor's pausing state and per-job peaks,
+/// the pool, the `--prom` file's buffer.
+pub const JOBSERVER_EXTRA: u64 = per_build(768, 1408) * 1024;
+
+/// `release` KiB in a release build, `debug` KiB in a debug one.
+const fn per_build(release: u64, debug: u64) -> u64 {
+    if cfg!(debug_assertions) {
+        debug
+    } else {
+        release
+    }
+}
 
 /// Whether `record` and `run`, started here, would lock their memory, for
 /// `status`. `status` locks nothing itself: it runs once, for milliseconds,
@@ -534,43 +549,67 @@ pub struct Outlook {
     pub permit: Permit,
     /// `HEADROOM_NO_MLOCK` is set here.
     pub disabled: bool,
-    /// What a recording would map: this process's `VmSize` plus
+    /// What `record` and `run` would map: this process's `VmSize` plus
     /// [`RECORD_EXTRA`]; `None` when /proc/self/maps cannot be read.
     pub need: Option<u64>,
+    /// What `run --jobserver` would map, with `--prom`: `VmSize` plus
+    /// [`JOBSERVER_EXTRA`]; `None` as `need`.
+    pub need_jobserver: Option<u64>,
 }
 
 impl Outlook {
     /// This process's outlook; `buf` receives /proc/self/maps
     /// ([`maps::BUF_LEN`] bytes).
     pub fn of_self(disabled: bool, buf: &mut [u8]) -> Outlook {
-        let need = rustix::fs::open(maps::PATH, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        let vm_size = rustix::fs::open(maps::PATH, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
             .ok()
             .and_then(|fd| read_fd(fd.as_fd(), buf).ok().map(|t| maps::vm_size(t).ok()))
-            .flatten()
-            .map(|v| v.saturating_add(RECORD_EXTRA));
+            .flatten();
         Outlook {
             permit: Permit::of_self(),
             disabled,
-            need,
+            need: vm_size.map(|v| v.saturating_add(RECORD_EXTRA)),
+            need_jobserver: vm_size.map(|v| v.saturating_add(JOBSERVER_EXTRA)),
         }
     }
 
     /// One line for `status` (without the label): `record and run lock
-    /// their memory in RAM (CAP_IPC_LOCK)`, `… cannot lock: RLIMIT_MEMLOCK
-    /// 64 KiB < ~1800 KiB (ulimit -l)` (what a recording would need), or
-    /// `… do not lock: HEADROOM_NO_MLOCK is set`; at most 88 columns for
-    /// any limit, and for any need below 1 GiB.
+    /// their memory in RAM (CAP_IPC_LOCK)`; `record and run lock, run
+    /// --jobserver cannot: 1900 KiB < ~2208 KiB (ulimit -l)` when the limit
+    /// holds only the plain recording; `record and run cannot lock:
+    /// RLIMIT_MEMLOCK 64 KiB < ~2208 KiB (ulimit -l)` (the larger need: the
+    /// limit that lets every recording lock); or `… do not lock:
+    /// HEADROOM_NO_MLOCK is set`. At most 88 columns for any limit, and for
+    /// any need below 1 GiB.
     pub fn write<W: uWrite>(self, w: &mut W) -> Result<(), W::Error> {
         if self.disabled {
             return uwrite!(w, "record and run do not lock: HEADROOM_NO_MLOCK is set");
         }
-        match self.permit.allows(self.need) {
-            Err(NotLocked::Limit {
-                limit_kib,
-                need_kib,
-            }) => uwrite!(
+        match (
+            self.permit.allows(self.need),
+            self.permit.allows(self.need_jobserver),
+        ) {
+            (
+                Err(_),
+                Err(NotLocked::Limit {
+                    limit_kib,
+                    need_kib,
+                }),
+            ) => uwrite!(
                 w,
                 "record and run cannot lock: RLIMIT_MEMLOCK {} KiB < ~{} KiB (ulimit -l)",
+                limit_kib,
+                need_kib
+            ),
+            (
+                Ok(()),
+                Err(NotLocked::Limit {
+                    limit_kib,
+                    need_kib,
+                }),
+            ) => uwrite!(
+                w,
+                "record and run lock, run --jobserver cannot: {} KiB < ~{} KiB (ulimit -l)",
                 limit_kib,
                 need_kib
             ),
@@ -873,7 +912,8 @@ mod tests {
 
     #[test]
     fn the_status_line_says_what_a_recording_would_do() {
-        let o = |limit, cap, disabled, need| {
+        // `need` for record and run, 512 KiB more for run --jobserver.
+        let o = |limit, cap, disabled, need: Option<u64>| {
             let mut s = Out(String::new());
             let _ = Outlook {
                 permit: Permit {
@@ -882,6 +922,7 @@ mod tests {
                 },
                 disabled,
                 need,
+                need_jobserver: need.map(|n| n + 512 * 1024),
             }
             .write(&mut s);
             s.0
@@ -889,7 +930,15 @@ mod tests {
         let need = Some(1536 * 1024);
         assert_eq!(
             o(Some(64 * 1024), false, false, need),
-            "record and run cannot lock: RLIMIT_MEMLOCK 64 KiB < ~1792 KiB (ulimit -l)"
+            "record and run cannot lock: RLIMIT_MEMLOCK 64 KiB < ~2304 KiB (ulimit -l)"
+        );
+        assert_eq!(
+            o(Some(2048 * 1024), false, false, need),
+            "record and run lock, run --jobserver cannot: 2048 KiB < ~2304 KiB (ulimit -l)"
+        );
+        assert_eq!(
+            o(Some(2304 * 1024), false, false, need),
+            "record and run lock their memory in RAM (RLIMIT_MEMLOCK 2304 KiB)"
         );
         assert_eq!(
             o(Some(64 * 1024), true, false, need),

@@ -167,11 +167,12 @@ pub fn usage_line(
     let words: Vec<&str> = argh_output.split_whitespace().collect();
     let text = words.join(" ");
     let text = text.strip_suffix('.').unwrap_or(&text);
-    let mut chars = text.chars();
-    let text = match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    };
+    // argh's messages are ASCII (char::to_lowercase would bring the
+    // Unicode case tables into the binary).
+    let mut text = text.to_string();
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_lowercase();
+    }
     let sub = args
         .iter()
         .find(|a| top.commands.iter().any(|c| c.name == **a));

@@ -380,11 +380,18 @@ fn client_certificate(
 }
 
 /// The hint when `cause` is an HTTP/2 framing error (hyper's `http2 error:
-/// ... frame with invalid size`): an HTTP/1 server, or no gRPC at all.
+/// ... frame with invalid size`: an HTTP/1 server, or no gRPC at all), or
+/// an HTTP/2 answer without gRPC's status (tonic's `grpc-status header
+/// missing, mapped from HTTP status code 404`: a web server or proxy).
 fn not_http2(f: &mut fmt::Formatter<'_>, cause: &str) -> fmt::Result {
     let lower = cause.to_ascii_lowercase();
     if lower.contains("http2") && lower.contains("frame") {
         write!(f, " (is it a gRPC server? it did not speak HTTP/2)")?;
+    } else if lower.contains("grpc-status header missing") {
+        write!(
+            f,
+            " (it answered as a web server, not gRPC: is this the cache's gRPC port?)"
+        )?;
     }
     Ok(())
 }
@@ -704,6 +711,22 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_web_servers_answer_asks_for_the_grpc_port() {
+        let mut plain = parse_url("grpc://127.0.0.1:8080", None).expect("url");
+        plain.instance = "main".into();
+        let s = tonic::Status::unimplemented(
+            "grpc-status header missing, mapped from HTTP status code 404",
+        );
+        let text = one_line(&error(&plain, &s));
+        assert!(
+            text.ends_with(
+                "code 404 (it answered as a web server, not gRPC: is this the cache's gRPC port?)"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -212,27 +212,9 @@ fn headroom_no_mlock_leaves_it_unlocked_and_the_summary_says_so() {
 
 #[test]
 fn an_rlimit_memlock_too_small_is_one_note_and_said_in_the_summary() {
-    use std::os::unix::process::CommandExt;
     let d = scratch("rlimit");
     let mut cmd = Command::new(BIN);
-    // SAFETY: between fork and exec only setrlimit(2) and prctl(2) run,
-    // both async-signal-safe system calls that allocate nothing.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = rustix::process::Rlimit {
-                current: Some(64 * 1024),
-                maximum: Some(64 * 1024),
-            };
-            rustix::process::setrlimit(rustix::process::Resource::Memlock, lim)
-                .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
-            // Root keeps CAP_IPC_LOCK across exec unless it leaves the
-            // bounding set; EPERM for others, who have none to lose.
-            let _ = rustix::thread::remove_capability_from_bounding_set(
-                rustix::thread::CapabilitySet::IPC_LOCK,
-            );
-            Ok(())
-        });
-    }
+    limited(&mut cmd);
     let child = record_until_first_row(&d, &mut cmd);
     let pid = child.id();
     // Not locked, but committed all the same.
@@ -269,8 +251,7 @@ fn an_rlimit_memlock_too_small_is_one_note_and_said_in_the_summary() {
     );
 }
 
-/// `cmd` with RLIMIT_MEMLOCK at 64 KiB and without CAP_IPC_LOCK (as in
-/// the test above).
+/// `cmd` with RLIMIT_MEMLOCK at 64 KiB and without CAP_IPC_LOCK.
 fn limited(cmd: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: between fork and exec only setrlimit(2) and prctl(2) run,
@@ -283,6 +264,8 @@ fn limited(cmd: &mut Command) -> &mut Command {
             };
             rustix::process::setrlimit(rustix::process::Resource::Memlock, lim)
                 .map_err(|e| std::io::Error::from_raw_os_error(e.raw_os_error()))?;
+            // Root keeps CAP_IPC_LOCK across exec unless it leaves the
+            // bounding set; EPERM for others, who have none to lose.
             let _ = rustix::thread::remove_capability_from_bounding_set(
                 rustix::thread::CapabilitySet::IPC_LOCK,
             );

@@ -617,6 +617,9 @@ fn a_real_orphan_counts_one() {
 #[test]
 fn make_j2_stopped_by_sigint_leaves_none_behind() {
     use std::os::unix::process::ExitStatusExt;
+    if common::ignored_here(2, "make_j2_stopped_by_sigint_leaves_none_behind") {
+        return;
+    }
     if cgroup_case("sigint").is_none() {
         return;
     }

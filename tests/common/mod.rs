@@ -602,3 +602,23 @@ pub fn headroom() -> Command {
         _ => Command::new(BIN),
     }
 }
+
+/// True when this process ignores signal `n` (SigIgn of /proc/self/status),
+/// said on stderr with `test`'s name: a child inherits that, and headroom
+/// rightly keeps ignoring it (as under `nohup`, or a non-interactive
+/// shell's `cmd &` for SIGINT and SIGQUIT), so a test that sends it has
+/// nothing to check there.
+pub fn ignored_here(n: u32, test: &str) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let ignored = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (n - 1)) != 0);
+    if ignored {
+        eprintln!(
+            "{test}: signal {n} is ignored by this test process (nohup, or a shell's `&`), as by headroom then: not sent"
+        );
+    }
+    ignored
+}

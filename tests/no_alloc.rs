@@ -180,7 +180,7 @@ fn ticks_after_start_up_allocate_nothing() {
 
     // run --jobserver's pace: glances for the governor between rows
     // (this process's tree as the build) allocate nothing either.
-    sampler.build = headroom::tick::sampler::Build::Tree(me);
+    let _ = sampler.follow(headroom::tick::sampler::Build::Tree(me));
     let mut own_summary = Box::new(Summary::new(None, None));
     let ticks = gov.handout.ticks();
     // A client holds a token (a second job runs), so the governor is not

@@ -225,19 +225,167 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
     let summary = String::from_utf8(rec.stdout).unwrap();
     let host = host_oom_kills(&summary);
     assert!(host >= Some(1), "{summary}");
-    // --watch-pid follows the build's tree: its cc1plus vanished while the
-    // host counter rose, so the estimate counts it.
+    // --watch-pid follows the build's tree: the kernel named its cc1plus
+    // as the victim, one of the build's processes.
+    let (lo, hi) = tree_build_oom(&summary, host, cgroup_oom_kills(&cg));
+    assert_eq!(lo, 1, "{summary}");
     assert!(
-        summary.contains("\nOOM kills in this build: 1 (estimated from its processes"),
+        summary.contains("named by the kernel's OOM reports in /dev/kmsg"),
         "{summary}"
     );
+    // The counter is there when the figure is exact, and then it is 1.
+    let counter = "\nheadroom_build_oom_kills_total{run_id=\"oom\"} ";
     assert!(
-        prom.contains("\nheadroom_build_oom_kills_total{run_id=\"oom\"} 1\n"),
+        prom.contains(&format!("{counter}1\n")) || (hi > 1 && !prom.contains(counter)),
         "{prom}"
     );
     assert!(
         summary.contains("OOM KILLS (rows where the host-wide kernel counter rose: any process on the host):\n  +")
             && summary.contains("stage=hog  context=[ 50%] Building CXX object hog.o\n"),
+        "{summary}"
+    );
+}
+
+/// A process tree's `OOM kills in this build` from a summary: (the kills
+/// counted as its, the most they can be). The most is more only when the
+/// host counted kills beyond the `own` its cgroup made (other work on a
+/// shared machine, whose victims may not have been placed): `host`, the
+/// summary's host figure.
+fn tree_build_oom(summary: &str, host: Option<u64>, own: u64) -> (u64, u64) {
+    let line = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("OOM kills in this build: "))
+        .unwrap_or_else(|| panic!("no build OOM line:\n{summary}"));
+    let figure = line.split(" (").next().unwrap_or("");
+    let (lo, hi) = match figure.strip_prefix("unknown, ") {
+        Some(range) => {
+            let (lo, hi) = range.split_once(" to ").unwrap_or(("", ""));
+            (lo.parse().ok(), hi.parse().ok())
+        }
+        None => (figure.parse().ok(), figure.parse().ok()),
+    };
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        panic!("not a figure or a range: {line}");
+    };
+    assert!(
+        hi == lo || host.unwrap_or(0) > own,
+        "a range with no other kill on the host: {line}"
+    );
+    (lo, hi)
+}
+
+/// Issue 41, item 3 (1): `run` inside a 64 MiB cgroup, told not to make
+/// one of its own (`--no-cgroup`: the build is its process tree, as
+/// where it may not make one), runs `make`, whose recipe pipes data into
+/// a `tail` that grows until the kernel kills it: a test program, no
+/// compiler. The kernel names it in /dev/kmsg, and it was one of the
+/// build's processes: one kill in this build (counting the build's
+/// compilers that vanished said 0). What is asserted is what the test
+/// made: the kill in its cgroup, the build's own line.
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn a_killed_test_program_of_a_build_without_its_own_cgroup_is_counted() {
+    let cg = Cgroup::create("tree", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("oom-tree");
+    // 2 MiB every 50 ms: rows 0.1 s apart see the test program before
+    // the kernel kills it at 64 MiB.
+    fs::write(
+        d.join("Makefile"),
+        "check:\n\tfor i in $$(seq 1 100); do head -c 2M /dev/zero; sleep 0.05; done | tail >/dev/null\n",
+    )
+    .unwrap();
+    let script = format!(
+        "echo $$ > {procs}; cd {d}; exec {BIN} run --no-cgroup --interval 0.1 --run-id tree \
+         --out-dir {d} -- make check",
+        procs = cg.dir.join("cgroup.procs").display(),
+        d = d.display(),
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let summary = String::from_utf8(out.stderr).unwrap();
+    // make says its recipe was killed, and exits 2.
+    assert_eq!(out.status.code(), Some(2), "{summary}");
+    assert_eq!(cgroup_oom_kills(&cg), 1, "the test program was killed");
+    let host = host_oom_kills(&summary);
+    assert!(host >= Some(1), "{summary}");
+    assert_eq!(
+        tree_build_oom(&summary, host, 1).0,
+        1,
+        "OOM kills in this build:\n{summary}"
+    );
+    assert!(
+        summary.contains("named by the kernel's OOM reports in /dev/kmsg")
+            && summary.contains("; no cgroup of its own: --no-cgroup)\n"),
+        "{summary}"
+    );
+    // `summarize` of the CSV keeps the line run wrote.
+    let again = Command::new(BIN)
+        .arg("summarize")
+        .arg(d.join("resources-tree.csv"))
+        .output()
+        .unwrap();
+    let again = String::from_utf8(again.stdout).unwrap();
+    let line = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("OOM kills in this build: "))
+            .map(str::to_string)
+    };
+    assert_eq!(line(&again), line(&summary), "{again}");
+}
+
+/// While `run --no-cgroup` (a process tree's build) runs a quiet command,
+/// a process outside the build, in an unrelated 64 MiB cgroup, grows
+/// until it is killed: the kernel names it, it was not the build's, and
+/// the build's line says 0 however many rows saw the counter rise.
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn another_process_s_kill_is_not_a_tree_build_s() {
+    let cg = Cgroup::create("tree-unrelated", 64 << 20)
+        .unwrap_or_else(|why| panic!("cannot run: {why}"));
+    let d = scratch("oom-tree-unrelated");
+    let done = d.join("done");
+    let build = format!("while [ ! -e {} ]; do sleep 0.05; done", done.display());
+    let run = Command::new(BIN)
+        .args([
+            "run",
+            "--no-cgroup",
+            "--interval",
+            "0.1",
+            "--run-id",
+            "quiet",
+        ])
+        .arg("--out-dir")
+        .arg(&d)
+        .args(["--", "sh", "-c", &build])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let csv = d.join("resources-quiet.csv");
+    let rows = || fs::read_to_string(&csv).map_or(0, |t| t.lines().count());
+    while rows() < 3 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Slow enough that rows see it before it is killed.
+    let hog = format!(
+        "echo $$ > {}; for i in $(seq 1 100); do head -c 2M /dev/zero; sleep 0.05; done | tail >/dev/null",
+        cg.dir.join("cgroup.procs").display()
+    );
+    let _ = Command::new("sh").args(["-c", &hog]).status().unwrap();
+    assert_eq!(cgroup_oom_kills(&cg), 1, "the unrelated hog was killed");
+    let seen = rows();
+    while rows() < seen + 2 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    fs::write(&done, "").unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let summary = String::from_utf8(out.stderr).unwrap();
+    let host = host_oom_kills(&summary);
+    assert!(host >= Some(1), "{summary}");
+    // The hog's kill is placed as another's: 0, exact unless other work
+    // on the machine had kills of its own meanwhile.
+    assert_eq!(tree_build_oom(&summary, host, 1).0, 0, "{summary}");
+    assert!(
+        summary.contains("named by the kernel's OOM reports in /dev/kmsg"),
         "{summary}"
     );
 }

@@ -106,6 +106,8 @@ fn run_all(input: &[u8]) {
     let _ = cgroup::parse_cpu_list_count(input);
     let _ = cgroup::parse_oom_kill(input);
     let _ = headroom::kernel::proc_cgroups::controller(input, b"memory").map(|c| c.can_limit());
+    let _ =
+        headroom::kernel::kmsg::parse_record(input).map(|r| headroom::kernel::kmsg::oom_victim(&r));
     for v in [cgroup::Version::V1, cgroup::Version::V2] {
         let _ = cgroup::parse_stat_value(input, cgroup::inactive_file_key(v));
     }
@@ -200,6 +202,9 @@ fn mutated_fixtures_and_random_bytes_never_panic() {
         "11-proc-swaps-layouts-and-escapes/b-escaped-space-and-long-path/proc/swaps",
         "09-zram-mm-stat-field-counts/b-rpi3-kernel-5.4-8fields/sys/block/zram0/mm_stat",
         "09-zram-mm-stat-field-counts/b-rpi3-kernel-5.4-8fields/sys/block/zram0/comp_algorithm",
+        "09-zram-mm-stat-field-counts/f-idle-one-page/sys/block/zram0/mm_stat",
+        "53-proc-cgroups-no-memory-line-6.12/proc/cgroups",
+        "54-kmsg-oom-kill-records/records",
         "12-pid-stat-comm-spaces-parens/proc/6666/stat",
         "12-pid-stat-comm-spaces-parens/proc/4242/status",
         "04-cgroupv1-unlimited-sentinels/proc/self/mountinfo",

@@ -440,3 +440,56 @@ fn a_card_mounted_as_dev_root_is_flash_for_the_swap_advice() {
         "{a}"
     );
 }
+
+/// Issue 41, item 3 (2), on fixture 53: a container on a 6.12 kernel built
+/// without `CONFIG_MEMCG_V1`, whose /proc/cgroups has no `memory` line
+/// whether the controller is on or not, and no cgroup filesystem mounted.
+/// The memory limit is unknown and said so, as the CPU limit: `status`
+/// (screen and JSON) and `jobs --explain` never plan from the whole RAM
+/// as if there were no memory controller.
+#[test]
+fn fixture_53_proc_cgroups_no_memory_line_6_12_memory_limit_unknown() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/53-proc-cgroups-no-memory-line-6.12"
+    );
+    let not_mounted = "proc/self/cgroup names a cgroup, but no cgroup filesystem is mounted";
+    let run = |args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.args(["--root", root]).args(args);
+        for v in JOB_VARS {
+            c.env_remove(v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (screen, err) = run(&["status"]);
+    assert!(
+        screen.contains(&format!("cgroup mem  unknown ({not_mounted})\n")),
+        "{screen}"
+    );
+    assert!(!screen.contains("no memory controller"), "{screen}");
+    assert!(err.contains("memory and CPU limits are unknown"), "{err}");
+    let (json, _) = run(&["status", "--json"]);
+    assert!(
+        json.contains(&format!(
+            "\"cgroup_memory\":{{\"state\":\"unknown\",\"reason\":\"{not_mounted}\"}}"
+        )),
+        "{json}"
+    );
+    assert!(json.contains(",\"mem_limited_by\":\"unknown\","), "{json}");
+    let (explain, err) = run(&["jobs", "--explain"]);
+    assert!(err.contains("memory and CPU limits are unknown"), "{err}");
+    assert!(
+        explain.contains("usable memory:  7449 MiB  (MemAvailable (proc/meminfo); "),
+        "{explain}"
+    );
+    assert!(
+        explain.contains("the cgroup's memory limit is unknown)\n"),
+        "{explain}"
+    );
+}

@@ -350,8 +350,13 @@ impl Recording {
                 .and_then(|p| u32::try_from(p).ok()),
         };
         let (build, scope) = build_scope(build_pid, build_cg, cg_why);
-        sampler.build = build;
-        summary.build = scope;
+        // A process tree's OOM kills are named by /dev/kmsg, when it can
+        // be read: the summary says how they were counted.
+        let kmsg = sampler.follow(build);
+        summary.build = scope.map(|s| match s {
+            BuildScope::Tree(why, _) => BuildScope::Tree(why, kmsg),
+            s => s,
+        });
         match (started, pid_watch) {
             (Some(c), _) => {
                 Watch::child(c.pid.as_raw_nonzero().get()).unwrap_or(Watch::Child(c.pid))
@@ -1024,7 +1029,8 @@ fn leftovers(cg: &BuildCgroup, interrupted: bool, buf: &mut [u8]) -> (u32, u32) 
 
 /// THE BUILD for the sampler and the summary: `cg` when the build's
 /// process `pid` joined it (before exec), else `pid`'s process tree; no
-/// build without a pid. `why`: why there is no cgroup.
+/// build without a pid. `why`: why there is no cgroup. A tree's scope
+/// says /dev/kmsg names its OOM victims until [`Sampler::follow`] says.
 pub fn build_scope<'c>(
     pid: Option<u32>,
     cg: Option<&'c BuildCgroup>,
@@ -1033,7 +1039,7 @@ pub fn build_scope<'c>(
     match (pid, cg) {
         (None, _) => (Build::None, None),
         (Some(_), Some(cg)) => (Build::Cgroup(cg), Some(BuildScope::Cgroup(cg.version))),
-        (Some(pid), None) => (Build::Tree(pid), Some(BuildScope::Tree(why))),
+        (Some(pid), None) => (Build::Tree(pid), Some(BuildScope::Tree(why, None))),
     }
 }
 

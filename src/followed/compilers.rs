@@ -236,14 +236,17 @@ struct Visit {
     /// Its comm (16 bytes, the length) when it was counted as one of the
     /// build's compilers.
     own: Option<([u8; 16], usize)>,
+    /// Its parent, when its `stat` was read.
+    ppid: Option<u32>,
 }
 
 impl Visit {
-    /// A user process, nothing else to say.
-    fn user() -> Visit {
+    /// A user process whose parent is `ppid`, nothing else to say.
+    fn user(ppid: u32) -> Visit {
         Visit {
             kernel_thread: Some(false),
             own: None,
+            ppid: Some(ppid),
         }
     }
 }
@@ -280,8 +283,8 @@ pub struct ScanResult {
     pub build_peak_comm: [u8; 16],
     /// Length of the name in [`ScanResult::build_peak_comm`].
     pub build_peak_comm_len: u8,
-    /// … and their pids, the first [`BUILD_PIDS`] (for telling, at the next
-    /// tick, which of them vanished); see [`ScanResult::build_pids`].
+    /// … and their pids, the first [`BUILD_PIDS`] (which processes were
+    /// counted as the build's); see [`ScanResult::build_pids`].
     pub build_pids: [u32; BUILD_PIDS],
     /// Number of pids in [`ScanResult::build_pids`].
     pub build_pids_len: u8,
@@ -289,7 +292,7 @@ pub struct ScanResult {
 
 /// Most build compilers whose pids one scan keeps: `-j` rarely passes 32
 /// on the hosts headroom is for; 64 leaves room. Past it, more are counted
-/// but not remembered (an OOM estimate can then only be lower).
+/// but not named.
 pub const BUILD_PIDS: usize = 64;
 
 /// Which processes are THE BUILD (SPEC.md "The build and the host").
@@ -415,6 +418,50 @@ impl<'l> Scan<'l> {
         self
     }
 
+    /// For a process tree's build, whether `pid`, whose parent is `ppid`,
+    /// is one of its processes: CMD itself, or a child of one `classes`
+    /// remembers as the build's (no read), else by its parent chain
+    /// ([`MAX_DEPTH`] `stat` reads at most). False for any other scope.
+    pub fn tree_member(
+        &self,
+        (pid, ppid): (u32, u32),
+        classes: &Classes,
+        files: &mut impl PidFiles,
+        buf: &mut [u8],
+    ) -> bool {
+        match self.scope {
+            Scope::Tree(root) => {
+                pid == root
+                    || classes
+                        .member(ppid)
+                        .unwrap_or_else(|| descends_from(root, pid, ppid, files, buf))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the process `pid`, which an OOM kill named, was one of a
+    /// process tree's build: as `classes` remembers it from the last two
+    /// listings, else, while it is still listed (exiting, or a zombie
+    /// not yet reaped), by its parent ([`Scan::tree_member`]). `None`
+    /// when neither can say: it started and ended between two listings.
+    pub fn victim_member(
+        &self,
+        pid: u32,
+        classes: &Classes,
+        files: &mut impl PidFiles,
+        buf: &mut [u8],
+    ) -> Option<bool> {
+        if let Some(known) = classes.member(pid) {
+            return Some(known);
+        }
+        let ppid = match files.read(pid, "stat", buf).map(parse_stat) {
+            Ok(Ok(s)) => s.ppid,
+            _ => return None,
+        };
+        Some(self.tree_member((pid, ppid), classes, files, buf))
+    }
+
     /// True when `pid`, whose parent is `ppid`, belongs to the build.
     fn in_build(&self, pid: u32, ppid: u32, files: &mut impl PidFiles, buf: &mut [u8]) -> bool {
         match self.scope {
@@ -457,12 +504,13 @@ impl<'l> Scan<'l> {
                 let c = parse_comm(raw);
                 if !self.list.matches(c) {
                     let stat = classify.then(|| files.read(pid, "stat", buf).map(parse_stat));
-                    return Visit {
-                        kernel_thread: match stat {
-                            Some(Ok(Ok(s))) => Some(s.is_kernel_thread()),
-                            _ => None,
+                    return match stat {
+                        Some(Ok(Ok(s))) => Visit {
+                            kernel_thread: Some(s.is_kernel_thread()),
+                            own: None,
+                            ppid: Some(s.ppid),
                         },
-                        own: None,
+                        _ => Visit::default(),
                     };
                 }
                 let n = c.len().min(comm.len());
@@ -476,12 +524,13 @@ impl<'l> Scan<'l> {
         let (rss_pages, ppid) = match files.read(pid, "stat", buf).map(parse_stat) {
             Ok(Ok(s)) if s.is_zombie() => {
                 self.result.zombies = self.result.zombies.saturating_add(1);
-                return Visit::user();
+                return Visit::user(s.ppid);
             }
             Ok(Ok(s)) if s.is_kernel_thread() => {
                 return Visit {
                     kernel_thread: Some(true),
                     own: None,
+                    ppid: Some(s.ppid),
                 };
             }
             Ok(Ok(s)) => (s.rss_pages, s.ppid),
@@ -501,6 +550,7 @@ impl<'l> Scan<'l> {
         Visit {
             kernel_thread: Some(false),
             own: own.then_some((comm, comm_len)),
+            ppid: Some(ppid),
         }
     }
 

@@ -1966,6 +1966,47 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Fixture 53: a container on a 6.12 kernel without `CONFIG_MEMCG_V1`,
+    /// v2 only, no cgroup filesystem mounted, and a /proc/cgroups with no
+    /// `memory` line (such a kernel lists none, on or off): the memory
+    /// limit is unknown, as the CPU limit, not "no memory controller".
+    #[test]
+    fn fixture_53_proc_cgroups_no_memory_line_6_12() {
+        let root = root!("53-proc-cgroups-no-memory-line-6.12");
+        let mut buf = bigbuf();
+        assert_eq!(
+            open_memory(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        assert_eq!(
+            open_cpu(&root, &mut buf).unwrap_err(),
+            CgroupError::NotMounted
+        );
+        // The same table with a cgroup2 mount whose tree does not enable
+        // memory (`cgroup.controllers` without it): no memory controller.
+        let dir = tree(
+            "no-memory-line-mounted",
+            &[
+                ("proc/self/cgroup", "0::/\n"),
+                (
+                    "proc/self/mountinfo",
+                    "1 0 0:30 / / rw - overlay overlay rw\n2 1 0:31 / /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n",
+                ),
+                (
+                    "proc/cgroups",
+                    core::str::from_utf8(fixture!(
+                        "53-proc-cgroups-no-memory-line-6.12/proc/cgroups"
+                    ))
+                    .unwrap(),
+                ),
+                ("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io pids\n"),
+            ],
+        );
+        let root = Root::open(dir.to_str().unwrap()).unwrap();
+        assert!(open_memory(&root, &mut buf).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn a_disabled_controller_is_no_limit_even_unmounted() {
         // 08-rpi-memory-cgroup-disabled's /proc/cgroups (memory enabled 0),

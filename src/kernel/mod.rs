@@ -17,6 +17,7 @@ pub mod cpufreq; // /sys/devices/system/cpu/cpufreq/policy*/scaling_cur_freq: sh
 pub mod diskstats; // /proc/diskstats and /sys/dev/block/MAJ:MIN/stat: block-device I/O counters
 pub mod fsstat; // statvfs(3): free space as `df -P` counts it
 pub mod hwmon; // /sys/class/hwmon/hwmon*/name: listed once for the sensor and power discoveries
+pub mod kmsg; // /dev/kmsg: the OOM killer's record of each victim it names
 pub mod loadavg; // /proc/loadavg
 pub mod maps; // /proc/self/maps: headroom's own mappings
 pub mod meminfo; // /proc/meminfo

@@ -3,13 +3,22 @@
 //!
 //! Read only when `/proc/self/cgroup` names a controller's cgroup but no
 //! mount shows it ([`crate::kernel::cgroup`]): a controller the table
-//! shows disabled (`cgroup_disable=memory`, as Raspberry Pi OS boots), with
-//! the root cgroup alone (nobody made a cgroup of it: a v1 host that does
-//! not mount it), or does not list, is no limit; any other may carry a
-//! limit that this mount namespace cannot see, which is then unknown.
+//! shows disabled (`cgroup_disable=memory`, as Raspberry Pi OS boots) or
+//! with the root cgroup alone (nobody made a cgroup of it: a v1 host that
+//! does not mount it) is no limit; any other may carry a limit that this
+//! mount namespace cannot see, which is then unknown.
+//!
+//! A controller the table does not list is unknown too. Before Linux 6.12
+//! the table lists every controller built in; from 6.12 (commit
+//! af000ce85293) only those with cgroup v1 code, so a kernel built without
+//! `CONFIG_MEMCG_V1` (the Raspberry Pi's 6.12, WSL's 6.18) lists no
+//! `memory` line while the controller is on in v2, and none either with
+//! `cgroup_disable=memory`. Nothing here tells the two apart: only a
+//! visible cgroup2 mount (its `cgroup.controllers`) can.
 //!
 //! # References
-//! cgroups(7), "/proc/cgroups".
+//! cgroups(7), "/proc/cgroups"; `kernel/cgroup/cgroup-v1.c`
+//! `proc_cgroupstats_show()`.
 
 use crate::kernel::parse::{fields, lines, parse_u64};
 use crate::kernel::root::Root;
@@ -62,14 +71,15 @@ pub fn controller(b: &[u8], controller: &[u8]) -> Option<Controller> {
 }
 
 /// True when `root`'s `/proc/cgroups` shows that no cgroup can limit
-/// `controller`: the table has no line for it (not built into the
-/// kernel), or its line says it is disabled or has the root cgroup
+/// `controller`: its line says it is disabled or has the root cgroup
 /// alone ([`Controller::can_limit`]). False when the table cannot be
-/// read, or a limit is possible.
+/// read, has no line for it (from 6.12 a controller built without its v1
+/// code is not listed, on or off: see the module's text) or a malformed
+/// one, or a limit is possible.
 pub fn no_limit_possible(root: &Root, controller_name: &[u8]) -> bool {
     let mut buf = [0u8; BUF_LEN];
     match root.read(PATH, &mut buf) {
-        Ok(b) => !controller(b, controller_name).is_some_and(Controller::can_limit),
+        Ok(b) => controller(b, controller_name).is_some_and(|c| !c.can_limit()),
         Err(_) => false,
     }
 }
@@ -101,6 +111,27 @@ mod tests {
         assert_eq!(controller(b"memory 4 1\n", b"memory"), None);
         assert_eq!(controller(b"memory 4 x 1\n", b"memory"), None);
         assert_eq!(controller(b"", b"memory"), None);
+    }
+
+    /// A 6.12 kernel without `CONFIG_MEMCG_V1` (raspberrypi/linux#6980):
+    /// no `memory` line, whether the controller is on in v2 or not. No
+    /// line is no evidence: a limit is not ruled out.
+    #[test]
+    fn fixture_53_proc_cgroups_no_memory_line_6_12() {
+        let b = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/53-proc-cgroups-no-memory-line-6.12/proc/cgroups"
+        ));
+        assert_eq!(controller(b, b"memory"), None);
+        assert!(controller(b, b"cpu").unwrap().can_limit());
+        assert!(controller(b, b"cpuset").unwrap().can_limit());
+        let root = Root::open(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/53-proc-cgroups-no-memory-line-6.12"
+        ))
+        .unwrap();
+        assert!(!no_limit_possible(&root, b"memory"));
+        assert!(!no_limit_possible(&root, b"cpu"));
     }
 
     #[test]

@@ -127,14 +127,32 @@ pub fn parse_comp_algorithm(b: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// The least data a zram device must store before it has a ratio, in
+/// bytes: 1 MiB (256 pages of 4 KiB, 16 of 64 KiB).
+///
+/// An idle device holds a page or a few: a VM's idle zram swap stored one
+/// 4 KiB page in 74 bytes (`mm_stat` `4096 74 12288 …`), a ratio of
+/// 55.35. zram can reach that, so no cap would catch it (a same-filled
+/// page adds 4 KiB to `orig_data_size` and nothing to `compr_data_size`);
+/// but a handful of pages says nothing of what a build's pages will
+/// compress to, and `advise` sizes zram swap from the ratio. 1 MiB is the
+/// unit `status`, the CSV and the summary show zram sizes in: a device
+/// below it shows 0 MiB stored, and gets no ratio beside it.
+pub const MIN_STORED_FOR_RATIO: u64 = 1 << 20;
+
 /// The compression ratio: data stored over its compressed size,
 /// `orig_data_size / compr_data_size` (zramctl's DATA / COMPR), in
 /// hundredths, rounded half up (`317` for 3.17). What the algorithm
 /// achieves; the RAM zram occupies is more (see [`ram_saving_centi`]).
+/// Both in bytes.
 ///
-/// `None` when `compr` is 0 (nothing stored: no ratio, no division by
+/// `None` when less than [`MIN_STORED_FOR_RATIO`] is stored (an idle
+/// device: no ratio it cannot have), when `compr` is 0 (no division by
 /// zero) or when the result does not fit in a `u64`.
 pub fn compression_centi(orig: u64, compr: u64) -> Option<u64> {
+    if orig < MIN_STORED_FOR_RATIO {
+        return None;
+    }
     centi(orig, compr)
 }
 
@@ -143,18 +161,25 @@ pub fn compression_centi(orig: u64, compr: u64) -> Option<u64> {
 /// zram_ram_mb`), in hundredths, rounded half up. Lower than the
 /// compression ratio by zram's allocator overhead and metadata; what the
 /// summary and the status line of `record` show, which have only those two
-/// columns. Any unit, the same for both (MiB in the CSV).
+/// columns. Both in MiB, as the CSV has them.
 ///
-/// `None` when `ram_used` is 0 or the result does not fit in a `u64`.
+/// `None` when less than [`MIN_STORED_FOR_RATIO`] (0 MiB) is stored, when
+/// `ram_used_mib` is 0 or the result does not fit in a `u64`.
 ///
 /// ```
 /// use headroom::kernel::zram::{compression_centi, ram_saving_centi};
 /// // 768 MiB stored, 301 compressed, 316 of RAM used (a Pi 4 under load).
-/// assert_eq!(compression_centi(768, 301), Some(255));
+/// assert_eq!(compression_centi(768 << 20, 301 << 20), Some(255));
 /// assert_eq!(ram_saving_centi(768, 316), Some(243));
+/// // An idle device: one 4 KiB page in 74 bytes, 12 KiB of RAM.
+/// assert_eq!(compression_centi(4096, 74), None);
+/// assert_eq!(ram_saving_centi(4096 >> 20, 1), None);
 /// ```
-pub fn ram_saving_centi(stored: u64, ram_used: u64) -> Option<u64> {
-    centi(stored, ram_used)
+pub fn ram_saving_centi(stored_mib: u64, ram_used_mib: u64) -> Option<u64> {
+    if stored_mib < MIN_STORED_FOR_RATIO >> 20 {
+        return None;
+    }
+    centi(stored_mib, ram_used_mib)
 }
 
 /// `num / den` in hundredths, rounded half up; `None` for `den` 0 or a
@@ -529,6 +554,32 @@ mod tests {
         );
     }
 
+    /// Fixture 09 f, a VM trial's idle zram swap: one 4 KiB page stored in
+    /// 74 bytes is no ratio of 55.35 to show or to size swap by.
+    #[test]
+    fn idle_device_has_no_ratio() {
+        let line =
+            b"    4096       74    12288        0    12288        0        0        0        0\n";
+        let m = parse_mm_stat(line).unwrap();
+        assert_eq!(
+            (m.orig_data_size, m.compr_data_size, m.mem_used_total),
+            (4096, 74, 12288)
+        );
+        assert_eq!(compression_centi(m.orig_data_size, m.compr_data_size), None);
+        let d = open("f-idle-one-page");
+        assert!(d.initialised);
+        assert_eq!(d.mm_stat, m);
+        assert_eq!(d.compression_centi(), None);
+        let t = sums("f-idle-one-page");
+        assert_eq!(compression_centi(t.orig_data_size, t.compr_data_size), None);
+        // The CSV's MiB columns: 0 MiB stored in 0 or 1 MiB of RAM.
+        assert_eq!(ram_saving_centi(t.orig_data_size >> 20, 1), None);
+        // From 1 MiB stored on, the ratio is the device's.
+        assert_eq!(compression_centi(MIN_STORED_FOR_RATIO, 1 << 18), Some(400));
+        assert_eq!(compression_centi(MIN_STORED_FOR_RATIO - 1, 1 << 18), None);
+        assert_eq!(ram_saving_centi(1, 1), Some(100));
+    }
+
     #[test]
     fn totals_skip_garbage_devices_and_other_entries() {
         let dir = std::env::temp_dir().join(std::format!("headroom-zram-{}", std::process::id()));
@@ -613,13 +664,14 @@ mod tests {
         assert_eq!(ram_saving_centi(1, 3), Some(33));
         assert_eq!(ram_saving_centi(2, 3), Some(67));
         assert_eq!(ram_saving_centi(5, 0), None);
+        assert_eq!(ram_saving_centi(0, 5), None);
+        const MIB: u64 = MIN_STORED_FOR_RATIO;
         assert_eq!(compression_centi(0, 0), None);
-        assert_eq!(compression_centi(5, 0), None);
-        assert_eq!(compression_centi(0, 5), Some(0));
-        assert_eq!(compression_centi(2, 1), Some(200));
+        assert_eq!(compression_centi(MIB, 0), None);
+        assert_eq!(compression_centi(2 * MIB, MIB), Some(200));
         // 1/8 = 0.125 -> 0.13 (half up); 1/3 = 0.333 -> 0.33.
-        assert_eq!(compression_centi(1, 8), Some(13));
-        assert_eq!(compression_centi(1, 3), Some(33));
+        assert_eq!(compression_centi(MIB, 8 * MIB), Some(13));
+        assert_eq!(compression_centi(MIB, 3 * MIB), Some(33));
         assert_eq!(compression_centi(u64::MAX, u64::MAX), Some(100));
         assert_eq!(compression_centi(u64::MAX, 1), None);
     }

@@ -37,7 +37,8 @@ pub struct Situation {
     /// zram devices that exist (initialised or not).
     pub zram_devices: u32,
     /// The compression ratio the zram devices show (orig_data_size /
-    /// compr_data_size × 100), when they hold data.
+    /// compr_data_size × 100), when they hold 1 MiB or more
+    /// ([`crate::kernel::zram::MIN_STORED_FOR_RATIO`]).
     pub zram_compression_centi: Option<u64>,
     /// The build disk (and so a swapfile) is SD or eMMC flash: an SD/eMMC
     /// card by sysfs ([`crate::kernel::blockdev::Device::Card`]), else a
@@ -164,10 +165,9 @@ pub fn gather(
         && let Ok(t) = crate::kernel::zram::totals(rustix::fd::AsFd::as_fd(&sb), dir_scratch, buf)
     {
         s.zram_devices = t.devices;
-        if t.orig_data_size > 0 {
-            s.zram_compression_centi =
-                crate::kernel::zram::compression_centi(t.orig_data_size, t.compr_data_size);
-        }
+        // None below 1 MiB stored: an idle device's few pages are no ratio.
+        s.zram_compression_centi =
+            crate::kernel::zram::compression_centi(t.orig_data_size, t.compr_data_size);
     }
     if let Ok(b) = root.read(DPHYS_CONF, buf) {
         s.dphys = Some(dphys_swapsize(b));
@@ -1095,6 +1095,31 @@ mod tests {
             assert!(out.starts_with("safe parallel jobs: 1  ("), "{out}");
             assert!(out.contains("  fits only with swap: -j1 works"), "{out}");
         }
+    }
+
+    /// Fixture 09 f: an idle zram device's one page (4096 / 74 = 55.35)
+    /// gives no ratio to size zram by; the 2:1 assumption stands.
+    #[test]
+    fn fixture_09_f_idle_device_gives_no_ratio_to_size_by() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/09-zram-mm-stat-field-counts/f-idle-one-page"
+        );
+        let root = crate::kernel::root::Root::open(dir).unwrap();
+        let mut buf = std::vec![0u8; 65536];
+        let mut scratch = std::vec![core::mem::MaybeUninit::uninit(); 4096];
+        let s = gather(
+            &root,
+            false,
+            1000,
+            None,
+            "/",
+            "/tmp",
+            &mut buf,
+            &mut scratch,
+        );
+        assert_eq!(s.zram_devices, 1);
+        assert_eq!(s.zram_compression_centi, None);
     }
 
     #[test]

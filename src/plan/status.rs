@@ -782,6 +782,20 @@ mod tests {
         has(&out, "cgroup mem  no memory controller");
     }
 
+    /// An idle device (one 4 KiB page in 74 bytes): its sizes, and `-` for
+    /// the ratio it cannot have yet (not 55.35).
+    #[test]
+    fn fixture_09_f_idle_one_page() {
+        let dir = std::format!("{FIX}09-zram-mm-stat-field-counts/f-idle-one-page");
+        let out = render_at(&dir, "/");
+        has(
+            &out,
+            "            zram0   lzo-rle         512       0           0         0            -",
+        );
+        let json = json_at(&dir);
+        assert!(json.contains("\"compression_ratio\":null"), "{json}");
+    }
+
     #[test]
     fn fixture_09_d_uninitialized() {
         let out = fixture("09-zram-mm-stat-field-counts/d-uninitialized");

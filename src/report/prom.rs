@@ -147,7 +147,7 @@ const OWN: [Own; 20] = [
         at: 250,
         family: counter(
             "headroom_build_oom_kills_total",
-            "OOM kills in the build: its cgroup's oom_kill, or an estimate from its compilers that vanished while the host counter rose.",
+            "OOM kills in the build: its cgroup's oom_kill, or the victims named by the kernel's OOM reports in /dev/kmsg among its processes; absent while a kill on the host may be its but could not be placed.",
         ),
         value: |_, s, _| int(s.build_oom_kills()?),
     },

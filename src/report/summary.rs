@@ -28,9 +28,12 @@ use crate::tick::clock::Iso;
 use crate::tick::held::Held;
 use crate::tick::row::{BufferFull, Row};
 use binding::{Binding, BoundBy};
+pub use build_oom::{BuildOom, BuildScope};
 
 /// The memory the build could use at each row: host or cgroup.
 pub mod binding;
+/// How the build was followed, and its `OOM kills in this build` line.
+pub mod build_oom;
 /// The advice WHY IT WAS SLOW gives, per finding and kind of build disk.
 pub mod slow_advice;
 /// The JSON form: [`Summary::render_json`].
@@ -84,50 +87,6 @@ impl Threshold {
             | Threshold::Default(v)
             | Threshold::Scaled(v, _)
             | Threshold::ScaledToCgroup(v, _) => v,
-        }
-    }
-}
-
-/// How THE BUILD was followed (SPEC.md "The build and the host").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BuildScope {
-    /// `run` put CMD in a memory cgroup of its own, on this hierarchy.
-    Cgroup(crate::kernel::cgroup::Version),
-    /// CMD's (or `--watch-pid`'s) process tree; why there is no cgroup
-    /// (empty for `--watch-pid`, which never makes one).
-    Tree(&'static str),
-}
-
-impl BuildScope {
-    /// How its OOM kills are counted, for the `OOM kills in this build`
-    /// line.
-    fn how_counted(self) -> &'static str {
-        match self {
-            BuildScope::Cgroup(crate::kernel::cgroup::Version::V1) => {
-                "its cgroup's memory.oom_control oom_kill"
-            }
-            BuildScope::Cgroup(crate::kernel::cgroup::Version::V2) => {
-                "its cgroup's memory.events oom_kill"
-            }
-            BuildScope::Tree(_) => {
-                "estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate"
-            }
-        }
-    }
-
-    /// One word for JSON: `cgroup` or `process_tree`.
-    fn word(self) -> &'static str {
-        match self {
-            BuildScope::Cgroup(_) => "cgroup",
-            BuildScope::Tree(_) => "process_tree",
-        }
-    }
-
-    /// The cgroup files behind the RUN block's build figures.
-    fn files(self) -> (&'static str, &'static str) {
-        match self {
-            BuildScope::Cgroup(crate::kernel::cgroup::Version::V2) => ("memory.peak", "anon"),
-            _ => ("memory.max_usage_in_bytes", "total_rss"),
         }
     }
 }
@@ -249,6 +208,9 @@ pub struct Summary {
     /// column carries it), kept in place. Without a newline.
     pub kept_cgroup_unknown_line: Option<String<256>>,
     build_oom_kills: Option<u64>,
+    /// A process tree's OOM kills that may be its, of the last row that
+    /// had the host's counter ([`Row::build_oom_unplaced`]).
+    build_oom_unplaced: u64,
     peak_build_rss: Option<Row>,
     peak_build_anon_mb: Option<u64>,
     /// For `record` and `run`: whether headroom's own memory was locked in
@@ -324,6 +286,7 @@ impl Summary {
             kept_build_oom_line: None,
             kept_cgroup_unknown_line: None,
             build_oom_kills: None,
+            build_oom_unplaced: 0,
             peak_build_rss: None,
             peak_build_anon_mb: None,
             memory_lock: None,
@@ -373,10 +336,19 @@ impl Summary {
         }
     }
 
-    /// OOM kills in THE BUILD so far (its cgroup's counter or the
-    /// estimate); `None` when unknown or without a build.
+    /// OOM kills in THE BUILD so far, exactly (its cgroup's counter, or
+    /// the victims named among its processes); `None` when unknown, when
+    /// a kill on the host may be its ([`BuildOom`]) or without a build.
     pub fn build_oom_kills(&self) -> Option<u64> {
-        self.build_oom_kills
+        self.build_oom().exact()
+    }
+
+    /// OOM kills in THE BUILD so far, as far as they are known.
+    pub fn build_oom(&self) -> BuildOom {
+        BuildOom {
+            known: self.build_oom_kills,
+            unplaced: self.build_oom_unplaced,
+        }
     }
 
     /// Takes the build cgroup's `oom_kill` read when CMD ended (it may have
@@ -603,6 +575,9 @@ impl Summary {
             true,
         );
         self.build_oom_final(row.build_oom_kills);
+        if row.build_oom_kills.is_some() {
+            self.build_oom_unplaced = row.build_oom_unplaced;
+        }
         if let Some(a) = row.build_anon_mb {
             self.peak_build_anon_mb = Some(self.peak_build_anon_mb.map_or(a, |o| o.max(a)));
         }
@@ -820,17 +795,7 @@ impl Summary {
         count_or_unknown(w, self.low_disk_samples_known(), "disk")?;
         self.render_oom_line(w)?;
         if let Some(scope) = self.build {
-            match self.build_oom_kills {
-                Some(k) => uwrite!(w, "OOM kills in this build: {} (", k)?,
-                None => uwrite!(w, "OOM kills in this build: unknown (")?,
-            }
-            uwrite!(w, "{}", scope.how_counted())?;
-            if let BuildScope::Tree(why) = scope
-                && !why.is_empty()
-            {
-                uwrite!(w, "; no cgroup of its own: {}", why)?;
-            }
-            uwrite!(w, ")\n")?;
+            self.build_oom().render_line(w, scope)?;
         } else if let Some(line) = &self.kept_build_oom_line {
             uwrite!(w, "{}\n", line.as_str())?;
         }
@@ -1477,14 +1442,31 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
         // From a CSV, how the build was followed is not known: no line.
         assert!(!t.contains("OOM kills in this build"), "{t}");
 
-        // Recorded live as a tree with one estimated kill, then as a cgroup.
+        // Recorded live as a tree with one kill named among its processes
+        // and one on the host not placed, then as a cgroup.
         let mut row = Row::empty(103);
         row.build_oom_kills = Some(1);
-        sum.build = Some(BuildScope::Tree("not permitted to make a cgroup"));
+        row.build_oom_unplaced = 1;
+        sum.build = Some(BuildScope::Tree("not permitted to make a cgroup", None));
         sum.observe(&row);
         let mut t = Text::new();
         sum.render(&mut t).unwrap();
-        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: 1 (estimated from its processes: its compilers that vanished while the host counter rose, which other processes' kills can inflate; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
+        assert!(t.contains("kernel OOM-kill events: 1\nOOM kills in this build: unknown, 1 to 2 (1 of the victims named by the kernel's OOM reports in /dev/kmsg were its processes; 1 more kill(s) on the host during it could not be placed: started and gone between two looks at its processes, or not named; no cgroup of its own: not permitted to make a cgroup)\n"), "{t}");
+        assert_eq!(
+            (sum.build_oom_kills(), sum.build_oom().range()),
+            (None, Some((1, 2)))
+        );
+        let mut j = Text::new();
+        sum.render_json(&mut j).unwrap();
+        assert!(j.contains("\"build\":{\"scope\":\"process_tree\",\"oom_kills\":null,\"oom_kills_at_least\":1,\"oom_kills_at_most\":2,\"oom_kills_counted\":\"1 of the victims"), "{j}");
+        // A row without the host's counter leaves what was known.
+        let mut dark = Row::empty(104);
+        dark.build_oom_unplaced = 0;
+        sum.observe(&dark);
+        assert_eq!(sum.build_oom().range(), Some((1, 2)));
+        row.build_oom_unplaced = 0;
+        sum.observe(&row);
+        assert_eq!(sum.build_oom_kills(), Some(1));
         sum.build = Some(BuildScope::Cgroup(crate::kernel::cgroup::Version::V1));
         sum.build_oom_final(Some(3));
         sum.build_oom_final(None);
@@ -1512,7 +1494,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
         let mut j = Text::new();
         sum.render_json(&mut j).unwrap();
         assert!(j.contains(",\"build_peak_compiler_rss\":{\"rss_mb\":50,\"comm\":\"cc1\",\"iso\":\"1970-01-01T00:01:41Z\""), "{j}");
-        assert!(j.contains(",\"build\":{\"scope\":\"cgroup\",\"oom_kills\":3,\"oom_kills_counted\":\"its cgroup's memory.oom_control oom_kill\",\"no_cgroup_because\":null,\"cgroup_peak_mb\":70,\"anon_peak_mb\":40}"), "{j}");
+        assert!(j.contains(",\"build\":{\"scope\":\"cgroup\",\"oom_kills\":3,\"oom_kills_at_least\":3,\"oom_kills_at_most\":3,\"oom_kills_counted\":\"its cgroup's memory.oom_control oom_kill\",\"no_cgroup_because\":null,\"cgroup_peak_mb\":70,\"anon_peak_mb\":40}"), "{j}");
     }
 
     /// Without a build, the host's compilers are the only figure: a plan
@@ -1527,7 +1509,7 @@ thresholds: near-OOM < 4096 MiB (toolchain default), low-disk < 20480 MiB (toolc
             .unwrap();
         assert_eq!(sum.sizing_peak(), Some((300, PeakOf::Host)));
         // A build followed whose compilers never ran: no peak to size from.
-        sum.build = Some(BuildScope::Tree(""));
+        sum.build = Some(BuildScope::Tree("", None));
         assert_eq!(sum.sizing_peak(), None);
     }
 

@@ -274,10 +274,17 @@ pub struct Row {
     /// Live compilers of the build (its cgroup or process tree); `None`
     /// without a build. Not a CSV column: the status line shows it.
     pub build_compilers: Option<u64>,
-    /// OOM kills in the build so far: its cgroup's `oom_kill`, else the
-    /// estimate from its vanished compilers; `None` without a build or
-    /// when unreadable. Not a CSV column: the summary reports it.
+    /// OOM kills in the build so far: its cgroup's `oom_kill`, else (a
+    /// process tree) the kills whose victims the kernel named among its
+    /// processes; `None` without a build or when unreadable. Not a CSV
+    /// column: the summary reports it.
     pub build_oom_kills: Option<u64>,
+    /// A process tree's build: the OOM kills on the host since the first
+    /// row that may be its and are not in
+    /// [`Row::build_oom_kills`] (victims not named, or not placed: see
+    /// [`crate::followed::oom_victims`]); 0 for a cgroup's. Not a CSV
+    /// column.
+    pub build_oom_unplaced: u64,
     /// The build cgroup's anonymous memory now (`memory.stat`), MiB; `None`
     /// without a build cgroup. Not a CSV column.
     pub build_anon_mb: Option<u64>,
@@ -331,6 +338,7 @@ impl Row {
             build_rss_mb: 0,
             build_compilers: None,
             build_oom_kills: None,
+            build_oom_unplaced: 0,
             build_anon_mb: None,
             jobs: None,
             pauses: None,

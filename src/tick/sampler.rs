@@ -20,10 +20,9 @@ use rustix::fs::{Mode, OFlags};
 
 use crate::followed::buildcg::BuildCgroup;
 use crate::followed::compilers::kept_status::{KEPT_COMPILERS, KeptCompilers};
-use crate::followed::compilers::{
-    BUILD_PIDS, Classes, CompilerList, ProcDir, Scan, ScanResult, Scope,
-};
+use crate::followed::compilers::{Classes, CompilerList, ProcDir, Scan, ScanResult, Scope};
 use crate::followed::logtail;
+use crate::followed::oom_victims::Victims;
 use crate::followed::text::{STAGE_CAP, sanitize_into};
 use crate::kernel::cgroup::{self, MemCgroup, Version};
 use crate::kernel::container;
@@ -120,12 +119,6 @@ impl KeptFiles {
             + self.compilers.open()
     }
 }
-
-/// How many ticks after a rise of the host's OOM-kill counter a build
-/// compiler that vanishes is still taken as killed ([`Sampler`]'s
-/// estimate): an OOM victim was seen listed two ticks (0.4 s) after the
-/// rise, while its memory was freed.
-pub const RISE_TICKS: u32 = 5;
 
 /// Receives the sampler's one-time warnings (at most one per source).
 pub trait Warn {
@@ -246,25 +239,12 @@ pub struct Sampler<'a> {
     pub mem_estimated: bool,
     /// THE BUILD: its compilers are totalled apart (the `build_*` columns,
     /// [`crate::tick::row::Row::build_rss_mb`] for the jobserver), and its OOM
-    /// kills counted ([`crate::tick::row::Row::build_oom_kills`]).
+    /// kills counted ([`crate::tick::row::Row::build_oom_kills`]). Set
+    /// with [`Sampler::follow`].
     pub build: Build<'a>,
-    /// The build's compilers at the previous tick (for the OOM estimate).
-    prev_build_pids: heapless::Vec<u32, BUILD_PIDS>,
-    /// /proc/vmstat `oom_kill` at the previous tick.
-    prev_oom: Option<u64>,
-    /// Estimated OOM kills of the build so far (tree builds).
-    build_oom_estimate: u64,
-    /// The build's compilers that vanished at the previous tick without a
-    /// rise of the host counter to match: a kill between a tick's read of
-    /// /proc/vmstat and its scan shows as a rise only at the next tick.
-    vanished_before: u64,
-    /// The rise of the host counter at the last ticks that no vanished
-    /// compiler matched: a compiler being killed may still be listed for
-    /// a few ticks (it is exiting, its memory being freed) after the
-    /// counter rose. Kept for [`RISE_TICKS`] ticks after the last rise.
-    rise_before: u64,
-    /// Ticks since `rise_before` last grew.
-    rise_age: u32,
+    /// A process tree's build: the victims of the OOM kills the kernel
+    /// names, placed in its tree ([`Victims`]); `None` otherwise.
+    victims: Option<Victims>,
     /// /tmp is a tmpfs, by the root's proc/self/mountinfo (read once at
     /// start-up); `None` when mountinfo is unreadable.
     pub tmp_is_tmpfs: Option<bool>,
@@ -339,14 +319,24 @@ impl<'a> Sampler<'a> {
             log_watch: LogWatch::new(),
             mem_estimated: false,
             build: Build::None,
-            prev_build_pids: heapless::Vec::new(),
-            prev_oom: None,
-            build_oom_estimate: 0,
-            vanished_before: 0,
-            rise_before: 0,
-            rise_age: 0,
+            victims: None,
             tmp_is_tmpfs,
         }
+    }
+
+    /// Follows `build` from the next tick on; a process tree's opens
+    /// `/dev/kmsg` now ([`crate::kernel::kmsg::open`]), to name the victims
+    /// of the OOM kills from here on. Returns why the log names none,
+    /// `None` when it does (or the build has a cgroup, or there is none).
+    pub fn follow(&mut self, build: Build<'a>) -> Option<crate::kernel::kmsg::Unusable> {
+        self.build = build;
+        // Who is the build's is learnt as each process is first listed.
+        self.classes.forget();
+        self.victims = match build {
+            Build::Tree(_) => Some(Victims::new(crate::kernel::kmsg::open(self.root))),
+            _ => None,
+        };
+        self.victims.as_ref().and_then(Victims::unusable)
     }
 
     /// The kind of the build disk under the disk path, found at start-up
@@ -382,7 +372,7 @@ impl<'a> Sampler<'a> {
         self.read_load(&mut row, bufs, w);
         self.read_cpu(&mut row, bufs, w);
         let mem_total_kib = self.read_memory(&mut row, bufs, w);
-        let host_oom = self.read_vmstat(&mut row, bufs, w);
+        self.read_vmstat(&mut row, bufs, w);
         self.read_pressure(&mut row, bufs, w);
         self.read_zram(&mut row, bufs, w);
         let limit_depth = self.read_cgroup(&mut row, bufs, mem_total_kib);
@@ -394,8 +384,7 @@ impl<'a> Sampler<'a> {
                 false => self.warn_once(w, said.source, said.what),
             }
         }
-        self.scan_compilers(&mut row, bufs, w, host_oom);
-        self.prev_oom = host_oom.or(self.prev_oom);
+        self.scan_compilers(&mut row, bufs, w);
         self.build_figures(&mut row, bufs);
         self.container_oom(&mut row, bufs, limit_depth);
         self.log(&mut row, bufs, w);
@@ -489,9 +478,8 @@ impl<'a> Sampler<'a> {
     }
 
     /// /proc/vmstat: oom_kill (Linux >= 4.13) as the delta since the first
-    /// tick, and the swap and fault rates; returns the OOM counter itself.
-    fn read_vmstat(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) -> Option<u64> {
-        let mut host_oom = None;
+    /// tick, and the swap and fault rates.
+    fn read_vmstat(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         match self.kept.vmstat.read(
             self.root.at(vmstat::PATH),
             vmstat::PATH,
@@ -503,7 +491,6 @@ impl<'a> Sampler<'a> {
                     if let Some(k) = vm.oom_kill {
                         let base = *self.first_oom.get_or_insert(k);
                         row.ext.oom_kills = Some(k.saturating_sub(base));
-                        host_oom = Some(k);
                     }
                     let now = slow_figures::clock_ns(self.root);
                     self.slow
@@ -514,7 +501,6 @@ impl<'a> Sampler<'a> {
             },
             Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
         }
-        host_oom
     }
 
     /// /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.
@@ -641,14 +627,9 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// Compilers: one pass over /proc, then the build's OOM estimate.
-    fn scan_compilers(
-        &mut self,
-        row: &mut Row,
-        bufs: &mut Buffers,
-        w: &mut impl Warn,
-        host_oom: Option<u64>,
-    ) {
+    /// Compilers: one pass over /proc (after the OOM kills the kernel
+    /// named since the last, for a process tree's build).
+    fn scan_compilers(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         if let Some((s, listed)) = self.list_compilers(bufs) {
             if listed.is_err() {
                 self.warn_once(w, Source::Procs, "cannot list");
@@ -667,9 +648,6 @@ impl<'a> Sampler<'a> {
                 row.ext.peak_rss_mb = Some(s.peak_kib / 1024);
                 sanitize_into(s.peak_comm(), 15, &mut row.ext.peak_rss_comm);
             }
-            if listed.is_ok() {
-                self.estimate_build_oom(s.build_pids(), host_oom);
-            }
         } else {
             row.compilers_known = false;
             self.warn_once(w, Source::Procs, "cannot open proc/");
@@ -678,7 +656,10 @@ impl<'a> Sampler<'a> {
 
     /// The compilers of one pass over /proc (the build's told apart; kernel
     /// threads known from the last pass skipped, the build's kept ones
-    /// re-read), and how listing it went; `None` without `proc/`.
+    /// re-read), and how listing it went; `None` without `proc/`. First,
+    /// a process tree's build places the victims of the OOM kills the
+    /// kernel named since the last pass, while the last two passes'
+    /// tables still hold them ([`Victims::drain`]).
     fn list_compilers(
         &mut self,
         bufs: &mut Buffers,
@@ -688,8 +669,11 @@ impl<'a> Sampler<'a> {
             Scan::new(self.opts.compilers, self.page_size_kib).within(self.build.scope());
         let mut files = ProcDir(pd.as_fd());
         let file = &mut bufs.file;
-        let kept = &mut self.kept.compilers;
         let classes = &mut self.classes;
+        if let Some(v) = self.victims.as_mut() {
+            v.drain(&mut bufs.scratch, (&scan, classes), &mut files, file);
+        }
+        let kept = &mut self.kept.compilers;
         classes.begin();
         let listed =
             crate::kernel::root::for_each_entry_ino(pd.as_fd(), &mut bufs.dir, |name, _, ino| {
@@ -713,46 +697,21 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// The OOM estimate of a build without a cgroup: compilers of the build
-    /// that vanished at the tick before a rise of the host's `oom_kill`
-    /// counter or up to [`RISE_TICKS`] after it, each unit of rise matched
-    /// once (so at most the rise). /proc/vmstat is read before the process
-    /// scan, and a killed process is listed until it has exited.
-    fn estimate_build_oom(&mut self, now: &[u32], host_oom: Option<u64>) {
-        let vanished = self
-            .prev_build_pids
-            .iter()
-            .filter(|p| !now.contains(p))
-            .count() as u64;
-        let rise = match (host_oom, self.prev_oom) {
-            (Some(k), Some(prev)) => k.saturating_sub(prev),
-            _ => 0,
-        };
-        // Gone before, rise now; rise before, gone now; both now.
-        let a = self.vanished_before.min(rise);
-        let b = vanished.min(self.rise_before);
-        let c = (vanished - b).min(rise - a);
-        self.build_oom_estimate = self.build_oom_estimate.saturating_add(a + b + c);
-        self.vanished_before = vanished - b - c;
-        self.rise_before -= b;
-        self.rise_age = self.rise_age.saturating_add(1);
-        if rise - a - c > 0 {
-            self.rise_before = self.rise_before.saturating_add(rise - a - c);
-            self.rise_age = 0;
-        }
-        if self.rise_age >= RISE_TICKS {
-            self.rise_before = 0;
-        }
-        self.prev_build_pids.clear();
-        let _ = self.prev_build_pids.extend_from_slice(now);
-    }
-
     /// The build's own OOM kills and, with a cgroup, its anonymous memory.
+    /// A process tree's: the kills whose victims were its processes, and
+    /// apart those the host counted since the first row that could not be
+    /// placed ([`Victims::unplaced_of`]); unknown without the host's
+    /// counter (kernels before 4.13).
     fn build_figures(&mut self, row: &mut Row, bufs: &mut Buffers) {
         match self.build {
             Build::None => {}
-            // Without the host counter there is nothing to estimate from.
-            Build::Tree(_) => row.build_oom_kills = self.prev_oom.map(|_| self.build_oom_estimate),
+            Build::Tree(_) => {
+                if let Some(rise) = row.ext.oom_kills {
+                    let v = self.victims.as_ref();
+                    row.build_oom_kills = Some(v.map_or(0, |v| v.build));
+                    row.build_oom_unplaced = v.map_or(rise, |v| v.unplaced_of(rise));
+                }
+            }
             Build::Cgroup(cg) => {
                 let buf = &mut bufs.file[..crate::followed::buildcg::BUF_LEN];
                 row.build_oom_kills = cg.oom_kills(&mut self.kept.build_oom, buf);
@@ -970,104 +929,60 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
     }
 
-    /// The estimate for a build without a cgroup: its compilers that
-    /// vanished in a tick where the host counter rose, at most by the rise;
-    /// never another process's, never a normal exit on a quiet host.
+    /// A build without a cgroup under a `--root` tree, whose /dev/kmsg is
+    /// not this host's: no victim is named, so no kill is counted as the
+    /// build's, and every kill the host counts during it may be its (said
+    /// as unplaced). A compiler of the build that vanishes is no kill
+    /// (the estimate that took it for one counted 0 for a killed test
+    /// program, and another's kill for the build's).
     #[test]
-    fn tree_build_oom_estimate_counts_only_its_own_vanished_compilers() {
-        let d = tmp("estimate");
+    fn tree_build_oom_kills_unnamed_are_unplaced_not_guessed() {
+        let d = tmp("unnamed");
         process(&d, 10, "make", 1, 1);
         process(&d, 12, "cc1", 10, 50);
         process(&d, 13, "cc1", 10, 40);
-        process(&d, 14, "cc1", 10, 30);
         process(&d, 20, "cc1plus", 1, 300);
         oom_kill(&d, 5);
         let root = Root::open(d.to_str().unwrap()).unwrap();
         let list = CompilerList::default_list();
         let mut bufs = std::boxed::Box::new(Buffers::new());
         let mut s = Sampler::new(&root, plain(&list), &mut bufs);
-        s.build = Build::Tree(10);
+        assert_eq!(
+            s.follow(Build::Tree(10)),
+            Some(crate::kernel::kmsg::Unusable::NotLive)
+        );
         let mut tick = |s: &mut Sampler<'_>, e| s.tick(e, &mut bufs, &mut Quiet);
 
         let r = tick(&mut s, 100);
-        assert_eq!(r.build_oom_kills, Some(0));
+        assert_eq!((r.build_oom_kills, r.build_oom_unplaced), (Some(0), 0));
         assert_eq!(r.ext.build_peak_rss_mb, Some(50));
         assert_eq!(r.ext.build_peak_rss_comm.as_str(), "cc1");
         assert_eq!(
             (r.ext.peak_rss_mb, r.ext.peak_rss_comm.as_str()),
             (Some(300), "cc1plus")
         );
-        assert_eq!(r.build_rss_mb, 120);
-
-        // cc1 12 is killed; the host counter rises by 2 (one elsewhere).
+        assert_eq!(r.build_rss_mb, 90);
+        // cc1 12 vanishes and the host counts two kills: not named, so
+        // both may be the build's.
         fs::remove_dir_all(d.join("proc/12")).unwrap();
         oom_kill(&d, 7);
-        assert_eq!(tick(&mut s, 101).build_oom_kills, Some(1));
-        // The other build's compiler is killed: not this build's.
-        fs::remove_dir_all(d.join("proc/20")).unwrap();
-        oom_kill(&d, 8);
-        let r = tick(&mut s, 102);
-        assert_eq!(r.build_oom_kills, Some(1));
-        assert_eq!(
-            r.ext.peak_rss_mb,
-            Some(40),
-            "the host's largest is now the build's"
-        );
-        // A compiler ends normally on a quiet host (no rise in the last
-        // RISE_TICKS ticks, this one or the next): no kill.
-        for _ in 0..RISE_TICKS {
-            tick(&mut s, 102);
-        }
+        let r = tick(&mut s, 101);
+        assert_eq!((r.build_oom_kills, r.build_oom_unplaced), (Some(0), 2));
+        // A compiler ends on a quiet host: nothing changes.
         fs::remove_dir_all(d.join("proc/13")).unwrap();
-        assert_eq!(tick(&mut s, 103).build_oom_kills, Some(1));
-        assert_eq!(tick(&mut s, 104).build_oom_kills, Some(1));
-        // Killed between a tick's read of vmstat and its scan: gone at
-        // this tick, the counter's rise seen at the next.
-        process(&d, 15, "cc1", 10, 60);
-        assert_eq!(tick(&mut s, 105).build_oom_kills, Some(1));
-        fs::remove_dir_all(d.join("proc/15")).unwrap();
-        assert_eq!(tick(&mut s, 106).build_oom_kills, Some(1));
-        oom_kill(&d, 9);
-        assert_eq!(tick(&mut s, 107).build_oom_kills, Some(2));
-        // Only one tick apart: a rise two ticks after a vanishing is not it.
-        process(&d, 16, "cc1", 10, 60);
-        tick(&mut s, 108);
-        fs::remove_dir_all(d.join("proc/16")).unwrap();
-        tick(&mut s, 109);
-        tick(&mut s, 110);
-        oom_kill(&d, 10);
-        assert_eq!(tick(&mut s, 111).build_oom_kills, Some(2));
-        // The counter rises while the killed compiler is still listed (it
-        // is exiting); gone at the next tick.
-        process(&d, 17, "cc1", 10, 60);
-        tick(&mut s, 112);
-        oom_kill(&d, 11);
-        assert_eq!(tick(&mut s, 113).build_oom_kills, Some(2));
-        fs::remove_dir_all(d.join("proc/17")).unwrap();
-        assert_eq!(tick(&mut s, 114).build_oom_kills, Some(3));
-        // …or RISE_TICKS later, but not one more.
-        for (pid, gone_after, kills) in [(18, RISE_TICKS, 4), (19, RISE_TICKS + 1, 4)] {
-            process(&d, pid, "cc1", 10, 60);
-            tick(&mut s, 115);
-            let k = 12 + pid as u64;
-            oom_kill(&d, k);
-            for _ in 0..gone_after {
-                tick(&mut s, 116);
-            }
-            fs::remove_dir_all(d.join(std::format!("proc/{pid}"))).unwrap();
-            assert_eq!(tick(&mut s, 117).build_oom_kills, Some(kills), "{pid}");
-        }
+        let r = tick(&mut s, 102);
+        assert_eq!((r.build_oom_kills, r.build_oom_unplaced), (Some(0), 2));
         // Without a build nothing is the build's.
-        s.build = Build::None;
-        let r = tick(&mut s, 119);
+        assert_eq!(s.follow(Build::None), None);
+        let r = tick(&mut s, 103);
         assert_eq!(
-            (r.build_oom_kills, r.ext.build_peak_rss_mb, r.build_rss_mb),
-            (None, None, 0)
+            (r.build_oom_kills, r.build_oom_unplaced, r.build_rss_mb),
+            (None, 0, 0)
         );
         let _ = fs::remove_dir_all(&d);
     }
 
-    /// No host counter (kernel < 4.13): nothing to estimate from.
+    /// No host counter (kernel < 4.13): nothing to count from.
     #[test]
     fn tree_build_without_a_host_counter_has_unknown_oom_kills() {
         let d = tmp("no-counter");

@@ -19,6 +19,13 @@
 //! tick is one merge-walk over the last tick's table; [`CLASSIFIED`]
 //! entries at most, past which processes are simply read as before.
 //!
+//! A user process is also remembered as the build's or not (a process
+//! tree's build: [`Classes::learn_member`], from its parent's entry, when
+//! it is first seen), so that an OOM kill the kernel names
+//! ([`crate::kernel::kmsg`]) can be told to be the build's after its
+//! victim has gone: [`Classes::member`] looks in this listing's table and
+//! the last one's.
+//!
 //! # References
 //! proc(5) (`/proc/pid/stat` field 9, flags; `PF_KTHREAD` in
 //! `include/linux/sched.h`), getdents64(2).
@@ -34,6 +41,8 @@ struct Seen {
     /// from a 32-bit counter).
     ino: u32,
     kernel_thread: bool,
+    /// A process of the build's tree (never a kernel thread).
+    build: bool,
 }
 
 /// What the last listing said of a process.
@@ -58,6 +67,8 @@ pub struct Classes {
     /// Position of the merge-walk in the last listing's table.
     cursor: usize,
     on: bool,
+    /// Between [`Classes::begin`] and [`Classes::end`].
+    listing: bool,
 }
 
 impl Classes {
@@ -69,13 +80,24 @@ impl Classes {
             last: 0,
             cursor: 0,
             on,
+            listing: false,
         }
+    }
+
+    /// Forgets every process: the next listing learns each anew (the
+    /// build followed has changed, and with it who is the build's).
+    pub fn forget(&mut self) {
+        for t in &mut self.tables {
+            t.clear();
+        }
+        self.cursor = 0;
     }
 
     /// Starts a listing.
     pub fn begin(&mut self) {
         self.cursor = 0;
         self.tables[1 - self.last].clear();
+        self.listing = true;
     }
 
     /// What the last listing said of `pid`, listed now with inode `ino`;
@@ -105,11 +127,18 @@ impl Classes {
     /// Remembers that `pid`, listed with inode `ino`, is (or is not) a
     /// kernel thread.
     pub fn learn(&mut self, pid: u32, ino: u64, kernel_thread: bool) {
+        self.learn_member(pid, ino, kernel_thread, false);
+    }
+
+    /// [`Classes::learn`], remembering too whether the user process `pid`
+    /// is one of the build's (`build`).
+    pub fn learn_member(&mut self, pid: u32, ino: u64, kernel_thread: bool, build: bool) {
         if self.on {
             self.push(Seen {
                 pid,
                 ino: ino as u32,
                 kernel_thread,
+                build: build && !kernel_thread,
             });
         }
     }
@@ -117,6 +146,24 @@ impl Classes {
     /// Ends a listing: its table is the one the next listing walks.
     pub fn end(&mut self) {
         self.last = 1 - self.last;
+        self.listing = false;
+    }
+
+    /// Whether `pid`, as the newest of the two tables it is in (this
+    /// listing's so far, the last one's) remembers it, is one of the
+    /// build's processes (`Some(false)` for a kernel thread); `None` when
+    /// neither remembers it. A binary search in each: both are in PID
+    /// order.
+    pub fn member(&self, pid: u32) -> Option<bool> {
+        let (newer, older) = match self.listing {
+            true => (1 - self.last, self.last),
+            false => (self.last, 1 - self.last),
+        };
+        [newer, older].into_iter().find_map(|t| {
+            let table = self.tables.get(t)?;
+            let i = table.binary_search_by_key(&pid, |s| s.pid).ok()?;
+            table.get(i).map(|s| s.build)
+        })
     }
 
     /// Kernel threads remembered from the last listing.
@@ -180,6 +227,38 @@ mod tests {
         off.begin();
         assert_eq!(off.lookup(2, 20), Known::Unknown);
         assert!(!off.has_room());
+    }
+
+    /// The build's processes are remembered through two listings: one
+    /// gone since the last is still known to have been the build's.
+    #[test]
+    fn members_are_known_for_two_listings() {
+        let mut c = Classes::new(true);
+        c.begin();
+        c.learn(2, 20, true);
+        c.learn_member(10, 100, false, true);
+        c.learn_member(11, 110, false, false);
+        // A kernel thread is never the build's.
+        c.learn_member(12, 120, true, true);
+        assert_eq!(c.member(10), Some(true));
+        c.end();
+        assert_eq!(
+            [2, 10, 11, 12, 13].map(|p| c.member(p)),
+            [Some(false), Some(true), Some(false), Some(false), None]
+        );
+        c.begin();
+        // 10 has gone: the last listing still knows it.
+        assert_eq!(c.lookup(11, 110), Known::User);
+        c.learn_member(14, 140, false, true);
+        c.end();
+        assert_eq!((c.member(10), c.member(14)), (Some(true), Some(true)));
+        c.begin();
+        c.end();
+        assert_eq!(c.member(10), None);
+        assert_eq!(Classes::new(false).member(10), None);
+        assert_eq!(c.member(14), Some(true));
+        c.forget();
+        assert_eq!((c.member(14), c.kernel_threads()), (None, 0));
     }
 
     #[test]

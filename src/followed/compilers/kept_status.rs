@@ -73,8 +73,11 @@ impl KeptCompilers {
             return;
         }
         let learn = known == Known::Unknown && classes.has_room();
-        if let (true, Some(k)) = (learn, self.visit_process(scan, pid, learn, files, buf)) {
-            classes.learn(pid, ino, k);
+        if let (true, Some((k, ppid))) = (learn, self.visit_process(scan, pid, learn, files, buf)) {
+            // A process tree's build: whether it is one of its processes,
+            // from its parent's entry (a kill of it can be placed later).
+            let build = !k && scan.tree_member((pid, ppid), classes, files, buf);
+            classes.learn_member(pid, ino, k, build);
         }
     }
 
@@ -95,7 +98,8 @@ impl KeptCompilers {
     /// The visit of `pid` once it is known not to be a kernel thread
     /// already: through its kept `status`, else by name (reading `stat`
     /// when `learn`), kept when it is a build compiler and there is room.
-    /// Returns whether it is a kernel thread, when that was read.
+    /// Returns whether it is a kernel thread, and its parent, when its
+    /// `stat` was read.
     fn visit_process(
         &mut self,
         scan: &mut Scan<'_>,
@@ -103,7 +107,7 @@ impl KeptCompilers {
         learn: bool,
         files: &mut impl PidFiles,
         buf: &mut [u8],
-    ) -> Option<bool> {
+    ) -> Option<(bool, u32)> {
         if let Some(i) = self.entries.iter().position(|e| e.pid == pid) {
             match self.reread(i, scan, buf) {
                 Reread::Counted => return None,
@@ -117,8 +121,9 @@ impl KeptCompilers {
             }
         }
         let visit = scan.visit_comm(pid, files, buf, learn);
+        let class = visit.kernel_thread.zip(visit.ppid);
         let Some((comm, comm_len)) = visit.own else {
-            return visit.kernel_thread;
+            return class;
         };
         if self.keep
             && !self.entries.is_full()
@@ -134,7 +139,7 @@ impl KeptCompilers {
                 seen: true,
             });
         }
-        visit.kernel_thread
+        class
     }
 
     /// Reads entry `i`'s status and counts it in `scan`.

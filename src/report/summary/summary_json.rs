@@ -15,7 +15,7 @@ use crate::tick::row::{BufferFull, Row};
 
 use super::binding::Binding;
 use super::why_slow::{Finding, Fit, ThrashKind, Worst};
-use super::{BuildScope, Summary, Text, stage_of};
+use super::{Summary, Text, stage_of};
 
 impl Summary {
     /// Renders the summary as one JSON object (`summarize --json`), for
@@ -160,13 +160,23 @@ impl Summary {
                     ",\"build\":{{\"scope\":\"{}\",\"oom_kills\":",
                     scope.word()
                 )?;
-                json_write::opt(w, self.build_oom_kills)?;
+                let oom = self.build_oom();
+                json_write::opt(w, oom.exact())?;
+                let range = oom.range();
+                uwrite!(w, ",\"oom_kills_at_least\":")?;
+                json_write::opt(w, range.map(|r| r.0))?;
+                uwrite!(w, ",\"oom_kills_at_most\":")?;
+                json_write::opt(w, range.map(|r| r.1))?;
                 uwrite!(w, ",\"oom_kills_counted\":")?;
-                json_write::string(w, scope.how_counted())?;
+                let mut how = heapless::String::<512>::new();
+                // 512 bytes hold the longest wording (about 230 bytes); a
+                // piece that did not fit would be left out, not half written.
+                let _ = oom.render_how(&mut how, scope);
+                json_write::string(w, how.as_str())?;
                 uwrite!(w, ",\"no_cgroup_because\":")?;
-                match scope {
-                    BuildScope::Tree(why) if !why.is_empty() => json_write::string(w, why)?,
-                    _ => uwrite!(w, "null")?,
+                match scope.no_cgroup_because() {
+                    "" => uwrite!(w, "null")?,
+                    why => json_write::string(w, why)?,
                 }
                 uwrite!(w, ",\"cgroup_peak_mb\":")?;
                 json_write::opt(w, self.build_peak_charge_mb)?;

@@ -11,8 +11,10 @@
 //! compiler `stat`, `cgroup`, `status`), and `/proc` is never listed. A
 //! process-tree build has no such list: its compilers are found by the
 //! same pass over `/proc` a row makes. Nothing else is read: no CPU,
-//! load, swap, zram, disk, log; no OOM estimate is advanced (that is a
-//! row's).
+//! load, swap, zram, disk, log, /proc/vmstat (a row's). A process tree's
+//! build still has the OOM victims the kernel named since the last pass
+//! placed before that pass replaces the older of its tables
+//! ([`crate::followed::oom_victims`]).
 //!
 //! # References
 //! proc(5) (`/proc/meminfo`, `/proc/PID/comm`, `stat`, `status`,

@@ -514,7 +514,9 @@ pub struct Loop<'l, 's, S, W, H> {
 /// the build's last step) before the loop ends: at once, or, at intervals
 /// of [`DISTINCT_EPOCHS_FROM_MS`] or more, only when the wall clock has
 /// left the previous row's second (else the previous row, under a second
-/// old, is the last: the caller is not kept waiting for a new second).
+/// old, is the last: the caller is not kept waiting for a new second), or
+/// when an OOM kill came after that row ([`Sampler::oom_since_tick`]: it
+/// must be in a row, so the final row waits for the next second).
 ///
 /// At those intervals no two rows share an epoch: a tick that would fall
 /// in the previous row's second (after a late one) waits for the next
@@ -546,10 +548,13 @@ pub fn run<S: StopFlag, W: Tell, H: Hooks>(mut l: Loop<'_, '_, S, W, H>) -> Stop
         // The final row would share the previous row's second: that row,
         // under a second old, is the state after the build's last step.
         // Waiting for the next second would keep CMD's caller waiting up
-        // to a second after CMD has exited (a 2 s make took 3 s).
+        // to a second after CMD has exited (a 2 s make took 3 s). Unless
+        // the kernel OOM-killed since that row: a kill in the build's last
+        // second (its last step, killed) must be in a row.
         if distinct
             && let (Some(at_ns), Some(prev)) = (exited_at, prev_epoch)
             && clock::now_epoch() <= prev
+            && !l.sampler.oom_since_tick(l.bufs)
         {
             return Stop::WatchedExited { at_ns };
         }

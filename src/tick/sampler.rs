@@ -230,6 +230,8 @@ pub struct Sampler<'a> {
     page_size_kib: u64,
     prev_cpu: Option<CpuTimes>,
     first_oom: Option<u64>,
+    /// /proc/vmstat `oom_kill` as the last tick read it.
+    last_oom: Option<u64>,
     first_epoch: Option<u64>,
     psi_off: bool,
     warned: u32,
@@ -313,6 +315,7 @@ impl<'a> Sampler<'a> {
             page_size_kib: crate::kernel::root::page_kib(root, live),
             prev_cpu: None,
             first_oom: None,
+            last_oom: None,
             first_epoch: None,
             psi_off: false,
             warned: 0,
@@ -489,6 +492,7 @@ impl<'a> Sampler<'a> {
             Ok(b) => match vmstat::parse(b) {
                 Ok(vm) => {
                     if let Some(k) = vm.oom_kill {
+                        self.last_oom = Some(k);
                         let base = *self.first_oom.get_or_insert(k);
                         row.ext.oom_kills = Some(k.saturating_sub(base));
                     }
@@ -501,6 +505,27 @@ impl<'a> Sampler<'a> {
             },
             Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
         }
+    }
+
+    /// Whether /proc/vmstat `oom_kill` (host-wide: every OOM kill, a
+    /// cgroup's too) has risen since the last tick read it: a kill the
+    /// last row does not show. `run` then takes its final row although it
+    /// must wait for the next second. False when the counter cannot be
+    /// read. One read of a kept descriptor; no warning (the tick warns).
+    pub fn oom_since_tick(&mut self, bufs: &mut Buffers) -> bool {
+        let Some(last) = self.last_oom else {
+            return false;
+        };
+        let read = self.kept.vmstat.read(
+            self.root.at(vmstat::PATH),
+            vmstat::PATH,
+            &mut bufs.file,
+            Shape::Records,
+        );
+        read.ok()
+            .and_then(|b| vmstat::parse(b).ok())
+            .and_then(|vm| vm.oom_kill)
+            .is_some_and(|k| k > last)
     }
 
     /// /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.

@@ -973,6 +973,96 @@ mod tests {
         (gov.handout.ticks() - count, gov.handout.allowed())
     }
 
+    /// Issue 41: CMD exits in the first row's second. With an OOM kill
+    /// since that row (`oom_kill` in the root's proc/vmstat rose), a final
+    /// row is taken in the next second and shows it; with none, the row
+    /// under a second old is the last. The rows' count, and the last
+    /// row's `oom_kills`.
+    fn rows_after_an_exit(tag: &str, kill: bool) -> (usize, std::string::String) {
+        use crate::followed::compilers::CompilerList;
+        use crate::kernel::root::Root;
+        use crate::tick::sampler::{Buffers, Options, Sampler};
+        use rustix::fd::AsFd;
+        let d =
+            std::env::temp_dir().join(std::format!("headroom-final-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("proc")).unwrap();
+        std::fs::write(
+            d.join("proc/meminfo"),
+            "MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("proc/vmstat"), "pgmajfault 1\noom_kill 5\n").unwrap();
+        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let list = CompilerList::default_list();
+        let mut bufs = std::boxed::Box::new(Buffers::new());
+        let mut sampler = Sampler::new(&root, Options::for_tests(&list), &mut bufs);
+        let out = crate::kernel::root::open_dir_at(root.fd(), ".").unwrap();
+        let mut csv =
+            super::CsvOut::create(out.as_fd(), "r.csv", crate::tick::row::columns::HEADER_FULL)
+                .unwrap();
+        let mut summary = std::boxed::Box::new(crate::report::summary::Summary::new(None, None));
+        let settings = super::LoopSettings {
+            interval: Interval::Fixed(1000),
+            count: None,
+            compat: false,
+        };
+        // Early in a second: the child's exit, 50 ms on, falls in it.
+        let in_second = || {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map(|t| t.subsec_millis()).unwrap_or(0)
+        };
+        while in_second() > 100 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.05")
+            .spawn()
+            .unwrap();
+        let watch = super::Watch::child(child.id() as i32).unwrap();
+        let vmstat = d.join("proc/vmstat");
+        let mut hooks = |_: &crate::tick::row::Row, _: super::WriteState, _: &Summary| {
+            if kill {
+                // In place: the sampler keeps the file open.
+                std::fs::write(&vmstat, "pgmajfault 1\noom_kill 6\n").unwrap();
+            }
+        };
+        let stop = super::run(super::Loop {
+            sampler: &mut sampler,
+            bufs: &mut bufs,
+            csv: &mut csv,
+            summary: &mut summary,
+            settings,
+            watch: &watch,
+            stop: &Never,
+            stop_fd: None,
+            warn: &mut Quiet,
+            governor: None,
+            hooks: &mut hooks,
+        });
+        let _ = child.wait();
+        assert!(
+            matches!(stop, super::Stop::WatchedExited { .. }),
+            "{stop:?}"
+        );
+        let csv = std::fs::read_to_string(d.join("r.csv")).unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+        let mut lines = csv.lines();
+        let head: std::vec::Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = head.iter().position(|c| *c == "oom_kills").unwrap();
+        let rows: std::vec::Vec<&str> = lines.collect();
+        let last = rows.last().unwrap().split(',').nth(at).unwrap_or("");
+        (rows.len(), last.into())
+    }
+
+    #[test]
+    fn an_oom_kill_after_the_last_row_gets_a_final_row() {
+        assert_eq!(rows_after_an_exit("kill", true), (2, "1".into()));
+        // No kill: the last row shows none (one row, unless the machine
+        // stalled past the second, when a final row is due anyway).
+        assert_eq!(rows_after_an_exit("none", false).1, "0");
+    }
+
     /// Issue 16: rows at the interval, glances for the governor between
     /// them at its own pace, never more than its slots between two rows.
     #[test]

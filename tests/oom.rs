@@ -332,28 +332,17 @@ fn a_killed_test_program_of_a_build_without_its_own_cgroup_is_counted() {
     assert_eq!(line(&again), line(&summary), "{again}");
 }
 
-/// While `run --no-cgroup` (a process tree's build) runs a quiet command,
-/// a process outside the build, in an unrelated 64 MiB cgroup, grows
-/// until it is killed: the kernel names it, it was not the build's, and
-/// the build's line says 0 however many rows saw the counter rise.
-#[test]
-#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
-fn another_process_s_kill_is_not_a_tree_build_s() {
-    let cg = Cgroup::create("tree-unrelated", 64 << 20)
-        .unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = scratch("oom-tree-unrelated");
+/// `run` (with `extra` options, at 0.1 s) of a quiet command; meanwhile
+/// `hog`, a shell line run in `cg`, grows until it is OOM-killed there,
+/// and two more rows see the host's counter after it. The summary.
+fn quiet_run_beside_a_kill(cg: &Cgroup, tag: &str, extra: &[&str], hog: &str) -> String {
+    let d = scratch(tag);
     let done = d.join("done");
     let build = format!("while [ ! -e {} ]; do sleep 0.05; done", done.display());
     let run = Command::new(BIN)
-        .args([
-            "run",
-            "--no-cgroup",
-            "--interval",
-            "0.1",
-            "--run-id",
-            "quiet",
-        ])
-        .arg("--out-dir")
+        .arg("run")
+        .args(extra)
+        .args(["--interval", "0.1", "--run-id", "quiet", "--out-dir"])
         .arg(&d)
         .args(["--", "sh", "-c", &build])
         .stderr(std::process::Stdio::piped())
@@ -364,13 +353,9 @@ fn another_process_s_kill_is_not_a_tree_build_s() {
     while rows() < 3 {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Slow enough that rows see it before it is killed.
-    let hog = format!(
-        "echo $$ > {}; for i in $(seq 1 100); do head -c 2M /dev/zero; sleep 0.05; done | tail >/dev/null",
-        cg.dir.join("cgroup.procs").display()
-    );
+    let hog = format!("echo $$ > {}; {hog}", cg.dir.join("cgroup.procs").display());
     let _ = Command::new("sh").args(["-c", &hog]).status().unwrap();
-    assert_eq!(cgroup_oom_kills(&cg), 1, "the unrelated hog was killed");
+    assert_eq!(cgroup_oom_kills(cg), 1, "the unrelated hog was killed");
     let seen = rows();
     while rows() < seen + 2 {
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -378,7 +363,21 @@ fn another_process_s_kill_is_not_a_tree_build_s() {
     fs::write(&done, "").unwrap();
     let out = run.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    let summary = String::from_utf8(out.stderr).unwrap();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// While `run --no-cgroup` (a process tree's build) runs a quiet command,
+/// a process outside the build, in an unrelated 64 MiB cgroup, grows
+/// until it is killed: the kernel names it, it was not the build's, and
+/// the build's line says 0 however many rows saw the counter rise.
+#[test]
+#[ignore = "needs root and a writable memory cgroup; ci/test runs it"]
+fn another_process_s_kill_is_not_a_tree_build_s() {
+    let cg = Cgroup::create("tree-unrelated", 64 << 20)
+        .unwrap_or_else(|why| panic!("cannot run: {why}"));
+    // Slow enough that rows see it before it is killed.
+    let hog = "for i in $(seq 1 100); do head -c 2M /dev/zero; sleep 0.05; done | tail >/dev/null";
+    let summary = quiet_run_beside_a_kill(&cg, "oom-tree-unrelated", &["--no-cgroup"], hog);
     let host = host_oom_kills(&summary);
     assert!(host >= Some(1), "{summary}");
     // The hog's kill is placed as another's: 0, exact unless other work
@@ -398,36 +397,8 @@ fn another_process_s_kill_is_not_a_tree_build_s() {
 fn another_cgroups_oom_kill_is_not_the_builds() {
     let cg =
         Cgroup::create("unrelated", 64 << 20).unwrap_or_else(|why| panic!("cannot run: {why}"));
-    let d = scratch("oom-unrelated");
-    let done = d.join("done");
-    let build = format!("while [ ! -e {} ]; do sleep 0.05; done", done.display());
-    let run = Command::new(BIN)
-        .args(["run", "--interval", "0.1", "--run-id", "quiet", "--out-dir"])
-        .arg(&d)
-        .args(["--", "sh", "-c", &build])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let csv = d.join("resources-quiet.csv");
-    let rows = || fs::read_to_string(&csv).map_or(0, |t| t.lines().count());
-    while rows() < 3 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let hog = format!(
-        "echo $$ > {}; head -c 200M /dev/zero | tail >/dev/null",
-        cg.dir.join("cgroup.procs").display()
-    );
-    let _ = Command::new("sh").args(["-c", &hog]).status().unwrap();
-    assert_eq!(cgroup_oom_kills(&cg), 1, "the unrelated hog was killed");
-    // Two more rows see the host counter after the kill.
-    let seen = rows();
-    while rows() < seen + 2 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    fs::write(&done, "").unwrap();
-    let out = run.wait_with_output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let summary = String::from_utf8(out.stderr).unwrap();
+    let hog = "head -c 200M /dev/zero | tail >/dev/null";
+    let summary = quiet_run_beside_a_kill(&cg, "oom-unrelated", &[], hog);
     let host = host_oom_kills(&summary);
     assert!(host >= Some(1), "{summary}");
     assert!(

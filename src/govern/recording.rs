@@ -892,6 +892,19 @@ mod tests {
         fn tell(&mut self, _: &crate::govern::jobserver::notes::Note<'_>) {}
     }
 
+    /// A root under the temp dir, `headroom-NAME-<pid>`: MemAvailable 3
+    /// GiB of 8, /proc/vmstat's `oom_kill` 5. Its path, and it opened.
+    fn test_root(name: &str) -> (std::path::PathBuf, crate::kernel::root::Root) {
+        let d = std::env::temp_dir().join(std::format!("headroom-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("proc")).unwrap();
+        let meminfo = "MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n";
+        std::fs::write(d.join("proc/meminfo"), meminfo).unwrap();
+        std::fs::write(d.join("proc/vmstat"), "pgmajfault 1\noom_kill 5\n").unwrap();
+        let root = crate::kernel::root::Root::open(d.to_str().unwrap()).unwrap();
+        (d, root)
+    }
+
     /// Runs the loop for `count` rows at `interval` ms with a governor (at
     /// most 4 jobs of 100 MiB) at a pace of `pace_ms` over a root whose
     /// MemAvailable is 3 GiB; the governor's ticks between the rows (its
@@ -907,20 +920,10 @@ mod tests {
         use crate::govern::jobserver::driver::{Driver, Governor};
         use crate::govern::jobserver::handout::Handout;
         use crate::govern::jobserver::token_fifo::TokenFifo;
-        use crate::kernel::root::Root;
         use crate::report::jobserver_block::Source;
         use crate::tick::sampler::{Buffers, Options, Sampler};
         use rustix::fd::AsFd;
-        let d =
-            std::env::temp_dir().join(std::format!("headroom-record-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("proc")).unwrap();
-        std::fs::write(
-            d.join("proc/meminfo"),
-            "MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n",
-        )
-        .unwrap();
-        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let (d, root) = test_root(&std::format!("record-{tag}"));
         let list = CompilerList::default_list();
         let opts = Options::for_tests(&list);
         let mut bufs = std::boxed::Box::new(Buffers::new());
@@ -980,20 +983,9 @@ mod tests {
     /// row's `oom_kills`.
     fn rows_after_an_exit(tag: &str, kill: bool) -> (usize, std::string::String) {
         use crate::followed::compilers::CompilerList;
-        use crate::kernel::root::Root;
         use crate::tick::sampler::{Buffers, Options, Sampler};
         use rustix::fd::AsFd;
-        let d =
-            std::env::temp_dir().join(std::format!("headroom-final-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("proc")).unwrap();
-        std::fs::write(
-            d.join("proc/meminfo"),
-            "MemTotal: 8388608 kB\nMemAvailable: 3145728 kB\n",
-        )
-        .unwrap();
-        std::fs::write(d.join("proc/vmstat"), "pgmajfault 1\noom_kill 5\n").unwrap();
-        let root = Root::open(d.to_str().unwrap()).unwrap();
+        let (d, root) = test_root(&std::format!("final-{tag}"));
         let list = CompilerList::default_list();
         let mut bufs = std::boxed::Box::new(Buffers::new());
         let mut sampler = Sampler::new(&root, Options::for_tests(&list), &mut bufs);

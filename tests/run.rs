@@ -509,7 +509,11 @@ fn non_utf8_arguments_reach_the_command_untouched() {
 /// echo of a typed line never counts as the shell having run it.
 fn interactive(lines: &[(&str, u64)]) -> String {
     use std::io::{Read, Write};
-    let mut sh = Command::new("script")
+    // As a terminal's shell starts: SIGINT and SIGQUIT at their default,
+    // also when this test process ignores them (a suite started by a
+    // non-interactive shell's `cmd &`), which bash could not undo.
+    let mut sh = Command::new("env")
+        .args(["--default-signal=INT,QUIT", "script"])
         .args(["-qfec", "bash --norc --noprofile -i", "/dev/null"])
         .env("PS1", "$ ")
         .stdin(Stdio::piped())

@@ -54,6 +54,11 @@ impl Boot {
         assert!(cc.success(), "cannot build tests/small_host/cc1.c");
         fs::copy(dir.join("cc1"), dir.join("memhog")).expect("memhog");
         let mut cmd = Command::new(repo.join("ci/small-host"));
+        // A boot takes one or two minutes under emulation: a hung one is
+        // stopped well before CI's limit.
+        if std::env::var_os("HEADROOM_SMALL_HOST_TIMEOUT").is_none() {
+            cmd.env("HEADROOM_SMALL_HOST_TIMEOUT", "480");
+        }
         cmd.arg("run");
         if name == "pi" {
             cmd.arg("--pi");

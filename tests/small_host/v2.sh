@@ -35,8 +35,7 @@ ls $cg/deleg | grep headroom- >"$out/deleg.left"
 delegate shared
 echo 200M >$cg/shared/memory.max
 echo 0 >$cg/shared/memory.swap.max
-in_cgroup shared /job/as-user sleep 600 &
-sleeper=$!
+in_cgroup shared /job/as-user sleep 600 >/dev/null 2>&1 &
 mkdir -p /job/hog && cp /job/memhog /job/hog/ && chown -R 1000:1000 /job/hog
 printf 'all:\n\tSTEP_MS=100 ./memhog 320\n' >/job/hog/Makefile
 echo "dmesg_restrict $(cat /proc/sys/kernel/dmesg_restrict)" >"$out/shared.facts"
@@ -46,7 +45,7 @@ echo 0 >/proc/sys/kernel/dmesg_restrict
 check shared_kmsg in_cgroup shared /job/as-user headroom run --run-id shared_kmsg -- make -C /job/hog
 cat $cg/shared/memory.events >"$out/shared_kmsg.events"
 echo 1 >/proc/sys/kernel/dmesg_restrict
-kill $sleeper
+pkill -u 1000 -x sleep
 
 # A user in a cgroup it does not own: no permission, the process tree.
 mkdir $cg/locked

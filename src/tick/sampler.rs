@@ -480,30 +480,38 @@ impl<'a> Sampler<'a> {
         mem_total_kib
     }
 
+    /// /proc/vmstat, read through its kept descriptor and parsed; else
+    /// why not, as its warning says it.
+    fn vmstat(&mut self, bufs: &mut Buffers) -> Result<vmstat::VmStat, &'static str> {
+        let b = self
+            .kept
+            .vmstat
+            .read(
+                self.root.at(vmstat::PATH),
+                vmstat::PATH,
+                &mut bufs.file,
+                Shape::Records,
+            )
+            .map_err(|e| e.describe())?;
+        vmstat::parse(b).map_err(|_| "unexpected format")
+    }
+
     /// /proc/vmstat: oom_kill (Linux >= 4.13) as the delta since the first
     /// tick, and the swap and fault rates.
     fn read_vmstat(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
-        match self.kept.vmstat.read(
-            self.root.at(vmstat::PATH),
-            vmstat::PATH,
-            &mut bufs.file,
-            Shape::Records,
-        ) {
-            Ok(b) => match vmstat::parse(b) {
-                Ok(vm) => {
-                    if let Some(k) = vm.oom_kill {
-                        self.last_oom = Some(k);
-                        let base = *self.first_oom.get_or_insert(k);
-                        row.ext.oom_kills = Some(k.saturating_sub(base));
-                    }
-                    let now = slow_figures::clock_ns(self.root);
-                    self.slow
-                        .thrash
-                        .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
+        match self.vmstat(bufs) {
+            Ok(vm) => {
+                if let Some(k) = vm.oom_kill {
+                    self.last_oom = Some(k);
+                    let base = *self.first_oom.get_or_insert(k);
+                    row.ext.oom_kills = Some(k.saturating_sub(base));
                 }
-                Err(_) => self.warn_once(w, Source::VmStat, "unexpected format"),
-            },
-            Err(e) => self.warn_once(w, Source::VmStat, e.describe()),
+                let now = slow_figures::clock_ns(self.root);
+                self.slow
+                    .thrash
+                    .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
+            }
+            Err(why) => self.warn_once(w, Source::VmStat, why),
         }
     }
 
@@ -516,16 +524,8 @@ impl<'a> Sampler<'a> {
         let Some(last) = self.last_oom else {
             return false;
         };
-        let read = self.kept.vmstat.read(
-            self.root.at(vmstat::PATH),
-            vmstat::PATH,
-            &mut bufs.file,
-            Shape::Records,
-        );
-        read.ok()
-            .and_then(|b| vmstat::parse(b).ok())
-            .and_then(|vm| vm.oom_kill)
-            .is_some_and(|k| k > last)
+        let now = self.vmstat(bufs).ok().and_then(|vm| vm.oom_kill);
+        now.is_some_and(|k| k > last)
     }
 
     /// /proc/pressure/memory: absent or EOPNOTSUPP turns it off for good.

@@ -252,10 +252,8 @@ fn an_oom_kill_in_a_limited_cgroup_is_recorded_with_its_context() {
 /// shared machine, whose victims may not have been placed): `host`, the
 /// summary's host figure.
 fn tree_build_oom(summary: &str, host: Option<u64>, own: u64) -> (u64, u64) {
-    let line = summary
-        .lines()
-        .find_map(|l| l.strip_prefix("OOM kills in this build: "))
-        .unwrap_or_else(|| panic!("no build OOM line:\n{summary}"));
+    let line =
+        common::build_oom_line(summary).unwrap_or_else(|| panic!("no build OOM line:\n{summary}"));
     let figure = line.split(" (").next().unwrap_or("");
     let (lo, hi) = match figure.strip_prefix("unknown, ") {
         Some(range) => {

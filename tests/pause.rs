@@ -51,9 +51,7 @@ fn build_with(tag: &str, extra: &str, write: fn(&Path)) -> (Cgroup, PathBuf, Out
 
 /// The build's own OOM kills, from its summary.
 fn build_oom_kills(stderr: &str) -> u64 {
-    stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("OOM kills in this build: "))
+    common::build_oom_line(stderr)
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or_else(|| panic!("no build OOM line: {stderr}"))
 }

@@ -20,6 +20,8 @@
 //! and made by `ci/small-host`) and about two minutes under emulation;
 //! `ci/test`'s `small-host` stage runs them.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -157,15 +159,10 @@ fn json_num(json: &str, key: &str) -> Option<f64> {
 
 /// The figure `OOM kills in this build: N (...)` of a summary, and its line.
 fn build_oom_kills(summary: &str) -> (Option<u64>, String) {
-    let line = summary
-        .lines()
-        .find(|l| l.starts_with("OOM kills in this build: "))
+    let rest = common::build_oom_line(summary)
         .unwrap_or_else(|| panic!("no 'OOM kills in this build' line:\n{summary}"));
-    let n = line["OOM kills in this build: ".len()..]
-        .split(' ')
-        .next()
-        .and_then(|n| n.parse().ok());
-    (n, line.to_string())
+    let n = rest.split(' ').next().and_then(|n| n.parse().ok());
+    (n, format!("OOM kills in this build: {rest}"))
 }
 
 #[test]

@@ -330,6 +330,14 @@ pub fn cgroup_oom_kills(cg: &Cgroup) -> u64 {
         .expect("the cgroup has an oom_kill counter (kernel 4.13+)")
 }
 
+/// What follows `OOM kills in this build: ` in a summary (the figure, or
+/// `unknown, …`, then how it was counted); `None` without that line.
+pub fn build_oom_line(summary: &str) -> Option<&str> {
+    summary
+        .lines()
+        .find_map(|l| l.strip_prefix("OOM kills in this build: "))
+}
+
 /// The host's OOM kills from a summary's `kernel OOM-kill events:` line:
 /// its number, or in a container (where the number is the container's
 /// own) the host's given beside it (`the host's: N)`).

@@ -279,7 +279,8 @@ fn instances_are_separate(port: u16, written: &Digest) {
 /// A closed port: Unreachable, naming the address.
 #[test]
 fn server_down_is_unreachable_with_the_address() {
-    let port = bgd::free_port();
+    let closed = bgd::closed_port();
+    let port = closed.port;
     let ep = endpoint(port, "main");
     let opts = Options {
         deadline: std::time::Duration::from_secs(5),

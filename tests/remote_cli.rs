@@ -1298,7 +1298,8 @@ fn client_certificates_and_bearer_tokens_at_a_server_that_checks_them() {
 /// Errors with no server: the address named; usage errors exit 2.
 #[test]
 fn errors_without_a_server() {
-    let port = bgd::free_port();
+    let closed = bgd::closed_port();
+    let port = closed.port;
     let base = remote_args(port);
     let d1 = digest_text(1, '/');
     let with = |extra: &[&str]| {

@@ -582,7 +582,8 @@ fn the_binary_reports_workers_over_the_results_window() {
         )),
         "{line}"
     );
-    let gone = format!("http://127.0.0.1:{}", bgd::free_port());
+    let closed = bgd::closed_port();
+    let gone = format!("http://127.0.0.1:{}", closed.port);
     let mut args = base[..base.len() - 1].to_vec();
     args.push(&gone);
     let line = one_line(headroom(&args), 1, "unreachable");

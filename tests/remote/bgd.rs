@@ -64,6 +64,29 @@ pub fn free_port() -> u16 {
     l.local_addr().expect("local addr").port()
 }
 
+/// A port of 127.0.0.1 that refuses connections while this lives: a
+/// socket bound to it and not listening. A port [`free_port`] gave back
+/// may be taken meanwhile by another test's server (tests run in
+/// parallel) and answer with a reset; this one cannot be.
+pub struct ClosedPort {
+    _socket: rustix::fd::OwnedFd,
+    /// The port.
+    pub port: u16,
+}
+
+/// A [`ClosedPort`].
+pub fn closed_port() -> ClosedPort {
+    use rustix::net::{AddressFamily, SocketType, bind, getsockname, socket};
+    use std::net::{Ipv4Addr, SocketAddrV4};
+    let s = socket(AddressFamily::INET, SocketType::STREAM, None).expect("socket");
+    bind(&s, &SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).expect("bind 127.0.0.1:0");
+    let addr = getsockname(&s).expect("getsockname");
+    let port = SocketAddrV4::try_from(addr)
+        .expect("an IPv4 address")
+        .port();
+    ClosedPort { _socket: s, port }
+}
+
 /// A fresh temp folder.
 pub fn temp_dir(tag: &str) -> PathBuf {
     let nanos = std::time::SystemTime::now()

@@ -196,16 +196,27 @@ fn a_client_that_dies_holding_tokens_does_not_hang_headroom() {
 fn tokens_a_client_forges_are_taken_back_and_the_cap_holds() {
     let d = scratch("forge");
     makefile(&d, 6, "sleep 0.5");
-    // Six bytes written into the pipe that headroom never gave out, then
-    // make: it must still run at most two jobs at once.
+    // Six bytes written into the pipe that headroom never gave out; once
+    // the pipe holds no more than the one token it gives (read with
+    // FIONREAD, not a sleep: a loaded machine's tick comes late), make:
+    // it must still run at most two jobs at once. Bytes never taken back
+    // are still there after 20 s, and make runs six.
+    let wait = "import array, fcntl, sys, termios, time\n\
+                for _ in range(400):\n\
+                \x20   n = array.array('i', [0])\n\
+                \x20   fcntl.ioctl(int(sys.argv[1]), termios.FIONREAD, n)\n\
+                \x20   if n[0] <= 1: break\n\
+                \x20   time.sleep(0.05)\n";
     let out = run_jobserver(
         &d,
         &["--max-jobs", "2"],
         &[
             "sh",
             "-c",
-            "a=${MAKEFLAGS##*--jobserver-auth=}; w=${a#*,}; printf '++++++' > /proc/self/fd/$w; \
-             sleep 0.6; exec make",
+            "a=${MAKEFLAGS##*--jobserver-auth=}; r=${a%,*}; w=${a#*,}; \
+             printf '++++++' > /proc/self/fd/$w; python3 -c \"$1\" $r; exec make",
+            "sh",
+            wait,
         ],
     );
     assert!(out.status.success(), "{out:?}");

@@ -324,7 +324,9 @@ impl Driver<'_> {
     /// none is paused, no pool is shared (the others' leases move), and
     /// the last tick was less than [`IDLE_TICK_MS`] ago. The slot then
     /// counts in the jobs' average as one job running
-    /// ([`Handout::idle_slot`]).
+    /// ([`Handout::idle_slot`]). More bytes in the FIFO than were given
+    /// out (a client forged them) is no rest: the glance ticks and reads
+    /// them back.
     pub fn idle(&mut self, now_ms: u64) -> bool {
         let recent = self
             .gov
@@ -338,7 +340,7 @@ impl Driver<'_> {
                 .gov
                 .fifo
                 .in_pipe()
-                .is_ok_and(|n| self.gov.handout.running(n) <= 1);
+                .is_ok_and(|n| self.gov.handout.at_rest(n));
         if idle {
             self.gov.handout.idle_slot();
         }

@@ -325,6 +325,13 @@ impl Handout {
         self.issued.saturating_sub(in_pipe).saturating_add(1)
     }
 
+    /// True when `in_pipe` bytes in the FIFO are exactly the tokens given
+    /// out: no client holds one and none forged one (more bytes than
+    /// given out, which the next [`Handout::decide`] reads back).
+    pub fn at_rest(&self, in_pipe: u32) -> bool {
+        in_pipe == self.issued
+    }
+
     /// One sample of the jobs running.
     fn sample(&mut self, running: u32) {
         self.samples += 1;
@@ -512,6 +519,19 @@ mod tests {
         assert_eq!((d.running, d.allowed, d.put, d.take), (1, 2, 0, 6));
         let d = tick(&mut g, inputs(10_000, 0, 1));
         assert_eq!((d.running, d.put, d.take), (1, 0, 0));
+    }
+
+    /// CI, stop 44: six forged bytes looked like a build at rest (one job
+    /// running), so the idle governor waited up to a second before it
+    /// read them back, and make took them first.
+    #[test]
+    fn forged_tokens_are_not_a_build_at_rest() {
+        let mut g = Handout::new(2, 100, Source::PeakMb);
+        tick(&mut g, inputs(10_000, 0, 0));
+        assert!(g.at_rest(1));
+        assert_eq!(g.running(7), 1);
+        assert!(!g.at_rest(7));
+        assert!(!g.at_rest(0));
     }
 
     #[test]

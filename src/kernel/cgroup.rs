@@ -50,7 +50,11 @@ use crate::kernel::parse::ParseError;
 use crate::kernel::proc_cgroups;
 use crate::kernel::root::{ReadError, Root, read_at, read_once_at};
 
+mod above;
 mod control_files;
+pub use above::{
+    HIERARCHICAL_MEMORY_LIMIT, HIERARCHICAL_MEMSW_LIMIT, unseen_limit, unseen_memsw_limit,
+};
 pub use control_files::{
     CpuMax, Limit, Version, inactive_file_key, is_within, parse_bytes, parse_cfs_quota,
     parse_cpu_list_count, parse_cpu_max, parse_limit, parse_oom_kill, parse_stat_value, path_for,
@@ -162,6 +166,11 @@ impl core::fmt::Display for CgroupError {
 /// Open directories from the leaf cgroup (index 0) up to the mount point.
 type Dirs = heapless::Vec<OwnedFd, MAX_DEPTH>;
 
+/// What resolution found for a controller: its hierarchy, the directories
+/// opened, and whether the mount's root lies below the hierarchy's root
+/// (a container's view: ancestors above the mount are not shown).
+type Opened = (Version, Dirs, bool);
+
 /// The memory cgroup of this process, resolved once; see [`open_memory`].
 #[derive(Debug)]
 pub struct MemCgroup {
@@ -169,6 +178,10 @@ pub struct MemCgroup {
     pub version: Version,
     /// Leaf first, then each ancestor up to and including the mount point.
     dirs: Dirs,
+    /// The mount point is not the hierarchy's root: ancestors above it
+    /// are hidden, and on v1 their limit is read from the top level's
+    /// `memory.stat` ([`unseen_limit`]).
+    hidden_above: bool,
 }
 
 /// The memory of one limiting level of the cgroup path: its limit, what
@@ -192,7 +205,9 @@ pub struct Available {
     /// OOM-kill, bytes; 0 when the limit is exceeded. Without
     /// `inactive_file_bytes`, `limit − usage`. See [`available_bytes`].
     pub available_bytes: u64,
-    /// Level it was found at: 0 = the process's own cgroup, 1 = its parent…
+    /// Level it was found at: 0 = the process's own cgroup, 1 = its parent…;
+    /// [`MemCgroup::levels`] for an ancestor above the mount, whose usage
+    /// is the mount's top cgroup's (the least it can be).
     pub depth: u8,
 }
 
@@ -259,10 +274,34 @@ impl KeptLevels {
     }
 }
 
+/// Where a limit above the mount is set, in words (`status`'s "limit set
+/// at"): no path names it.
+pub const ABOVE_MOUNT: &str = "a cgroup above the mount (memory.stat hierarchical_memory_limit)";
+
+/// The bit that marks a [`Level::ino`] as no inode but the id of a
+/// limit above the mount ([`unseen_id`]).
+pub const UNSEEN_ID_BIT: u64 = 1 << 63;
+
+/// The id a level above the mount with limit `limit_bytes` goes by, in
+/// place of the inode no directory shows: [`UNSEEN_ID_BIT`] and the
+/// limit in 4 KiB pages. Builds under one hidden parent name the same id;
+/// so do builds under two hidden parents of the same limit, which are
+/// then counted together (the safe side).
+pub fn unseen_id(limit_bytes: u64) -> u64 {
+    UNSEEN_ID_BIT | (limit_bytes >> 12)
+}
+
+/// True when `id` is an [`unseen_id`], not an inode: what is used under
+/// it is not the kernel's count of every build inside, only this one's.
+pub fn is_unseen_id(id: u64) -> bool {
+    id & UNSEEN_ID_BIT != 0
+}
+
 /// One limiting level of a memory cgroup path; see [`MemCgroup::limits`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Level {
-    /// The inode number of the cgroup's directory.
+    /// The inode number of the cgroup's directory; for a level above the
+    /// mount, an [`unseen_id`].
     pub ino: u64,
     /// Its limit, usage, inactive file cache and available memory.
     pub mem: Available,
@@ -285,10 +324,10 @@ pub struct Level {
 /// [`CgroupError`]: the limit is unknown (a cgroup named that no mount
 /// shows, its files unreadable or malformed, the path too deep).
 pub fn open_memory(root: &Root, buf: &mut [u8]) -> Resolution<MemCgroup> {
-    let Some((version, dirs)) = open_controller(root, buf, b"memory")? else {
+    let Some(opened) = open_controller(root, buf, b"memory")? else {
         return Ok(None);
     };
-    memory_enabled(version, dirs, buf)
+    memory_enabled(opened, buf)
 }
 
 /// [`open_memory`] from the texts of `/proc/self/cgroup` and
@@ -304,21 +343,24 @@ pub fn open_memory_in(
     mountinfo_text: Result<&[u8], ReadError>,
     buf: &mut [u8],
 ) -> Resolution<MemCgroup> {
-    let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"memory")?
-    else {
+    let Some(opened) = open_controller_in(root, cgroup_text, mountinfo_text, b"memory")? else {
         return Ok(None);
     };
-    memory_enabled(version, dirs, buf)
+    memory_enabled(opened, buf)
 }
 
 /// The memory cgroup on `dirs`, when its controller is usable there.
-fn memory_enabled(version: Version, dirs: Dirs, buf: &mut [u8]) -> Resolution<MemCgroup> {
+fn memory_enabled((version, dirs, hidden_above): Opened, buf: &mut [u8]) -> Resolution<MemCgroup> {
     if version == Version::V2
         && !v2_enabled(&dirs, buf, b"memory", &["memory.max", "memory.current"])
     {
         return Ok(None);
     }
-    Ok(Some(MemCgroup { version, dirs }))
+    Ok(Some(MemCgroup {
+        version,
+        dirs,
+        hidden_above,
+    }))
 }
 
 /// Checks that a v2 controller is usable somewhere on the path: one of
@@ -345,7 +387,7 @@ fn open_controller(
     root: &Root,
     buf: &mut [u8],
     controller: &[u8],
-) -> Result<Option<(Version, Dirs)>, CgroupError> {
+) -> Result<Option<Opened>, CgroupError> {
     // The cgroup path must outlive `buf`, which is reused for mountinfo.
     let mut path_store = [0u8; PATH_MAX];
     let Some((version, path)) = controller_path(root.read(PATH_SELF, buf), controller)? else {
@@ -370,7 +412,7 @@ fn open_controller_in(
     cgroup_text: Result<&[u8], ReadError>,
     mountinfo_text: Result<&[u8], ReadError>,
     controller: &[u8],
-) -> Result<Option<(Version, Dirs)>, CgroupError> {
+) -> Result<Option<Opened>, CgroupError> {
     let Some((version, path)) = controller_path(cgroup_text, controller)? else {
         return Ok(None);
     };
@@ -402,7 +444,7 @@ fn open_dirs(
     path: &[u8],
     mountinfo_text: Result<&[u8], ReadError>,
     controller: &[u8],
-) -> Result<Option<(Version, Dirs)>, CgroupError> {
+) -> Result<Option<Opened>, CgroupError> {
     let mut mp_store = [0u8; PATH_MAX];
     let (mount_point, rest) = {
         let text = mountinfo_text.map_err(|e| CgroupError::Read(mountinfo::PATH, e))?;
@@ -460,7 +502,22 @@ fn open_dirs(
     }
     dirs.push(cur).map_err(|_| CgroupError::TooDeep)?;
     dirs.as_mut_slice().reverse();
-    Ok(Some((version, dirs)))
+    let hidden_above = rest.len() < path.len() || dirs.last().is_some_and(|d| !is_root(version, d));
+    Ok(Some((version, dirs, hidden_above)))
+}
+
+/// True when `dir` is its hierarchy's root cgroup, by a file only the
+/// root has (v1 `release_agent`) or only the others have (v2
+/// `cgroup.type`). A mount whose top is not the root hides the cgroups
+/// above it: a container's mount of its own cgroup, or any mount made in
+/// a cgroup namespace (its paths then read `/` at the namespace's root,
+/// so the path alone does not tell).
+fn is_root(version: Version, dir: &OwnedFd) -> bool {
+    let has = |f: &str| rustix::fs::accessat(dir, f, Access::EXISTS, AtFlags::empty()).is_ok();
+    match version {
+        Version::V1 => has("release_agent"),
+        Version::V2 => !has("cgroup.type"),
+    }
 }
 
 /// The non-empty, non-`.` components of a `/`-separated path.
@@ -623,7 +680,52 @@ impl MemCgroup {
             };
             best = tighter(best, self.level(dir, depth, limit, usage, buf));
         }
-        best
+        match self.unseen(total, buf) {
+            Some(a) => tighter(best, a),
+            None => best,
+        }
+    }
+
+    /// The level above the mount whose limit binds although no directory
+    /// shows it (v1 only: [`unseen_limit`] of the top level's
+    /// [`STAT_FILE`]), its usage and inactive file cache the top level's
+    /// (the least the ancestor's can be), at depth [`MemCgroup::levels`].
+    /// `None` on v2, when the mount shows the hierarchy's root, or when
+    /// no hidden ancestor limits more than the path shows. Read by name:
+    /// three small reads a tick in a container on v1, none elsewhere.
+    pub fn unseen(&self, mem_total_bytes: u64, buf: &mut [u8]) -> Option<Available> {
+        if self.version != Version::V1 || !self.hidden_above {
+            return None;
+        }
+        let top = self.dirs.last()?;
+        let own = read_parse(top, limit_file(self.version), buf, parse_limit);
+        self.unseen_with(own, mem_total_bytes, buf)
+    }
+
+    /// [`MemCgroup::unseen`] with the top level's own limit already read
+    /// (`own`; `None`: unreadable).
+    fn unseen_with(
+        &self,
+        own: Option<Limit>,
+        mem_total_bytes: u64,
+        buf: &mut [u8],
+    ) -> Option<Available> {
+        if self.version != Version::V1 || !self.hidden_above {
+            return None;
+        }
+        let top = self.dirs.last()?;
+        let stat = read_once_at(top.as_fd(), STAT_FILE, buf).ok()?;
+        let limit = unseen_limit(stat, own, mem_total_bytes)?;
+        let key = inactive_file_key(self.version);
+        let inactive = parse_stat_value(stat, key).ok().flatten();
+        let usage = read_parse(top, usage_file(self.version), buf, parse_bytes)?;
+        Some(Available {
+            limit_bytes: limit,
+            usage_bytes: usage,
+            inactive_file_bytes: inactive,
+            available_bytes: available_bytes(limit, usage, inactive),
+            depth: u8::try_from(self.dirs.len()).unwrap_or(u8::MAX),
+        })
     }
 
     /// [`MemCgroup::available`] and [`MemCgroup::swap_allowance_bytes`]
@@ -653,6 +755,10 @@ impl MemCgroup {
                 continue;
             };
             best = tighter(best, self.level(dir, depth, limit, usage, buf));
+        }
+        let top = limits.last().copied().flatten();
+        if let Some(a) = self.unseen_with(top, total, buf) {
+            best = tighter(best, a);
         }
         let swap = self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, buf);
         (best, swap)
@@ -723,6 +829,12 @@ impl MemCgroup {
             let _ = out.push(Level {
                 ino: st.st_ino,
                 mem: self.level(dir, depth, limit, usage, buf),
+            });
+        }
+        if let Some(mem) = self.unseen(total, buf) {
+            let _ = out.push(Level {
+                ino: unseen_id(mem.limit_bytes),
+                mem,
             });
         }
         out
@@ -853,7 +965,7 @@ pub struct CpuCgroup {
 /// # Errors
 /// As [`open_memory`].
 pub fn open_cpu(root: &Root, buf: &mut [u8]) -> Resolution<CpuCgroup> {
-    let Some((version, dirs)) = open_controller(root, buf, b"cpu")? else {
+    let Some((version, dirs, _)) = open_controller(root, buf, b"cpu")? else {
         return Ok(None);
     };
     cpu_enabled(version, dirs, buf)
@@ -869,7 +981,7 @@ pub fn open_cpu_in(
     mountinfo_text: Result<&[u8], ReadError>,
     buf: &mut [u8],
 ) -> Resolution<CpuCgroup> {
-    let Some((version, dirs)) = open_controller_in(root, cgroup_text, mountinfo_text, b"cpu")?
+    let Some((version, dirs, _)) = open_controller_in(root, cgroup_text, mountinfo_text, b"cpu")?
     else {
         return Ok(None);
     };

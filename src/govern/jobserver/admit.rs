@@ -32,14 +32,16 @@
 //!
 //! Nothing here reads a file or the clock.
 
-use crate::govern::jobserver::lease::{Lease, reserved_mb};
+use crate::govern::jobserver::lease::{Lease, reserved_mb, taken_mb};
 use crate::govern::jobserver::room::{Weight, room_mb};
+use crate::kernel::cgroup::is_unseen_id;
 
 /// A cgroup that limits this build: its identity and what is available
 /// in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limit {
-    /// The inode of its directory (as leases name it).
+    /// The inode of its directory (as leases name it), or the id of a
+    /// limit above the mount (`kernel::cgroup::unseen_id`).
     pub ino: u64,
     /// Its available memory, MiB: limit − (usage − inactive file cache),
     /// as [`crate::kernel::cgroup::Available::available_bytes`] (the cache
@@ -81,11 +83,20 @@ pub struct Admission {
 
 /// The room, MiB, when this build reserves `own_growth` and the `others`
 /// (live leases, this build's own left out) theirs.
+///
+/// A limit above the mount ([`is_unseen_id`]) has no usage the kernel
+/// counts for every build inside: its available memory is this build's
+/// side only, so the others inside take what they hold as well as what
+/// they reserve ([`taken_mb`]).
 pub fn room_with_leases(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i64 {
     let mut least = i128::from(own.available_mb) - i128::from(reserved_mb(others));
     for c in limits {
-        let inside = reserved_mb(others.iter().filter(|l| l.limits.contains(&c.ino)));
-        least = least.min(i128::from(c.available_mb) - i128::from(inside));
+        let inside = others.iter().filter(|l| l.limits.contains(&c.ino));
+        let taken = match is_unseen_id(c.ino) {
+            true => taken_mb(inside),
+            false => reserved_mb(inside),
+        };
+        least = least.min(i128::from(c.available_mb) - i128::from(taken));
     }
     room_mb(least, own_growth)
 }
@@ -232,6 +243,41 @@ mod tests {
         assert_eq!(admit(&own(10_000, 1), &limits, &[]).allowed, 4);
         assert_eq!(admit(&own(10_000, 1), &limits, &[outside]).allowed, 4);
         assert_eq!(admit(&own(10_000, 1), &limits, &[inside]).allowed, 2);
+    }
+
+    /// Issue 42: three lanes under one parent the mount does not show
+    /// (v1 `hierarchical_memory_limit`): each sees the limit less only its
+    /// own usage, so the others' held memory counts as well as their
+    /// growth, and a lane under another limit is not counted.
+    #[test]
+    fn a_limit_above_the_mount_counts_what_the_others_inside_hold() {
+        let id = crate::kernel::cgroup::unseen_id(2560 << 20);
+        let limits = [Limit {
+            ino: id,
+            available_mb: 2432,
+        }];
+        // Two lanes inside, each holding 700 MiB and reserving 300.
+        let mut a = lease(2, 300, false, &[id]);
+        a.held_mb = 700;
+        let b = Lease {
+            pid: 2,
+            ..a.clone()
+        };
+        // 2432 − 2 × 1000 − 32 = 400: four jobs of 100.
+        assert_eq!(admit(&own(20_000, 1), &limits, &[a.clone(), b]).allowed, 4);
+        // A real cgroup's available memory already counts what they hold.
+        let seen = [Limit {
+            ino: 77,
+            ..limits[0]
+        }];
+        let mut c = a.clone();
+        c.limits = heapless::Vec::from_slice(&[77]).unwrap();
+        assert_eq!(admit(&own(20_000, 1), &seen, &[c.clone(), c]).allowed, 8);
+        // A lane under another hidden limit is not inside this one.
+        let mut other = a;
+        other.limits =
+            heapless::Vec::from_slice(&[crate::kernel::cgroup::unseen_id(1 << 30)]).unwrap();
+        assert_eq!(admit(&own(20_000, 1), &limits, &[other]).allowed, 8);
     }
 
     #[test]

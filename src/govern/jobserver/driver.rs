@@ -206,8 +206,13 @@ impl Driver<'_> {
             .pool
             .as_ref()
             .map_or(0, |member| member.figures().others_growth_mb);
+        let mut left = i128::from(usable) - i128::from(others);
+        // Under a limit above the mount, the others hold their part too.
+        if let Some(unseen) = self.pool.as_ref().and_then(|m| m.unseen_left_mb()) {
+            left = left.min(unseen);
+        }
         // The running jobs' growth is the pauser's to weigh: none here.
-        let room = room_mb(i128::from(usable) - i128::from(others), 0);
+        let room = room_mb(left, 0);
         let n = p.act(self.gov.handout.peak_mb(), room, now_ms, tell);
         if let Some(member) = self.pool.as_deref_mut() {
             member.set_paused(p.paused());

@@ -280,6 +280,17 @@ pub fn reserved_mb<'a>(leases: impl IntoIterator<Item = &'a Lease>) -> u64 {
         .fold(0u64, |a, l| a.saturating_add(l.growth_mb))
 }
 
+/// What `leases` hold and reserve together (the sum of their `held_mb`
+/// and `growth_mb`), MiB, saturated: what other builds take of a limit
+/// whose usage the kernel does not show this one (a limit above the
+/// mount, or a budget), where [`reserved_mb`] alone would count their
+/// growth but not what they already hold.
+pub fn taken_mb<'a>(leases: impl IntoIterator<Item = &'a Lease>) -> u64 {
+    leases.into_iter().fold(0u64, |a, l| {
+        a.saturating_add(l.held_mb).saturating_add(l.growth_mb)
+    })
+}
+
 /// `s` cut to `N` bytes ([`RUN_CAP`] for a run id) at a character
 /// boundary, each control character (a newline would end the line) made a
 /// space.

@@ -13,7 +13,7 @@ use crate::govern::jobserver::lease::{self, LEASE_CAP, Lease, Paused};
 use crate::govern::jobserver::notes::{Note, Tell};
 use crate::govern::jobserver::pausing::{JobWork, continue_jobs};
 use crate::govern::jobserver::pool_dir::{Issue, LEASES_CAP, OpenError, PoolDir};
-use crate::kernel::cgroup::{MemCgroup, TICK_BUF_LEN};
+use crate::kernel::cgroup::{MemCgroup, TICK_BUF_LEN, is_unseen_id};
 use crate::kernel::root::Root;
 use crate::report::jobserver_block::PoolShare;
 use crate::tick::row::PoolFigures;
@@ -43,6 +43,8 @@ pub struct PoolMember {
     mem_total_kib: u64,
     /// The other live leases at the last look.
     others: Vec<Lease, LEASES_CAP>,
+    /// The limits the build lay in at the last look.
+    limits: Vec<Limit, 8>,
     /// Run ids of every other build seen (for the summary).
     seen: Vec<String<64>, 16>,
     /// Files already warned about (each is said once).
@@ -97,6 +99,7 @@ impl PoolMember {
             cg,
             mem_total_kib: mem.meminfo.mem_total_kib,
             others: Vec::new(),
+            limits: Vec::new(),
             seen: Vec::new(),
             warned: Vec::new(),
             dir_buf: [MaybeUninit::uninit(); 8 * 1024],
@@ -136,6 +139,23 @@ impl PoolMember {
             dir: lease::cut(&self.dir),
             others: self.seen.clone(),
         }
+    }
+
+    /// What is left under the tightest limit above the mount that the
+    /// build lies in, at the last look, MiB: its available memory (this
+    /// build's side) less what the other builds inside hold and reserve
+    /// (`admit::room_with_leases`'s rule); `None` without such a limit.
+    /// The pausing step weighs it beside usable memory less the others'
+    /// growth.
+    pub fn unseen_left_mb(&self) -> Option<i128> {
+        self.limits
+            .iter()
+            .filter(|c| is_unseen_id(c.ino))
+            .map(|c| {
+                let inside = self.others.iter().filter(|l| l.limits.contains(&c.ino));
+                i128::from(c.available_mb) - i128::from(lease::taken_mb(inside))
+            })
+            .min()
     }
 
     /// The jobs this governor has paused, into its lease (written at the
@@ -212,6 +232,7 @@ impl PoolMember {
         tell: &mut impl Tell,
     ) -> Option<Admission> {
         let limits = self.refresh_limits();
+        self.limits.clone_from(&limits);
         let Ok(guard) = self.pool.lock_pool() else {
             decide(self.me.allowed.max(1));
             return None;

@@ -355,7 +355,16 @@ impl<'a> Tables<'a> {
         });
         let mut mem_limit_path = heapless::String::new();
         if let (Ok(text), Ok(Some(a))) = (cg_ok, mem.as_ref().map(|m| m.cgroup)) {
-            host::cgroup_path_in(text, b"memory", a.depth, &mut mem_limit_path);
+            let levels = memcg
+                .as_ref()
+                .ok()
+                .and_then(|c| c.as_ref())
+                .map(|c| c.levels());
+            if levels.is_some_and(|n| usize::from(a.depth) >= n) {
+                let _ = mem_limit_path.push_str(cgroup::ABOVE_MOUNT);
+            } else {
+                host::cgroup_path_in(text, b"memory", a.depth, &mut mem_limit_path);
+            }
         }
         let limited = mem.as_ref().is_ok_and(|m| m.cgroup.is_some());
         let memcg = memcg.map(|c| {

@@ -4,14 +4,16 @@
 
 use std::io::Write;
 
+use headroom::govern::jobserver::budget_file;
 use headroom::govern::jobserver::estimate::MARGIN_PCT;
 use headroom::govern::jobserver::notes::{Note, SlotsWhy, Tell};
 use headroom::govern::jobserver::pause_rule::STALL_MS;
+use headroom::govern::jobserver::peakfile::PeakIssue;
 use headroom::govern::jobserver::pool_dir::Issue;
 use headroom::report::jobserver_block::PeakReport;
 
 use super::messages::{StderrWarn, errtext};
-use super::pool::what;
+use super::pool::{peak_what, what};
 
 impl Tell for StderrWarn {
     fn tell(&mut self, note: &Note<'_>) {
@@ -58,11 +60,27 @@ fn text(note: &Note<'_>) -> String {
             issue,
             continued,
         } => pool_file(dir, name, issue, continued),
+        Note::PoolBudget { dir, now } => budget_text(dir, now),
         Note::LeaseUnwritable { dir, errno } => format!(
             "headroom: warning: --pool {dir}: cannot rewrite its lease: {}; the others count its last figures",
             errtext(errno)
         ),
         Note::Remembered { .. } | Note::RememberedJobs { .. } => remembered_text(note),
+    }
+}
+
+/// The line for a change of a pool's budget (`budget_file`).
+fn budget_text(dir: &str, now: Result<Option<u64>, PeakIssue>) -> String {
+    let file = budget_file::BUDGET_NAME;
+    match now {
+        Ok(Some(mb)) => format!(
+            "headroom: --pool {dir}: budget {mb} MiB ({dir}/{file}): the pool's builds share it, whatever else they see"
+        ),
+        Ok(None) => format!("headroom: --pool {dir}: its budget was removed"),
+        Err(issue) => format!(
+            "headroom: warning: --pool {dir}: {file} is not used: {}",
+            peak_what(issue, "a budget")
+        ),
     }
 }
 

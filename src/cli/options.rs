@@ -549,6 +549,11 @@ pub struct StatusArgs {
     /// --pool; default on this host: $HEADROOM_POOL)
     #[argh(option)]
     pub pool: Option<String>,
+    /// set the budget of the pool DIR first: the most memory its builds
+    /// may use together, MiB, for a limit none of them can see (written in
+    /// DIR, off any cache key); none removes it
+    #[argh(option, from_str_fn(parse_budget))]
+    pub set_budget: Option<Budget>,
     /// print every figure of the screen as one JSON object instead (units
     /// in the key names, null where the screen says not available; the
     /// pool's builds under "pool")
@@ -576,6 +581,25 @@ pub struct PlotArgs {
     /// .svg); - writes it to stdout
     #[argh(option, short = 'o')]
     pub out: Option<String>,
+}
+
+/// A pool budget given to `status --set-budget`: MiB, or none (remove it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget(pub Option<u64>);
+
+/// Parses `status --set-budget`: a whole number of MiB from 1 to
+/// `budget_file::BUDGET_MAX_MB`, or `none`.
+pub fn parse_budget(s: &str) -> Result<Budget, String> {
+    use headroom::govern::jobserver::budget_file::BUDGET_MAX_MB;
+    if s == "none" {
+        return Ok(Budget(None));
+    }
+    match s.parse::<u64>() {
+        Ok(mb @ 1..=BUDGET_MAX_MB) => Ok(Budget(Some(mb))),
+        _ => Err(format!(
+            "bad budget '{s}': expected MiB from 1 to {BUDGET_MAX_MB}, or none"
+        )),
+    }
 }
 
 /// Parses seconds with up to three decimals into milliseconds.

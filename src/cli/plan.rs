@@ -15,7 +15,8 @@ use headroom::tick::held::Held;
 use super::defaults::{disk_for, disk_path, env_nonempty, no_mlock};
 use super::files::{open_regular, open_root, stream};
 use super::messages::{Fail, Instead, print_text, usage, warn_unknown_limits};
-use super::options::{AdviseArgs, JobsArgs, StatusArgs};
+use super::options::{AdviseArgs, Budget, JobsArgs, StatusArgs};
+use super::pool::set_budget;
 use super::report_cmd::{recorded_interrupt, summary_path};
 use super::status_pool::PoolStatus;
 
@@ -438,11 +439,17 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
             cpu: None,
         },
     );
-    // A pool that cannot be read is the error, before any of the screen.
-    let pool = match a
+    let pool_dir = a
         .pool
-        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten())
-    {
+        .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
+    if let Some(Budget(mb)) = a.set_budget {
+        let Some(dir) = pool_dir.as_deref() else {
+            return usage("status --set-budget names no pool: give --pool DIR (or HEADROOM_POOL)");
+        };
+        set_budget(dir, mb)?;
+    }
+    // A pool that cannot be read is the error, before any of the screen.
+    let pool = match pool_dir {
         Some(dir) => Some(PoolStatus::read(dir, &snap)?),
         None => None,
     };

@@ -9,6 +9,7 @@
 use std::io::Write;
 use std::mem::MaybeUninit;
 
+use headroom::govern::jobserver::budget_file::BUDGET_NAME;
 use headroom::govern::jobserver::job_peaks::{JOB_PEAKS_BUF, JOBS_PREFIX, JobPeaks};
 use headroom::govern::jobserver::lease::{LEASE_CAP, Lease};
 use headroom::govern::jobserver::peakfile::PeakIssue;
@@ -105,6 +106,24 @@ pub fn open_text(from: &str, dir: &str, e: OpenError) -> String {
     }
 }
 
+/// `status --pool DIR --set-budget`: pool `dir`'s budget set to `mb`
+/// MiB, or removed (`None`).
+///
+/// # Errors
+/// One line: DIR cannot be used as a pool, or the file cannot be written
+/// or removed.
+pub fn set_budget(dir: &str, mb: Option<u64>) -> Result<(), Fail> {
+    use headroom::govern::jobserver::pool_dir;
+    match pool_dir::set_budget(dir, mb) {
+        Ok(()) => Ok(()),
+        Err(OpenError::Lease(e)) => Err(Fail(format!(
+            "--pool {dir}: cannot write its {BUDGET_NAME} file: {}",
+            errtext(e)
+        ))),
+        Err(e) => Err(Fail(open_text("--pool", dir, e))),
+    }
+}
+
 /// Pool DIR's leases as peeked at for `status`: those that count, and the
 /// files it did not count; and the per-job peaks it remembers.
 pub struct Peeked {
@@ -116,6 +135,9 @@ pub struct Peeked {
     /// The files not counted (leases, then per-job peak files), in the
     /// order the directory lists them.
     pub not_counted: Vec<NotCounted>,
+    /// The pool's budget (`budget_file`), MiB; `None` when none is set
+    /// (or its file is not used: then it is among `not_counted`).
+    pub budget_mb: Option<u64>,
 }
 
 /// How many of a run's heaviest jobs `status --pool` names.
@@ -174,10 +196,22 @@ pub fn peek_pool(dir: &str, mem_total_kib: u64) -> Result<Peeked, Fail> {
     )
     .map_err(|e| Fail(open_text("--pool", dir, e)))?;
     let job_peaks = peek_job_peaks(dir, uid, &mut dir_buf, &mut not_counted)?;
+    let budget_mb =
+        match headroom::govern::jobserver::pool_dir::peek_budget(dir, uid, &mut file_buf) {
+            Ok(mb) => mb,
+            Err(issue) => {
+                not_counted.push(NotCounted {
+                    file: BUDGET_NAME.into(),
+                    why: format!("{}; not used", peak_what(issue, "a budget")),
+                });
+                None
+            }
+        };
     Ok(Peeked {
         leases,
         job_peaks,
         not_counted,
+        budget_mb,
     })
 }
 

@@ -3,6 +3,7 @@
 //! per-job peaks it remembers) and rendered as the screen's block or the
 //! JSON's `pool` object.
 
+use headroom::govern::jobserver::budget_file::BUDGET_NAME;
 use headroom::govern::jobserver::lease::reserved_mb;
 use headroom::plan::status::snapshot::Snapshot;
 
@@ -56,8 +57,15 @@ impl PoolStatus {
             leases,
             job_peaks,
             not_counted,
+            budget_mb,
         } = &self.peeked;
         let mut out = format!("\nPOOL {}: {} build(s)\n", self.dir, leases.len());
+        if let Some(mb) = budget_mb {
+            out.push_str(&format!(
+                "  budget {mb} MiB (set in {}/{BUDGET_NAME}): its builds share it, whatever else they see\n",
+                self.dir
+            ));
+        }
         for l in leases.iter() {
             out.push_str(&format!(
                 "  {}: {} job(s) ({} of them paused), {} allowed of {}; peak {} MiB per job, compilers hold {} MiB, reserves {} MiB\n",
@@ -87,7 +95,7 @@ impl PoolStatus {
     }
 
     /// The same figures as [`PoolStatus::block`], as one JSON object:
-    /// `{"dir":…,"builds":N,"growth_reserved_mib":M,
+    /// `{"dir":…,"builds":N,"budget_mib":M or null,"growth_reserved_mib":M,
     /// "leases":[{"run":…,"jobs_running":N,"jobs_paused":N,"jobs_allowed":N,
     /// "jobs_cap":N,"peak_mib_per_job":M,"compilers_hold_mib":M,
     /// "reserves_mib":M},…],"job_peaks":[{"run":…,"jobs":N,
@@ -98,9 +106,11 @@ impl PoolStatus {
             leases,
             job_peaks,
             not_counted,
+            budget_mb,
         } = &self.peeked;
+        let budget = budget_mb.map_or("null".to_string(), |mb| mb.to_string());
         let mut out = format!(
-            "{{\"dir\":{},\"builds\":{},\"growth_reserved_mib\":{},\"leases\":[",
+            "{{\"dir\":{},\"builds\":{},\"budget_mib\":{budget},\"growth_reserved_mib\":{},\"leases\":[",
             json_string(&self.dir),
             leases.len(),
             reserved_mb(leases.iter())

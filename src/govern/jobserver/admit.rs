@@ -49,6 +49,17 @@ pub struct Limit {
     pub available_mb: u64,
 }
 
+/// The id of the pool's budget among the limits (`budget_file`): every
+/// build of the pool is inside it, and what they hold counts, as under a
+/// limit above the mount (it is an `unseen_id`, of no limit's size).
+pub const POOL_BUDGET_ID: u64 = crate::kernel::cgroup::UNSEEN_ID_BIT;
+
+/// True when lease `l` is inside limit `ino`: it names it, or `ino` is
+/// the pool's budget ([`POOL_BUDGET_ID`]).
+pub fn is_inside(l: &Lease, ino: u64) -> bool {
+    ino == POOL_BUDGET_ID || l.limits.contains(&ino)
+}
+
 /// This build's side of one admission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Own {
@@ -91,7 +102,7 @@ pub struct Admission {
 pub fn room_with_leases(own_growth: u64, own: &Own, limits: &[Limit], others: &[Lease]) -> i64 {
     let mut least = i128::from(own.available_mb) - i128::from(reserved_mb(others));
     for c in limits {
-        let inside = others.iter().filter(|l| l.limits.contains(&c.ino));
+        let inside = others.iter().filter(|l| is_inside(l, c.ino));
         let taken = match is_unseen_id(c.ino) {
             true => taken_mb(inside),
             false => reserved_mb(inside),

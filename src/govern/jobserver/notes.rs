@@ -5,6 +5,7 @@
 
 use rustix::io::Errno;
 
+use crate::govern::jobserver::peakfile::PeakIssue;
 use crate::govern::jobserver::pool_dir::Issue;
 use crate::report::jobserver_block::PeakReport;
 use crate::tick::sampler::Warn;
@@ -84,6 +85,15 @@ pub enum Note<'a> {
         issue: &'a Issue,
         /// Jobs of a dead lease continued.
         continued: u32,
+    },
+    /// The budget of pool `dir` (`budget_file`) changed: set or moved to
+    /// `Ok(Some(mb))`, removed (`Ok(None)`), or a file that cannot be
+    /// used (`Err`): told when first seen.
+    PoolBudget {
+        /// The pool directory as given.
+        dir: &'a str,
+        /// The budget now, MiB.
+        now: Result<Option<u64>, PeakIssue>,
     },
     /// This governor's lease in pool `dir` could not be rewritten (told
     /// when that starts).

@@ -200,6 +200,15 @@ impl PoolDir {
         crate::govern::jobserver::peakfile::write(self.dir.as_fd(), run, mb)
     }
 
+    /// The pool's budget now, MiB (`jobserver::budget_file`); `Ok(None)`
+    /// when none is set. `buf`: at least `BUDGET_FILE_CAP` + 1 bytes.
+    ///
+    /// # Errors
+    /// [`PeakIssue`]: a file is there but not used.
+    pub fn budget(&self, buf: &mut [u8]) -> Result<Option<u64>, PeakIssue> {
+        crate::govern::jobserver::budget_file::read(self.dir.as_fd(), self.shared, self.uid, buf)
+    }
+
     /// Merges the peaks of the jobs the build of run id `run` measured
     /// into `DIR/jobs-RUN` (`jobserver::job_peaks`), for the next run with
     /// that id: under the pool lock, the file is read again (another build
@@ -334,6 +343,33 @@ pub fn remembered_peak(
         return Ok(None);
     };
     crate::govern::jobserver::peakfile::read(dir.as_fd(), run, shared, uid, buf)
+}
+
+/// The budget the pool DIR `path` states (`jobserver::budget_file`),
+/// read without joining it; `Ok(None)` when none is set or DIR cannot be
+/// used as a pool (joining it says why). `buf`: at least
+/// `budget_file::BUDGET_FILE_CAP` + 1 bytes.
+///
+/// # Errors
+/// [`PeakIssue`]: the file is there but not used.
+pub fn peek_budget(path: &str, uid: u32, buf: &mut [u8]) -> Result<Option<u64>, PeakIssue> {
+    let Ok((dir, shared)) = open_dir(path) else {
+        return Ok(None);
+    };
+    crate::govern::jobserver::budget_file::read(dir.as_fd(), shared, uid, buf)
+}
+
+/// Sets (or with `None` removes) the budget of the pool DIR `path`
+/// (`jobserver::budget_file`), DIR created first when it does not exist,
+/// under the same trust rule as joining it.
+///
+/// # Errors
+/// [`OpenError`] for DIR (`Create`, `Dir`, `Untrusted`); `Lease(errno)`
+/// for the file's write or removal (`budget_file::set`'s errno).
+pub fn set_budget(path: &str, mb: Option<u64>) -> Result<(), OpenError> {
+    create_pool_dir(path).map_err(OpenError::Create)?;
+    let (dir, _) = open_dir(path)?;
+    crate::govern::jobserver::budget_file::set(dir.as_fd(), mb).map_err(OpenError::Lease)
 }
 
 impl Drop for PoolDir {

@@ -12,6 +12,7 @@ use crate::govern::jobserver::admit::{self, Admission, Limit, Own};
 use crate::govern::jobserver::lease::{self, LEASE_CAP, Lease, Paused};
 use crate::govern::jobserver::notes::{Note, Tell};
 use crate::govern::jobserver::pausing::{JobWork, continue_jobs};
+use crate::govern::jobserver::peakfile::PeakIssue;
 use crate::govern::jobserver::pool_dir::{Issue, LEASES_CAP, OpenError, PoolDir};
 use crate::kernel::cgroup::{MemCgroup, TICK_BUF_LEN, is_unseen_id};
 use crate::kernel::root::Root;
@@ -53,6 +54,8 @@ pub struct PoolMember {
     write_failing: bool,
     /// Looks taken so far.
     looks: u32,
+    /// The pool's budget at the last look (`budget_file`), as last told.
+    budget: Result<Option<u64>, PeakIssue>,
     /// What the last look admitted: before [`admit::steady`], and after.
     admitted_last: (u32, u32),
     dir_buf: [MaybeUninit<u8>; 8 * 1024],
@@ -108,6 +111,7 @@ impl PoolMember {
             orphans: JobWork::new(),
             write_failing: false,
             looks: 0,
+            budget: Ok(None),
             admitted_last: (1, 1),
         };
         s.refresh_limits();
@@ -152,7 +156,7 @@ impl PoolMember {
             .iter()
             .filter(|c| is_unseen_id(c.ino))
             .map(|c| {
-                let inside = self.others.iter().filter(|l| l.limits.contains(&c.ino));
+                let inside = self.others.iter().filter(|l| admit::is_inside(l, c.ino));
                 i128::from(c.available_mb) - i128::from(lease::taken_mb(inside))
             })
             .min()
@@ -231,7 +235,13 @@ impl PoolMember {
         decide: impl FnOnce(u32) -> (u32, u32, bool),
         tell: &mut impl Tell,
     ) -> Option<Admission> {
-        let limits = self.refresh_limits();
+        let mut limits = self.refresh_limits();
+        if let Some(mb) = self.read_budget(tell) {
+            let _ = limits.push(Limit {
+                ino: admit::POOL_BUDGET_ID,
+                available_mb: mb.saturating_sub(own.held_mb),
+            });
+        }
         self.limits.clone_from(&limits);
         let Ok(guard) = self.pool.lock_pool() else {
             decide(self.me.allowed.max(1));
@@ -285,6 +295,20 @@ impl PoolMember {
             }
         }
         Some(a)
+    }
+
+    /// The pool's budget now (`budget_file`), MiB; a change (set, moved,
+    /// removed, a file that cannot be used) told when first seen.
+    fn read_budget(&mut self, tell: &mut impl Tell) -> Option<u64> {
+        let now = self.pool.budget(&mut self.file_buf);
+        if now != self.budget {
+            self.budget = now;
+            tell.tell(&Note::PoolBudget {
+                dir: &self.dir,
+                now,
+            });
+        }
+        now.ok().flatten()
     }
 
     /// A file the pool did not count, told once per file; a dead lease

@@ -487,8 +487,9 @@ fn naive_vmstat(s: &str) -> Result<VmStat, Vec<ParseError>> {
         "workingset_refault_anon",
         "workingset_refault_file",
         "workingset_refault",
+        "pgscan_direct",
     ];
-    let mut v = [None; 7];
+    let mut v = [None; 8];
     for (slot, key) in v.iter_mut().zip(keys) {
         for (i, line) in s.lines().enumerate() {
             let f: Vec<&str> = line.split_whitespace().collect();
@@ -506,6 +507,7 @@ fn naive_vmstat(s: &str) -> Result<VmStat, Vec<ParseError>> {
         refault_anon,
         refault_file,
         refault_total,
+        pgscan_direct,
     ] = v;
     Ok(VmStat {
         oom_kill,
@@ -515,6 +517,7 @@ fn naive_vmstat(s: &str) -> Result<VmStat, Vec<ParseError>> {
         refault_anon,
         refault_file,
         refault_total,
+        pgscan_direct,
     })
 }
 

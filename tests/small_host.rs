@@ -378,6 +378,43 @@ fn v2_idle_zram_device_prints_no_ratio() {
     assert!(!row.contains('.'), "a ratio for one page stored: {row}");
 }
 
+/// Issue 42: a 300 MiB limit on a parent above a cgroup namespace (v2:
+/// no file inside states it), zram swap allowed. Four jobs of 150 MiB
+/// under `run --jobserver -- make -j4`: the ceiling is noticed from the
+/// reclaim and said once, jobs are paused after it, none is OOM-killed.
+/// Without it: no word, the build swapping at a limit it never saw.
+#[test]
+#[ignore]
+fn v2_a_limit_above_a_cgroup_namespace_is_noticed_and_taken_as_the_budget() {
+    let b = v2();
+    let (code, json, _) = b.check("hidden_status");
+    assert_eq!(code, 0, "{json}");
+    // Nothing inside states the limit: status sees none.
+    assert!(json.contains("\"mem_limited_by\":\"host\""), "{json}");
+    let (code, _, err) = b.check("hidden");
+    assert_eq!(code, 0, "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("headroom: jobserver: memory stops at ~"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once:\n{err}");
+    let ceiling: u64 = said[0]["headroom: jobserver: memory stops at ~".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!((150..=300).contains(&ceiling), "{}", said[0]);
+    assert!(
+        said[0].contains("a limit above this container binds; taken as the budget"),
+        "{}",
+        said[0]
+    );
+    let after = &err[err.find(said[0]).unwrap_or(0)..];
+    assert!(after.contains("headroom: jobserver: paused job "), "{err}");
+    let events = b.out("hidden.events");
+    assert!(events.contains("oom_kill 0\n"), "{events}\n{err}");
+}
+
 /// The host's own memory squeezes the build (no cgroup limit: four jobs of
 /// 700 MiB on 971 MiB with zram): make -j4 under the governor ends with
 /// no OOM kill; plain make -j4 is OOM-killed by the kernel (or thrashes to

@@ -61,6 +61,10 @@ fn text(note: &Note<'_>) -> String {
             continued,
         } => pool_file(dir, name, issue, continued),
         Note::PoolBudget { dir, now } => budget_text(dir, now),
+        Note::Ceiling(n) => format!(
+            "headroom: jobserver: memory stops at ~{} MiB although the host has {} MiB available: a limit above this container binds; taken as the budget (no more jobs until room returns, the newest paused)",
+            n.ceiling_mb, n.host_avail_mb
+        ),
         Note::LeaseUnwritable { dir, errno } => format!(
             "headroom: warning: --pool {dir}: cannot rewrite its lease: {}; the others count its last figures",
             errtext(errno)

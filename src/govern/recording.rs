@@ -637,7 +637,9 @@ impl<S: StopFlag, W: Tell, H: Hooks> Loop<'_, '_, S, W, H> {
     fn row(&mut self, epoch: u64, line: &mut heapless::Vec<u8, ROW_CAP>) {
         let mut row = self.sampler.tick(epoch, self.bufs, self.warn);
         if let Some(d) = self.governor.as_mut() {
-            d.tick(Glance::of_row(&row), now_ms(), self.warn);
+            let mut g = Glance::of_row(&row);
+            g.top_reclaim = self.sampler.top_reclaim(self.bufs);
+            d.tick(g, now_ms(), self.warn);
             d.fill_row(&mut row);
         }
         let state = if row.format(self.settings.compat, line).is_err() {

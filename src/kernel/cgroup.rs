@@ -53,7 +53,8 @@ use crate::kernel::root::{ReadError, Root, read_at, read_once_at};
 mod above;
 mod control_files;
 pub use above::{
-    HIERARCHICAL_MEMORY_LIMIT, HIERARCHICAL_MEMSW_LIMIT, unseen_limit, unseen_memsw_limit,
+    HIERARCHICAL_MEMORY_LIMIT, HIERARCHICAL_MEMSW_LIMIT, PGSCAN_DIRECT, TopReclaim, unseen_limit,
+    unseen_memsw_limit,
 };
 pub use control_files::{
     CpuMax, Limit, Version, inactive_file_key, is_within, parse_bytes, parse_cfs_quota,
@@ -700,6 +701,30 @@ impl MemCgroup {
         let top = self.dirs.last()?;
         let own = read_parse(top, limit_file(self.version), buf, parse_limit);
         self.unseen_with(own, mem_total_bytes, buf)
+    }
+
+    /// The mount's top cgroup's usage and reclaim now, on v2 when the
+    /// mount hides the cgroups above it (a cgroup namespace, a
+    /// container's mount): what a limit there that no file states is
+    /// noticed by (`govern::jobserver::ceiling`). `None` elsewhere, or
+    /// when `memory.current` or `memory.stat`'s `pgscan_direct` cannot be
+    /// read (before Linux 5.0 no `pgscan_direct`). Two reads by name.
+    /// `buf`: [`TICK_BUF_LEN`].
+    pub fn top_reclaim(&self, buf: &mut [u8]) -> Option<TopReclaim> {
+        if self.version != Version::V2 || !self.hidden_above {
+            return None;
+        }
+        let top = self.dirs.last()?;
+        let usage_bytes = read_parse(top, usage_file(self.version), buf, parse_bytes)?;
+        let stat = read_once_at(top.as_fd(), STAT_FILE, buf).ok()?;
+        let pgscan_direct = parse_stat_value(stat, PGSCAN_DIRECT).ok()??;
+        let key = inactive_file_key(self.version);
+        let inactive_file_bytes = parse_stat_value(stat, key).ok().flatten().unwrap_or(0);
+        Some(TopReclaim {
+            usage_bytes,
+            inactive_file_bytes,
+            pgscan_direct,
+        })
     }
 
     /// [`MemCgroup::unseen`] with the top level's own limit already read

@@ -11,7 +11,12 @@
 //!   KiB of block I/O of every device and are not swap);
 //! - refaults, pages read back soon after their eviction: one
 //!   `workingset_refault` before Linux 5.9, `workingset_refault_anon` +
-//!   `workingset_refault_file` since.
+//!   `workingset_refault_file` since;
+//! - `pgscan_direct`, pages scanned by direct reclaim of the host's own
+//!   memory: a cgroup's limit reclaim is not counted here, only in that
+//!   cgroup's `memory.stat` (`mm/vmscan.c`: global events only when not
+//!   `cgroup_reclaim`), which is how a limit above a container is told
+//!   from the host's own shortage (`govern::jobserver::ceiling`).
 //!
 //! All are host-wide, even inside a container (lxcfs does not virtualise
 //! this file).
@@ -51,6 +56,9 @@ pub struct VmStat {
     pub refault_file: Option<u64>,
     /// `workingset_refault` (before 5.9): all refaults, with no split.
     pub refault_total: Option<u64>,
+    /// `pgscan_direct`: pages scanned by direct reclaim of the host's
+    /// memory since boot (not a cgroup's limit reclaim).
+    pub pgscan_direct: Option<u64>,
 }
 
 impl VmStat {
@@ -67,7 +75,7 @@ impl VmStat {
 }
 
 /// The keys parsed, in the order of [`VmStat`]'s fields.
-const KEYS: [&[u8]; 7] = [
+const KEYS: [&[u8]; 8] = [
     b"oom_kill",
     b"pswpin",
     b"pswpout",
@@ -75,6 +83,7 @@ const KEYS: [&[u8]; 7] = [
     b"workingset_refault_anon",
     b"workingset_refault_file",
     b"workingset_refault",
+    b"pgscan_direct",
 ];
 
 /// Parses `/proc/vmstat`.
@@ -106,6 +115,7 @@ pub fn parse(b: &[u8]) -> Result<VmStat, ParseError> {
         refault_anon,
         refault_file,
         refault_total,
+        pgscan_direct,
     ] = v;
     Ok(VmStat {
         oom_kill,
@@ -115,6 +125,7 @@ pub fn parse(b: &[u8]) -> Result<VmStat, ParseError> {
         refault_anon,
         refault_file,
         refault_total,
+        pgscan_direct,
     })
 }
 

@@ -71,6 +71,25 @@ container() {
 check c300_jobs container headroom jobs --explain
 check c300_status container headroom status --json
 
+# A limit above a cgroup namespace, as a BuildKit step under a limited
+# builder sees it: 300 MiB on a parent that no file inside shows (v2 has no
+# hierarchical_memory_limit), zram swap allowed. Inside: its own cgroup
+# namespace and cgroup2 mount, run --jobserver --explain -- make -j4 of four
+# jobs of 150 MiB. The ceiling is noticed from the reclaim, said once, the
+# newest jobs paused, nothing OOM-killed.
+mkdir -p $cg/builder/step
+echo +memory >$cg/builder/cgroup.subtree_control
+echo 300M >$cg/builder/memory.max
+squeeze_project /job/hid 150
+printf '#!/bin/sh\necho $$ >%s/builder/step/cgroup.procs || exit 97\nexec unshare --cgroup --mount --propagation private /job/in-step-ns "$@"\n' $cg >/job/in-step
+printf '#!/bin/sh\numount -l %s && mount -t cgroup2 cgroup2 %s || exit 98\nexec "$@"\n' $cg $cg >/job/in-step-ns
+chmod 755 /job/in-step /job/in-step-ns
+cd /job/hid
+check hidden_status /job/in-step headroom status --json
+check hidden /job/in-step headroom run --run-id hidden --jobserver --explain -- make -j4
+cat $cg/builder/memory.events >"$out/hidden.events"
+cd /job
+
 # The host's own memory squeezes the build (no cgroup limit): four jobs of
 # 700 MiB, half compressible, on 971 MiB with zram and a swap file.
 # Governed first (make -j4 under run --jobserver), then plain make -j4.

@@ -32,6 +32,7 @@ use rustix::fd::BorrowedFd;
 use crate::followed::buildcg::BuildCgroup;
 use crate::followed::rusage::End;
 use crate::govern::jobserver::admit::{Admission, Own};
+use crate::govern::jobserver::ceiling::{self, Ceiling};
 use crate::govern::jobserver::estimate::Seen;
 use crate::govern::jobserver::handout::{Decision, Handout, Inputs};
 use crate::govern::jobserver::notes::{Note, SlotsWhy, Tell};
@@ -86,6 +87,8 @@ pub struct Governor {
     /// What the last tick weighed a job not started yet at, MiB
     /// (`room::Weight::next_mb`), for `--explain`.
     next_mb: u64,
+    /// A limit above the container no file states, once noticed.
+    ceiling: Ceiling,
 }
 
 impl Governor {
@@ -103,6 +106,7 @@ impl Governor {
             ticked_ms: None,
             seen: None,
             next_mb: 0,
+            ceiling: Ceiling::new(),
         }
     }
 }
@@ -149,7 +153,10 @@ impl Driver<'_> {
     /// told to `tell`.
     pub fn tick(&mut self, g: Glance, now_ms: u64, tell: &mut impl Tell) -> Decided {
         self.gov.ticked_ms = Some(now_ms);
-        let usable = usable_mb(&g);
+        if let Some(n) = ceiling::reading(&g).and_then(|r| self.gov.ceiling.observe(r)) {
+            tell.tell(&Note::Ceiling(n));
+        }
+        let usable = usable_mb(&g).map(|u| self.gov.ceiling.bound(u));
         // What the jobs reach first: pausing, slots and the pool then
         // weigh the same peak per job.
         let job_mb = self.pausing.as_mut().and_then(|p| p.scan());
@@ -248,7 +255,7 @@ impl Driver<'_> {
         let w = gov.handout.weight(&inp);
         gov.next_mb = w.next_mb;
         let own = Own {
-            available_mb: g.mem_avail_mb,
+            available_mb: gov.ceiling.bound(g.mem_avail_mb),
             running: gov.handout.running(in_pipe),
             cap: gov.handout.cap.saturating_add(w.paused),
             weight: w,

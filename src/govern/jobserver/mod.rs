@@ -8,6 +8,7 @@
 
 pub mod admit; // pool admission: the room with the others', who gets the next slot
 pub mod budget_file; // a pool's budget set by its operator, in the pool directory
+pub mod ceiling; // a limit above the container no file states, noticed from its reclaim
 pub mod driver; // a glance in, decisions out and acted on: the governor's tick
 pub mod estimate; // the peak per job: where it starts, how it rises with the jobs
 pub mod handout; // token handout: how many jobs memory allows, tokens out or back

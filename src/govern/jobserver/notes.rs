@@ -5,6 +5,7 @@
 
 use rustix::io::Errno;
 
+use crate::govern::jobserver::ceiling::Noticed;
 use crate::govern::jobserver::peakfile::PeakIssue;
 use crate::govern::jobserver::pool_dir::Issue;
 use crate::report::jobserver_block::PeakReport;
@@ -86,6 +87,9 @@ pub enum Note<'a> {
         /// Jobs of a dead lease continued.
         continued: u32,
     },
+    /// A limit above the container that no file states was noticed
+    /// (`ceiling`): told once, whatever `--explain`.
+    Ceiling(Noticed),
     /// The budget of pool `dir` (`budget_file`) changed: set or moved to
     /// `Ok(Some(mb))`, removed (`Ok(None)`), or a file that cannot be
     /// used (`Err`): told when first seen.

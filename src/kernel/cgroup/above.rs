@@ -29,6 +29,24 @@ pub const HIERARCHICAL_MEMORY_LIMIT: &[u8] = b"hierarchical_memory_limit";
 /// the cgroup and its ancestors, bytes (present with swap accounting).
 pub const HIERARCHICAL_MEMSW_LIMIT: &[u8] = b"hierarchical_memsw_limit";
 
+/// The key of v2 `memory.stat` counting the pages its cgroup's direct
+/// reclaim scanned (limit reclaim of it or an ancestor, and the host's
+/// own direct reclaim), hierarchical.
+pub const PGSCAN_DIRECT: &[u8] = b"pgscan_direct";
+
+/// What the v2 mount's top cgroup shows of a limit above it, read at one
+/// moment: how much it uses and how much reclaim it has seen
+/// ([`super::MemCgroup::top_reclaim`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TopReclaim {
+    /// `memory.current`, bytes.
+    pub usage_bytes: u64,
+    /// `memory.stat` `inactive_file`, bytes (0 when absent).
+    pub inactive_file_bytes: u64,
+    /// `memory.stat` `pgscan_direct`, pages since the cgroup was made.
+    pub pgscan_direct: u64,
+}
+
 /// The limit of an ancestor the mount does not show, bytes, from the v1
 /// `memory.stat` text `stat` of the mount's top cgroup, whose own limit
 /// is `own` (`memory.limit_in_bytes`; `None`: unreadable): the

@@ -25,6 +25,7 @@ use rustix::fd::AsFd;
 use super::buffers::{Buffers, SCRATCH_LEN};
 use super::{Build, Sampler, Warn};
 use crate::followed::compilers::{ProcDir, Scan, ScanResult};
+use crate::kernel::cgroup::TopReclaim;
 use crate::tick::row::Row;
 
 /// What the governor decides from, as a row or a glance read it: the
@@ -49,6 +50,12 @@ pub struct Glance {
     /// The build's live compilers ([`Row::build_compilers`]); `None`
     /// without a build or when they could not be read.
     pub build_compilers: Option<u32>,
+    /// At a row, on cgroup v2 when the mount hides the cgroups above it:
+    /// the mount's top cgroup's usage and reclaim, and the host's direct
+    /// reclaim (`/proc/vmstat` `pgscan_direct`), for noticing a limit
+    /// above it ([`Sampler::top_reclaim`]); `None` between rows and
+    /// elsewhere.
+    pub top_reclaim: Option<(TopReclaim, Option<u64>)>,
 }
 
 impl Glance {
@@ -63,6 +70,7 @@ impl Glance {
             build_compilers: row
                 .build_compilers
                 .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+            top_reclaim: None,
         }
     }
 }
@@ -97,6 +105,17 @@ impl Sampler<'_> {
             row.build_compilers = self.build.is_some().then_some(u64::from(s.build_compilers));
         }
         Glance::of_row(&row)
+    }
+
+    /// The mount's top cgroup's usage and reclaim and the host's direct
+    /// reclaim, on v2 when the mount hides the cgroups above it
+    /// (`MemCgroup::top_reclaim`; two reads by name, and /proc/vmstat
+    /// again); `None` elsewhere. For a row's glance: once a second.
+    pub fn top_reclaim(&mut self, bufs: &mut Buffers) -> Option<(TopReclaim, Option<u64>)> {
+        let cg = self.mem_cg.as_ref()?;
+        let top = cg.top_reclaim(&mut bufs.file[..crate::kernel::cgroup::TICK_BUF_LEN])?;
+        let host = self.vmstat(bufs).ok().and_then(|v| v.pgscan_direct);
+        Some((top, host))
     }
 
     /// The build's compilers: those among its cgroup's members (the kept
@@ -202,6 +221,7 @@ mod tests {
                 build_rss_mb: 90,
                 build_peak_rss_mb: Some(90),
                 build_compilers: Some(2),
+                top_reclaim: None,
             }
         );
         assert_eq!(Glance::of_row(&s.tick(1, &mut bufs, &mut Quiet)), g);

@@ -332,7 +332,16 @@ fn join_pool(
 ) -> Result<Box<PoolMember>, Fail> {
     let mut buf = vec![0u8; headroom::kernel::cgroup::OPEN_BUF_LEN];
     match PoolMember::join(dir, run_id, handout.cap, handout.peak_mb(), root, &mut buf) {
-        Ok(p) => Ok(Box::new(p)),
+        Ok(mut p) => {
+            if let Some(pid) = p.run_id_shared() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{}",
+                    super::pool::run_id_shared_text(from, dir, run_id, pid)
+                );
+            }
+            Ok(Box::new(p))
+        }
         Err(JoinError::Meminfo) => Err(Fail(format!("{from} {dir}: cannot read proc/meminfo"))),
         Err(JoinError::Pool(e)) => Err(Fail(super::pool::open_text(from, dir, e))),
     }

@@ -25,7 +25,10 @@
 //!
 //! Trust: a directory that others may write is refused unless it is
 //! sticky (as /tmp is), and then only leases owned by this user or root
-//! count. Nothing is followed through a symlink (`O_NOFOLLOW`).
+//! count (the file's owner, never what it says). Nothing is followed
+//! through a symlink (`O_NOFOLLOW`). The lock file and the leases are
+//! 0644 whatever the umask, so that every user of a shared pool can lock
+//! the one and read the others (`jobserver::pool_open`).
 //!
 //! A DIR that does not exist is created, with its missing parents, as a
 //! cache directory is ([`create_pool_dir`]): mode 01777 less the umask,
@@ -828,6 +831,40 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// Issue 42: a live lease of another governor with the same run id
+    /// is found, with its PID; one's own, a dead one (left in place for
+    /// the next look) and one of another run id are not.
+    #[test]
+    fn a_live_lease_of_the_same_run_id_is_found_and_nothing_removed() {
+        let d = scratch("same-run");
+        let mut first = lease("amd64", 1);
+        first.pid = 10;
+        let a = open(&d, 10, &first);
+        let in_use = |p: &PoolDir, run: &str| {
+            let mut dir = [MaybeUninit::<u8>::uninit(); 4096];
+            let mut file = [0u8; LEASE_CAP + 1];
+            let g = p.lock_pool().unwrap();
+            g.run_in_use(run, 1 << 20, &mut dir, &mut file).unwrap()
+        };
+        assert_eq!(in_use(&a, "amd64"), None);
+        let mut dead = lease("amd64", 1);
+        dead.pid = 99;
+        let mut text = Vec::<u8, LEASE_CAP>::new();
+        dead.write(&mut text).unwrap();
+        std::fs::write(d.join("lease-99-0"), &text).unwrap();
+        let mut other = lease("arm64", 1);
+        other.pid = 11;
+        let _b = open(&d, 11, &other);
+        assert_eq!(in_use(&a, "amd64"), None);
+        assert!(d.join("lease-99-0").exists());
+        let mut same = lease("amd64", 1);
+        same.pid = 12;
+        let c = open(&d, 12, &same);
+        assert_eq!(in_use(&a, "amd64"), Some(12));
+        assert_eq!(in_use(&c, "amd64"), Some(10));
+        assert_eq!(in_use(&c, "arm64"), Some(11));
     }
 
     #[test]

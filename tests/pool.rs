@@ -327,7 +327,8 @@ fn pool_goes_with_jobserver_and_an_unsafe_directory_is_refused() {
     let out = pooled(&d, &d.join("file/pool"), "x", &["true"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("cannot create it: Not a directory"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cannot create it: Not a directory (a parent of it is a file)"),
         "{out:?}"
     );
 }

@@ -216,7 +216,7 @@ fn status_refused(bin: &Path, pool: &Path, uid: Option<u32>) -> String {
 /// the cause: a symlink is said to be one (O_DIRECTORY | O_NOFOLLOW gives
 /// ENOTDIR, which was said as "Not a directory"), a directory its group
 /// may write is told `chmod go-w` (`chmod o-w` would not do), a lock file
-/// that is a symlink is named.
+/// that is a symlink or cannot be opened is named.
 #[test]
 fn a_pool_that_cannot_be_used_is_one_line_naming_it_and_the_cause() {
     let d = scratch("refused");
@@ -242,6 +242,17 @@ fn a_pool_that_cannot_be_used_is_one_line_naming_it_and_the_cause() {
     assert_eq!(run_refused(bin, &locked, &out, None), said);
     assert_eq!(status_refused(bin, &locked, None), said);
     assert!(!d.join("elsewhere").exists());
+    // A lock file that cannot be opened for another cause (a socket:
+    // ENXIO) names the file and the errno. Under /tmp: a socket's path
+    // is at most 107 bytes.
+    let sock = std::env::temp_dir().join(format!("headroom-pool-sock-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&sock);
+    fs::create_dir(&sock).unwrap();
+    let _l = std::os::unix::net::UnixListener::bind(sock.join(".headroom-pool.lock")).unwrap();
+    let said = "cannot open or make its lock file .headroom-pool.lock: No such device or address";
+    assert_eq!(run_refused(bin, &sock, &out, None), said);
+    assert_eq!(status_refused(bin, &sock, None), said);
+    fs::remove_dir_all(&sock).unwrap();
 }
 
 /// A directory under /tmp for a test run as [`USER`] (the build
@@ -268,7 +279,7 @@ fn for_another_user(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
 /// Permission denied" (the same with a lock file; a pool root's headroom
 /// made, 1755 under umask 022), "Permission denied" (0700; `status` too)
 /// and "cannot create it: Permission denied" (a missing pool in root's
-/// 0755 directory).
+/// 0755 directory, or one below a directory it may not search).
 #[test]
 #[ignore = "needs root to run as another user; ci/test runs it"]
 fn another_user_is_told_what_to_do_with_a_pool_it_may_not_use() {
@@ -304,10 +315,21 @@ fn another_user_is_told_what_to_do_with_a_pool_it_may_not_use() {
     assert_eq!(status_refused(&bin, &p0700, Some(USER)), said);
     let missing = p0755.join("pool");
     let said = format!(
-        "cannot create it: uid {USER} may not write its parent directory: make it once as a user who may (install -d -m 1777 {}), or name another",
+        "cannot create it: uid {USER} may not write its parent directory, or search one above it: make it once as a user who may (install -d -m 1777 {}), or name another",
         missing.display()
     );
     assert_eq!(run_refused(&bin, &missing, &out, Some(USER)), said);
+    // One there, below a directory it may not search: mkdir(2) says
+    // EACCES as well; `status`, which creates nothing, says where.
+    let below = p0700.join("pool");
+    fs::create_dir(&below).unwrap();
+    chmod(&below, 0o1777);
+    let said = said.replace(&missing.display().to_string(), &below.display().to_string());
+    assert_eq!(run_refused(&bin, &below, &out, Some(USER)), said);
+    let said = format!(
+        "uid {USER} may not reach it (a directory above it is not searchable: Permission denied)"
+    );
+    assert_eq!(status_refused(&bin, &below, Some(USER)), said);
     let _ = fs::remove_dir_all(&d);
 }
 

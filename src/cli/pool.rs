@@ -99,7 +99,7 @@ pub fn open_text(from: &str, dir: &str, e: OpenError) -> String {
     let whose = |a: Access| format!("owner {}, mode {:04o}", a.owner, a.mode);
     match e {
         OpenError::Create(Errno::ACCESS | Errno::PERM) => format!(
-            "{at}: cannot create it: uid {uid} may not write its parent directory: make it once as a user who may (install -d -m 1777 {dir}), or name another"
+            "{at}: cannot create it: uid {uid} may not write its parent directory, or search one above it: make it once as a user who may (install -d -m 1777 {dir}), or name another"
         ),
         OpenError::Create(Errno::NOTDIR) => {
             format!("{at}: cannot create it: Not a directory (a parent of it is a file)")

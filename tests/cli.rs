@@ -234,7 +234,7 @@ fn a_missing_pool_directory_is_created() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("/file/pool: cannot create it: Not a directory\n"),
+        err.contains("/file/pool: cannot create it: Not a directory (a parent of it is a file)\n"),
         "{err}"
     );
     fs::remove_dir_all(&d).unwrap();

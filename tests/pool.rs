@@ -313,7 +313,9 @@ fn pool_goes_with_jobserver_and_an_unsafe_directory_is_refused() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("others may write it (mode 777) and it is not sticky: refused"),
+        stderr.contains(
+            "users other than its owner may write it (mode 0777) and it is not sticky: refused (chmod +t it, as /tmp is, or chmod go-w)"
+        ),
         "{stderr}"
     );
     // A pool that does not exist is created (issue 28), parents and all.
@@ -325,7 +327,8 @@ fn pool_goes_with_jobserver_and_an_unsafe_directory_is_refused() {
     let out = pooled(&d, &d.join("file/pool"), "x", &["true"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("cannot create it: Not a directory"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cannot create it: Not a directory (a parent of it is a file)"),
         "{out:?}"
     );
 }

@@ -17,7 +17,11 @@ use super::pool::{peak_what, what};
 
 impl Tell for StderrWarn {
     fn tell(&mut self, note: &Note<'_>) {
-        let _ = writeln!(std::io::stderr(), "{}", text(note));
+        // One write(2) a line: builds sharing a terminal or a pipe (lanes
+        // of one pool) never cut each other's lines.
+        let mut line = text(note);
+        line.push('\n');
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }
 }
 

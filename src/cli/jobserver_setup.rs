@@ -314,14 +314,16 @@ impl JobserverRun {
 }
 
 /// Joins pool `dir` (named by `from`: `--pool` or `$HEADROOM_POOL`) as
-/// run `run_id` with `handout`'s cap and peak per job.
+/// run `run_id` with `handout`'s cap and peak per job; when a live build
+/// there has the same run id, says so once on stderr and goes on.
 ///
 /// Never inlined, as [`JobserverRun::start`]: the pool's tables are built on its
 /// frame before they are boxed.
 ///
 /// # Errors
-/// One line naming DIR and why (not a directory, others may write it,
-/// the lock or lease cannot be made).
+/// One line naming DIR and why (`pool::open_text`: not a directory,
+/// others may write it, this user may not write or read it, the lock or
+/// lease cannot be made).
 #[inline(never)]
 fn join_pool(
     dir: &str,
@@ -332,7 +334,16 @@ fn join_pool(
 ) -> Result<Box<PoolMember>, Fail> {
     let mut buf = vec![0u8; headroom::kernel::cgroup::OPEN_BUF_LEN];
     match PoolMember::join(dir, run_id, handout.cap, handout.peak_mb(), root, &mut buf) {
-        Ok(p) => Ok(Box::new(p)),
+        Ok(mut p) => {
+            if let Some(pid) = p.run_id_shared() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{}",
+                    super::pool::run_id_shared_text(from, dir, run_id, pid)
+                );
+            }
+            Ok(Box::new(p))
+        }
         Err(JoinError::Meminfo) => Err(Fail(format!("{from} {dir}: cannot read proc/meminfo"))),
         Err(JoinError::Pool(e)) => Err(Fail(super::pool::open_text(from, dir, e))),
     }

@@ -13,7 +13,9 @@ use headroom::govern::jobserver::budget_file::BUDGET_NAME;
 use headroom::govern::jobserver::job_peaks::{JOB_PEAKS_BUF, JOBS_PREFIX, JobPeaks};
 use headroom::govern::jobserver::lease::{LEASE_CAP, Lease};
 use headroom::govern::jobserver::peakfile::PeakIssue;
-use headroom::govern::jobserver::pool_dir::{Issue, LEASES_CAP, OpenError, remembered_job_peaks};
+use headroom::govern::jobserver::pool_dir::{
+    Access, Issue, LEASES_CAP, LOCK_NAME, OpenError, remembered_job_peaks,
+};
 
 use super::messages::{Fail, errtext};
 
@@ -89,20 +91,60 @@ pub fn remembered_jobs(dir: &str, run_id: &str, into: &mut JobPeaks) {
     );
 }
 
-/// The one line for a pool that cannot be used.
+/// The one line for a pool that cannot be used: the pool directory, the
+/// cause, and what to do where the user can do something.
 pub fn open_text(from: &str, dir: &str, e: OpenError) -> String {
+    use rustix::io::Errno;
+    let uid = rustix::process::geteuid().as_raw();
+    let at = format!("{from} {dir}");
+    let whose = |a: Access| format!("owner {}, mode {:04o}", a.owner, a.mode);
     match e {
-        OpenError::Dir(rustix::io::Errno::LOOP) => {
-            format!("{from} {dir}: is a symlink; name the directory itself")
-        }
-        OpenError::Dir(e) => format!("{from} {dir}: {}", errtext(e)),
-        OpenError::Create(e) => format!("{from} {dir}: cannot create it: {}", errtext(e)),
-        OpenError::Untrusted { mode } => format!(
-            "{from} {dir}: others may write it (mode {mode:o}) and it is not sticky: refused (chmod o-w, or +t as /tmp)"
+        OpenError::Create(Errno::ACCESS | Errno::PERM) => format!(
+            "{at}: cannot create it: uid {uid} may not write its parent directory, or search one above it: make it once as a user who may (install -d -m 1777 {dir}), or name another"
         ),
-        OpenError::Lock(e) => format!("{from} {dir}: cannot open its lock file: {}", errtext(e)),
-        OpenError::Busy => format!("{from} {dir}: its lock stays taken (a stopped governor?)"),
-        OpenError::Lease(e) => format!("{from} {dir}: cannot write a lease: {}", errtext(e)),
+        OpenError::Create(Errno::NOTDIR) => {
+            format!("{at}: cannot create it: Not a directory (a parent of it is a file)")
+        }
+        OpenError::Create(e) => format!("{at}: cannot create it: {}", errtext(e)),
+        OpenError::Symlink => {
+            format!("{at}: is a symlink, never followed; name the directory itself")
+        }
+        OpenError::Dir(Errno::ACCESS) => format!(
+            "{at}: uid {uid} may not reach it (a directory above it is not searchable: {})",
+            errtext(Errno::ACCESS)
+        ),
+        OpenError::Dir(e) => format!("{at}: {}", errtext(e)),
+        OpenError::NotReadable(a) => format!(
+            "{at}: not readable by uid {} ({}): make it readable and writable (BuildKit: --mount=type=cache,...,mode=1777), or run as its owner",
+            a.uid,
+            whose(a)
+        ),
+        OpenError::NotWritable(a) => format!(
+            "{at}: not writable by uid {} ({}): make it writable (BuildKit: --mount=type=cache,...,mode=1777), or run as its owner",
+            a.uid,
+            whose(a)
+        ),
+        OpenError::Untrusted { mode } => format!(
+            "{at}: users other than its owner may write it (mode {mode:04o}) and it is not sticky: refused (chmod +t it, as /tmp is, or chmod go-w)"
+        ),
+        OpenError::LockDenied(a) => format!(
+            "{at}: its lock file {LOCK_NAME} is not readable by uid {} ({}): make it mode 0644 (chmod, as its owner or root)",
+            a.uid,
+            whose(a)
+        ),
+        OpenError::Lock(Errno::LOOP) => {
+            format!("{at}: its lock file {LOCK_NAME} is a symlink, never followed: remove it")
+        }
+        OpenError::Lock(e) => format!(
+            "{at}: cannot open or make its lock file {LOCK_NAME}: {}",
+            errtext(e)
+        ),
+        OpenError::Locking(e) => format!(
+            "{at}: cannot lock its lock file {LOCK_NAME} with flock(2): {} (name a directory on a file system with locks)",
+            errtext(e)
+        ),
+        OpenError::Busy => format!("{at}: its lock stays taken (a stopped governor?)"),
+        OpenError::Lease(e) => format!("{at}: cannot write a lease: {}", errtext(e)),
     }
 }
 
@@ -122,6 +164,16 @@ pub fn set_budget(dir: &str, mb: Option<u64>) -> Result<(), Fail> {
         ))),
         Err(e) => Err(Fail(open_text("--pool", dir, e))),
     }
+}
+
+/// The warning for a build that joins pool DIR (named by `from`) with
+/// the run id `run_id` of another live build there, whose governor is
+/// `pid` in its own namespace.
+pub fn run_id_shared_text(from: &str, dir: &str, run_id: &str, pid: u32) -> String {
+    format!(
+        "headroom: warning: {from} {dir}: run id {} is also used by a live build (pid {pid}): give each lane its own --run-id; their remembered peaks mix",
+        super::messages::shown(run_id)
+    )
 }
 
 /// Pool DIR's leases as peeked at for `status`: those that count, and the

@@ -3,8 +3,8 @@
 //! with other builds, pausing jobs that would outgrow it: the model
 //! (`room`, `estimate`), the rules over it (`handout`, `admit`,
 //! `pause_rule`), the files and processes they act on (`token_fifo`,
-//! `lease`, `peakfile`, `pool_dir`, `pool_member`, `pausing`), what it
-//! tells (`notes`), and the `driver` that runs a tick.
+//! `lease`, `peakfile`, `pool_open`, `pool_dir`, `pool_member`,
+//! `pausing`), what it tells (`notes`), and the `driver` that runs a tick.
 
 pub mod admit; // pool admission: the room with the others', who gets the next slot
 pub mod budget_file; // a pool's budget set by its operator, in the pool directory
@@ -21,5 +21,6 @@ pub mod pausing; // CMD's jobs found each tick, stopped and continued
 pub mod peakfile; // the peak per job a pool remembers for each run id
 pub mod pool_dir; // a pool directory on disk: its lock, this governor's lease, the others'
 pub mod pool_member; // this governor's side of a pool: its lease, the others, admission
+pub mod pool_open; // a pool directory opened: made, trusted, its lock file and a lease made, why not
 pub mod room; // the one model of memory: usable, room, growth, the reserve
 pub mod token_fifo; // the jobserver's FIFO: tokens written, counted, read back

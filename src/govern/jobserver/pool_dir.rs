@@ -25,14 +25,19 @@
 //!
 //! Trust: a directory that others may write is refused unless it is
 //! sticky (as /tmp is), and then only leases owned by this user or root
-//! count. Nothing is followed through a symlink (`O_NOFOLLOW`).
+//! count (the file's owner, never what it says). Nothing is followed
+//! through a symlink (`O_NOFOLLOW`). The lock file and the leases are
+//! 0644 whatever the umask, so that every user of a shared pool can lock
+//! the one and read the others (`jobserver::pool_open`).
 //!
 //! A DIR that does not exist is created, with its missing parents, as a
 //! cache directory is ([`create_pool_dir`]): mode 01777 less the umask,
 //! so that the umask says who shares it and the sticky bit makes any
-//! sharing it allows one the trust rule accepts.
+//! sharing it allows one the trust rule accepts. How DIR, the lock file
+//! and a lease are opened or made, and each way that fails, is
+//! `jobserver::pool_open`.
 //!
-//! No daemon, no root: any governor that can open DIR takes part, across
+//! No daemon, no root: any governor that may write DIR takes part, across
 //! PID namespaces and containers that share it.
 //!
 //! # References
@@ -49,40 +54,15 @@ use rustix::io::Errno;
 use crate::govern::jobserver::job_peaks::{self, JobPeaks};
 use crate::govern::jobserver::lease::{LEASE_CAP, Lease, LeaseError};
 use crate::govern::jobserver::peakfile::PeakIssue;
-use crate::kernel::root::{ReadError, for_each_entry, join_num, read_fd};
-
-/// The pool-wide lock file's name in DIR.
-pub const LOCK_NAME: &str = ".headroom-pool.lock";
-
-/// The start of every lease file's name.
-pub const LEASE_PREFIX: &str = "lease-";
+pub use crate::govern::jobserver::pool_open::{
+    Access, LEASE_PREFIX, LOCK_NAME, OpenError, PARENT_DIR_MODE, POOL_DIR_MODE, create_pool_dir,
+};
+use crate::govern::jobserver::pool_open::{create_lease, open_dir, open_lock, take};
+use crate::kernel::root::{ReadError, for_each_entry, read_fd};
 
 /// Most other leases one look counts; more are reported as
 /// [`Issue::TooMany`] (a pool of 32 builds on one host is far past useful).
 pub const LEASES_CAP: usize = 32;
-
-/// Why the pool cannot be used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpenError {
-    /// DIR does not exist and cannot be created (the errno of mkdir(2):
-    /// EACCES, ENOTDIR for a parent that is a file, EROFS, …).
-    Create(Errno),
-    /// DIR cannot be opened as a directory (the errno; `ELOOP`: a symlink).
-    Dir(Errno),
-    /// Others may write DIR and it is not sticky: anyone could replace a
-    /// lease. The directory's mode is given.
-    Untrusted {
-        /// `st_mode & 0o7777`.
-        mode: u32,
-    },
-    /// The lock file cannot be opened or created.
-    Lock(Errno),
-    /// The pool lock was not free within the tries (another governor
-    /// stopped while holding it).
-    Busy,
-    /// This governor's lease cannot be created or written.
-    Lease(Errno),
-}
 
 /// A file in DIR that a look did not count, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,25 +116,27 @@ impl PoolDir {
     /// written once from `first`.
     ///
     /// # Errors
-    /// [`OpenError`]: DIR's creation, DIR, its trust, the lock file, the
-    /// lease.
+    /// [`OpenError`]: DIR's creation, DIR, its trust, this user's access
+    /// to it, the lock file, the lease.
     pub fn open(path: &str, pid: u32, uid: u32, first: &Lease) -> Result<PoolDir, OpenError> {
         create_pool_dir(path).map_err(OpenError::Create)?;
-        let (dir, others_write) = open_dir(path)?;
-        let lock = open_lock(dir.as_fd()).map_err(OpenError::Lock)?;
-        let mut pool = PoolDir {
+        let (dir, others_write) = open_dir(path, uid)?;
+        let Some(lock) = open_lock(dir.as_fd(), uid, true)? else {
+            return Err(OpenError::Lock(Errno::NOENT)); // made, then gone
+        };
+        take(&lock, FlockOperation::NonBlockingLockExclusive)?;
+        let made = create_lease(dir.as_fd(), pid, uid);
+        let _ = rustix::fs::flock(&lock, FlockOperation::Unlock);
+        let (lease, name) = made?;
+        let pool = PoolDir {
             dir,
             lock,
-            lease: open_null()?,
-            name: String::new(),
+            lease,
+            name,
             shared: others_write,
             uid,
         };
-        let guard = pool.lock_pool()?;
-        let (lease, name) = create_lease(guard.pool.dir.as_fd(), pid)?;
-        drop(guard);
-        pool.lease = lease;
-        pool.name = name;
+        // A failure from here on drops `pool`, which removes the lease.
         pool.lock_pool()?.write(first).map_err(OpenError::Lease)?;
         Ok(pool)
     }
@@ -164,7 +146,7 @@ impl PoolDir {
     /// the others' ticks instead of hanging them.
     ///
     /// # Errors
-    /// [`OpenError::Busy`] when it stays taken; [`OpenError::Lock`] for
+    /// [`OpenError::Busy`] when it stays taken; [`OpenError::Locking`] for
     /// any other flock(2) error.
     pub fn lock_pool(&self) -> Result<Locked<'_>, OpenError> {
         take(&self.lock, FlockOperation::NonBlockingLockExclusive)?;
@@ -257,7 +239,7 @@ impl PoolDir {
             match self.lock_pool() {
                 Ok(g) => return Ok(g),
                 Err(OpenError::Busy) => {}
-                Err(OpenError::Lock(e)) => return Err(e),
+                Err(OpenError::Locking(e)) => return Err(e),
                 Err(_) => return Err(Errno::IO),
             }
         }
@@ -281,7 +263,7 @@ pub fn remembered_job_peaks(
     into: &mut JobPeaks,
 ) -> Result<bool, PeakIssue> {
     into.clear();
-    let Ok((dir, shared)) = open_dir(path) else {
+    let Ok((dir, shared)) = open_dir(path, uid) else {
         return Ok(false);
     };
     job_peaks::read(dir.as_fd(), run, shared, uid, buf, into)
@@ -310,7 +292,7 @@ pub fn peek_job_peaks(
     table: &mut JobPeaks,
     each: &mut dyn FnMut(&[u8], JobPeaksRead<'_>),
 ) -> Result<(), OpenError> {
-    let (dir, shared) = open_dir(path)?;
+    let (dir, shared) = open_dir(path, uid)?;
     let listed = for_each_entry(dir.as_fd(), dir_buf, |name, _| {
         let Some(run) = name.strip_prefix(job_peaks::JOBS_PREFIX.as_bytes()) else {
             return true;
@@ -339,7 +321,7 @@ pub fn remembered_peak(
     run: &str,
     buf: &mut [u8],
 ) -> Result<Option<u64>, crate::govern::jobserver::peakfile::PeakIssue> {
-    let Ok((dir, shared)) = open_dir(path) else {
+    let Ok((dir, shared)) = open_dir(path, uid) else {
         return Ok(None);
     };
     crate::govern::jobserver::peakfile::read(dir.as_fd(), run, shared, uid, buf)
@@ -353,7 +335,7 @@ pub fn remembered_peak(
 /// # Errors
 /// [`PeakIssue`]: the file is there but not used.
 pub fn peek_budget(path: &str, uid: u32, buf: &mut [u8]) -> Result<Option<u64>, PeakIssue> {
-    let Ok((dir, shared)) = open_dir(path) else {
+    let Ok((dir, shared)) = open_dir(path, uid) else {
         return Ok(None);
     };
     crate::govern::jobserver::budget_file::read(dir.as_fd(), shared, uid, buf)
@@ -368,7 +350,7 @@ pub fn peek_budget(path: &str, uid: u32, buf: &mut [u8]) -> Result<Option<u64>, 
 /// for the file's write or removal (`budget_file::set`'s errno).
 pub fn set_budget(path: &str, mb: Option<u64>) -> Result<(), OpenError> {
     create_pool_dir(path).map_err(OpenError::Create)?;
-    let (dir, _) = open_dir(path)?;
+    let (dir, _) = open_dir(path, rustix::process::geteuid().as_raw())?;
     crate::govern::jobserver::budget_file::set(dir.as_fd(), mb).map_err(OpenError::Lease)
 }
 
@@ -425,6 +407,46 @@ impl Locked<'_> {
         };
         view.look(host_mb, dir_buf, file_buf, out, issue)
     }
+
+    /// The PID (in its governor's namespace) of another live lease that
+    /// a look would count (trusted, growth within `host_mb`) whose run id
+    /// is `run` (as [`crate::govern::jobserver::lease::cut`] keeps it),
+    /// the first found; `None` when there is none. Nothing is removed: a
+    /// dead lease is left for the next look, which continues its jobs.
+    /// `dir_buf`: the getdents64(2) buffer; `file_buf`: at least
+    /// [`LEASE_CAP`] + 1 bytes.
+    ///
+    /// # Errors
+    /// The errno of listing DIR.
+    pub fn run_in_use(
+        &self,
+        run: &str,
+        host_mb: u64,
+        dir_buf: &mut [MaybeUninit<u8>],
+        file_buf: &mut [u8],
+    ) -> Result<Option<u32>, Errno> {
+        let view = View {
+            dir: self.pool.dir.as_fd(),
+            own: self.pool.name.as_bytes(),
+            shared: self.pool.shared,
+            uid: self.pool.uid,
+            remove_dead: false,
+        };
+        let mut found = None;
+        for_each_entry(view.dir, dir_buf, |name, _| {
+            if name.starts_with(LEASE_PREFIX.as_bytes())
+                && name != view.own
+                && let Ok(name) = core::str::from_utf8(name)
+                && let Ok(l) = view.one(name, host_mb, file_buf)
+                && l.run.as_str() == run
+            {
+                found = Some(l.pid);
+                return false;
+            }
+            true
+        })?;
+        Ok(found)
+    }
 }
 
 /// Looks at the pool DIR without taking part (`headroom status`): the
@@ -434,7 +456,7 @@ impl Locked<'_> {
 /// yet has no leases.
 ///
 /// # Errors
-/// [`OpenError`]: DIR, its trust, its lock.
+/// [`OpenError`]: DIR, its trust, this user's access to it, its lock.
 pub fn peek(
     path: &str,
     uid: u32,
@@ -445,12 +467,9 @@ pub fn peek(
     issue: &mut dyn FnMut(&[u8], Issue),
 ) -> Result<(), OpenError> {
     out.clear();
-    let (dir, shared) = open_dir(path)?;
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let lock = match rustix::fs::openat(&dir, LOCK_NAME, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(()),
-        Err(e) => return Err(OpenError::Lock(e)),
+    let (dir, shared) = open_dir(path, uid)?;
+    let Some(lock) = open_lock(dir.as_fd(), uid, false)? else {
+        return Ok(());
     };
     take(&lock, FlockOperation::NonBlockingLockShared)?;
     let view = View {
@@ -564,136 +583,6 @@ impl Drop for Locked<'_> {
     fn drop(&mut self) {
         let _ = rustix::fs::flock(&self.pool.lock, FlockOperation::Unlock);
     }
-}
-
-/// Opens the pool DIR, never through a symlink, and says whether others
-/// may write it (then it must be sticky, and only one's own and root's
-/// leases count).
-fn open_dir(path: &str) -> Result<(OwnedFd, bool), OpenError> {
-    let dir = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(OpenError::Dir)?;
-    let st = rustix::fs::fstat(&dir).map_err(OpenError::Dir)?;
-    let mode = st.st_mode & 0o7777;
-    let others_write = mode & 0o022 != 0;
-    if others_write && mode & 0o1000 == 0 {
-        return Err(OpenError::Untrusted { mode });
-    }
-    Ok((dir, others_write))
-}
-
-/// The mode a missing pool directory is created with, less the umask
-/// (mkdir(2) keeps `S_ISVTX` on Linux): `drwxr-xr-t` under the usual umask
-/// 022 (only its creator's builds join it), `drwxrwxr-t` under 002 (the
-/// group's too), `drwxrwxrwt` under 000 (everyone's, as /tmp). Sticky, so
-/// a directory the umask lets others write is one [`PoolDir::open`]
-/// trusts, and nobody removes another user's lease.
-pub const POOL_DIR_MODE: u32 = 0o1777;
-
-/// The mode missing parents of a pool directory are created with, less
-/// the umask (as `mkdir -p`).
-pub const PARENT_DIR_MODE: u32 = 0o777;
-
-/// Creates the pool directory `path` when it does not exist, and its
-/// missing parents first (`mkdir -p`): DIR with [`POOL_DIR_MODE`], the
-/// parents with [`PARENT_DIR_MODE`], both less the umask. One that is
-/// there already (made by another governor at the same moment, or a
-/// symlink, which [`PoolDir::open`] then refuses) is left as it is.
-///
-/// # Errors
-/// The errno of the mkdir(2) that failed, other than EEXIST.
-pub fn create_pool_dir(path: &str) -> Result<(), Errno> {
-    // `pool/`, `pool/.`, `pool//`: the pool is `pool`, not a parent of it.
-    let mut path = path;
-    while let Some(p) = path.strip_suffix('/').or_else(|| path.strip_suffix("/.")) {
-        if p.is_empty() {
-            break;
-        }
-        path = p;
-    }
-    let made = |p: &str, mode: u32| match rustix::fs::mkdir(p, Mode::from_raw_mode(mode)) {
-        Ok(()) | Err(Errno::EXIST) => Ok(()),
-        Err(e) => Err(e),
-    };
-    match made(path, POOL_DIR_MODE) {
-        Err(Errno::NOENT) => {}
-        done => return done,
-    }
-    for (i, _) in path.match_indices('/').filter(|&(i, _)| i > 0) {
-        made(&path[..i], PARENT_DIR_MODE)?;
-    }
-    made(path, POOL_DIR_MODE)
-}
-
-/// Takes the lock `op` (non-blocking) on `lock`, tried 20 times over about
-/// 20 ms, so that a governor stopped while holding it (Ctrl-Z) delays the
-/// others instead of hanging them.
-fn take(lock: &OwnedFd, op: FlockOperation) -> Result<(), OpenError> {
-    for _ in 0..20 {
-        match rustix::fs::flock(lock, op) {
-            Ok(()) => return Ok(()),
-            Err(Errno::WOULDBLOCK | Errno::INTR) => {
-                let pause = rustix::time::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 1_000_000,
-                };
-                let _ = rustix::thread::nanosleep(&pause);
-            }
-            Err(e) => return Err(OpenError::Lock(e)),
-        }
-    }
-    Err(OpenError::Busy)
-}
-
-/// Opens (creating it when missing) the pool-wide lock file: read-write
-/// when permitted, else read-only (flock needs no write access: a sticky
-/// pool's lock file belongs to whoever made it).
-fn open_lock(dir: BorrowedFd<'_>) -> Result<OwnedFd, Errno> {
-    let base = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let mode = Mode::from_raw_mode(0o644);
-    match rustix::fs::openat(dir, LOCK_NAME, base | OFlags::RDWR | OFlags::CREATE, mode) {
-        Err(Errno::ACCESS | Errno::PERM) => {
-            rustix::fs::openat(dir, LOCK_NAME, base | OFlags::RDONLY, Mode::empty())
-        }
-        other => other,
-    }
-}
-
-/// A placeholder descriptor until the lease exists (`/dev/null`).
-fn open_null() -> Result<OwnedFd, OpenError> {
-    rustix::fs::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(OpenError::Lease)
-}
-
-/// Creates `lease-PID-N` (the first free N: a PID of another namespace may
-/// be the same) and takes its lock; called with the pool lock held.
-fn create_lease(dir: BorrowedFd<'_>, pid: u32) -> Result<(OwnedFd, String<64>), OpenError> {
-    let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut path = [0u8; 64];
-    for n in 0..64u64 {
-        let mut prefix = [0u8; 40];
-        let Some(head) = join_num(&mut prefix, LEASE_PREFIX, u64::from(pid), "-") else {
-            return Err(OpenError::Lease(Errno::NAMETOOLONG));
-        };
-        let Some(name) = join_num(&mut path, head, n, "") else {
-            return Err(OpenError::Lease(Errno::NAMETOOLONG));
-        };
-        match rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644)) {
-            Ok(fd) => {
-                rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)
-                    .map_err(OpenError::Lease)?;
-                let name =
-                    String::try_from(name).map_err(|_| OpenError::Lease(Errno::NAMETOOLONG))?;
-                return Ok((fd, name));
-            }
-            Err(Errno::EXIST) => continue,
-            Err(e) => return Err(OpenError::Lease(e)),
-        }
-    }
-    Err(OpenError::Lease(Errno::EXIST))
 }
 
 #[cfg(test)]
@@ -980,6 +869,40 @@ mod tests {
         );
     }
 
+    /// Issue 42: a live lease of another governor with the same run id
+    /// is found, with its PID; one's own, a dead one (left in place for
+    /// the next look) and one of another run id are not.
+    #[test]
+    fn a_live_lease_of_the_same_run_id_is_found_and_nothing_removed() {
+        let d = scratch("same-run");
+        let mut first = lease("amd64", 1);
+        first.pid = 10;
+        let a = open(&d, 10, &first);
+        let in_use = |p: &PoolDir, run: &str| {
+            let mut dir = [MaybeUninit::<u8>::uninit(); 4096];
+            let mut file = [0u8; LEASE_CAP + 1];
+            let g = p.lock_pool().unwrap();
+            g.run_in_use(run, 1 << 20, &mut dir, &mut file).unwrap()
+        };
+        assert_eq!(in_use(&a, "amd64"), None);
+        let mut dead = lease("amd64", 1);
+        dead.pid = 99;
+        let mut text = Vec::<u8, LEASE_CAP>::new();
+        dead.write(&mut text).unwrap();
+        std::fs::write(d.join("lease-99-0"), &text).unwrap();
+        let mut other = lease("arm64", 1);
+        other.pid = 11;
+        let _b = open(&d, 11, &other);
+        assert_eq!(in_use(&a, "amd64"), None);
+        assert!(d.join("lease-99-0").exists());
+        let mut same = lease("amd64", 1);
+        same.pid = 12;
+        let c = open(&d, 12, &same);
+        assert_eq!(in_use(&a, "amd64"), Some(12));
+        assert_eq!(in_use(&c, "amd64"), Some(10));
+        assert_eq!(in_use(&c, "arm64"), Some(11));
+    }
+
     #[test]
     fn the_pool_lock_admits_one_governor_at_a_time() {
         let d = scratch("lock");
@@ -1120,8 +1043,9 @@ mod tests {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&d, &link).unwrap();
         let r = PoolDir::open(link.to_str().unwrap(), 1, 0, &lease("a", 1));
-        // (O_DIRECTORY | O_NOFOLLOW on a symlink: ENOTDIR, not ELOOP).
-        assert_eq!(r.err(), Some(OpenError::Dir(Errno::NOTDIR)));
+        // (O_DIRECTORY | O_NOFOLLOW on a symlink gives ENOTDIR: said as
+        // a symlink, not as "Not a directory").
+        assert_eq!(r.err(), Some(OpenError::Symlink));
         std::fs::remove_file(&link).unwrap();
     }
 }

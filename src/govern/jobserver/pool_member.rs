@@ -118,6 +118,20 @@ impl PoolMember {
         Ok(s)
     }
 
+    /// The PID (in its own namespace) of another live build in the pool
+    /// whose run id is this build's, if any: their remembered peaks
+    /// (`DIR/peak-RUN`, `DIR/jobs-RUN`) would mix. To be asked once, just
+    /// after [`PoolMember::join`]; `None` too when the pool lock or the
+    /// listing cannot be had. Only leases a look counts are seen (the
+    /// same user's or root's in a directory others may write).
+    pub fn run_id_shared(&mut self) -> Option<u32> {
+        let guard = self.pool.lock_pool().ok()?;
+        let host_mb = self.mem_total_kib / 1024;
+        let run = self.me.run.as_str();
+        let found = guard.run_in_use(run, host_mb, &mut self.dir_buf, &mut self.file_buf);
+        found.ok().flatten()
+    }
+
     /// The pool directory as given.
     pub fn dir(&self) -> &str {
         &self.dir

@@ -43,9 +43,10 @@ const SURVIVOR: &str = "long";
 /// on a host with swap: a memsw limit is hit first, and kernels since 6.13
 /// do not count its failcnt). Measured here at 1200 MiB: plain `make -j1`
 /// lanes (three cc1 at once, the most the limit holds: max usage 933 MiB)
-/// 0; the lanes under today's governor, which does not see the limit (six
-/// cc1 at once, as plain `make -j4` lanes would run them) 5,365, with two
-/// OOM kills and the lanes 2-3 times slower.
+/// 0; plain `make -j4` lanes (six cc1 at once) 5,374 and two OOM kills
+/// in their first 4.5 minutes (stopped there); the lanes under today's
+/// governor, which does not see the limit and runs the same six, 5,365
+/// and two OOM kills, the lanes 2-3 times slower.
 const FAILCNT_BOUND: u64 = 100;
 
 /// One run of `ci/lanes run`: its directory, its stderr, its status.

@@ -616,3 +616,23 @@ fn the_readme_leads_with_run_make_and_its_summary() {
         "the summary it printed follows the command: {head:#?}"
     );
 }
+
+/// Issue 42: the man page's BuildKit example is the Dockerfile the lanes
+/// test builds (tests/lanes/Dockerfile, ci/lanes), word for word.
+#[test]
+fn the_buildkit_example_is_the_dockerfile_the_lanes_test_builds() {
+    let page = page();
+    let lines: Vec<&str> = page.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "FROM headroom\\-base")
+        .expect("the BuildKit example");
+    let end = at + lines[at..].iter().position(|l| *l == ".EE").unwrap();
+    let mut shown = unroff(&[&[".EX"], &lines[at..end]].concat());
+    shown.push('\n');
+    let built = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lanes/Dockerfile"),
+    )
+    .unwrap();
+    assert_eq!(shown, built);
+}

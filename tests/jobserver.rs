@@ -810,3 +810,46 @@ fn each_job_s_own_peak_is_remembered_by_its_key_and_the_next_run_weighs_it() {
         "{second}"
     );
 }
+
+/// Issue 42: `run --jobserver -- make -j4` ran 5 jobs at once while one
+/// was paused ("the cap, 4, and 1 for the paused job(s)"). A cap the user
+/// gave (make's own `-j2` here, taken out) is at most that many jobs, the
+/// paused ones included. The pool remembers `big` far above memory: it is
+/// paused at its start beside `a`, and no third job starts in its slot.
+/// Not root: the remembered peak, not memory pressure, pauses it.
+#[test]
+fn a_j_the_user_gave_is_never_exceeded_while_a_job_is_paused() {
+    let d = scratch("hard-cap");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    fs::write(
+        pool.join("jobs-j"),
+        "headroom-job-peaks 1\nothers_mb 0\n1000000 big\n1 a\n1 l1\n1 l2\n1 l3\n1 l4\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("job.sh"),
+        "echo \"start $2 $(date +%s.%N)\" >> log\nsleep $1\necho \"end $2 $(date +%s.%N)\" >> log\n",
+    )
+    .unwrap();
+    // Each recipe run directly (no shell syntax): keyed by its last word.
+    // `big` starts when `l1` ends, beside `a`.
+    fs::write(
+        d.join("Makefile"),
+        "all: a l1 big l2 l3 l4\na:\n\tsh job.sh 4 $@\nbig:\n\tsh job.sh 1 $@\nl1 l2 l3 l4:\n\tsh job.sh 1 $@\n",
+    )
+    .unwrap();
+    let out = run_jobserver(
+        &d,
+        &["--pool", pool.to_str().unwrap(), "--explain"],
+        &["make", "-j2"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let paused = stderr
+        .lines()
+        .any(|l| l.starts_with("headroom: jobserver: paused job ") && l.contains(" big ("));
+    assert!(paused, "big was never paused: {stderr}");
+    assert!(!stderr.contains("for the paused job(s)"), "{stderr}");
+    assert_eq!(overlap(&[&d]), (2, 6), "{stderr}");
+}

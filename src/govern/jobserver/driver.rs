@@ -245,7 +245,7 @@ impl Driver<'_> {
         let own = Own {
             available_mb: g.mem_avail_mb,
             running: gov.handout.running(in_pipe),
-            cap: gov.handout.cap.saturating_add(w.paused),
+            cap: gov.handout.cap_with(w.paused),
             weight: w,
             held_mb: g.build_rss_mb,
         };
@@ -262,7 +262,7 @@ impl Driver<'_> {
             (
                 dec.running,
                 dec.allowed,
-                in_pipe == 0 && dec.running < handout.cap.saturating_add(w.paused),
+                in_pipe == 0 && dec.running < handout.cap_with(w.paused),
             )
         };
         let admitted = match (self.pool.as_deref_mut(), g.mem_known) {

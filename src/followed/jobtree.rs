@@ -11,7 +11,9 @@
 //! build tool; a job is a child of a tool with no tool at or below it (so
 //! a recursive make's jobs are those its sub-makes run, and a shell that
 //! runs `$(MAKE)` is no job); without a tool in the tree, a child of CMD.
-//! A process belongs to the job its parent chain reaches.
+//! A process belongs to the job its parent chain reaches. The caller
+//! may drop jobs that are none ([`JobTree::retain_jobs`]: make's
+//! `$(shell …)` commands, `followed::makeshell`).
 //! Kernel threads and zombies (finished jobs) are left out.
 //!
 //! Fixed tables: [`PROCS_CAP`] processes, [`JOBS_CAP`] jobs; past them a

@@ -19,7 +19,9 @@
 //!   smaller) − that growth − the reserve (`room::room_mb`, the one room
 //!   formula);
 //! - allowed = running + ⌊room / peak⌋ (fewer when room is negative),
-//!   between 1 and the cap (cores, or `--max-jobs`);
+//!   between 1 and the cap (cores, or `--max-jobs`, or CMD's `-jN`); a
+//!   job paused holds its slot, and only the cores' cap rises by the
+//!   paused jobs ([`CapFrom`]);
 //! - bytes are written while issued < allowed − 1, and read back (taken
 //!   into headroom's hand) from the FIFO while issued > allowed − 1. A job
 //!   already running is never stopped: a withheld slot is one a client

@@ -810,3 +810,172 @@ fn each_job_s_own_peak_is_remembered_by_its_key_and_the_next_run_weighs_it() {
         "{second}"
     );
 }
+
+/// Issue 42: `run --jobserver -- make -j4` ran 5 jobs at once while one
+/// was paused ("the cap, 4, and 1 for the paused job(s)"). A cap the user
+/// gave (make's own `-j2` here, taken out) is at most that many jobs, the
+/// paused ones included. The pool remembers `big` far above memory: it is
+/// paused at its start beside `a`, and no third job starts in its slot.
+/// Not root: the remembered peak, not memory pressure, pauses it.
+#[test]
+fn a_j_the_user_gave_is_never_exceeded_while_a_job_is_paused() {
+    let d = scratch("hard-cap");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    fs::write(
+        pool.join("jobs-j"),
+        "headroom-job-peaks 1\nothers_mb 0\n1000000 big\n1 a\n1 l1\n1 l2\n1 l3\n1 l4\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("job.sh"),
+        "echo \"start $2 $(date +%s.%N)\" >> log\nsleep $1\necho \"end $2 $(date +%s.%N)\" >> log\n",
+    )
+    .unwrap();
+    // Each recipe run directly (no shell syntax): keyed by its last word.
+    // `big` starts when `l1` ends, beside `a`.
+    fs::write(
+        d.join("Makefile"),
+        "all: a l1 big l2 l3 l4\na:\n\tsh job.sh 4 $@\nbig:\n\tsh job.sh 1 $@\nl1 l2 l3 l4:\n\tsh job.sh 1 $@\n",
+    )
+    .unwrap();
+    let out = run_jobserver(
+        &d,
+        &["--pool", pool.to_str().unwrap(), "--explain"],
+        &["make", "-j2"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let paused = stderr
+        .lines()
+        .any(|l| l.starts_with("headroom: jobserver: paused job ") && l.contains(" big ("));
+    assert!(paused, "big was never paused: {stderr}");
+    assert!(!stderr.contains("for the paused job(s)"), "{stderr}");
+    assert_eq!(overlap(&[&d]), (2, 6), "{stderr}");
+}
+
+/// The keys `DIR/jobs-j` remembers, sorted.
+fn remembered_keys(pool: &Path) -> Vec<String> {
+    let table = fs::read_to_string(pool.join("jobs-j")).unwrap();
+    let mut keys: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(mb, _)| mb.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(_, k)| k.to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// A holder of `mib` MiB for 0.8 s writing `out` (`hold.py` in `dir`):
+/// long enough for the governor, at 0.25 s, to key it.
+fn hold_py(dir: &Path) {
+    fs::write(
+        dir.join("hold.py"),
+        "import sys, time\nb = bytearray(int(sys.argv[1]) << 20)\ntime.sleep(0.8)\nopen(sys.argv[2], 'w').write('x')\n",
+    )
+    .unwrap();
+}
+
+/// Issue 42: lanes running one build as `make` in /src and as `make -C
+/// /src` from / stored one compile as `sqlite3.c` and `/src/sqlite3.c`.
+/// A job's key is relative to the build tool's own directory (make's
+/// after `-C`), whatever directory headroom and CMD start in; a
+/// sub-make's `-C a` and a recipe's `cd c &&` still name their
+/// subdirectory. Three ways of starting one build, one pool: one set of
+/// keys, and the second and third runs start every job with its peak.
+#[test]
+fn a_job_s_key_is_the_same_whatever_directory_make_was_started_from() {
+    let d = scratch("keys-dirs");
+    let src = d.join("src");
+    for sub in ["a", "b", "c"] {
+        fs::create_dir_all(src.join(sub)).unwrap();
+    }
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    hold_py(&src);
+    fs::write(
+        src.join("Makefile"),
+        "all: top.out subs c/u.out\ntop.out:\n\tpython3 hold.py 5 $@\nsubs:\n\t$(MAKE) -C a\n\t$(MAKE) -C b\nc/u.out:\n\tcd c && python3 ../hold.py 5 u.out\n",
+    )
+    .unwrap();
+    for sub in ["a", "b"] {
+        fs::write(
+            src.join(sub).join("Makefile"),
+            "u.out:\n\tpython3 ../hold.py 5 $@\n",
+        )
+        .unwrap();
+    }
+    let pool_arg = pool.to_str().unwrap();
+    let ways: [(&Path, &[&str]); 3] = [
+        (&src, &["make"]),
+        (&d, &["make", "-C", "src"]),
+        (&d, &["sh", "-c", "cd src && make"]),
+    ];
+    for (i, (at, cmd)) in ways.iter().enumerate() {
+        for f in ["top.out", "a/u.out", "b/u.out", "c/u.out"] {
+            let _ = fs::remove_file(src.join(f));
+        }
+        let out = run_jobserver(
+            at,
+            &["--max-jobs", "2", "--pool", pool_arg, "--explain"],
+            cmd,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{cmd:?}: {stderr}");
+        assert_eq!(
+            remembered_keys(&pool),
+            ["a/u.out", "b/u.out", "c/u.out", "top.out"],
+            "{cmd:?}: {stderr}"
+        );
+        if i > 0 {
+            assert!(
+                jobserver_block(&stderr)
+                    .contains("  per-job peaks: 4 of 4 job(s) started with a remembered peak"),
+                "{cmd:?}: {stderr}"
+            );
+        }
+    }
+}
+
+/// Issue 42: `N := $(shell seq 1 4)` was recorded as a job named `4`.
+/// What make runs for `$(shell …)`, while it reads the Makefile or
+/// expands a recipe, holds no slot and is no job: not started, keyed or
+/// remembered (make reads its output through a pipe: followed::makeshell).
+/// Each lasts 1.5 s, so the governor sees it.
+#[test]
+fn make_s_shell_function_commands_are_no_jobs() {
+    let d = scratch("shell-fn");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    hold_py(&d);
+    fs::write(
+        d.join("Makefile"),
+        "N := $(shell sleep 1.5; seq 1 4)\nall: t1.out t2.out\nt1.out:\n\tpython3 hold.py 5 $@\nt2.out:\n\tpython3 hold.py 5 $@ $(shell sleep 1.5; true)\n",
+    )
+    .unwrap();
+    let out = run_jobserver(
+        &d,
+        &[
+            "--max-jobs",
+            "2",
+            "--pool",
+            pool.to_str().unwrap(),
+            "--explain",
+        ],
+        &["make"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(remembered_keys(&pool), ["t1.out", "t2.out"], "{stderr}");
+    let started: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("headroom: jobserver: job ") && l.contains(" started"))
+        .collect();
+    assert_eq!(started.len(), 2, "{stderr}");
+    assert!(
+        jobserver_block(&stderr).contains("; 2 measured for the next run"),
+        "{stderr}"
+    );
+}

@@ -101,7 +101,12 @@ fn ticks_after_start_up_allocate_nothing() {
     // run --jobserver's tick: the governor, its FIFO and its pausing (this
     // test's own jobs scanned from /proc).
     let fifo = TokenFifo::create(out.as_fd()).unwrap();
-    let handout = Handout::new(4, 500, headroom::report::jobserver_block::Source::PeakMb);
+    let handout = Handout::new(
+        4,
+        headroom::govern::jobserver::handout::CapFrom::Cores,
+        500,
+        headroom::report::jobserver_block::Source::PeakMb,
+    );
     let mut gov = Box::new(Governor::new(handout, fifo, false));
     let me = std::process::id();
     let mut pausing = Box::new(Pausing::follow(&root, me, false, None, TICK_MS).unwrap());

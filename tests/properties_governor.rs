@@ -62,9 +62,9 @@ proptest! {
         ticks in proptest::collection::vec(job_tick(), 1..60),
     ) {
         use headroom::govern::jobserver::estimate::{Seen, with_margin};
-        use headroom::govern::jobserver::handout::{Handout as Governor, Inputs};
+        use headroom::govern::jobserver::handout::{CapFrom, Handout as Governor, Inputs};
         use headroom::report::jobserver_block::Source;
-        let mut g = Governor::new(cap, start_peak, Source::PeakMb);
+        let mut g = Governor::new(cap, CapFrom::Cores, start_peak, Source::PeakMb);
         // The FIFO and the clients, simulated.
         let (mut in_pipe, mut held, mut issued) = (0u32, 0u32, 0u32);
         let mut seen_max = 0u64;

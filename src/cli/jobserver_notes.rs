@@ -215,7 +215,9 @@ fn slots_why(why: &SlotsWhy<'_>) -> String {
         ),
         SlotsWhy::Cap(cap) => format!("the cap, {cap}"),
         SlotsWhy::Handed { cap, paused } => {
-            format!("the cap, {cap}, and {paused} for the paused job(s): their cores are idle")
+            format!(
+                "the cap, {cap} (the usable cores), and {paused} for the paused job(s): their cores are idle (a -j or --max-jobs is never exceeded)"
+            )
         }
     }
 }

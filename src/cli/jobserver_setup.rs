@@ -10,7 +10,7 @@ use rustix::fd::{AsRawFd, BorrowedFd};
 use headroom::followed::buildcg::BuildCgroup;
 use headroom::govern::jobserver::driver::{Driver, Governor};
 use headroom::govern::jobserver::estimate::{Starts, starting_peak};
-use headroom::govern::jobserver::handout::{self, Handout};
+use headroom::govern::jobserver::handout::{self, CapFrom, Handout};
 use headroom::govern::jobserver::pausing::Pausing;
 use headroom::govern::jobserver::pool_member::{JoinError, PoolMember};
 use headroom::govern::jobserver::token_fifo::TokenFifo;
@@ -248,7 +248,12 @@ impl JobserverRun {
                 fifo.client_fd_w().as_raw_fd()
             )
         };
-        let handout = Handout::new(cap, peak, source);
+        // CMD's -jN taken out, or --max-jobs: the user's, a hard cap.
+        let from = match j.max_jobs {
+            Some(_) => CapFrom::Given,
+            None => CapFrom::Cores,
+        };
+        let handout = Handout::new(cap, from, peak, source);
         if handout.cap < cap {
             let _ = writeln!(
                 std::io::stderr(),

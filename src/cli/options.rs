@@ -248,9 +248,9 @@ twin_args! {
         ]
         jobserver: bool,
         [
-            /// with --jobserver: most jobs at once (default: CMD's own -j N when
-            /// make or ninja has one, taken out of its command line; else the
-            /// usable cores)
+            /// with --jobserver: most jobs at once, paused ones included
+            /// (default: CMD's own -j N when make or ninja has one, taken out
+            /// of its command line; else the usable cores)
             #[argh(option)]
         ]
         max_jobs: Option<u32>,

@@ -19,10 +19,13 @@
 //! - anything else: its output (`-o FILE`), else the last word of its
 //!   command (`python3 gen.py > out.h`: `out.h`).
 //!
-//! A relative file is joined to the job's directory relative to the
-//! build's (`dir`, given by the caller), so that `util.o` of two
-//! subdirectories are two keys. A key longer than [`WORK_LEN`] bytes
-//! keeps its end (the file name). Pure, over bytes; never panics.
+//! A relative file is joined to the directory the job started in,
+//! relative to the build tool's (`dir`, given by the caller: a
+//! sub-make's `-C sub` is `sub`), and to the directory of a leading
+//! `cd DIR &&` (or `cd DIR;`) of its command, so that `util.o` of two
+//! subdirectories are two keys, and a key does not depend on the
+//! directory make was started from. A key longer than [`WORK_LEN`]
+//! bytes keeps its end (the file name). Pure, over bytes; never panics.
 //!
 //! # References
 //! proc(5) (`/proc/PID/cmdline`), sh(1) (`-c`), rustc(1) (`--crate-name`,
@@ -44,12 +47,14 @@ const SHELLS: [&[u8]; 5] = [b"sh", b"bash", b"dash", b"ash", b"zsh"];
 /// Writes into `out` the key of the job whose first process has the
 /// command line `cmdline` (`/proc/PID/cmdline`'s bytes; its NULs are
 /// turned into spaces in place); `dir`: the job's directory relative to
-/// the build's (empty when the same), joined before a relative file.
-/// Returns false, `out` empty, when the command line names nothing
-/// (empty, or only options).
+/// the build tool's (empty when the same), joined before a relative
+/// file, as is the directory of a leading `cd DIR &&`. Returns false,
+/// `out` empty, when the command line names nothing (empty, or only
+/// options).
 pub fn work_of(cmdline: &mut [u8], dir: &[u8], out: &mut Work) -> bool {
     out.clear();
     let text = command_text(cmdline);
+    let cd = leading_cd(text);
     let (file, crate_kind) = match cmdline::parse(text) {
         Some(c) if base_name(c.tool) == b"rustc" => match rust_crate(c.args) {
             Some((name, _)) if name == b"build_script_build" => (c.file, None),
@@ -62,12 +67,40 @@ pub fn work_of(cmdline: &mut [u8], dir: &[u8], out: &mut Work) -> bool {
             None => return false,
         },
     };
+    let (dir, cd): (&[u8], &[u8]) = match cd {
+        Some(c) if c.starts_with(b"/") => (b"", c),
+        Some(c) => (dir, c),
+        None => (dir, b""),
+    };
     match crate_kind {
         Some((name, kind)) => put_tail(out, &[name, b" (", kind, b")"]),
-        None if file.starts_with(b"/") || dir.is_empty() => put_tail(out, &[file]),
-        None => put_tail(out, &[dir, b"/", file]),
+        None if file.starts_with(b"/") => put_tail(out, &[file]),
+        None => {
+            let slash = |p: &[u8]| if p.is_empty() { &b""[..] } else { b"/" };
+            put_tail(out, &[dir, slash(dir), cd, slash(cd), file]);
+        }
     }
     !out.is_empty()
+}
+
+/// The directory of a leading `cd DIR &&` or `cd DIR;` of `text` (a
+/// shell's command): where what follows runs. `None` without one, or
+/// for `cd` alone, `cd -` or a `cd` whose next word is no `&&`/`;`.
+fn leading_cd(text: &[u8]) -> Option<&[u8]> {
+    let (w, rest) = next_word(text)?;
+    if w != b"cd" {
+        return None;
+    }
+    let (d, rest) = next_word(rest)?;
+    let d = match d.strip_suffix(b";") {
+        Some(d) => d,
+        None => match next_word(rest)? {
+            (b"&&" | b";", _) => d,
+            _ => return None,
+        },
+    };
+    let d = d.strip_suffix(b"/").filter(|d| !d.is_empty()).unwrap_or(d);
+    (!d.is_empty() && d != b"-" && d != b".").then_some(d)
 }
 
 /// The command a job runs: a shell's `-c` argument (`sh -c CMD`, also
@@ -243,6 +276,40 @@ mod tests {
         assert_eq!(k.as_deref(), Some("/abs/util.c"));
         let k = key_in("sub", &["rustc", "--crate-name", "x", "src/lib.rs"]);
         assert_eq!(k.as_deref(), Some("x (lib)"));
+    }
+
+    /// Issue 42: where the job runs, not where make was started, names
+    /// its directory: a `cd DIR &&` of its own is joined (whenever the
+    /// job is looked at, before or after its shell ran the `cd`).
+    #[test]
+    fn a_leading_cd_is_joined_and_two_subdirectories_stay_two_keys() {
+        let a = key(&["/bin/sh", "-c", "cd a && cc -c util.c -o util.o"]);
+        let b = key(&["/bin/sh", "-c", "cd b && cc -c util.c -o util.o"]);
+        assert_eq!(
+            (a.as_deref(), b.as_deref()),
+            (Some("a/util.c"), Some("b/util.c"))
+        );
+        let k = key_in("lib", &["sh", "-c", "cd x/; cc -c u.c"]);
+        assert_eq!(k.as_deref(), Some("lib/x/u.c"));
+        let k = key_in("lib", &["sh", "-c", "cd x ; python3 gen.py > out.h"]);
+        assert_eq!(k.as_deref(), Some("lib/x/out.h"));
+        // An absolute cd: the key no longer depends on `dir`.
+        let k = key_in("lib", &["sh", "-c", "cd /b/x && python3 g.py > libx.h"]);
+        assert_eq!(k.as_deref(), Some("/b/x/libx.h"));
+        // Absolute files, crates, and cd that is no prefix: unchanged.
+        let k = key(&["sh", "-c", "cd /b/x && /usr/bin/cc -o y.o -c /src/y.c"]);
+        assert_eq!(k.as_deref(), Some("/src/y.c"));
+        let k = key(&["sh", "-c", "cd sub && rustc --crate-name z src/lib.rs"]);
+        assert_eq!(k.as_deref(), Some("z (lib)"));
+        for not_cd in [
+            "cd - && cc -c a.c",
+            "cd . && cc -c a.c",
+            "cd x || cc -c a.c",
+        ] {
+            let k = key_in("d", &["sh", "-c", not_cd]);
+            assert_eq!(k.as_deref(), Some("d/a.c"), "{not_cd}");
+        }
+        assert_eq!(key(&["sh", "-c", "cd"]).as_deref(), Some("cd"));
     }
 
     #[test]

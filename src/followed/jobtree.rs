@@ -11,7 +11,9 @@
 //! build tool; a job is a child of a tool with no tool at or below it (so
 //! a recursive make's jobs are those its sub-makes run, and a shell that
 //! runs `$(MAKE)` is no job); without a tool in the tree, a child of CMD.
-//! A process belongs to the job its parent chain reaches.
+//! A process belongs to the job its parent chain reaches. The caller
+//! may drop jobs that are none ([`JobTree::retain_jobs`]: make's
+//! `$(shell …)` commands, `followed::makeshell`).
 //! Kernel threads and zombies (finished jobs) are left out.
 //!
 //! Fixed tables: [`PROCS_CAP`] processes, [`JOBS_CAP`] jobs; past them a
@@ -40,6 +42,10 @@ pub const JOBS_CAP: usize = 64;
 /// drivers run one of these.
 pub const TOOLS: [&[u8]; 5] = [b"make", b"gmake", b"ninja", b"samu", b"cargo"];
 
+/// The names of [`TOOLS`] that are GNU make, whose children may also be
+/// its `$(shell …)` commands (`followed::makeshell`).
+pub const MAKES: [&[u8]; 2] = [b"make", b"gmake"];
+
 /// One job of the build: a child of the build tool and its descendants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Job {
@@ -47,6 +53,11 @@ pub struct Job {
     pub pid: u32,
     /// Its start time, clock ticks after boot (`stat` field 22).
     pub start_ticks: u64,
+    /// The process that started it (`stat` field 4): the build tool
+    /// whose child it is, CMD without one.
+    pub parent: u32,
+    /// That parent is GNU make ([`MAKES`]).
+    pub by_make: bool,
     /// RSS summed over its live processes, KiB (`stat` field 24 × page
     /// size).
     pub rss_kib: u64,
@@ -70,6 +81,8 @@ struct Proc {
     cpu_ticks: u64,
     /// Its comm names a build tool.
     tool: bool,
+    /// Its comm names GNU make.
+    make: bool,
     /// It is in the build's tree and a tool is at or below it.
     tool_below: bool,
     /// Steps below CMD (1: CMD itself); 0 outside the build.
@@ -197,6 +210,7 @@ impl JobTree {
             rss_pages: s.rss_pages,
             cpu_ticks: s.utime.saturating_add(s.stime),
             tool: TOOLS.contains(&s.comm),
+            make: MAKES.contains(&s.comm),
             tool_below: false,
             depth: 0,
             job: 0,
@@ -288,9 +302,12 @@ impl JobTree {
 
     fn add_job(&mut self, i: usize) {
         let p = self.procs[i];
+        let by_make = self.find(p.ppid).is_some_and(|up| self.procs[up].make);
         let job = Job {
             pid: p.pid,
             start_ticks: p.start_ticks,
+            parent: p.ppid,
+            by_make,
             rss_kib: 0,
             cpu_ticks: 0,
             procs: 0,
@@ -299,6 +316,31 @@ impl JobTree {
         match self.jobs.push(job) {
             Ok(()) => self.procs[i].job = u8::try_from(self.jobs.len()).unwrap_or(0),
             Err(_) => self.truncated = true,
+        }
+    }
+
+    /// Keeps the jobs for which `keep` is true, in their order; the
+    /// processes of the others belong to no job (as if the scan had not
+    /// counted them: make's `$(shell …)` commands, `followed::makeshell`).
+    pub fn retain_jobs(&mut self, mut keep: impl FnMut(&Job) -> bool) {
+        let mut kept: u8 = 0;
+        // The new tag of each old one (index: old tag − 1); 0: dropped.
+        let mut tags = [0u8; JOBS_CAP];
+        for (i, j) in self.jobs.iter().enumerate() {
+            if keep(j) {
+                kept += 1;
+                tags[i] = kept;
+            }
+        }
+        let mut i = 0;
+        self.jobs.retain(|_| {
+            i += 1;
+            tags[i - 1] != 0
+        });
+        for p in &mut self.procs {
+            if let Some(t) = usize::from(p.job).checked_sub(1) {
+                p.job = tags.get(t).copied().unwrap_or(0);
+            }
         }
     }
 
@@ -468,6 +510,37 @@ mod tests {
         assert_eq!(t.tool, 10);
         let jobs: Vec<_> = t.jobs().iter().map(|j| (j.pid, j.rss_kib / 4)).collect();
         assert_eq!(jobs, [(14, 3100), (20, 9100), (22, 100), (30, 7000)]);
+    }
+
+    #[test]
+    fn a_job_names_its_parent_and_a_dropped_job_s_processes_belong_to_none() {
+        // make 10 → sh 11 → cc1 12; make 10 → seq 13 (its $(shell));
+        // make 10 → ninja 14 → sh 15.
+        let mut f = Fake::new(&[
+            (10, "make", 'S', 1, 0, 100, 500),
+            (11, "sh", 'S', 10, 0, 101, 100),
+            (12, "cc1", 'R', 11, 5, 102, 9000),
+            (13, "seq", 'R', 10, 0, 103, 50),
+            (14, "ninja", 'S', 10, 0, 104, 300),
+            (15, "sh", 'S', 14, 0, 105, 70),
+        ]);
+        let mut t = scanned(&mut f, (10, 100));
+        let jobs: Vec<_> = t
+            .jobs()
+            .iter()
+            .map(|j| (j.pid, j.parent, j.by_make))
+            .collect();
+        assert_eq!(jobs, [(11, 10, true), (13, 10, true), (15, 14, false)]);
+        t.retain_jobs(|j| j.pid != 13);
+        let jobs: Vec<_> = t.jobs().iter().map(|j| (j.pid, j.rss_kib / 4)).collect();
+        assert_eq!(jobs, [(11, 9100), (15, 70)]);
+        let mut second: Vec<u32> = t.processes_of(1).collect();
+        second.sort_unstable();
+        assert_eq!(second, [15]);
+        let mut first: Vec<u32> = t.processes_of(0).collect();
+        first.sort_unstable();
+        assert_eq!(first, [11, 12]);
+        assert_eq!(t.processes_of(2).count(), 0);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod figures; // how every report writes a number: fixed point, seconds, dura
 pub mod jobkey; // the work a job does, named from its command line: the key of its remembered peak
 pub mod jobtree; // the build's jobs: children of its build tool, their RSS, CPU and start
 pub mod logtail; // the stage and context columns from the build log's tail
+pub mod makeshell; // make's $(shell …) commands told apart from its jobs: their output is a pipe make reads
 pub mod oom_victims; // the build's OOM kills without its own cgroup: victims /dev/kmsg names, placed in its tree
 pub mod outlived; // which of the build's processes really outlived the command
 pub mod rusage; // what one command used, as `/usr/bin/time -v` reports it

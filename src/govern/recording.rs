@@ -920,7 +920,7 @@ mod tests {
     fn paces_with(tag: &str, interval: u64, pace_ms: u64, count: u64, take: bool) -> (u64, u32) {
         use crate::followed::compilers::CompilerList;
         use crate::govern::jobserver::driver::{Driver, Governor};
-        use crate::govern::jobserver::handout::Handout;
+        use crate::govern::jobserver::handout::{CapFrom, Handout};
         use crate::govern::jobserver::token_fifo::TokenFifo;
         use crate::report::jobserver_block::Source;
         use crate::tick::sampler::{Buffers, Options, Sampler};
@@ -941,7 +941,11 @@ mod tests {
             compat: false,
         };
         let fifo = TokenFifo::create(out.as_fd()).unwrap();
-        let mut gov = Governor::new(Handout::new(4, 100, Source::PeakMb), fifo, false);
+        let mut gov = Governor::new(
+            Handout::new(4, CapFrom::Cores, 100, Source::PeakMb),
+            fifo,
+            false,
+        );
         gov.pace_ms = pace_ms;
         let client = rustix::io::dup(gov.fifo.client_fd()).unwrap();
         let mut rows = 0u64;

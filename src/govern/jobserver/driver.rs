@@ -257,7 +257,7 @@ impl Driver<'_> {
         let own = Own {
             available_mb: gov.ceiling.bound(g.mem_avail_mb),
             running: gov.handout.running(in_pipe),
-            cap: gov.handout.cap.saturating_add(w.paused),
+            cap: gov.handout.cap_with(w.paused),
             weight: w,
             held_mb: g.build_rss_mb,
         };
@@ -274,7 +274,7 @@ impl Driver<'_> {
             (
                 dec.running,
                 dec.allowed,
-                in_pipe == 0 && dec.running < handout.cap.saturating_add(w.paused),
+                in_pipe == 0 && dec.running < handout.cap_with(w.paused),
             )
         };
         let admitted = match (self.pool.as_deref_mut(), g.mem_known) {

@@ -19,7 +19,9 @@
 //!   smaller) − that growth − the reserve (`room::room_mb`, the one room
 //!   formula);
 //! - allowed = running + ⌊room / peak⌋ (fewer when room is negative),
-//!   between 1 and the cap (cores, or `--max-jobs`);
+//!   between 1 and the cap (cores, or `--max-jobs`, or CMD's `-jN`); a
+//!   job paused holds its slot, and only the cores' cap rises by the
+//!   paused jobs ([`CapFrom`]);
 //! - bytes are written while issued < allowed − 1, and read back (taken
 //!   into headroom's hand) from the FIFO while issued > allowed − 1. A job
 //!   already running is never stopped: a withheld slot is one a client
@@ -52,6 +54,21 @@ pub const CORES_BUF_LEN: usize = 64 * 1024;
 /// ([`CORES_BUF_LEN`] bytes).
 pub fn default_cap(root: &Root, buf: &mut [u8]) -> u32 {
     crate::plan::host::cores(root, root.is_live(), buf).usable
+}
+
+/// Where the cap came from, which says whether a paused job's slot may
+/// go to another job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapFrom {
+    /// The host's usable cores ([`default_cap`]): it is there to keep
+    /// each core busy, so a paused job's idle core is lent to a job that
+    /// fits in memory (the cap rises by the jobs paused).
+    Cores,
+    /// The user's: CMD's own `-jN` taken out (`cli::jobs_flag`), or
+    /// `--max-jobs N`. At most N jobs, paused ones included: a paused job
+    /// still holds its slot, and no slot goes out beyond N (make(1):
+    /// `-j` is "the number of jobs (commands) to run simultaneously").
+    Given,
 }
 
 /// One tick's figures.
@@ -103,8 +120,11 @@ pub struct Decision {
 /// The jobserver's policy and what it saw over the run.
 #[derive(Clone, Debug)]
 pub struct Handout {
-    /// Most jobs at once: cores, or `--max-jobs`.
+    /// Most jobs at once: cores, or `--max-jobs` (or CMD's `-jN`).
     pub cap: u32,
+    /// Where `cap` came from: whether paused jobs raise it
+    /// ([`Handout::cap_with`]).
+    pub cap_from: CapFrom,
     /// The peak per job: where it started, how it moves.
     estimate: Estimate,
     /// Bytes in circulation: in the FIFO or held by clients.
@@ -154,12 +174,14 @@ enum Left {
 
 impl Handout {
     /// A governor with at most `cap` jobs at once (clamped to
-    /// 1..=[`MAX_SLOTS`]) and `peak_mb` per job to start with, given by
-    /// `source` ([`Estimate::new`]).
-    pub fn new(cap: u32, peak_mb: u64, source: Source) -> Handout {
+    /// 1..=[`MAX_SLOTS`]), a cap that came `from` the cores or the user,
+    /// and `peak_mb` per job to start with, given by `source`
+    /// ([`Estimate::new`]).
+    pub fn new(cap: u32, from: CapFrom, peak_mb: u64, source: Source) -> Handout {
         let cap = cap.clamp(1, MAX_SLOTS);
         Handout {
             cap,
+            cap_from: from,
             estimate: Estimate::new(peak_mb, source, cap),
             issued: 0,
             surplus: 0,
@@ -213,7 +235,7 @@ impl Handout {
                 let w = self.weight(inp);
                 let room_mb = room_mb(i128::from(usable), w.growth_at(running));
                 let fit = i128::from(room_mb).div_euclid(i128::from(w.next_mb.max(1)));
-                let cap = self.cap.saturating_add(w.paused);
+                let cap = self.cap_with(w.paused);
                 let allowed = (i128::from(running) + fit).clamp(1, i128::from(cap));
                 (u32::try_from(allowed).unwrap_or(1), room_mb)
             }
@@ -249,10 +271,22 @@ impl Handout {
         }
     }
 
+    /// Most jobs at once while `paused` jobs are paused (`room::Weight`'s,
+    /// counted in the slots they hold): a cap the user gave ([`CapFrom::Given`])
+    /// whatever is paused; the cores ([`CapFrom::Cores`]) and one more per
+    /// paused job, whose core is idle.
+    pub fn cap_with(&self, paused: u32) -> u32 {
+        match self.cap_from {
+            CapFrom::Given => self.cap,
+            CapFrom::Cores => self.cap.saturating_add(paused).min(MAX_SLOTS),
+        }
+    }
+
     /// What the jobs weigh this tick: `inp`'s per-job weight, else every
     /// job at the peak per job less what its compilers hold. A job paused
-    /// frees its core: the cap rises by the paused jobs (a per-job weight
-    /// only; the one-peak rule never starts a job for a paused one).
+    /// frees its core: under the cores' cap, the cap rises by the paused
+    /// jobs ([`Handout::cap_with`]; a per-job weight only, the one-peak
+    /// rule never starts a job for a paused one).
     pub fn weight(&self, inp: &Inputs) -> Weight {
         inp.weight
             .unwrap_or_else(|| Weight::uniform(self.peak_mb(), inp.compiler_rss_mb))
@@ -418,7 +452,7 @@ mod tests {
     #[test]
     fn a_paused_job_s_slot_goes_to_a_job_that_fits() {
         use crate::govern::jobserver::room::Weight;
-        let mut g = Handout::new(2, 396, Source::Pool(360));
+        let mut g = Handout::new(2, CapFrom::Cores, 396, Source::Pool(360));
         // One heavy job running (implicit slot), one paused holding a
         // token: 600 MiB usable, 376 MiB still ahead of the running one,
         // light jobs at 65 MiB: one more fits (600 − 376 − 32 = 192).
@@ -442,6 +476,43 @@ mod tests {
         assert_eq!(g.decide(&inp).allowed, 1);
     }
 
+    /// Issue 42: `run --jobserver -- make -j4` ran 5 compilers for 264 s
+    /// ("the cap, 4, and 1 for the paused job(s)"). A cap the user gave
+    /// is at most that many jobs, the paused ones included: a paused job
+    /// lends no slot, whatever memory holds.
+    #[test]
+    fn a_cap_the_user_gave_is_not_raised_by_paused_jobs() {
+        use crate::govern::jobserver::room::Weight;
+        let w = Weight {
+            counted: 4,
+            growth_mb: 400,
+            held_mb: 0,
+            next_mb: 65,
+            paused: 1,
+        };
+        // make -j4 holds its 4 slots (3 tokens out), one job paused;
+        // memory would hold dozens more.
+        let mut g = Handout::new(4, CapFrom::Given, 396, Source::Pool(360));
+        g.issued = 3;
+        let mut inp = inputs(64_000, 0, 0);
+        inp.weight = Some(w);
+        let d = g.decide(&inp);
+        assert_eq!((d.running, d.allowed, d.put), (4, 4, 0));
+        assert!(!d.memory_bound);
+        // Three paused: still 4 (one runs), never more.
+        inp.weight = Some(Weight { paused: 3, ..w });
+        assert_eq!(g.decide(&inp).allowed, 4);
+        assert_eq!((g.cap_with(0), g.cap_with(3)), (4, 4));
+        // The cores' cap, same figures: the paused job's core is lent.
+        let mut g = Handout::new(4, CapFrom::Cores, 396, Source::Pool(360));
+        g.issued = 3;
+        inp.weight = Some(w);
+        let d = g.decide(&inp);
+        assert_eq!((d.running, d.allowed, d.put), (4, 5, 1));
+        assert_eq!((g.cap_with(0), g.cap_with(3)), (4, 7));
+        assert_eq!(g.cap_with(u32::MAX), MAX_SLOTS);
+    }
+
     /// Runs one tick as the FIFO would: whatever is decided happens.
     fn tick(g: &mut Handout, inp: Inputs) -> Decision {
         let d = g.decide(&inp);
@@ -451,7 +522,7 @@ mod tests {
 
     #[test]
     fn a_400_mib_cgroup_and_160_mib_jobs_allow_two() {
-        let mut g = Handout::new(8, 160, Source::PeakMb);
+        let mut g = Handout::new(8, CapFrom::Cores, 160, Source::PeakMb);
         // Start: only make's implicit job, nothing held.
         let d = tick(&mut g, inputs(380, 0, 0));
         // room = 380 − 160 − RESERVE_MB: one more job.
@@ -466,7 +537,7 @@ mod tests {
 
     #[test]
     fn plenty_of_memory_gives_the_cap() {
-        let mut g = Handout::new(4, 2000, Source::Guess("generic"));
+        let mut g = Handout::new(4, CapFrom::Cores, 2000, Source::Guess("generic"));
         let d = tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!((d.allowed, d.put), (4, 3));
         assert!(!d.memory_bound);
@@ -477,7 +548,7 @@ mod tests {
 
     #[test]
     fn tokens_withheld_are_kept_as_they_come_back_between_ticks() {
-        let mut g = Handout::new(4, 1000, Source::PeakMb);
+        let mut g = Handout::new(4, CapFrom::Cores, 1000, Source::PeakMb);
         tick(&mut g, inputs(64_000, 0, 0));
         assert_eq!(g.withholding(), 0);
         // Memory collapses while the client holds all 3: one job at once
@@ -496,7 +567,7 @@ mod tests {
 
     #[test]
     fn shrinking_memory_takes_returned_tokens_back_never_below_one_job() {
-        let mut g = Handout::new(4, 1000, Source::PeakMb);
+        let mut g = Handout::new(4, CapFrom::Cores, 1000, Source::PeakMb);
         tick(&mut g, inputs(64_000, 0, 0));
         // Memory collapses while 2 tokens are held and 1 is back in the
         // pipe: the one in the pipe is taken back.
@@ -511,7 +582,7 @@ mod tests {
 
     #[test]
     fn tokens_a_client_forged_are_read_back() {
-        let mut g = Handout::new(2, 100, Source::PeakMb);
+        let mut g = Handout::new(2, CapFrom::Cores, 100, Source::PeakMb);
         let d = tick(&mut g, inputs(10_000, 0, 0));
         assert_eq!(d.put, 1);
         // Six more bytes than were given: all read back, the cap holds.
@@ -526,7 +597,7 @@ mod tests {
     /// read them back, and make took them first.
     #[test]
     fn forged_tokens_are_not_a_build_at_rest() {
-        let mut g = Handout::new(2, 100, Source::PeakMb);
+        let mut g = Handout::new(2, CapFrom::Cores, 100, Source::PeakMb);
         tick(&mut g, inputs(10_000, 0, 0));
         assert!(g.at_rest(1));
         assert_eq!(g.running(7), 1);
@@ -538,7 +609,7 @@ mod tests {
     fn the_slots_follow_the_peak_per_job_it_measures() {
         // 1 GiB, two cores, the generic guess: lowered so that two jobs
         // run before anything is measured, then the measured 350 + 10 %.
-        let mut g = Handout::new(2, 2000, Source::Guess("generic"));
+        let mut g = Handout::new(2, CapFrom::Cores, 2000, Source::Guess("generic"));
         let seen = |compiler| Seen {
             usable_mb: Some(990),
             held_mb: 0,
@@ -559,7 +630,7 @@ mod tests {
 
     #[test]
     fn unknown_memory_keeps_the_last_decision() {
-        let mut g = Handout::new(8, 100, Source::PeakMb);
+        let mut g = Handout::new(8, CapFrom::Cores, 100, Source::PeakMb);
         let d = tick(&mut g, inputs(332, 0, 0));
         assert_eq!(d.allowed, 3);
         let mut inp = inputs(0, 0, 2);
@@ -572,7 +643,7 @@ mod tests {
     /// counts in the average as the one job running it saw.
     #[test]
     fn idle_slots_count_as_one_job_running() {
-        let mut g = Handout::new(2, 100, Source::PeakMb);
+        let mut g = Handout::new(2, CapFrom::Cores, 100, Source::PeakMb);
         g.idle_slot();
         assert_eq!(g.concurrency(), None, "no tick yet: nothing to count");
         tick(&mut g, inputs(10_000, 0, 0));
@@ -587,7 +658,7 @@ mod tests {
 
     #[test]
     fn concurrency_and_throttling_are_counted() {
-        let mut g = Handout::new(2, 100, Source::PeakMb);
+        let mut g = Handout::new(2, CapFrom::Cores, 100, Source::PeakMb);
         assert_eq!(g.concurrency(), None);
         assert_eq!(g.report(), None);
         let at = |usable, ms| Inputs {
@@ -617,7 +688,7 @@ mod tests {
     #[test]
     fn only_a_slot_refused_to_a_client_that_asked_is_throttled() {
         // Cap 4 (make -j4); memory allows 2 (one token out) throughout.
-        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let mut g = Handout::new(4, CapFrom::Cores, 100, Source::PeakMb);
         let at = |ms, in_pipe| Inputs {
             now_ms: ms,
             ..inputs(330, 0, in_pipe)
@@ -644,7 +715,7 @@ mod tests {
 
         // One job at once from the governor's first glance, no token out:
         // refused only if the next slot offered is taken at once.
-        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let mut g = Handout::new(4, CapFrom::Cores, 100, Source::PeakMb);
         let low = |ms, in_pipe| Inputs {
             now_ms: ms,
             ..inputs(150, 0, in_pipe)
@@ -658,7 +729,7 @@ mod tests {
         assert_eq!(g.report().unwrap().throttled_ms, 2000);
         // Once more, but the slot offered is left in the FIFO: the job
         // running alone wanted no other (a last link).
-        let mut g = Handout::new(4, 100, Source::PeakMb);
+        let mut g = Handout::new(4, CapFrom::Cores, 100, Source::PeakMb);
         tick(&mut g, low(0, 0));
         tick(&mut g, low(1000, 0));
         tick(&mut g, at(2000, 0));
@@ -669,11 +740,11 @@ mod tests {
 
     #[test]
     fn absurd_figures_do_not_overflow() {
-        let mut g = Handout::new(u32::MAX, u64::MAX, Source::PeakMb);
+        let mut g = Handout::new(u32::MAX, CapFrom::Cores, u64::MAX, Source::PeakMb);
         assert_eq!(g.cap, MAX_SLOTS);
         let d = tick(&mut g, inputs(u64::MAX, u64::MAX, u32::MAX));
         assert!(d.allowed >= 1 && d.allowed <= MAX_SLOTS);
-        let mut g = Handout::new(3, 1, Source::PeakMb);
+        let mut g = Handout::new(3, CapFrom::Cores, 1, Source::PeakMb);
         let d = tick(&mut g, inputs(u64::MAX, 0, 0));
         assert_eq!(d.allowed, 3);
     }

@@ -123,7 +123,7 @@ impl JobWeights {
     }
 
     /// Follows this tick's `jobs`: a job seen for the first time is keyed
-    /// through `key_of(pid)` (its command line read; `None` when it named
+    /// through `key_of(job)` (its command line read; `None` when it named
     /// nothing or could not be read) and pushed to `started`; each job's
     /// peak rises to what `reach_of(job)` says it reached (KiB: its
     /// largest process's VmHWM with the others' RSS, else its RSS); a job
@@ -131,7 +131,7 @@ impl JobWeights {
     pub fn follow<const N: usize>(
         &mut self,
         jobs: &[jobtree::Job],
-        mut key_of: impl FnMut(u32) -> Option<Work>,
+        mut key_of: impl FnMut(&jobtree::Job) -> Option<Work>,
         mut reach_of: impl FnMut(&jobtree::Job) -> u64,
         started: &mut Vec<Started, N>,
     ) {
@@ -178,7 +178,7 @@ impl JobWeights {
                 continue;
             }
             l.tries += 1;
-            let key = key_of(j.pid).map(|w| key(&w));
+            let key = key_of(j).map(|w| key(&w));
             if key.is_none() && l.tries < KEY_TRIES {
                 continue;
             }
@@ -294,6 +294,8 @@ mod tests {
         jobtree::Job {
             pid,
             start_ticks: u64::from(pid),
+            parent: 1,
+            by_make: true,
             rss_kib: rss_mib * 1024,
             cpu_ticks: 0,
             procs: 1,
@@ -306,9 +308,9 @@ mod tests {
         j.rss_kib
     }
 
-    fn keyed(pid: u32) -> Option<Work> {
+    fn keyed(j: &jobtree::Job) -> Option<Work> {
         let mut w = Work::new();
-        let name: &[u8] = match pid {
+        let name: &[u8] = match j.pid {
             1 | 11 => b"h1.c",
             2 => b"h2.c",
             3..=9 => b"light.c",

@@ -163,10 +163,12 @@ pub enum SlotsWhy<'a> {
     },
     /// The cap (cores or `--max-jobs`).
     Cap(u32),
-    /// The cap (cores or `--max-jobs`), and as many more slots as jobs
-    /// are paused (their cores are idle) that memory holds: `paused`.
+    /// The cores' cap (`handout::CapFrom::Cores`: no `-jN`, no
+    /// `--max-jobs`), and as many more slots as jobs are paused (their
+    /// cores are idle) that memory holds: `paused`. A cap the user gave
+    /// is never exceeded (`handout::Handout::cap_with`).
     Handed {
-        /// The cap.
+        /// The cap: the usable cores.
         cap: u32,
         /// Slots beyond it.
         paused: u32,

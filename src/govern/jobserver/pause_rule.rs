@@ -494,6 +494,8 @@ mod tests {
         jobtree::Job {
             pid,
             start_ticks,
+            parent: 1,
+            by_make: true,
             rss_kib: rss_mb * 1024,
             cpu_ticks,
             procs: 1,

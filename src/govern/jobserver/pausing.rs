@@ -15,7 +15,8 @@ use rustix::process::{Pid, Signal};
 use crate::followed::buildcg::{BuildCgroup, Members};
 use crate::followed::compilers::{PidFiles, ProcDir, pid_path};
 use crate::followed::jobkey::{self, Work};
-use crate::followed::jobtree::{JOBS_CAP, JobTree, PROCS_CAP};
+use crate::followed::jobtree::{JOBS_CAP, Job, JobTree, PROCS_CAP};
+use crate::followed::makeshell;
 use crate::govern::jobserver::estimate::with_margin;
 use crate::govern::jobserver::job_weights::{JobWeights, Started};
 use crate::govern::jobserver::lease::{PAUSED_CAP, Paused};
@@ -91,8 +92,10 @@ pub struct Pausing {
     /// The jobs the last scan saw start, told by the next
     /// [`Pausing::act`] with `--explain`.
     started: heapless::Vec<Started, JOBS_CAP>,
-    /// CMD's working directory (its jobs' keys are relative to it).
-    build_dir: heapless::Vec<u8, DIR_LEN>,
+    /// The jobs of make already looked at for a `$(shell …)`
+    /// (`followed::makeshell`): pid, start time, and whether it runs one
+    /// (then no job). Each is looked at once, when first seen.
+    shell_fns: heapless::Vec<(u32, u64, bool), JOBS_CAP>,
 }
 
 impl Pausing {
@@ -116,8 +119,6 @@ impl Pausing {
         let proc_dir = root.open_dir("proc").ok()?;
         let mut work = JobWork::new();
         let start = stat_start(&proc_dir, pid, &mut work.buf)?;
-        let mut build_dir = heapless::Vec::new();
-        let _ = read_cwd(&proc_dir, pid, &mut build_dir);
         Some(Pausing {
             work,
             pids: heapless::Vec::new(),
@@ -133,15 +134,19 @@ impl Pausing {
             weights: JobWeights::new(),
             weighing: false,
             started: heapless::Vec::new(),
-            build_dir,
+            shell_fns: heapless::Vec::new(),
         })
     }
 
-    /// The first half of a tick: the jobs found ([`Pausing::find_jobs`]).
-    /// Returns the most one of them holds now, MiB, for the estimate per
-    /// job (`pause_rule::largest_mb`); `None` when none was found.
+    /// The first half of a tick: the jobs found ([`Pausing::find_jobs`]),
+    /// make's `$(shell …)` commands left out. Returns the most one of
+    /// them holds now, MiB, for the estimate per job
+    /// (`pause_rule::largest_mb`); `None` when none was found.
     pub fn scan(&mut self) -> Option<u64> {
         self.scanned = self.find_jobs().is_ok();
+        if self.scanned {
+            self.drop_shell_functions();
+        }
         self.seen = self
             .scanned
             .then(|| u32::try_from(self.work.tree.jobs().len()).unwrap_or(u32::MAX));
@@ -151,12 +156,23 @@ impl Pausing {
         if !self.weighing {
             return pause_rule::largest_mb(self.work.tree.jobs());
         }
-        let (proc_dir, build_dir) = (&self.proc_dir, &self.build_dir);
+        let proc_dir = &self.proc_dir;
         let (cmdline, buf) = (&mut self.work.cmdline, &mut self.work.buf);
+        // The build tool's own directory (after make's -C), read once a
+        // scan and only when a job is keyed.
+        let tool = self.work.tree.tool;
+        let mut tool_dir: Option<heapless::Vec<u8, DIR_LEN>> = None;
         self.started.clear();
         self.weights.follow(
             self.work.tree.jobs(),
-            |pid| key_of(proc_dir, pid, build_dir, cmdline),
+            |j| {
+                let base = tool_dir.get_or_insert_with(|| {
+                    let mut d = heapless::Vec::new();
+                    let _ = read_cwd(proc_dir, tool, &mut d);
+                    d
+                });
+                key_of(proc_dir, j, base, cmdline)
+            },
             |j| reached_kib(proc_dir, j, buf),
             &mut self.started,
         );
@@ -296,6 +312,32 @@ impl Pausing {
         self.paused_now()
     }
 
+    /// Leaves out of the tree the children of make that run a
+    /// `$(shell …)` (`followed::makeshell::runs_shell_function`): they
+    /// hold no slot, and are not counted, paused, keyed or remembered.
+    /// Each job of make is looked at when first seen; the verdict is kept
+    /// while it lives (its fd 1 was set before it became another program
+    /// than make: until then it is a build tool, no job).
+    fn drop_shell_functions(&mut self) {
+        let (tree, scratch) = (&mut self.work.tree, &mut self.work.scratch);
+        let known = &mut self.shell_fns;
+        let jobs = tree.jobs();
+        known
+            .retain(|&(pid, start, _)| jobs.iter().any(|j| (j.pid, j.start_ticks) == (pid, start)));
+        for j in jobs.iter().filter(|j| j.by_make) {
+            if known.iter().any(|k| (k.0, k.1) == (j.pid, j.start_ticks)) {
+                continue;
+            }
+            let shell =
+                makeshell::runs_shell_function(self.proc_dir.as_fd(), j.pid, j.parent, scratch);
+            // Within JOBS_CAP, as the jobs are.
+            let _ = known.push((j.pid, j.start_ticks, shell));
+        }
+        if known.iter().any(|k| k.2) {
+            tree.retain_jobs(|j| !known.contains(&(j.pid, j.start_ticks, true)));
+        }
+    }
+
     /// The build's jobs into the tree: from the `stat` of its cgroup's
     /// members when it has a cgroup (no listing of `/proc`), else by a
     /// scan of all of `/proc`.
@@ -406,22 +448,26 @@ pub fn continue_jobs(jobs: &[Paused], work: &mut JobWork) -> u32 {
     found
 }
 
-/// The key of job `pid` (`followed::jobkey`): its command line read
-/// into `cmdline`, its directory taken relative to `build_dir`; `None`
-/// when it is gone or names nothing.
+/// The key of job `j` (`followed::jobkey`): its command line read into
+/// `cmdline`, its directory that where it started, its parent's (the
+/// build tool that forked it: a job's own may change as it runs, `cd
+/// sub && …`), taken relative to `tool_dir`, the directory of the build
+/// tool nearest CMD (make's after its `-C`): the same key whatever
+/// directory headroom or CMD was started in. `None` when it is gone or
+/// names nothing.
 fn key_of(
     proc_dir: &OwnedFd,
-    pid: u32,
-    build_dir: &[u8],
+    j: &Job,
+    tool_dir: &[u8],
     cmdline: &mut [u8; CMDLINE_LEN],
 ) -> Option<Work> {
     let n = ProcDir(proc_dir.as_fd())
-        .read(pid, "cmdline", cmdline)
+        .read(j.pid, "cmdline", cmdline)
         .ok()?
         .len();
     let mut dir = heapless::Vec::<u8, DIR_LEN>::new();
-    let rel: &[u8] = if read_cwd(proc_dir, pid, &mut dir) {
-        relative(&dir, build_dir)
+    let rel: &[u8] = if !tool_dir.is_empty() && read_cwd(proc_dir, j.parent, &mut dir) {
+        relative(&dir, tool_dir)
     } else {
         b""
     };
@@ -444,12 +490,13 @@ fn reached_kib(proc_dir: &OwnedFd, j: &crate::followed::jobtree::Job, buf: &mut 
     }
 }
 
-/// `dir` relative to `base`: empty when the same, the rest below it,
-/// else `dir` whole.
+/// `dir` relative to `base` (both absolute, as `/proc/PID/cwd` gives
+/// them): empty when the same, the rest below it, else `dir` whole.
 fn relative<'d>(dir: &'d [u8], base: &[u8]) -> &'d [u8] {
+    let base = base.strip_suffix(b"/").unwrap_or(base);
     match dir.strip_prefix(base) {
         Some([]) => b"",
-        Some([b'/', rest @ ..]) if !base.is_empty() => rest,
+        Some([b'/', rest @ ..]) => rest,
         _ => dir,
     }
 }
@@ -478,4 +525,24 @@ fn stat_start(proc_dir: &OwnedFd, pid: u32, buf: &mut [u8]) -> Option<u64> {
     crate::kernel::pid::parse_stat(raw)
         .ok()
         .map(|s| s.start_ticks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42: `make` in /src and `make -C /src` from / are one build
+    /// tool in /src: a job's directory is taken relative to it, and a
+    /// tool in `/` is no exception.
+    #[test]
+    fn a_directory_is_taken_relative_to_the_tool_s() {
+        assert_eq!(relative(b"/src", b"/src"), b"");
+        assert_eq!(relative(b"/src/a", b"/src"), b"a");
+        assert_eq!(relative(b"/src/a/b", b"/src/"), b"a/b");
+        assert_eq!(relative(b"/src", b"/"), b"src");
+        assert_eq!(relative(b"/", b"/"), b"");
+        // Beside it, or above it: whole.
+        assert_eq!(relative(b"/srcx/a", b"/src"), b"/srcx/a");
+        assert_eq!(relative(b"/other", b"/src"), b"/other");
+    }
 }

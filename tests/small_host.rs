@@ -390,7 +390,10 @@ fn v2_a_limit_above_a_cgroup_namespace_is_noticed_and_taken_as_the_budget() {
     let (code, json, _) = b.check("hidden_status");
     assert_eq!(code, 0, "{json}");
     // Nothing inside states the limit: status sees none.
-    assert!(json.contains("\"mem_limited_by\":\"MemAvailable\""), "{json}");
+    assert!(
+        json.contains("\"mem_limited_by\":\"MemAvailable\""),
+        "{json}"
+    );
     let (code, _, err) = b.check("hidden");
     assert_eq!(code, 0, "{err}");
     let said: Vec<&str> = err

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{BIN, Cgroup, HOG, makefile, output_within, overlap, scratch};
+use common::{BIN, Cgroup, HOG, leases, makefile, output_within, overlap, scratch};
 
 /// "OOM kills in this build: N" of each lane's summary, summed.
 fn build_oom_kills(stderr: &str) -> u64 {
@@ -109,16 +109,6 @@ fn pooled(dir: &Path, pool: &Path, run_id: &str, cmd: &[&str]) -> Output {
             .env_remove("HEADROOM_POOL"),
         60,
     )
-}
-
-fn leases(pool: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(pool)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("lease-"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// Starts `run --jobserver OPTS --pool POOL --run-id ID --out-dir DIR/ID --

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{BIN, output_within, scratch};
+use common::{BIN, leases, output_within, scratch};
 
 /// The user a BuildKit step's `USER 1000` runs as.
 const USER: u32 = 1000;
@@ -51,17 +51,6 @@ fn under_umask(umask: &str, c: &Command) -> Command {
         .env_remove("HEADROOM_POOL")
         .env_remove("MAKEFLAGS");
     sh
-}
-
-/// The lease files in `pool`, sorted.
-fn leases(pool: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(pool)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("lease-"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// `c` started in the background (stderr dropped); returns once `pool`

@@ -462,6 +462,17 @@ pub fn scratch(name: &str) -> PathBuf {
 /// written so they are resident).
 pub const HOG: &str = "python3 -c 'import time; b = bytearray(); [(b.extend(bytes(15 << 20)), time.sleep(0.15)) for _ in range(10)]'";
 
+/// The lease files (`lease-*`) in pool directory `pool`, sorted.
+pub fn leases(pool: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(pool)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("lease-"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// A Makefile of `n` targets `t0`…; each logs `start NAME T` and, when
 /// `recipe` succeeds, `end NAME T` (seconds, date +%s.%N) to `log`; a
 /// failed recipe fails its target.

@@ -37,7 +37,7 @@
 use rustix::fd::BorrowedFd;
 use rustix::io::Errno;
 
-use crate::govern::jobserver::peakfile::{PeakError, PeakIssue, read_trusted};
+use crate::govern::jobserver::peakfile::{PeakError, PeakIssue, parse_figure, read_trusted};
 use crate::report::replace;
 
 /// The file's name in the pool directory.
@@ -49,8 +49,8 @@ pub const MAGIC: &str = "headroom-budget 1";
 /// The largest budget a file may state, MiB (16 TiB).
 pub const BUDGET_MAX_MB: u64 = 1 << 24;
 
-/// The longest file read, bytes.
-pub const BUDGET_FILE_CAP: usize = 512;
+/// The longest file read, bytes (a peak file's: one reader parses both).
+pub const BUDGET_FILE_CAP: usize = crate::govern::jobserver::peakfile::PEAK_FILE_CAP;
 
 /// The budget in a file's `bytes`, MiB.
 ///
@@ -59,21 +59,7 @@ pub const BUDGET_FILE_CAP: usize = 512;
 /// `Missing` (no `budget_mb`), `Value` (not 1 to [`BUDGET_MAX_MB`]),
 /// `Shape` (too long, not UTF-8).
 pub fn parse(bytes: &[u8]) -> Result<u64, PeakError> {
-    if bytes.len() > BUDGET_FILE_CAP {
-        return Err(PeakError::Shape);
-    }
-    let text = core::str::from_utf8(bytes).map_err(|_| PeakError::Shape)?;
-    let mut lines = text.lines();
-    if lines.next() != Some(MAGIC) {
-        return Err(PeakError::Magic);
-    }
-    let value = lines
-        .find_map(|l| l.strip_prefix("budget_mb "))
-        .ok_or(PeakError::Missing)?;
-    match value.parse::<u64>() {
-        Ok(mb @ 1..=BUDGET_MAX_MB) => Ok(mb),
-        _ => Err(PeakError::Value),
-    }
+    parse_figure(bytes, MAGIC, "budget_mb", BUDGET_MAX_MB)
 }
 
 /// The file's text for a budget of `mb` MiB.

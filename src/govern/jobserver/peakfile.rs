@@ -99,19 +99,30 @@ pub fn name_with(prefix: &str, run: &str) -> Option<heapless::String<72>> {
 /// # Errors
 /// [`PeakError`].
 pub fn parse(bytes: &[u8]) -> Result<u64, PeakError> {
+    parse_figure(bytes, MAGIC, "peak_mb", PEAK_MAX_MB)
+}
+
+/// The one figure of a small pool file of this shape (a peak file, a
+/// budget file): at most [`PEAK_FILE_CAP`] bytes of UTF-8, first line
+/// `magic`, then a `key VALUE` line whose VALUE is 1 to `max`; other
+/// lines ignored.
+///
+/// # Errors
+/// [`PeakError`]: `Shape`, `Magic`, `Missing` (no `key` line), `Value`.
+pub fn parse_figure(bytes: &[u8], magic: &str, key: &str, max: u64) -> Result<u64, PeakError> {
     if bytes.len() > PEAK_FILE_CAP {
         return Err(PeakError::Shape);
     }
     let text = core::str::from_utf8(bytes).map_err(|_| PeakError::Shape)?;
     let mut lines = text.lines();
-    if lines.next() != Some(MAGIC) {
+    if lines.next() != Some(magic) {
         return Err(PeakError::Magic);
     }
     let value = lines
-        .find_map(|l| l.strip_prefix("peak_mb "))
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
         .ok_or(PeakError::Missing)?;
     match value.parse::<u64>() {
-        Ok(mb @ 1..=PEAK_MAX_MB) => Ok(mb),
+        Ok(mb) if (1..=max).contains(&mb) => Ok(mb),
         _ => Err(PeakError::Value),
     }
 }

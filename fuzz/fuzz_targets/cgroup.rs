@@ -22,6 +22,12 @@ fuzz_target!(|data: &[u8]| {
             headroom::kernel::cgroup::inactive_file_key(v),
         );
     }
+    // A limit above the mount (v1 hierarchical_memory_limit) and the v2
+    // top cgroup's reclaim counter, from memory.stat.
+    let own = headroom::kernel::cgroup::parse_limit(data).ok();
+    let _ = headroom::kernel::cgroup::unseen_limit(data, own, 1 << 34);
+    let _ = headroom::kernel::cgroup::unseen_memsw_limit(data, 1 << 35);
+    let _ = headroom::kernel::cgroup::parse_stat_value(data, headroom::kernel::cgroup::PGSCAN_DIRECT);
     // The build's cgroup: memory.stat of either version, the names of
     // headroom's cgroups, and membership of one path in another.
     let _ = headroom::followed::buildcg::parse_anon(data, headroom::kernel::cgroup::Version::V1);

@@ -9,7 +9,8 @@
 //! shows reads unlimited, and the parent's limit is only in cgroup v1's
 //! `memory.stat` (`hierarchical_memory_limit`).
 //!
-//! - `status` says the 400 MiB limit, set above the mount;
+//! - `status` says the 400 MiB limit, set above the mount, and (with swap
+//!   accounting) that it allows no swap (`hierarchical_memsw_limit`);
 //! - `run --jobserver --max-jobs 8` of eight jobs of ~150 MiB is never
 //!   OOM-killed and runs at most two at once (planned from the host's
 //!   GiBs, it ran eight and the kernel killed them).
@@ -73,6 +74,11 @@ fn a_parent_s_limit_above_the_mount_binds_status_and_the_governor() {
         ),
         "{screen}"
     );
+    // Its memsw limit is the limit (swap capped): hierarchical_memsw_limit
+    // says so, where swap accounting is on.
+    if parent.dir.join("memory.memsw.limit_in_bytes").exists() {
+        assert!(screen.contains("swap: none allowed"), "{screen}");
+    }
 
     let script = format!(
         "cd '{}' && exec {BIN} run --jobserver --max-jobs 8 --peak-mb 160 --run-id j --out-dir out -- make",

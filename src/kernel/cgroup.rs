@@ -906,6 +906,7 @@ impl MemCgroup {
         let memsw_total = mem_total_kib
             .saturating_add(swap_total_kib)
             .saturating_mul(1024);
+        let above = self.unseen_swap(limits.last().copied().flatten(), total, memsw_total, buf);
         self.dirs
             .iter()
             .enumerate()
@@ -923,7 +924,29 @@ impl MemCgroup {
                     Some(memsw.saturating_sub(mem))
                 }
             })
+            .chain(above)
             .min()
+    }
+
+    /// The swap a v1 limit above the mount allows: its
+    /// `hierarchical_memsw_limit` less its `hierarchical_memory_limit`
+    /// ([`unseen_memsw_limit`], [`unseen_limit`]: the top level's
+    /// `memory.stat`, `top_own` its own limit); `None` on v2, without
+    /// such a limit, or without swap accounting.
+    fn unseen_swap(
+        &self,
+        top_own: Option<Limit>,
+        total: u64,
+        memsw_total: u64,
+        buf: &mut [u8],
+    ) -> Option<u64> {
+        if self.version != Version::V1 || !self.hidden_above {
+            return None;
+        }
+        let stat = read_once_at(self.dirs.last()?.as_fd(), STAT_FILE, buf).ok()?;
+        let mem = unseen_limit(stat, top_own, total)?;
+        let memsw = unseen_memsw_limit(stat, memsw_total)?;
+        Some(memsw.saturating_sub(mem))
     }
 
     /// Memory charged to this process's cgroup now, bytes (v2

@@ -735,22 +735,43 @@ impl MemCgroup {
         mem_total_bytes: u64,
         buf: &mut [u8],
     ) -> Option<Available> {
-        if self.version != Version::V1 || !self.hidden_above {
-            return None;
-        }
-        let top = self.dirs.last()?;
-        let stat = read_once_at(top.as_fd(), STAT_FILE, buf).ok()?;
-        let limit = unseen_limit(stat, own, mem_total_bytes)?;
-        let key = inactive_file_key(self.version);
-        let inactive = parse_stat_value(stat, key).ok().flatten();
-        let usage = read_parse(top, usage_file(self.version), buf, parse_bytes)?;
-        Some(Available {
-            limit_bytes: limit,
-            usage_bytes: usage,
-            inactive_file_bytes: inactive,
-            available_bytes: available_bytes(limit, usage, inactive),
-            depth: u8::try_from(self.dirs.len()).unwrap_or(u8::MAX),
-        })
+        self.unseen_and_swap(own, mem_total_bytes, 0, buf).0
+    }
+
+    /// [`MemCgroup::unseen_with`] and the swap that limit allows (its
+    /// `hierarchical_memsw_limit` below `memsw_total_bytes`, less its
+    /// memory limit: [`unseen_memsw_limit`]), from one read of the top
+    /// level's [`STAT_FILE`].
+    fn unseen_and_swap(
+        &self,
+        own: Option<Limit>,
+        mem_total_bytes: u64,
+        memsw_total_bytes: u64,
+        buf: &mut [u8],
+    ) -> (Option<Available>, Option<u64>) {
+        let top = match self.dirs.last() {
+            Some(top) if self.version == Version::V1 && self.hidden_above => top,
+            _ => return (None, None),
+        };
+        let Ok(stat) = read_once_at(top.as_fd(), STAT_FILE, buf) else {
+            return (None, None);
+        };
+        let Some(limit) = unseen_limit(stat, own, mem_total_bytes) else {
+            return (None, None);
+        };
+        let swap = unseen_memsw_limit(stat, memsw_total_bytes).map(|m| m.saturating_sub(limit));
+        let inactive = parse_stat_value(stat, inactive_file_key(self.version))
+            .ok()
+            .flatten();
+        let above =
+            read_parse(top, usage_file(self.version), buf, parse_bytes).map(|usage| Available {
+                limit_bytes: limit,
+                usage_bytes: usage,
+                inactive_file_bytes: inactive,
+                available_bytes: available_bytes(limit, usage, inactive),
+                depth: u8::try_from(self.dirs.len()).unwrap_or(u8::MAX),
+            });
+        (above, swap)
     }
 
     /// [`MemCgroup::available`] and [`MemCgroup::swap_allowance_bytes`]
@@ -782,10 +803,15 @@ impl MemCgroup {
             best = tighter(best, self.level(dir, depth, limit, usage, buf));
         }
         let top = limits.last().copied().flatten();
-        if let Some(a) = self.unseen_with(top, total, buf) {
+        let memsw_total = mem_total_kib
+            .saturating_add(swap_total_kib)
+            .saturating_mul(1024);
+        let (above, above_swap) = self.unseen_and_swap(top, total, memsw_total, buf);
+        if let Some(a) = above {
             best = tighter(best, a);
         }
-        let swap = self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, buf);
+        let swap =
+            self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, above_swap, buf);
         (best, swap)
     }
 
@@ -890,23 +916,30 @@ impl MemCgroup {
             Version::V2 => heapless::Vec::new(),
             Version::V1 => self.read_limits(buf),
         };
-        self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, buf)
+        let total = mem_total_kib.saturating_mul(1024);
+        let memsw_total = mem_total_kib
+            .saturating_add(swap_total_kib)
+            .saturating_mul(1024);
+        let top = limits.last().copied().flatten();
+        let above = self.unseen_and_swap(top, total, memsw_total, buf).1;
+        self.swap_allowance_with(&limits, mem_total_kib, swap_total_kib, above, buf)
     }
 
     /// [`MemCgroup::swap_allowance_bytes`] with each level's memory limit
-    /// already read (`limits`, leaf first: needed on v1 only).
+    /// already read (`limits`, leaf first: needed on v1 only), and what a
+    /// v1 limit above the mount allows (`above`, [`MemCgroup::unseen_and_swap`]).
     fn swap_allowance_with(
         &self,
         limits: &[Option<Limit>],
         mem_total_kib: u64,
         swap_total_kib: u64,
+        above: Option<u64>,
         buf: &mut [u8],
     ) -> Option<u64> {
         let total = mem_total_kib.saturating_mul(1024);
         let memsw_total = mem_total_kib
             .saturating_add(swap_total_kib)
             .saturating_mul(1024);
-        let above = self.unseen_swap(limits.last().copied().flatten(), total, memsw_total, buf);
         self.dirs
             .iter()
             .enumerate()
@@ -926,27 +959,6 @@ impl MemCgroup {
             })
             .chain(above)
             .min()
-    }
-
-    /// The swap a v1 limit above the mount allows: its
-    /// `hierarchical_memsw_limit` less its `hierarchical_memory_limit`
-    /// ([`unseen_memsw_limit`], [`unseen_limit`]: the top level's
-    /// `memory.stat`, `top_own` its own limit); `None` on v2, without
-    /// such a limit, or without swap accounting.
-    fn unseen_swap(
-        &self,
-        top_own: Option<Limit>,
-        total: u64,
-        memsw_total: u64,
-        buf: &mut [u8],
-    ) -> Option<u64> {
-        if self.version != Version::V1 || !self.hidden_above {
-            return None;
-        }
-        let stat = read_once_at(self.dirs.last()?.as_fd(), STAT_FILE, buf).ok()?;
-        let mem = unseen_limit(stat, top_own, total)?;
-        let memsw = unseen_memsw_limit(stat, memsw_total)?;
-        Some(memsw.saturating_sub(mem))
     }
 
     /// Memory charged to this process's cgroup now, bytes (v2

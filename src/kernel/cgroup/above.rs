@@ -118,4 +118,22 @@ total_cache 1048576\ntotal_inactive_file 524288\n";
         assert_eq!(unseen_limit(b"", None, 23 * GIB), None);
         assert_eq!(unseen_memsw_limit(b"cache 0\n", 23 * GIB), None);
     }
+
+    #[test]
+    fn a_hierarchical_limit_under_a_mib_is_no_limit() {
+        extern crate std;
+        // No cgroup that holds this process can be limited to less than a
+        // MiB: 0, a byte or a page is a hostile or broken file, never a
+        // limit of 0 MiB that binds.
+        for v in ["0", "1", "4096", "1048575"] {
+            let stat = std::format!("hierarchical_memory_limit {v}\n");
+            assert_eq!(unseen_limit(stat.as_bytes(), None, 23 * GIB), None, "{v}");
+            let stat = std::format!(
+                "hierarchical_memory_limit {v}\nhierarchical_memory_limit 1073741824\n"
+            );
+            assert_eq!(unseen_limit(stat.as_bytes(), None, 23 * GIB), None, "{v}");
+        }
+        let stat = b"hierarchical_memory_limit 1048576\n";
+        assert_eq!(unseen_limit(stat, None, 23 * GIB), Some(1 << 20));
+    }
 }

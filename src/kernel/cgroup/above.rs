@@ -53,10 +53,16 @@ pub struct TopReclaim {
 /// hierarchical limit when it is below MemTotal (`mem_total_bytes`, as
 /// [`Limit::effective`]) and below the top cgroup's own (else the top
 /// cgroup's own limit is the binding one, and the path shows it). `None`
-/// when there is none, or the text has no such line or a bad value.
+/// when there is none, or the text has no such line or a bad value (one
+/// under a MiB too).
 pub fn unseen_limit(stat: &[u8], own: Option<Limit>, mem_total_bytes: u64) -> Option<u64> {
     let hier = parse_stat_value(stat, HIERARCHICAL_MEMORY_LIMIT).ok()??;
     let hier = Limit::Bytes(hier).effective(mem_total_bytes)?;
+    // Under a MiB no cgroup that holds this process can be: a hostile or
+    // broken file, not a limit of 0 MiB that binds.
+    if hier < 1 << 20 {
+        return None;
+    }
     match own.and_then(|l| l.effective(mem_total_bytes)) {
         Some(own) if own <= hier => None,
         _ => Some(hier),

@@ -90,3 +90,31 @@ fn a_bad_budget_or_no_pool_is_a_usage_error() {
     assert!(err.contains("--set-budget names no pool"), "{err}");
     assert!(!d.join("pool").exists());
 }
+
+#[test]
+fn a_fifo_at_the_temporary_name_does_not_hang_set_budget() {
+    // Anyone may make files in a 1777 pool: a FIFO planted at the
+    // temporary name a writer's pid gives (`.budget.PID.tmp`) must not
+    // hold `status --set-budget` (nor the end of a run, which writes its
+    // peak files the same way) in open(2) for ever.
+    let d = scratch("budget-fifo");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let script = format!(
+        "mkfifo {p}/.budget.$$.tmp && exec {BIN} status --pool {p} --set-budget 300",
+        p = pool.display()
+    );
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .env_remove("HEADROOM_POOL"),
+        20,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    assert!(err.lines().count() <= 1, "{err}");
+    if out.status.success() {
+        let budget = fs::read_to_string(pool.join("budget")).unwrap();
+        assert_eq!(budget, "headroom-budget 1\nbudget_mb 300\n");
+    }
+}

@@ -90,3 +90,67 @@ fn a_bad_budget_or_no_pool_is_a_usage_error() {
     assert!(err.contains("--set-budget names no pool"), "{err}");
     assert!(!d.join("pool").exists());
 }
+
+#[test]
+fn a_fifo_at_the_temporary_name_does_not_hang_set_budget() {
+    // Anyone may make files in a 1777 pool: a FIFO planted at the
+    // temporary name a writer's pid gives (`.budget.PID.tmp`) must not
+    // hold `status --set-budget` (nor the end of a run, which writes its
+    // peak files the same way) in open(2) for ever.
+    let d = scratch("budget-fifo");
+    let pool = d.join("pool");
+    fs::create_dir(&pool).unwrap();
+    let script = format!(
+        "mkfifo {p}/.budget.$$.tmp && exec {BIN} status --pool {p} --set-budget 300",
+        p = pool.display()
+    );
+    let out = output_within(
+        Command::new("sh")
+            .args(["-c", &script])
+            .env_remove("HEADROOM_POOL"),
+        20,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    assert!(err.lines().count() <= 1, "{err}");
+    if out.status.success() {
+        let budget = fs::read_to_string(pool.join("budget")).unwrap();
+        assert_eq!(budget, "headroom-budget 1\nbudget_mb 300\n");
+    }
+}
+
+#[test]
+fn removing_a_budget_that_cannot_be_removed_says_remove() {
+    let d = scratch("budget-rm");
+    let pool = d.join("pool");
+    fs::create_dir_all(pool.join("budget")).unwrap();
+    let out = status(&pool, &["--set-budget", "none"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        format!(
+            "headroom: --pool {}: cannot remove its budget file: Is a directory\n",
+            pool.display()
+        )
+    );
+}
+
+#[test]
+fn with_root_headroom_pool_is_not_read_and_set_budget_says_so() {
+    let d = scratch("budget-root");
+    let board = concat!(env!("CARGO_MANIFEST_DIR"), "/boards/x86_64-vm-2c-24g");
+    let out = output_within(
+        Command::new(BIN)
+            .args(["--root", board, "status", "--set-budget", "100"])
+            .env("HEADROOM_POOL", d.join("pool")),
+        60,
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "headroom: status --set-budget names no pool: give --pool DIR ($HEADROOM_POOL is not read with --root)\n"
+    );
+    assert!(!d.join("pool").exists());
+}

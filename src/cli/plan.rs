@@ -444,7 +444,11 @@ pub fn status_cmd(a: StatusArgs) -> Result<ExitCode, Fail> {
         .or_else(|| live.then(|| env_nonempty("HEADROOM_POOL")).flatten());
     if let Some(Budget(mb)) = a.set_budget {
         let Some(dir) = pool_dir.as_deref() else {
-            return usage("status --set-budget names no pool: give --pool DIR (or HEADROOM_POOL)");
+            return usage(if live {
+                "status --set-budget names no pool: give --pool DIR (or HEADROOM_POOL)"
+            } else {
+                "status --set-budget names no pool: give --pool DIR ($HEADROOM_POOL is not read with --root)"
+            });
         };
         set_budget(dir, mb)?;
     }

@@ -159,7 +159,8 @@ pub fn set_budget(dir: &str, mb: Option<u64>) -> Result<(), Fail> {
     match pool_dir::set_budget(dir, mb) {
         Ok(()) => Ok(()),
         Err(OpenError::Lease(e)) => Err(Fail(format!(
-            "--pool {dir}: cannot write its {BUDGET_NAME} file: {}",
+            "--pool {dir}: cannot {} its {BUDGET_NAME} file: {}",
+            if mb.is_some() { "write" } else { "remove" },
             errtext(e)
         ))),
         Err(e) => Err(Fail(open_text("--pool", dir, e))),

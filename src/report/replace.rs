@@ -85,7 +85,8 @@ pub fn write_all(fd: BorrowedFd<'_>, mut bytes: &[u8]) -> Result<(), Errno> {
 }
 
 /// Replaces `name` in `dir` with what `fill` writes to the temporary file
-/// `tmp` (mode 0644 less the umask; never through a symlink), then
+/// `tmp` (mode 0644 less the umask; made anew, so never through a
+/// symlink nor into a FIFO or another's file left there), then
 /// renames it over `name`. On any failure the temporary file is removed
 /// and `name` keeps its old content.
 ///
@@ -97,10 +98,16 @@ pub fn replace(
     tmp: &str,
     fill: impl FnOnce(BorrowedFd<'_>) -> Result<(), Errno>,
 ) -> Result<(), Errno> {
+    // A file left at `tmp` (a crashed writer of the same pid, or one
+    // someone put in a directory others may write: a FIFO would hold
+    // open(2) for ever) is removed, and the temporary made anew: O_EXCL
+    // opens only a regular file this process created. One that cannot be
+    // removed (another user's, sticky directory) fails with EEXIST.
+    let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
     let fd = rustix::fs::openat(
         dir,
         tmp,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o644),
     )?;
     let r = fill(fd.as_fd()).and_then(|()| rustix::fs::renameat(dir, tmp, dir, name));

@@ -53,10 +53,16 @@ pub struct TopReclaim {
 /// hierarchical limit when it is below MemTotal (`mem_total_bytes`, as
 /// [`Limit::effective`]) and below the top cgroup's own (else the top
 /// cgroup's own limit is the binding one, and the path shows it). `None`
-/// when there is none, or the text has no such line or a bad value.
+/// when there is none, or the text has no such line or a bad value (one
+/// under a MiB too).
 pub fn unseen_limit(stat: &[u8], own: Option<Limit>, mem_total_bytes: u64) -> Option<u64> {
     let hier = parse_stat_value(stat, HIERARCHICAL_MEMORY_LIMIT).ok()??;
     let hier = Limit::Bytes(hier).effective(mem_total_bytes)?;
+    // Under a MiB no cgroup that holds this process can be: a hostile or
+    // broken file, not a limit of 0 MiB that binds.
+    if hier < 1 << 20 {
+        return None;
+    }
     match own.and_then(|l| l.effective(mem_total_bytes)) {
         Some(own) if own <= hier => None,
         _ => Some(hier),
@@ -117,5 +123,23 @@ total_cache 1048576\ntotal_inactive_file 524288\n";
         );
         assert_eq!(unseen_limit(b"", None, 23 * GIB), None);
         assert_eq!(unseen_memsw_limit(b"cache 0\n", 23 * GIB), None);
+    }
+
+    #[test]
+    fn a_hierarchical_limit_under_a_mib_is_no_limit() {
+        extern crate std;
+        // No cgroup that holds this process can be limited to less than a
+        // MiB: 0, a byte or a page is a hostile or broken file, never a
+        // limit of 0 MiB that binds.
+        for v in ["0", "1", "4096", "1048575"] {
+            let stat = std::format!("hierarchical_memory_limit {v}\n");
+            assert_eq!(unseen_limit(stat.as_bytes(), None, 23 * GIB), None, "{v}");
+            let stat = std::format!(
+                "hierarchical_memory_limit {v}\nhierarchical_memory_limit 1073741824\n"
+            );
+            assert_eq!(unseen_limit(stat.as_bytes(), None, 23 * GIB), None, "{v}");
+        }
+        let stat = b"hierarchical_memory_limit 1048576\n";
+        assert_eq!(unseen_limit(stat, None, 23 * GIB), Some(1 << 20));
     }
 }

@@ -653,6 +653,8 @@ impl MemCgroup {
         let total = mem_total_kib.saturating_mul(1024);
         let (limit_file, usage_file, _) = self.files();
         let mut best: Option<Available> = None;
+        // The top level's own limit, for a limit above the mount.
+        let mut top_own = None;
         for (depth, dir) in self.dirs.iter().enumerate() {
             let mut once = (Kept::new(false), Kept::new(false));
             let (limit_k, usage_k) = match kept.levels.get_mut(depth) {
@@ -669,6 +671,9 @@ impl MemCgroup {
                 }
                 r => r.ok().and_then(|b| parse_limit(b).ok()),
             };
+            if depth + 1 == self.dirs.len() {
+                top_own = limit;
+            }
             let Some(limit) = limit.and_then(|l| l.effective(total)) else {
                 continue;
             };
@@ -681,7 +686,7 @@ impl MemCgroup {
             };
             best = tighter(best, self.level(dir, depth, limit, usage, buf));
         }
-        match self.unseen(total, buf) {
+        match self.unseen(top_own, total, buf) {
             Some(a) => tighter(best, a),
             None => best,
         }
@@ -692,15 +697,17 @@ impl MemCgroup {
     /// [`STAT_FILE`]), its usage and inactive file cache the top level's
     /// (the least the ancestor's can be), at depth [`MemCgroup::levels`].
     /// `None` on v2, when the mount shows the hierarchy's root, or when
-    /// no hidden ancestor limits more than the path shows. Read by name:
-    /// three small reads a tick in a container on v1, none elsewhere.
-    pub fn unseen(&self, mem_total_bytes: u64, buf: &mut [u8]) -> Option<Available> {
-        if self.version != Version::V1 || !self.hidden_above {
-            return None;
-        }
-        let top = self.dirs.last()?;
-        let own = read_parse(top, limit_file(self.version), buf, parse_limit);
-        self.unseen_with(own, mem_total_bytes, buf)
+    /// no hidden ancestor limits more than the path shows. `top_own`: the
+    /// top level's own limit, as the caller read it (`None`: unreadable).
+    /// Read by name: `memory.stat` and, when such a limit binds, the
+    /// usage; in a container on v1 only.
+    pub fn unseen(
+        &self,
+        top_own: Option<Limit>,
+        mem_total_bytes: u64,
+        buf: &mut [u8],
+    ) -> Option<Available> {
+        self.unseen_and_swap(top_own, mem_total_bytes, 0, buf).0
     }
 
     /// The mount's top cgroup's usage and reclaim now, on v2 when the
@@ -727,18 +734,7 @@ impl MemCgroup {
         })
     }
 
-    /// [`MemCgroup::unseen`] with the top level's own limit already read
-    /// (`own`; `None`: unreadable).
-    fn unseen_with(
-        &self,
-        own: Option<Limit>,
-        mem_total_bytes: u64,
-        buf: &mut [u8],
-    ) -> Option<Available> {
-        self.unseen_and_swap(own, mem_total_bytes, 0, buf).0
-    }
-
-    /// [`MemCgroup::unseen_with`] and the swap that limit allows (its
+    /// [`MemCgroup::unseen`] and the swap that limit allows (its
     /// `hierarchical_memsw_limit` below `memsw_total_bytes`, less its
     /// memory limit: [`unseen_memsw_limit`]), from one read of the top
     /// level's [`STAT_FILE`].
@@ -864,10 +860,13 @@ impl MemCgroup {
         let total = mem_total_kib.saturating_mul(1024);
         let (limit_file, usage_file, _) = self.files();
         let mut out = heapless::Vec::new();
+        let mut top_own = None;
         for (depth, dir) in self.dirs.iter().enumerate() {
-            let Some(limit) =
-                read_parse(dir, limit_file, buf, parse_limit).and_then(|l| l.effective(total))
-            else {
+            let limit = read_parse(dir, limit_file, buf, parse_limit);
+            if depth + 1 == self.dirs.len() {
+                top_own = limit;
+            }
+            let Some(limit) = limit.and_then(|l| l.effective(total)) else {
                 continue;
             };
             let Some(usage) = read_parse(dir, usage_file, buf, parse_bytes) else {
@@ -882,7 +881,7 @@ impl MemCgroup {
                 mem: self.level(dir, depth, limit, usage, buf),
             });
         }
-        if let Some(mem) = self.unseen(total, buf) {
+        if let Some(mem) = self.unseen(top_own, total, buf) {
             let _ = out.push(Level {
                 ino: unseen_id(mem.limit_bytes),
                 mem,

@@ -44,7 +44,8 @@ pub struct PoolMember {
     mem_total_kib: u64,
     /// The other live leases at the last look.
     others: Vec<Lease, LEASES_CAP>,
-    /// The limits the build lay in at the last look.
+    /// The limits the build lies in, and the pool's budget, at the last
+    /// look (`refresh_limits`).
     limits: Vec<Limit, 8>,
     /// Run ids of every other build seen (for the summary).
     seen: Vec<String<64>, 16>,
@@ -215,20 +216,20 @@ impl PoolMember {
         self.pool.remember_job_peaks(run_id, measured, buf)
     }
 
-    /// The limits the build lies in, into its lease.
-    fn refresh_limits(&mut self) -> Vec<Limit, 8> {
-        let mut out = Vec::new();
+    /// The limits the build lies in, read now: into its lease and
+    /// [`PoolMember::limits`].
+    fn refresh_limits(&mut self) {
         self.me.limits.clear();
+        self.limits.clear();
         if let Some(cg) = &self.cg {
             for l in cg.limits(self.mem_total_kib, &mut self.cg_buf) {
                 let _ = self.me.limits.push(l.ino);
-                let _ = out.push(Limit {
+                let _ = self.limits.push(Limit {
                     ino: l.ino,
                     available_mb: l.mem.available_bytes >> 20,
                 });
             }
         }
-        out
     }
 
     /// One tick in the pool: locked, the others looked at, how many jobs
@@ -249,14 +250,13 @@ impl PoolMember {
         decide: impl FnOnce(u32) -> (u32, u32, bool),
         tell: &mut impl Tell,
     ) -> Option<Admission> {
-        let mut limits = self.refresh_limits();
+        self.refresh_limits();
         if let Some(mb) = self.read_budget(tell) {
-            let _ = limits.push(Limit {
+            let _ = self.limits.push(Limit {
                 ino: admit::POOL_BUDGET_ID,
                 available_mb: mb.saturating_sub(own.held_mb),
             });
         }
-        self.limits.clone_from(&limits);
         let Ok(guard) = self.pool.lock_pool() else {
             decide(self.me.allowed.max(1));
             return None;
@@ -279,7 +279,7 @@ impl PoolMember {
             self.others.clear();
         }
         let left = self.others.len() < before;
-        let a = admit::admit(&own, &limits, &self.others);
+        let a = admit::admit(&own, &self.limits, &self.others);
         let a = held_steady(&mut self.looks, &mut self.admitted_last, a, left);
         let (running, allowed, wants_more) = decide(a.allowed);
         let me = &mut self.me;

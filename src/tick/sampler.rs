@@ -232,6 +232,8 @@ pub struct Sampler<'a> {
     first_oom: Option<u64>,
     /// /proc/vmstat `oom_kill` as the last tick read it.
     last_oom: Option<u64>,
+    /// /proc/vmstat `pgscan_direct` as the last tick read it.
+    last_pgscan_direct: Option<u64>,
     first_epoch: Option<u64>,
     psi_off: bool,
     warned: u32,
@@ -316,6 +318,7 @@ impl<'a> Sampler<'a> {
             prev_cpu: None,
             first_oom: None,
             last_oom: None,
+            last_pgscan_direct: None,
             first_epoch: None,
             psi_off: false,
             warned: 0,
@@ -501,6 +504,7 @@ impl<'a> Sampler<'a> {
     fn read_vmstat(&mut self, row: &mut Row, bufs: &mut Buffers, w: &mut impl Warn) {
         match self.vmstat(bufs) {
             Ok(vm) => {
+                self.last_pgscan_direct = vm.pgscan_direct;
                 if let Some(k) = vm.oom_kill {
                     self.last_oom = Some(k);
                     let base = *self.first_oom.get_or_insert(k);
@@ -511,7 +515,10 @@ impl<'a> Sampler<'a> {
                     .thrash
                     .thrash(row, &vm, now, self.page_size_kib.saturating_mul(1024));
             }
-            Err(why) => self.warn_once(w, Source::VmStat, why),
+            Err(why) => {
+                self.last_pgscan_direct = None;
+                self.warn_once(w, Source::VmStat, why);
+            }
         }
     }
 

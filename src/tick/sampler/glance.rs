@@ -107,15 +107,14 @@ impl Sampler<'_> {
         Glance::of_row(&row)
     }
 
-    /// The mount's top cgroup's usage and reclaim and the host's direct
-    /// reclaim, on v2 when the mount hides the cgroups above it
-    /// (`MemCgroup::top_reclaim`; two reads by name, and /proc/vmstat
-    /// again); `None` elsewhere. For a row's glance: once a second.
+    /// The mount's top cgroup's usage and reclaim, on v2 when the mount
+    /// hides the cgroups above it (`MemCgroup::top_reclaim`; two reads by
+    /// name), and the host's direct reclaim as the row just read it from
+    /// /proc/vmstat; `None` elsewhere. For a row's glance, after its tick.
     pub fn top_reclaim(&mut self, bufs: &mut Buffers) -> Option<(TopReclaim, Option<u64>)> {
         let cg = self.mem_cg.as_ref()?;
         let top = cg.top_reclaim(&mut bufs.file[..crate::kernel::cgroup::TICK_BUF_LEN])?;
-        let host = self.vmstat(bufs).ok().and_then(|v| v.pgscan_direct);
-        Some((top, host))
+        Some((top, self.last_pgscan_direct))
     }
 
     /// The build's compilers: those among its cgroup's members (the kept
